@@ -1,0 +1,20 @@
+import { StoreError } from '../store/errors.js';
+
+export const EXIT_FOUND = 0;
+export const EXIT_NOT_FOUND = 1;
+export const EXIT_ERROR = 2;
+
+/** A wrong flag or flag combination: one line on stderr, exit status 2. */
+export class UsageError extends Error {}
+
+/** Turns any failure into one line on stderr and exit status 2; never a stack trace. */
+export function reportError(e: unknown): void {
+  let message: string;
+  if (e instanceof UsageError || e instanceof StoreError) message = e.message;
+  else if (e instanceof Error && 'code' in e && typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
+    message = `database error: ${e.message} (${e.code})`;
+  } else if (e instanceof Error) message = `internal error: ${e.message}`;
+  else message = `internal error: ${String(e)}`;
+  process.stderr.write(`convsearch: error: ${message.replace(/[\r\n]+/g, ' ')}\n`);
+  process.exitCode = EXIT_ERROR;
+}

@@ -1,0 +1,39 @@
+import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import { EXIT_ERROR, reportError } from './errors.js';
+import { conversationsCommand, runsCommand } from './list-commands.js';
+import { searchCommand } from './search-command.js';
+import { showCommand } from './show-command.js';
+
+const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+
+export function buildProgram(): Command {
+  const program = new Command('convsearch')
+    .description('Search pydantic-ai-harness step-persistence stores (read-only), with the reference BM25 ranking.')
+    .version(version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .addCommand(searchCommand())
+    .addCommand(runsCommand())
+    .addCommand(conversationsCommand())
+    .addCommand(showCommand());
+  const exitWith2 = (cmd: Command): void => {
+    cmd.exitOverride();
+    cmd.configureOutput({ outputError: (str, write) => write(str.startsWith('error:') ? `convsearch: ${str}` : str) });
+    cmd.commands.forEach(exitWith2);
+  };
+  exitWith2(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // help and version are successes; every other parse failure is a usage error
+      process.exitCode = e.exitCode === 0 ? 0 : EXIT_ERROR;
+      return;
+    }
+    reportError(e);
+  }
+}

@@ -1,0 +1,43 @@
+import { Option } from 'commander';
+import { pyFloatRepr } from '../render/python.js';
+import { UsageError } from './errors.js';
+
+export function dbOption(): Option {
+  return new Option('--db <path>', 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)');
+}
+
+/** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`. */
+export function resolveDb(flag: string | undefined): string {
+  if (flag !== undefined) return flag;
+  const env = process.env.CONVSEARCH_DB;
+  return env ? env : 'sessions.db';
+}
+
+export function parseCount(flag: string, raw: string, pyName: string): number {
+  if (!/^[+-]?\d+$/.test(raw.trim())) throw new UsageError(`${flag} expects an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} is out of range: ${raw}`);
+  if (n < 0) throw new UsageError(`${pyName} must be non-negative, got ${n}.`);
+  return n;
+}
+
+function parseNumber(flag: string, raw: string): number {
+  const t = raw.trim().toLowerCase();
+  // Python float() spellings: nan/inf/infinity with optional sign
+  const special: Record<string, number> = { nan: NaN, '+nan': NaN, '-nan': NaN, inf: Infinity, '+inf': Infinity, infinity: Infinity, '+infinity': Infinity, '-inf': -Infinity, '-infinity': -Infinity };
+  if (t in special) return special[t]!;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) throw new UsageError(`${flag} expects a number, got ${JSON.stringify(raw)}`);
+  return Number(t);
+}
+
+export function parseK1(raw: string): number {
+  const k1 = parseNumber('--bm25-k1', raw);
+  if (!Number.isFinite(k1) || k1 < 0) throw new UsageError(`bm25_k1 must be a non-negative finite number, got ${pyFloatRepr(k1)}.`);
+  return k1;
+}
+
+export function parseB(raw: string): number {
+  const b = parseNumber('--bm25-b', raw);
+  if (!(b >= 0 && b <= 1)) throw new UsageError(`bm25_b must be between 0.0 and 1.0, got ${pyFloatRepr(b)}.`);
+  return b;
+}

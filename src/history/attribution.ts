@@ -1,0 +1,35 @@
+import type { RunRecord } from '../store/runs.js';
+import type { RecordMessage } from './replay.js';
+
+/** A run's searchable slice: `record[start:]`, numbered by position in the full record. */
+export interface Section {
+  readonly run: RunRecord;
+  readonly record: readonly RecordMessage[];
+  readonly start: number;
+}
+
+export function sectionLength(s: Section): number {
+  return s.record.length - s.start;
+}
+
+/**
+ * Cross-run attribution (spec §3.4): in corpus order, a run's section drops the leading prefix of its
+ * record that earlier in-scope runs already claimed (strict key), so threaded runs do not repeat
+ * inherited history. A `--run` search (`fullRecord`) keeps the whole record. Empty sections are dropped.
+ */
+export function attributeSections(
+  runs: ReadonlyArray<{ run: RunRecord; record: readonly RecordMessage[] }>,
+  fullRecord: boolean,
+): Section[] {
+  const claimed = new Set<string>();
+  const sections: Section[] = [];
+  for (const { run, record } of runs) {
+    let start = 0;
+    if (!fullRecord) {
+      while (start < record.length && claimed.has(record[start]!.keys.strict)) start++;
+      for (const m of record) claimed.add(m.keys.strict);
+    }
+    if (start < record.length) sections.push({ run, record, start });
+  }
+  return sections;
+}

@@ -1,0 +1,23 @@
+/**
+ * Store text is attacker-controlled: a terminal must never receive its control characters raw
+ * (ESC starts CSI/OSC sequences that can retitle windows, clear screens or fake output).
+ * Controls become visible escapes; newline and tab are kept because messages are multi-line.
+ */
+// C0 except \t and \n, DEL, C1, and the bidi overrides/isolates that can reorder what is shown.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+function visible(ch: string): string {
+  const c = ch.charCodeAt(0);
+  if (c === 0x0d) return '\\r';
+  if (c === 0x1b) return '\\e';
+  return c <= 0xff ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
+}
+
+export function escapeForTerminal(text: string): string {
+  return text.replace(UNSAFE, visible);
+}
+
+/** For single-line fields (ids, headers): newlines and tabs are escaped too. */
+export function escapeInline(text: string): string {
+  return escapeForTerminal(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+}

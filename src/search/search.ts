@@ -1,0 +1,141 @@
+import { attributeSections, sectionLength, type Section } from '../history/attribution.js';
+import type { HistorySource, Warning } from '../history/source.js';
+import { displayText } from '../render/clip.js';
+import type { RunRecord } from '../store/runs.js';
+import { DEFAULT_BM25, rankBm25, type Bm25Params, type Ranked } from './bm25.js';
+import { buildDocuments, scanTermStats, type Document } from './corpus.js';
+import { queryTokens } from './tokenize.js';
+
+export type Scope = 'all' | 'conversation';
+
+export interface SearchOptions {
+  readonly query: string;
+  readonly scope: Scope;
+  /** The conversation searched under `scope: 'conversation'`; `''` is a real id, null means none. */
+  readonly conversationId: string | null;
+  /** Search only this run's full record (no attribution). */
+  readonly runId: string | null;
+  readonly maxMatches: number;
+  readonly contextLines: number;
+  readonly bm25: Bm25Params;
+}
+
+export const DEFAULT_SEARCH = { maxMatches: 10, contextLines: 5, bm25: DEFAULT_BM25 } as const;
+
+export interface ExcerptLine {
+  /** Position in the run's full record (the `[n]` shown). */
+  readonly index: number;
+  /** Display text: clipped, windowed around query terms, without the `[n] ` prefix. */
+  readonly text: string;
+  /** Full index text of the message. */
+  readonly fullText: string;
+  readonly hit: boolean;
+}
+
+export interface Hit {
+  readonly rank: number;
+  readonly score: number;
+  readonly run: RunRecord;
+  readonly messageIndex: number;
+  readonly text: string;
+  readonly excerpt: readonly ExcerptLine[];
+}
+
+export interface RankedHit {
+  readonly run: RunRecord;
+  readonly messageIndex: number;
+  readonly score: number;
+  readonly shown: boolean;
+}
+
+interface OutcomeBase {
+  readonly options: SearchOptions;
+  readonly warnings: readonly Warning[];
+}
+
+/** Every way a search can end; printers turn it into text and the CLI into an exit status. */
+export type SearchOutcome = OutcomeBase &
+  (
+    | { readonly kind: 'no-conversation-id' }
+    | { readonly kind: 'no-run-history'; readonly runId: string }
+    | { readonly kind: 'no-history'; readonly total: 0 }
+    | { readonly kind: 'no-matches'; readonly total: number }
+    | { readonly kind: 'found'; readonly total: number; readonly hits: readonly Hit[]; readonly ranking: readonly RankedHit[] }
+  );
+
+export function inScopeRuns(source: HistorySource, o: Pick<SearchOptions, 'scope' | 'conversationId' | 'runId'>): RunRecord[] {
+  return source
+    .runs()
+    .filter((r) => (o.scope !== 'conversation' || r.conversationId === o.conversationId) && (o.runId === null || r.runId === o.runId));
+}
+
+export function buildSections(source: HistorySource, runs: readonly RunRecord[], fullRecord: boolean): Section[] {
+  return attributeSections(
+    runs.map((run) => ({ run, record: source.replay(run.runId).messages })),
+    fullRecord,
+  );
+}
+
+/** The reference's `search_conversation_history` control flow (spec §6.1). */
+export function search(source: HistorySource, options: SearchOptions): SearchOutcome {
+  if (options.scope === 'conversation' && options.conversationId === null) {
+    return { kind: 'no-conversation-id', options, warnings: [] };
+  }
+  const runs = inScopeRuns(source, options);
+  const sections = buildSections(source, runs, options.runId !== null);
+  const warnings = source.warnings(runs.map((r) => r.runId));
+  const base = { options, warnings };
+  if (options.runId !== null && sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
+  const total = sections.reduce((n, s) => n + sectionLength(s), 0);
+  if (total === 0) return { ...base, kind: 'no-history', total: 0 };
+
+  const terms = queryTokens(options.query);
+  const docs = buildDocuments(sections);
+  const ranked = rankBm25(scanTermStats(docs, terms), terms, options.bm25);
+  if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
+  const { hits, ranking } = selectWindows(sections, docs, ranked, new Set(terms), options);
+  return { ...base, kind: 'found', total, hits, ranking };
+}
+
+/**
+ * Excerpt windows (spec §6.1 step 6): a hit whose line an earlier window already showed is skipped and
+ * frees its slot; windows stay inside their run's section and may still overlap partially.
+ */
+function selectWindows(
+  sections: readonly Section[],
+  docs: readonly Document[],
+  ranked: readonly Ranked[],
+  terms: ReadonlySet<string>,
+  o: SearchOptions,
+): { hits: Hit[]; ranking: RankedHit[] } {
+  const shown = new Set<number>(); // document ids already displayed
+  const hits: Hit[] = [];
+  const ranking: RankedHit[] = [];
+  const sectionFirstDoc: number[] = [];
+  let acc = 0;
+  for (const s of sections) {
+    sectionFirstDoc.push(acc);
+    acc += sectionLength(s);
+  }
+  let full = false;
+  for (const { doc, score } of ranked) {
+    const d = docs[doc]!;
+    const section = sections[d.section]!;
+    if (full || hits.length === o.maxMatches) full = true;
+    const emit = !full && !shown.has(doc);
+    ranking.push({ run: section.run, messageIndex: d.position, score, shown: emit });
+    if (!emit) continue;
+    const first = sectionFirstDoc[d.section]!;
+    const i = doc - first;
+    const start = Math.max(0, i - o.contextLines);
+    const end = Math.min(sectionLength(section), i + o.contextLines + 1);
+    const excerpt: ExcerptLine[] = [];
+    for (let j = start; j < end; j++) {
+      shown.add(first + j);
+      const line = docs[first + j]!;
+      excerpt.push({ index: line.position, text: displayText(line.fields, terms), fullText: line.text, hit: j === i });
+    }
+    hits.push({ rank: hits.length + 1, score, run: section.run, messageIndex: d.position, text: d.text, excerpt });
+  }
+  return { hits, ranking };
+}
