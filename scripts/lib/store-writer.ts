@@ -544,17 +544,38 @@ export class StepStoreWriter {
 
   /** Writes everything `simulateRun` produced: the run record, then events/effects/snapshots in time order. */
   writeSimulatedRun(sim: SimResult): void {
-    this.db.transaction(() => {
-      this.registerRun({ ...sim.run });
+    this.writeSimulatedRuns([sim]);
+  }
+
+  /**
+   * Writes several simulated runs interleaved in time, as concurrent runs (e.g. a delegated sub-agent
+   * running inside its parent's tool call) would have been persisted: each run is registered at its
+   * `started_at`, and events / tool effects / snapshots of all runs are inserted in timestamp order
+   * (ties keep the input order).
+   */
+  writeSimulatedRuns(sims: SimResult[]): void {
+    type Item = { t: number; order: number; apply: () => void };
+    const items: Item[] = [];
+    let order = 0;
+    for (const sim of sims) {
+      items.push({ t: sim.run.startedAt, order: order++, apply: () => this.registerRun({ ...sim.run }) });
       for (const r of sim.rows) {
-        if (r.table === 'events') this.appendEvent({ ...r.row });
-        else if (r.table === 'tool_effects') this.recordToolEffect({ ...r.row });
-        else {
-          // A pre-state store has no interrupted snapshots (the column did not exist yet).
-          if (this.shape === 'pre-state' && r.row.state !== 'complete') continue;
-          this.saveSnapshot({ ...r.row });
+        if (r.table === 'events') {
+          const row = r.row;
+          items.push({ t: row.timestamp, order: order++, apply: () => this.appendEvent({ ...row }) });
+        } else if (r.table === 'tool_effects') {
+          const row = r.row;
+          items.push({ t: row.endedAt ?? row.startedAt, order: order++, apply: () => this.recordToolEffect({ ...row }) });
+        } else {
+          const row = r.row;
+          if (this.shape === 'pre-state' && row.state !== 'complete') continue;
+          items.push({ t: row.timestamp, order: order++, apply: () => void this.saveSnapshot({ ...row }) });
         }
       }
+    }
+    items.sort((a, b) => a.t - b.t || a.order - b.order);
+    this.db.transaction(() => {
+      for (const it of items) it.apply();
     })();
   }
 

@@ -196,6 +196,10 @@ function parseKey(text: string, i: number, end: number): string {
   return key;
 }
 
+function tooDeep(position: number): never {
+  throw new JsonParseError(`Maximum nesting depth of ${MAX_JSON_DEPTH} exceeded`, position);
+}
+
 function matchWord(text: string, word: string, at: number, end: number): boolean {
   return at + word.length <= end && text.startsWith(word, at);
 }
@@ -282,12 +286,11 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
       i++;
       while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
       if (i < end && text.charCodeAt(i) === RBRACE) {
+        if (depth >= MAX_JSON_DEPTH) tooDeep(i);
         i++;
         value = new Map();
       } else {
-        if (++depth > MAX_JSON_DEPTH) {
-          throw new JsonParseError(`Maximum nesting depth of ${MAX_JSON_DEPTH} exceeded`, i);
-        }
+        if (++depth > MAX_JSON_DEPTH) tooDeep(i);
         if (cur !== null) {
           containers.push(cur);
           keys.push(curKey);
@@ -302,12 +305,11 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
       i++;
       while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
       if (i < end && text.charCodeAt(i) === RBRACKET) {
+        if (depth >= MAX_JSON_DEPTH) tooDeep(i);
         i++;
         value = [];
       } else {
-        if (++depth > MAX_JSON_DEPTH) {
-          throw new JsonParseError(`Maximum nesting depth of ${MAX_JSON_DEPTH} exceeded`, i);
-        }
+        if (++depth > MAX_JSON_DEPTH) tooDeep(i);
         if (cur !== null) {
           containers.push(cur);
           keys.push(curKey);
@@ -331,6 +333,8 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
     } else if (c === UPPER_I && matchWord(text, 'Infinity', i, end)) {
       i += 8;
       value = new PyFloat(Infinity);
+    } else if (c === 0xfeff && i === start) {
+      throw new JsonParseError('Unexpected UTF-8 BOM (decode using utf-8-sig)', i);
     } else {
       throw new JsonParseError('Expecting value', i);
     }

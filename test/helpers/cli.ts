@@ -1,0 +1,57 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (tests run from dist/test/...). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const BIN = join(ROOT, 'bin', 'convsearch.js');
+export const FIXTURES = join(ROOT, 'test', 'fixtures');
+
+export interface CliResult {
+  stdout: string;
+  stderr: string;
+  status: number | null;
+}
+
+export interface CliOptions {
+  cwd?: string;
+  /** Overrides; an empty string removes the variable. */
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+}
+
+function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', CONVSEARCH_DB: '', ...overrides };
+  for (const k of Object.keys(env)) if (env[k] === '') delete env[k];
+  return env;
+}
+
+/** Runs the built CLI as a user would, with a clean colour and store environment. */
+export function runCli(args: string[], opts: CliOptions = {}): CliResult {
+  const env = cliEnv(opts.env);
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env,
+    encoding: 'utf8',
+    input: opts.input,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (r.error) throw r.error;
+  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}
+
+/** Like runCli, without blocking: lets a suite run many CLI processes at once. */
+export function runCliAsync(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: cliEnv(opts.env) });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      resolvePromise({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), status }),
+    );
+    child.stdin.end(opts.input ?? '');
+  });
+}
