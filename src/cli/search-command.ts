@@ -5,6 +5,7 @@ import { escapeForTerminal } from '../output/escape.js';
 import { humanText } from '../output/human.js';
 import { searchJson } from '../output/json.js';
 import { toolText } from '../output/tool-text.js';
+import { ReplayCorpusSource } from '../search/memory-corpus.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { openStore } from '../store/open.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
@@ -96,7 +97,7 @@ Examples:
       const options = searchOptions(words, flags);
       const store = openStore(resolveDb(flags.db));
       try {
-        const outcome = search(new HistorySource(store), options);
+        const outcome = search(new ReplayCorpusSource(new HistorySource(store)), options);
         writeOut(render(outcome, flags) + '\n');
         reportWarnings(outcome.warnings);
         process.exitCode = outcome.kind === 'found' && outcome.hits.length > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;

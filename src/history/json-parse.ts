@@ -59,9 +59,6 @@ const RBRACE = 125; // }
 /** Shared instances for small non-negative integers (PyInt is immutable). */
 const SMALL_INTS: readonly PyInt[] = Array.from({ length: 256 }, (_, k) => new PyInt(BigInt(k)));
 
-const PY_TRUE = true;
-const PY_FALSE = false;
-
 /** Value of a hex digit, or -1. */
 function hexVal(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
@@ -240,7 +237,7 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
         if (i < end && text.charCodeAt(i) === UPPER_I && matchWord(text, 'Infinity', i, end)) {
           i += 8;
           value = new PyFloat(-Infinity);
-          c = -1;
+          c = -1; // value done; skip the digit scanning below
         } else {
           c = i < end ? text.charCodeAt(i) : -1;
           if (c < ZERO || c > NINE) throw new JsonParseError('Expecting value', s);
@@ -320,10 +317,10 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
       }
     } else if (c === LOWER_T && matchWord(text, 'true', i, end)) {
       i += 4;
-      value = PY_TRUE;
+      value = true;
     } else if (c === LOWER_F && matchWord(text, 'false', i, end)) {
       i += 5;
-      value = PY_FALSE;
+      value = false;
     } else if (c === LOWER_N && matchWord(text, 'null', i, end)) {
       i += 4;
       value = null;

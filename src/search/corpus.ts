@@ -1,23 +1,59 @@
-import type { Section } from '../history/attribution.js';
 import type { RecordMessage } from '../history/replay.js';
+import type { Warning } from '../history/source.js';
 import type { RenderedField } from '../render/fields.js';
 import { indexText } from '../render/fields.js';
 import { renderMessage } from '../render/message.js';
+import type { RunRecord } from '../store/runs.js';
 import type { TermStats } from './bm25.js';
-import { TOKEN_PATTERN } from './tokenize.js';
 
-/** One BM25 document: a message of a section, with its position in the run's full record. */
-export interface Document {
-  readonly section: number;
-  readonly position: number;
+/** A run's searchable slice of its full record: positions `start .. end-1` (spec §3.4). */
+export interface SectionView {
+  readonly run: RunRecord;
+  readonly start: number;
+  /** Length of the run's full record. */
+  readonly end: number;
+}
+
+export interface DocumentText {
   readonly fields: readonly RenderedField[];
+  /** The index line: what BM25 tokenizes and what `--json` reports as `text`. */
   readonly text: string;
 }
 
-const rendered = new WeakMap<RecordMessage, { fields: RenderedField[]; text: string }>();
+/**
+ * The documents one search ranks, whatever holds them (a fresh replay or the persistent index).
+ * Document ids are positions in the flattened corpus: sections in order, then messages in order.
+ */
+export interface Corpus {
+  readonly sections: readonly SectionView[];
+  readonly warnings: readonly Warning[];
+  termStats(terms: readonly string[]): TermStats;
+  document(section: number, position: number): DocumentText;
+}
+
+export interface ScopeFilter {
+  readonly scope: 'all' | 'conversation';
+  readonly conversationId: string | null;
+  readonly runId: string | null;
+}
+
+/** Builds the corpus for a scope: the replaying source and the index both implement it. */
+export interface CorpusSource {
+  corpus(scope: ScopeFilter): Corpus;
+}
+
+export function inScope(run: RunRecord, s: ScopeFilter): boolean {
+  return (s.scope !== 'conversation' || run.conversationId === s.conversationId) && (s.runId === null || run.runId === s.runId);
+}
+
+export function sectionSize(s: SectionView): number {
+  return s.end - s.start;
+}
+
+const rendered = new WeakMap<RecordMessage, DocumentText>();
 
 /** Rendering is a pure function of the message; a record shared by several scopes renders once. */
-export function renderRecordMessage(m: RecordMessage): { fields: RenderedField[]; text: string } {
+export function renderRecordMessage(m: RecordMessage): DocumentText {
   let r = rendered.get(m);
   if (!r) {
     const fields = renderMessage(m.message);
@@ -27,41 +63,32 @@ export function renderRecordMessage(m: RecordMessage): { fields: RenderedField[]
   return r;
 }
 
-/** The flattened documents of all sections, in section order then message order (spec §5.2). */
-export function buildDocuments(sections: readonly Section[]): Document[] {
-  const docs: Document[] = [];
-  sections.forEach((s, si) => {
-    for (let i = s.start; i < s.record.length; i++) {
-      const { fields, text } = renderRecordMessage(s.record[i]!);
-      docs.push({ section: si, position: i, fields, text });
-    }
-  });
-  return docs;
-}
+/** Maps flattened document ids to (section, position) and back. */
+export class DocumentIds {
+  private readonly firsts: number[] = [];
+  readonly count: number;
 
-/** Term statistics computed by scanning every document once for the given query terms. */
-export function scanTermStats(docs: readonly Document[], terms: readonly string[]): TermStats {
-  const wanted = new Set(terms);
-  const lengths = new Int32Array(docs.length);
-  const postings = new Map<string, Array<[number, number]>>(terms.map((t) => [t, []]));
-  let total = 0;
-  const tf = new Map<string, number>();
-  for (let d = 0; d < docs.length; d++) {
-    let dl = 0;
-    tf.clear();
-    for (const m of docs[d]!.text.matchAll(TOKEN_PATTERN)) {
-      dl++;
-      const t = m[0].toLowerCase();
-      if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
+  constructor(readonly sections: readonly SectionView[]) {
+    let acc = 0;
+    for (const s of sections) {
+      this.firsts.push(acc);
+      acc += sectionSize(s);
     }
-    lengths[d] = dl;
-    total += dl;
-    for (const [t, f] of tf) postings.get(t)!.push([d, f]);
+    this.count = acc;
   }
-  return {
-    n: docs.length,
-    totalLength: total,
-    docLength: (d) => lengths[d]!,
-    postings: (t) => postings.get(t) ?? [],
-  };
+
+  id(section: number, position: number): number {
+    return this.firsts[section]! + position - this.sections[section]!.start;
+  }
+
+  locate(doc: number): { section: number; position: number } {
+    let lo = 0;
+    let hi = this.firsts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.firsts[mid]! <= doc) lo = mid;
+      else hi = mid - 1;
+    }
+    return { section: lo, position: this.sections[lo]!.start + doc - this.firsts[lo]! };
+  }
 }

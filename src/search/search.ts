@@ -1,9 +1,8 @@
-import { attributeSections, sectionLength, type Section } from '../history/attribution.js';
-import type { HistorySource, Warning } from '../history/source.js';
-import { displayText } from '../render/clip.js';
-import type { RunRecord } from '../store/runs.js';
 import { DEFAULT_BM25, rankBm25, type Bm25Params, type Ranked } from './bm25.js';
-import { buildDocuments, scanTermStats, type Document } from './corpus.js';
+import { displayText } from '../render/clip.js';
+import type { Warning } from '../history/source.js';
+import type { RunRecord } from '../store/runs.js';
+import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokens } from './tokenize.js';
 
 export type Scope = 'all' | 'conversation';
@@ -63,37 +62,21 @@ export type SearchOutcome = OutcomeBase &
     | { readonly kind: 'found'; readonly total: number; readonly hits: readonly Hit[]; readonly ranking: readonly RankedHit[] }
   );
 
-export function inScopeRuns(source: HistorySource, o: Pick<SearchOptions, 'scope' | 'conversationId' | 'runId'>): RunRecord[] {
-  return source
-    .runs()
-    .filter((r) => (o.scope !== 'conversation' || r.conversationId === o.conversationId) && (o.runId === null || r.runId === o.runId));
-}
-
-export function buildSections(source: HistorySource, runs: readonly RunRecord[], fullRecord: boolean): Section[] {
-  return attributeSections(
-    runs.map((run) => ({ run, record: source.replay(run.runId).messages })),
-    fullRecord,
-  );
-}
-
-/** The reference's `search_conversation_history` control flow (spec §6.1). */
-export function search(source: HistorySource, options: SearchOptions): SearchOutcome {
+/** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
+export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
     return { kind: 'no-conversation-id', options, warnings: [] };
   }
-  const runs = inScopeRuns(source, options);
-  const sections = buildSections(source, runs, options.runId !== null);
-  const warnings = source.warnings(runs.map((r) => r.runId));
-  const base = { options, warnings };
-  if (options.runId !== null && sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
-  const total = sections.reduce((n, s) => n + sectionLength(s), 0);
+  const corpus = source.corpus(options);
+  const base = { options, warnings: corpus.warnings };
+  if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
+  const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
 
   const terms = queryTokens(options.query);
-  const docs = buildDocuments(sections);
-  const ranked = rankBm25(scanTermStats(docs, terms), terms, options.bm25);
+  const ranked = rankBm25(corpus.termStats(terms), terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
-  const { hits, ranking } = selectWindows(sections, docs, ranked, new Set(terms), options);
+  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options);
   return { ...base, kind: 'found', total, hits, ranking };
 }
 
@@ -102,40 +85,32 @@ export function search(source: HistorySource, options: SearchOptions): SearchOut
  * frees its slot; windows stay inside their run's section and may still overlap partially.
  */
 function selectWindows(
-  sections: readonly Section[],
-  docs: readonly Document[],
+  corpus: Corpus,
   ranked: readonly Ranked[],
   terms: ReadonlySet<string>,
   o: SearchOptions,
 ): { hits: Hit[]; ranking: RankedHit[] } {
+  const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
   const ranking: RankedHit[] = [];
-  const sectionFirstDoc: number[] = [];
-  let acc = 0;
-  for (const s of sections) {
-    sectionFirstDoc.push(acc);
-    acc += sectionLength(s);
-  }
   let full = false;
   for (const { doc, score } of ranked) {
-    const d = docs[doc]!;
-    const section = sections[d.section]!;
-    if (full || hits.length === o.maxMatches) full = true;
+    const { section: si, position } = ids.locate(doc);
+    const section = corpus.sections[si]!;
+    if (hits.length === o.maxMatches) full = true;
     const emit = !full && !shown.has(doc);
-    ranking.push({ run: section.run, messageIndex: d.position, score, shown: emit });
+    ranking.push({ run: section.run, messageIndex: position, score, shown: emit });
     if (!emit) continue;
-    const first = sectionFirstDoc[d.section]!;
-    const i = doc - first;
-    const start = Math.max(0, i - o.contextLines);
-    const end = Math.min(sectionLength(section), i + o.contextLines + 1);
+    const start = Math.max(section.start, position - o.contextLines);
+    const end = Math.min(section.end, position + o.contextLines + 1);
     const excerpt: ExcerptLine[] = [];
     for (let j = start; j < end; j++) {
-      shown.add(first + j);
-      const line = docs[first + j]!;
-      excerpt.push({ index: line.position, text: displayText(line.fields, terms), fullText: line.text, hit: j === i });
+      shown.add(ids.id(si, j));
+      const d = corpus.document(si, j);
+      excerpt.push({ index: j, text: displayText(d.fields, terms), fullText: d.text, hit: j === position });
     }
-    hits.push({ rank: hits.length + 1, score, run: section.run, messageIndex: d.position, text: d.text, excerpt });
+    hits.push({ rank: hits.length + 1, score, run: section.run, messageIndex: position, text: corpus.document(si, position).text, excerpt });
   }
   return { hits, ranking };
 }

@@ -1,0 +1,59 @@
+import { attributeSections } from '../history/attribution.js';
+import type { RecordMessage } from '../history/replay.js';
+import type { HistorySource } from '../history/source.js';
+import type { TermStats } from './bm25.js';
+import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
+import { TOKEN_PATTERN } from './tokenize.js';
+
+/** A corpus replayed from the store for this one search (the reference's way; `--no-index`). */
+class MemoryCorpus implements Corpus {
+  constructor(
+    readonly sections: readonly SectionView[],
+    private readonly records: ReadonlyArray<readonly RecordMessage[]>,
+    readonly warnings: Corpus['warnings'],
+  ) {}
+
+  document(section: number, position: number): DocumentText {
+    return renderRecordMessage(this.records[section]![position]!);
+  }
+
+  /** Scans every document once, counting only the query terms. */
+  termStats(terms: readonly string[]): TermStats {
+    const wanted = new Set(terms);
+    const lengths: number[] = [];
+    const postings = new Map<string, Array<[number, number]>>(terms.map((t) => [t, []]));
+    const tf = new Map<string, number>();
+    let total = 0;
+    let doc = 0;
+    this.sections.forEach((s, si) => {
+      for (let i = s.start; i < s.end; i++, doc++) {
+        let dl = 0;
+        tf.clear();
+        for (const m of this.document(si, i).text.matchAll(TOKEN_PATTERN)) {
+          dl++;
+          const t = m[0].toLowerCase();
+          if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
+        }
+        lengths.push(dl);
+        total += dl;
+        for (const [t, f] of tf) postings.get(t)!.push([doc, f]);
+      }
+    });
+    return { n: lengths.length, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => postings.get(t) ?? [] };
+  }
+}
+
+export class ReplayCorpusSource implements CorpusSource {
+  constructor(private readonly source: HistorySource) {}
+
+  corpus(scope: ScopeFilter): Corpus {
+    const runs = this.source.runs().filter((r) => inScope(r, scope));
+    const records = runs.map((run) => ({ run, record: this.source.replay(run.runId).messages }));
+    const sections = attributeSections(records, scope.runId !== null);
+    return new MemoryCorpus(
+      sections.map((s) => ({ run: s.run, start: s.start, end: s.record.length })),
+      sections.map((s) => s.record),
+      this.source.warnings(runs.map((r) => r.runId)),
+    );
+  }
+}
