@@ -382,19 +382,38 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
  * element (trimmed of whitespace, without commas). Only scans (tracks strings and bracket nesting);
  * elements are not validated — `parseJson(text, start, end)` on each range parses that element.
  * Throws {@link JsonParseError} if the text is not a single array or brackets are unbalanced.
+ * With `resumeAfter`, scanning starts just after an element ending there and only later elements are returned.
  */
-export function splitTopLevelArray(text: string): Array<[number, number]> {
+export function splitTopLevelArray(text: string, resumeAfter?: number): Array<[number, number]> {
   const end = text.length;
   const out: Array<[number, number]> = [];
   let i = 0;
   let c = 0;
-  while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
-  if (i >= end || text.charCodeAt(i) !== LBRACKET) throw new JsonParseError('Expecting array', i);
-  i++;
-  while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
-  if (i < end && text.charCodeAt(i) === RBRACKET) {
-    i++;
+  let empty = false;
+  if (resumeAfter !== undefined) {
+    // Continue after a top-level element known to end at `resumeAfter` (a byte-identical prefix
+    // of the previous snapshot): only its tail is scanned.
+    i = resumeAfter;
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    if (i < end && c === RBRACKET) {
+      i++;
+      empty = true;
+    } else if (i < end && c === COMMA) {
+      i++;
+    } else {
+      throw new JsonParseError("Expecting ',' delimiter", i);
+    }
   } else {
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    if (i >= end || text.charCodeAt(i) !== LBRACKET) throw new JsonParseError('Expecting array', i);
+    i++;
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    if (i < end && text.charCodeAt(i) === RBRACKET) {
+      i++;
+      empty = true;
+    }
+  }
+  if (!empty) {
     // Stack of open bracket codes inside the current element (0 length = element level).
     const open: number[] = [];
     let elemStart = -1; // first non-whitespace char of the current element, -1 if none yet

@@ -16,6 +16,13 @@ export interface RecordMessage {
   readonly firstStep: number | null;
 }
 
+/** A record position known only by its keys (resuming a replay from a persisted index). */
+export interface StoredPosition {
+  readonly keys: MessageKeys;
+  readonly firstSeq: number;
+  readonly firstStep: number | null;
+}
+
 export interface SkippedSnapshot {
   readonly runId: string;
   readonly seq: number;
@@ -32,10 +39,15 @@ export interface RunReplay {
 }
 
 interface ParsedElement {
-  readonly raw: string;
   readonly message: Message;
   readonly summary: boolean;
   readonly keys: MessageKeys;
+}
+
+interface ParsedSnapshot {
+  readonly text: string;
+  readonly ranges: Array<[number, number]>;
+  readonly elements: ParsedElement[];
 }
 
 function errorText(e: unknown): string {
@@ -43,69 +55,116 @@ function errorText(e: unknown): string {
 }
 
 /**
- * Rebuilds one run's durable record from its complete snapshots (spec §3.2 with the loose key and the
- * later copy kept). Consecutive snapshots mostly repeat each other byte for byte, so a message whose raw
- * JSON equals one of the previous snapshot's is reused instead of parsed again.
+ * Rebuilds one run's durable record from its complete snapshots, in `seq` order (spec §3.2 with the
+ * loose key and the later copy kept). Resumable: a persisted index feeds it the stored positions and
+ * then only the snapshots added since.
+ *
+ * Consecutive snapshots mostly repeat each other byte for byte: the longest run of leading elements
+ * whose text equals the previous snapshot's is found with native string comparison and reused, so only
+ * the changed tail of each snapshot is scanned and parsed.
  */
-export function replayRun(runId: string, rows: Iterable<SnapshotRow>, media: MediaLookup): RunReplay {
-  const messages: RecordMessage[] = [];
-  const keys: string[] = [];
-  const skipped: SkippedSnapshot[] = [];
-  let snapshotsRead = 0;
-  let previous = new Map<string, ParsedElement>();
+export class RunReplayer {
+  private readonly entries: Array<RecordMessage | StoredPosition>;
+  private readonly looseKeys: string[];
+  private previous: ParsedSnapshot | null = null;
+  readonly skipped: SkippedSnapshot[] = [];
+  snapshotsRead = 0;
+  /** Lowest position whose message was appended or replaced since construction. */
+  firstChanged: number;
 
-  for (const row of rows) {
-    snapshotsRead++;
-    let elements: ParsedElement[];
+  constructor(
+    readonly runId: string,
+    private readonly media: MediaLookup,
+    stored: readonly StoredPosition[] = [],
+  ) {
+    this.entries = stored.slice();
+    this.looseKeys = stored.map((p) => p.keys.loose);
+    this.firstChanged = stored.length;
+  }
+
+  get length(): number {
+    return this.entries.length;
+  }
+
+  /** Positions from `from` on, all replayed in this process (`from >= firstChanged`). */
+  freshMessages(from = this.firstChanged): RecordMessage[] {
+    return this.entries.slice(from) as RecordMessage[];
+  }
+
+  add(row: SnapshotRow): void {
+    this.snapshotsRead++;
+    let parsed: ParsedSnapshot;
     try {
-      elements = parseSnapshot(row.messages, previous, media);
+      parsed = this.parse(row.messages);
     } catch (e) {
-      skipped.push({ runId, seq: row.seq, reason: errorText(e) });
-      continue;
+      this.skipped.push({ runId: this.runId, seq: row.seq, reason: errorText(e) });
+      return;
     }
-    previous = new Map(elements.map((el) => [el.raw, el]));
-    const kept = elements.filter((el) => !el.summary);
-    const nextKeys = kept.map((el) => el.keys.loose);
-    const overlap = longestOverlap(keys, nextKeys);
+    this.previous = parsed;
+    const kept = parsed.elements.filter((el) => !el.summary);
+    const overlap = longestOverlap(this.looseKeys, kept.map((el) => el.keys.loose));
     const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
-    const base = messages.length - overlap;
+    const base = this.entries.length - overlap;
+    if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
     for (let i = 0; i < kept.length; i++) {
       const el = kept[i]!;
       if (i < overlap) {
         // later copy kept: it carries what core stamped after the first save (e.g. instruction deltas)
-        const old = messages[base + i]!;
-        messages[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep };
+        const old = this.entries[base + i]!;
+        this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep };
       } else {
-        messages.push({ message: el.message, keys: el.keys, firstSeq: row.seq, firstStep: step });
-        keys.push(el.keys.loose);
+        this.entries.push({ message: el.message, keys: el.keys, firstSeq: row.seq, firstStep: step });
+        this.looseKeys.push(el.keys.loose);
       }
     }
   }
 
-  const unknown = new Map<string, number>();
-  for (const m of messages) for (const pk of unknownPartKinds(m.message)) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
-  return { runId, messages, snapshotsRead, skipped, unknownPartKinds: unknown };
+  /** The finished record; only valid when the replay started from nothing. */
+  result(): RunReplay {
+    const messages = this.entries as RecordMessage[];
+    return { runId: this.runId, messages, snapshotsRead: this.snapshotsRead, skipped: this.skipped, unknownPartKinds: countUnknownParts(messages) };
+  }
+
+  private parse(value: unknown): ParsedSnapshot {
+    if (typeof value !== 'string') {
+      throw new Error(`messages column holds ${value === null ? 'NULL' : Buffer.isBuffer(value) ? 'a BLOB' : typeof value}, not JSON text`);
+    }
+    const prev = this.previous;
+    let reused = 0;
+    if (prev && prev.ranges.length > 0) {
+      // longest byte-identical prefix of whole elements, trying the likeliest (almost all) first
+      for (let k = prev.ranges.length; k > 0; k--) {
+        const end = prev.ranges[k - 1]![1];
+        if (value.length > end && value.startsWith(prev.text.slice(0, end))) {
+          reused = k;
+          break;
+        }
+        if (k < prev.ranges.length - 4) break; // a deeper change: parse the whole snapshot
+      }
+    }
+    const ranges = reused > 0 ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1])) : splitTopLevelArray(value);
+    const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : [];
+    const withMarkers = mayHaveMarkers(value);
+    for (let i = reused; i < ranges.length; i++) {
+      const [s, e] = ranges[i]!;
+      let json: JsonValue = parseJson(value, s, e);
+      if (withMarkers && mayHaveMarkers(value.slice(s, e))) json = restoreMedia(json, this.media);
+      const message = toMessage(json, i);
+      elements.push({ message, summary: isSummaryArtifact(message), keys: messageKeys(message) });
+    }
+    return { text: value, ranges, elements };
+  }
 }
 
-function parseSnapshot(value: unknown, previous: Map<string, ParsedElement>, media: MediaLookup): ParsedElement[] {
-  if (typeof value !== 'string') {
-    throw new Error(`messages column holds ${value === null ? 'NULL' : Buffer.isBuffer(value) ? 'a BLOB' : typeof value}, not JSON text`);
-  }
-  const ranges = splitTopLevelArray(value);
-  const withMarkers = mayHaveMarkers(value);
-  const out: ParsedElement[] = new Array(ranges.length);
-  for (let i = 0; i < ranges.length; i++) {
-    const [s, e] = ranges[i]!;
-    const raw = value.slice(s, e);
-    const seen = previous.get(raw);
-    if (seen) {
-      out[i] = seen;
-      continue;
-    }
-    let json: JsonValue = parseJson(value, s, e);
-    if (withMarkers && mayHaveMarkers(raw)) json = restoreMedia(json, media);
-    const message = toMessage(json, i);
-    out[i] = { raw, message, summary: isSummaryArtifact(message), keys: messageKeys(message) };
-  }
-  return out;
+export function countUnknownParts(messages: readonly RecordMessage[]): Map<string, number> {
+  const unknown = new Map<string, number>();
+  for (const m of messages) for (const pk of unknownPartKinds(m.message)) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
+  return unknown;
+}
+
+/** Replays a run from nothing. */
+export function replayRun(runId: string, rows: Iterable<SnapshotRow>, media: MediaLookup): RunReplay {
+  const r = new RunReplayer(runId, media);
+  for (const row of rows) r.add(row);
+  return r.result();
 }
