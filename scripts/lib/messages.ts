@@ -508,8 +508,10 @@ export interface SimTiming {
   finalSnapshot: number;
   /** tool_call_failed -> interrupted snapshot. */
   interruptedSnapshot: number;
-  /** final snapshot -> `run_completed`; interrupted snapshot -> `run_failed`. */
+  /** final snapshot -> `run_completed`. */
   runEnded: number;
+  /** interrupted snapshot -> `run_failed`. */
+  runFailed: number;
 }
 
 /** The spacing measured in the Python-written parity stores (seconds). */
@@ -533,6 +535,7 @@ export const PARITY_TIMING: SimTiming = {
   finalSnapshot: 3.0,
   interruptedSnapshot: 2.75,
   runEnded: 2.25,
+  runFailed: 1.75,
 };
 
 export interface SimCompaction {
@@ -803,7 +806,7 @@ export function simulateRun(sim: SimRun): SimResult {
         event('tool_call_failed', stepIndex, { toolCallId, toolName, error: result.error });
         clock.advance(t.interruptedSnapshot);
         snapshot(completedSteps, 'interrupted');
-        clock.advance(t.runEnded);
+        clock.advance(t.runFailed);
         event('run_failed', 0, { error: result.error });
         failed = true;
         break;
