@@ -1,15 +1,14 @@
 import { Command, Option } from 'commander';
-import { HistorySource } from '../history/source.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeForTerminal } from '../output/escape.js';
 import { humanText } from '../output/human.js';
 import { searchJson } from '../output/json.js';
 import { toolText } from '../output/tool-text.js';
-import { ReplayCorpusSource } from '../search/memory-corpus.js';
-import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
+import { searchStore } from '../index/indexed-search.js';
+import type { SearchOptions, SearchOutcome } from '../search/search.js';
 import { openStore } from '../store/open.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { reportWarnings, writeOut } from './io.js';
+import { reportWarnings, warn, writeOut } from './io.js';
 import { dbOption, parseB, parseCount, parseK1, resolveDb } from './options.js';
 
 interface SearchFlags {
@@ -24,6 +23,8 @@ interface SearchFlags {
   format?: string;
   json?: boolean;
   color: ColorChoice;
+  /** a path with --index, false with --no-index */
+  index?: string | false;
 }
 
 /** Flags → search options, validated in the reference's order (spec §7). */
@@ -82,6 +83,8 @@ export function searchCommand(): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['human', 'tool']).default('human'))
     .option('--json', 'one JSON document with every hit (schema_version 1)')
     .addOption(new Option('--color <when>', 'colour: auto, always or never').choices(['auto', 'always', 'never']).default('auto'))
+    .option('--index <path>', 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)')
+    .option('--no-index', 'replay the store for this search instead of using the index (same results, slower)')
     .addHelpText(
       'after',
       `
@@ -97,7 +100,9 @@ Examples:
       const options = searchOptions(words, flags);
       const store = openStore(resolveDb(flags.db));
       try {
-        const outcome = search(new ReplayCorpusSource(new HistorySource(store)), options);
+        const outcome = searchStore(store, options, flags.index === false ? false : { path: flags.index }, {
+          onFallback: (reason) => warn(`index unavailable, searching without it: ${reason}`),
+        });
         writeOut(render(outcome, flags) + '\n');
         reportWarnings(outcome.warnings);
         process.exitCode = outcome.kind === 'found' && outcome.hits.length > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;

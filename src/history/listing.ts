@@ -1,6 +1,8 @@
 import type { RunRecord } from '../store/runs.js';
+import { lastSteps } from '../store/steps.js';
 import { attributeSections, sectionLength } from './attribution.js';
 import type { HistorySource } from './source.js';
+import { parseInstant } from './timestamps.js';
 
 export interface RunSummary {
   readonly run: RunRecord;
@@ -8,6 +10,8 @@ export interface RunSummary {
   readonly interruptedSnapshots: number;
   /** Length of the run's replayed full record. */
   readonly messages: number;
+  /** Highest step_index among the run's snapshots of any state; null when it has none. */
+  readonly lastStep: number | null;
 }
 
 export interface ConversationSummary {
@@ -21,39 +25,105 @@ export interface ConversationSummary {
   readonly agents: string[];
 }
 
+/** Which runs a listing shows; every field is optional and they all must hold. */
+export interface RunFilter {
+  readonly conversationId?: string;
+  readonly agent?: string;
+  /** Microseconds since the epoch (see parseInstant); runs whose started_at does not parse are left out. */
+  readonly since?: number;
+  readonly until?: number;
+  /** Only this run and the runs it delegated to, transitively (parent_run_id chains). */
+  readonly parent?: string;
+}
+
+export type RunSort = 'started' | 'messages';
+
+/** The run and every run whose parent chain leads to it (cycles in damaged stores are cut). */
+export function delegateTree(runs: readonly RunRecord[], rootId: string): Set<string> {
+  const children = new Map<string, string[]>();
+  for (const r of runs) {
+    if (r.parentRunId === null) continue;
+    const c = children.get(r.parentRunId);
+    if (c) c.push(r.runId);
+    else children.set(r.parentRunId, [r.runId]);
+  }
+  const tree = new Set<string>([rootId]);
+  const todo = [rootId];
+  while (todo.length) {
+    for (const child of children.get(todo.pop()!) ?? []) {
+      if (!tree.has(child)) {
+        tree.add(child);
+        todo.push(child);
+      }
+    }
+  }
+  return tree;
+}
+
+/** The runs a filter keeps, in corpus order. */
+export function selectRuns(runs: readonly RunRecord[], f: RunFilter): RunRecord[] {
+  const tree = f.parent === undefined ? null : delegateTree(runs, f.parent);
+  return runs.filter((r) => {
+    if (tree && !tree.has(r.runId)) return false;
+    if (f.conversationId !== undefined && r.conversationId !== f.conversationId) return false;
+    if (f.agent !== undefined && r.agentName !== f.agent) return false;
+    if (f.since !== undefined || f.until !== undefined) {
+      const t = parseInstant(r.startedAt);
+      if (t === null) return false;
+      if (f.since !== undefined && t < f.since) return false;
+      if (f.until !== undefined && t > f.until) return false;
+    }
+    return true;
+  });
+}
+
 export function summarizeRuns(source: HistorySource, runs: readonly RunRecord[] = source.runs()): RunSummary[] {
   const counts = source.snapshots.countsByRun();
-  return runs.map((run) => {
+  const steps = lastSteps(source.store);
+  const replays = source.replayAll(runs.map((r) => r.runId));
+  return runs.map((run, i) => {
     const c = counts.get(run.runId);
     return {
       run,
       snapshots: c?.complete ?? 0,
       interruptedSnapshots: c?.interrupted ?? 0,
-      messages: source.replay(run.runId).messages.length,
+      messages: replays[i]!.messages.length,
+      lastStep: steps.get(run.runId) ?? null,
     };
   });
 }
 
+/** `started`: corpus order as given. `messages`: most messages first, ties in corpus order. */
+export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSummary[] {
+  if (sort === 'started') return summaries.slice();
+  return summaries
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => b.s.messages - a.s.messages || a.i - b.i)
+    .map((x) => x.s);
+}
+
 export function summarizeConversations(source: HistorySource): ConversationSummary[] {
+  const runs = source.runs();
+  source.replayAll(runs.map((r) => r.runId));
   const groups = new Map<string | null, RunRecord[]>();
-  for (const run of source.runs()) {
+  for (const run of runs) {
     const g = groups.get(run.conversationId);
     if (g) g.push(run);
     else groups.set(run.conversationId, [run]);
   }
   const out: ConversationSummary[] = [];
-  for (const [conversationId, runs] of groups) {
+  for (const [conversationId, group] of groups) {
     const sections = attributeSections(
-      runs.map((run) => ({ run, record: source.replay(run.runId).messages })),
+      group.map((run) => ({ run, record: source.replay(run.runId).messages })),
       false,
     );
     out.push({
       conversationId,
-      runs: runs.length,
-      firstStartedAt: runs[0]!.startedAt,
-      lastStartedAt: runs[runs.length - 1]!.startedAt,
+      runs: group.length,
+      firstStartedAt: group[0]!.startedAt,
+      lastStartedAt: group[group.length - 1]!.startedAt,
       messages: sections.reduce((n, s) => n + sectionLength(s), 0),
-      agents: [...new Set(runs.map((r) => r.agentName).filter((a): a is string => a !== null))],
+      agents: [...new Set(group.map((r) => r.agentName).filter((a): a is string => a !== null))],
     });
   }
   return out;

@@ -2,12 +2,28 @@ import type { Store } from '../store/open.js';
 import { MediaLookup } from '../store/media.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader } from '../store/snapshots.js';
-import { replayRun, type RunReplay, type SkippedSnapshot } from './replay.js';
+import { replayRun, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
 
 /** Something the reference would have skipped silently; convsearch counts and reports it. */
 export type Warning =
   | { readonly kind: 'unreadable-snapshot'; readonly runId: string; readonly seq: number; readonly reason: string }
   | { readonly kind: 'unknown-part-kind'; readonly runId: string; readonly partKind: string; readonly count: number };
+
+/** Called while a batch of runs is replayed: `done` of `total` runs finished. Keep it cheap. */
+export type ProgressFn = (done: number, total: number) => void;
+
+export interface HistorySourceOptions {
+  readonly onProgress?: ProgressFn;
+}
+
+/** One interrupted snapshot parsed on its own: never part of the searchable record. */
+export interface InterruptedSnapshot {
+  readonly seq: number;
+  readonly step: number | null;
+  /** The snapshot's messages (summary artifacts dropped), or null when it cannot be parsed. */
+  readonly messages: readonly RecordMessage[] | null;
+  readonly reason: string | null;
+}
 
 /** Replays runs of one store on demand, each at most once per process. */
 export class HistorySource {
@@ -16,7 +32,10 @@ export class HistorySource {
   private readonly replays = new Map<string, RunReplay>();
   private runList: RunRecord[] | null = null;
 
-  constructor(readonly store: Store) {
+  constructor(
+    readonly store: Store,
+    private readonly options: HistorySourceOptions = {},
+  ) {
     this.snapshots = new SnapshotReader(store);
     this.media = new MediaLookup(store);
   }
@@ -32,6 +51,29 @@ export class HistorySource {
       this.replays.set(runId, r);
     }
     return r;
+  }
+
+  /** Replays several runs (cached ones cost nothing), reporting progress after each. */
+  replayAll(runIds: readonly string[]): RunReplay[] {
+    const progress = this.options.onProgress;
+    const out: RunReplay[] = [];
+    for (const id of runIds) {
+      out.push(this.replay(id));
+      progress?.(out.length, runIds.length);
+    }
+    return out;
+  }
+
+  /** Each interrupted snapshot of a run, in `seq` order, parsed on its own. */
+  interruptedSnapshots(runId: string): InterruptedSnapshot[] {
+    const out: InterruptedSnapshot[] = [];
+    for (const row of [...this.snapshots.interruptedSnapshots(runId)]) {
+      const r = replayRun(runId, [row], this.media);
+      const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
+      const reason = r.skipped[0]?.reason ?? null;
+      out.push({ seq: row.seq, step, messages: reason === null ? r.messages : null, reason });
+    }
+    return out;
   }
 
   /** Warnings for the runs replayed so far, in corpus order. */

@@ -1,4 +1,6 @@
 import type { RecordMessage } from '../history/replay.js';
+import { classifyParts, type PartRole } from '../history/roles.js';
+import { messageTimestamp } from '../history/timestamps.js';
 import type { Warning } from '../history/source.js';
 import type { RenderedField } from '../render/fields.js';
 import { indexText } from '../render/fields.js';
@@ -18,6 +20,13 @@ export interface DocumentText {
   readonly fields: readonly RenderedField[];
   /** The index line: what BM25 tokenizes and what `--json` reports as `text`. */
   readonly text: string;
+  /** Role and tool name of each field, same order: what `--role`/`--tool` match (never BM25). */
+  readonly parts: readonly PartRole[];
+  /** The message's stored timestamp, raw (null when it has none). */
+  readonly timestamp: string | null;
+  /** The snapshot (seq, step_index) that first carried the message. */
+  readonly firstSeq: number;
+  readonly firstStep: number | null;
 }
 
 /**
@@ -57,7 +66,14 @@ export function renderRecordMessage(m: RecordMessage): DocumentText {
   let r = rendered.get(m);
   if (!r) {
     const fields = renderMessage(m.message);
-    r = { fields, text: indexText(fields) };
+    r = {
+      fields,
+      text: indexText(fields),
+      parts: classifyParts(m.message),
+      timestamp: messageTimestamp(m.message),
+      firstSeq: m.firstSeq,
+      firstStep: m.firstStep,
+    };
     rendered.set(m, r);
   }
   return r;

@@ -48,7 +48,8 @@ export class ReplayCorpusSource implements CorpusSource {
 
   corpus(scope: ScopeFilter): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
-    const records = runs.map((run) => ({ run, record: this.source.replay(run.runId).messages }));
+    const replays = this.source.replayAll(runs.map((r) => r.runId));
+    const records = runs.map((run, i) => ({ run, record: replays[i]!.messages }));
     const sections = attributeSections(records, scope.runId !== null);
     return new MemoryCorpus(
       sections.map((s) => ({ run: s.run, start: s.start, end: s.record.length })),

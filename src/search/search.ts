@@ -1,5 +1,6 @@
 import { DEFAULT_BM25, rankBm25, type Bm25Params, type Ranked } from './bm25.js';
-import { displayText } from '../render/clip.js';
+import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
+import { partsMatch, type PartFilter, type PartRole } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { RunRecord } from '../store/runs.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
@@ -17,6 +18,16 @@ export interface SearchOptions {
   readonly maxMatches: number;
   readonly contextLines: number;
   readonly bm25: Bm25Params;
+  /**
+   * Which ranked messages may become hits. Applied when windows are selected, after ranking: N, df and
+   * avgdl (so every score) are those of the unfiltered scope. Absent: every ranked message may.
+   */
+  readonly filter?: HitFilter;
+}
+
+export interface HitFilter extends PartFilter {
+  /** Hits must score at least this (the unrounded score). */
+  readonly minScore: number | null;
 }
 
 export const DEFAULT_SEARCH = { maxMatches: 10, contextLines: 5, bm25: DEFAULT_BM25 } as const;
@@ -29,6 +40,13 @@ export interface ExcerptLine {
   /** Full index text of the message. */
   readonly fullText: string;
   readonly hit: boolean;
+  /** The clipped fields `text` joins: printers that mark clips their own way use these. */
+  readonly fields: readonly ClippedField[];
+}
+
+/** A rendered part of a hit message: its role, tool and full (unclipped) text, without the label. */
+export interface HitPart extends PartRole {
+  readonly text: string;
 }
 
 export interface Hit {
@@ -38,6 +56,10 @@ export interface Hit {
   readonly messageIndex: number;
   readonly text: string;
   readonly excerpt: readonly ExcerptLine[];
+  readonly parts: readonly HitPart[];
+  readonly timestamp: string | null;
+  readonly firstSeq: number;
+  readonly firstStep: number | null;
 }
 
 export interface RankedHit {
@@ -45,11 +67,15 @@ export interface RankedHit {
   readonly messageIndex: number;
   readonly score: number;
   readonly shown: boolean;
+  /** Passes the hit filter (role, tool, minimum score); always true without one. */
+  readonly eligible: boolean;
 }
 
 interface OutcomeBase {
   readonly options: SearchOptions;
   readonly warnings: readonly Warning[];
+  /** The runs whose sections were searched, in corpus order. */
+  readonly runs: readonly RunRecord[];
 }
 
 /** Every way a search can end; printers turn it into text and the CLI into an exit status. */
@@ -65,10 +91,10 @@ export type SearchOutcome = OutcomeBase &
 /** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
 export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
-    return { kind: 'no-conversation-id', options, warnings: [] };
+    return { kind: 'no-conversation-id', options, warnings: [], runs: [] };
   }
   const corpus = source.corpus(options);
-  const base = { options, warnings: corpus.warnings };
+  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run) };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
@@ -94,13 +120,15 @@ function selectWindows(
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
   const ranking: RankedHit[] = [];
+  const filter = o.filter && !isEmptyFilter(o.filter) ? o.filter : null;
   let full = false;
   for (const { doc, score } of ranked) {
     const { section: si, position } = ids.locate(doc);
     const section = corpus.sections[si]!;
     if (hits.length === o.maxMatches) full = true;
-    const emit = !full && !shown.has(doc);
-    ranking.push({ run: section.run, messageIndex: position, score, shown: emit });
+    const eligible = !filter || accepts(filter, corpus.document(si, position).parts, score);
+    const emit = !full && eligible && !shown.has(doc);
+    ranking.push({ run: section.run, messageIndex: position, score, shown: emit, eligible });
     if (!emit) continue;
     const start = Math.max(section.start, position - o.contextLines);
     const end = Math.min(section.end, position + o.contextLines + 1);
@@ -108,9 +136,30 @@ function selectWindows(
     for (let j = start; j < end; j++) {
       shown.add(ids.id(si, j));
       const d = corpus.document(si, j);
-      excerpt.push({ index: j, text: displayText(d.fields, terms), fullText: d.text, hit: j === position });
+      const fields = clipFields(d.fields, terms);
+      excerpt.push({ index: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
-    hits.push({ rank: hits.length + 1, score, run: section.run, messageIndex: position, text: corpus.document(si, position).text, excerpt });
+    const d = corpus.document(si, position);
+    hits.push({
+      rank: hits.length + 1,
+      score,
+      run: section.run,
+      messageIndex: position,
+      text: d.text,
+      excerpt,
+      parts: d.parts.map((p, k) => ({ ...p, text: d.fields[k]?.text ?? '' })),
+      timestamp: d.timestamp,
+      firstSeq: d.firstSeq,
+      firstStep: d.firstStep,
+    });
   }
   return { hits, ranking };
+}
+
+function isEmptyFilter(f: HitFilter): boolean {
+  return f.roles.size === 0 && f.tools.size === 0 && f.minScore === null;
+}
+
+function accepts(f: HitFilter, parts: readonly PartRole[], score: number): boolean {
+  return (f.minScore === null || score >= f.minScore) && partsMatch(parts, f);
 }

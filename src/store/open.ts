@@ -18,7 +18,10 @@ const SQLITE_MAGIC = 'SQLite format 3\0';
 export type OpenMode = 'immutable' | 'wal-in-place' | 'private-copy';
 
 export interface Store {
+  /** The path as the user gave it (for messages). */
   readonly path: string;
+  /** The resolved real path: what identifies the store (index location, identity checks). */
+  readonly realPath: string;
   readonly db: BetterSqlite3.Database;
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
@@ -116,6 +119,7 @@ export function openStore(inputPath: string): Store {
   let closed = false;
   return {
     path: inputPath,
+    realPath,
     db,
     schema,
     mode,

@@ -9,6 +9,12 @@ export interface SnapshotRow {
   readonly messages: unknown;
 }
 
+export interface Watermark {
+  /** Snapshot rows of any state. */
+  readonly count: number;
+  readonly maxSeq: number;
+}
+
 export interface SnapshotCounts {
   readonly complete: number;
   readonly interrupted: number;
@@ -19,6 +25,10 @@ export class SnapshotReader {
   private readonly complete: BetterSqlite3.Statement;
   private readonly interrupted: BetterSqlite3.Statement | null;
   private readonly counts: BetterSqlite3.Statement;
+  private readonly completeAfter: BetterSqlite3.Statement;
+  private readonly completeUpTo: BetterSqlite3.Statement;
+  private readonly marks: BetterSqlite3.Statement;
+  private readonly total: BetterSqlite3.Statement;
 
   constructor(store: Store) {
     const stateFilter = store.schema.hasState ? " AND state = 'complete'" : '';
@@ -35,6 +45,38 @@ export class SnapshotReader {
           "SELECT run_id AS runId, SUM(state = 'complete') AS complete, SUM(state = 'interrupted') AS interrupted FROM snapshots GROUP BY run_id",
         )
       : store.db.prepare('SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted FROM snapshots GROUP BY run_id');
+    this.completeAfter = store.db.prepare(
+      `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND seq > ?${stateFilter} ORDER BY seq ASC`,
+    );
+    this.completeUpTo = store.db.prepare(
+      `SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots WHERE run_id = ? AND seq <= ?${stateFilter}`,
+    );
+    // (run_id, seq) is what idx_snapshots_run covers: these never touch the message text
+    this.marks = store.db.prepare('SELECT run_id AS runId, COUNT(*) AS count, MAX(seq) AS maxSeq FROM snapshots GROUP BY run_id');
+    this.total = store.db.prepare('SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots');
+  }
+
+  /** Complete snapshots with `seq > afterSeq`, in order: what was added since a watermark. */
+  completeSnapshotsAfter(runId: string, afterSeq: number): IterableIterator<SnapshotRow> {
+    return this.completeAfter.iterate(runId, afterSeq) as IterableIterator<SnapshotRow>;
+  }
+
+  /** Count and last seq of the run's complete snapshots up to `seq`. */
+  completeUpToSeq(runId: string, seq: number): Watermark {
+    return this.completeUpTo.get(runId, seq) as Watermark;
+  }
+
+  /** Per run: number of snapshot rows (any state) and the highest seq. */
+  watermarks(): Map<string, Watermark> {
+    const out = new Map<string, Watermark>();
+    for (const r of this.marks.all() as Array<{ runId: unknown; count: number; maxSeq: number }>) {
+      if (typeof r.runId === 'string') out.set(r.runId, { count: r.count, maxSeq: r.maxSeq });
+    }
+    return out;
+  }
+
+  totals(): Watermark {
+    return this.total.get() as Watermark;
   }
 
   /** The run's `complete` snapshots in `seq` order, streamed (a run's rows can be large). */

@@ -1,0 +1,173 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SkippedSnapshot } from '../history/replay.js';
+import type { Role } from '../history/roles.js';
+import type { Warning } from '../history/source.js';
+import type { TermStats } from '../search/bm25.js';
+import { inScope, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
+import type { RunRecord } from '../store/runs.js';
+import { decodePostings } from './postings.js';
+import { fieldsFromJson } from './sync.js';
+import { indexText } from '../render/fields.js';
+
+interface IndexRunRow {
+  run_key: number;
+  run_id: string;
+  store_rowid: number;
+  conversation_id: string | null;
+  parent_run_id: string | null;
+  agent_name: string | null;
+  started_at: string;
+  len: number;
+  start_all: number;
+  start_conv: number;
+  dl_full: number;
+  dl_all: number;
+  dl_conv: number;
+  seg: number;
+  skipped: string;
+}
+
+interface IndexedSection extends SectionView {
+  readonly runKey: number;
+  readonly seg: number;
+  readonly docLengthSum: number;
+}
+
+/** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
+class IndexCorpus implements Corpus {
+  private readonly byRunKey = new Map<number, number>();
+  private readonly firsts: number[] = [];
+  private readonly docs = new Map<string, DocumentText>();
+
+  constructor(
+    private readonly q: IndexQueries,
+    readonly sections: readonly IndexedSection[],
+    readonly warnings: readonly Warning[],
+  ) {
+    let acc = 0;
+    sections.forEach((s, i) => {
+      this.byRunKey.set(s.runKey, i);
+      this.firsts.push(acc);
+      acc += s.end - s.start;
+    });
+  }
+
+  termStats(terms: readonly string[]): TermStats {
+    let n = 0;
+    let total = 0;
+    for (const s of this.sections) {
+      n += s.end - s.start;
+      total += s.docLengthSum;
+    }
+    const lengths = new Map<number, number>();
+    const postings = new Map<string, Array<[number, number]>>();
+    for (const term of terms) {
+      const list: Array<[number, number]> = [];
+      for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
+        decodePostings(row.data, (runKey, pos, tf, dl) => {
+          const si = this.byRunKey.get(runKey);
+          if (si === undefined) return;
+          const s = this.sections[si]!;
+          if (s.seg !== row.seg || pos < s.start || pos >= s.end) return;
+          const doc = this.firsts[si]! + pos - s.start;
+          list.push([doc, tf]);
+          lengths.set(doc, dl);
+        });
+      }
+      list.sort((a, b) => a[0] - b[0]);
+      postings.set(term, list);
+    }
+    return { n, totalLength: total, docLength: (d) => lengths.get(d)!, postings: (t) => postings.get(t) ?? [] };
+  }
+
+  document(section: number, position: number): DocumentText {
+    const s = this.sections[section]!;
+    const key = `${s.runKey}:${position}`;
+    let d = this.docs.get(key);
+    if (!d) {
+      const row = this.q.document.get(s.runKey, position) as { fields: string; roles: string; timestamp: string | null; first_seq: number; first_step: number | null };
+      const fields = fieldsFromJson(row.fields);
+      d = {
+        fields,
+        text: indexText(fields),
+        parts: (JSON.parse(row.roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName })),
+        timestamp: row.timestamp,
+        firstSeq: row.first_seq,
+        firstStep: row.first_step,
+      };
+      this.docs.set(key, d);
+    }
+    return d;
+  }
+}
+
+interface IndexQueries {
+  readonly postings: BetterSqlite3.Statement;
+  readonly document: BetterSqlite3.Statement;
+  readonly runs: BetterSqlite3.Statement;
+  readonly unknown: BetterSqlite3.Statement;
+}
+
+/** Corpus source over an up-to-date index (the caller syncs it first). */
+export class IndexCorpusSource implements CorpusSource {
+  private readonly q: IndexQueries;
+  private runRows: IndexRunRow[] | null = null;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.q = {
+      postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
+      document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
+      runs: db.prepare('SELECT * FROM runs ORDER BY ord'),
+      unknown: db.prepare('SELECT unknown_parts FROM messages WHERE run_key = ? AND unknown_parts IS NOT NULL ORDER BY pos').pluck(),
+    };
+  }
+
+  private rows(): IndexRunRow[] {
+    return (this.runRows ??= this.q.runs.all() as IndexRunRow[]);
+  }
+
+  /** Runs in corpus order, as the store lists them. */
+  runs(): RunRecord[] {
+    return this.rows().map(toRunRecord);
+  }
+
+  corpus(scope: ScopeFilter): Corpus {
+    const sections: IndexedSection[] = [];
+    const warnings: Warning[] = [];
+    for (const row of this.rows()) {
+      const run = toRunRecord(row);
+      if (!inScope(run, scope)) continue;
+      warnings.push(...this.warningsOf(row));
+      const [start, docLengthSum] =
+        scope.runId !== null ? [0, row.dl_full] : scope.scope === 'conversation' ? [row.start_conv, row.dl_conv] : [row.start_all, row.dl_all];
+      if (start < row.len) sections.push({ run, start, end: row.len, runKey: row.run_key, seg: row.seg, docLengthSum });
+    }
+    return new IndexCorpus(this.q, sections, warnings);
+  }
+
+  private warningsOf(row: IndexRunRow): Warning[] {
+    const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
+      kind: 'unreadable-snapshot' as const,
+      runId: s.runId,
+      seq: s.seq,
+      reason: s.reason,
+    }));
+    const counts = new Map<string, number>();
+    for (const json of this.q.unknown.iterate(row.run_key) as IterableIterator<string>) {
+      for (const pk of JSON.parse(json) as string[]) counts.set(pk, (counts.get(pk) ?? 0) + 1);
+    }
+    for (const [partKind, count] of counts) out.push({ kind: 'unknown-part-kind', runId: row.run_id, partKind, count });
+    return out;
+  }
+}
+
+function toRunRecord(r: IndexRunRow): RunRecord {
+  return {
+    runId: r.run_id,
+    conversationId: r.conversation_id,
+    parentRunId: r.parent_run_id,
+    agentName: r.agent_name,
+    startedAt: r.started_at,
+    rowid: r.store_rowid,
+  };
+}

@@ -1,0 +1,336 @@
+import { createHash } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+import { RunReplayer, type RecordMessage, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
+import { unknownPartKinds } from '../history/messages.js';
+import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
+import { renderRecordMessage } from '../search/corpus.js';
+import { MediaLookup } from '../store/media.js';
+import type { Store } from '../store/open.js';
+import { listRuns, type RunRecord } from '../store/runs.js';
+import { SnapshotReader, type Watermark } from '../store/snapshots.js';
+import { decodePostings, encodePostings, SegmentBuilder, termFrequencies, type Posting } from './postings.js';
+
+/** Stored form of rendered fields: `[label, text, clip]` triples. */
+export type StoredFields = Array<[string, string, ClipRule]>;
+
+export function fieldsFromJson(json: string): RenderedField[] {
+  return (JSON.parse(json) as StoredFields).map(([label, text, clip]) => ({ label, text, clip }));
+}
+
+export interface SyncReport {
+  readonly upToDate: boolean;
+  readonly runsReplayed: number;
+  readonly runsResumed: number;
+  readonly runsRemoved: number;
+  readonly snapshotsRead: number;
+  readonly compacted: boolean;
+}
+
+export type SyncProgress = (done: number, total: number) => void;
+
+interface IndexedRun {
+  run_key: number;
+  run_id: string;
+  store_rowid: number;
+  conversation_id: string | null;
+  parent_run_id: string | null;
+  agent_name: string | null;
+  started_at: string;
+  ord: number;
+  snap_count: number;
+  snap_max_seq: number;
+  complete_count: number;
+  complete_max_seq: number;
+  seg: number;
+  skipped: string;
+}
+
+/** Segments beyond this are merged into one, so a query reads few rows per term. */
+const MAX_SEGMENTS = 8;
+/** Up to this many runs to re-attribute, claims are checked with indexed lookups instead of loading every key. */
+const LOOKUP_ATTRIBUTION_LIMIT = 32;
+
+/**
+ * Cheap identity of the store's searchable state: snapshot count and last seq (covered by the
+ * primary key and idx_snapshots_run), media count, and a digest of the runs rows. Any insert, prune
+ * or rewrite changes it; AUTOINCREMENT never reuses a seq.
+ */
+export function storeFingerprint(store: Store, runs: readonly RunRecord[], reader: SnapshotReader): string {
+  const t = reader.totals();
+  const media = store.schema.hasMedia ? (store.db.prepare('SELECT COUNT(*) AS n FROM media').get() as { n: number }).n : -1;
+  const h = createHash('sha1');
+  for (const r of runs) h.update(JSON.stringify([r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt]));
+  return `${t.count}:${t.maxSeq}:${media}:${h.digest('base64')}`;
+}
+
+/** Brings the index up to date with the store, touching only what changed. */
+export class IndexSync {
+  private readonly reader: SnapshotReader;
+  private readonly media: MediaLookup;
+  private readonly q;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly store: Store,
+  ) {
+    this.reader = new SnapshotReader(store);
+    this.media = new MediaLookup(store);
+    this.q = {
+      meta: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
+      putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      runs: db.prepare('SELECT * FROM runs'),
+      deleteRun: db.prepare('DELETE FROM runs WHERE run_key = ?'),
+      deleteMessages: db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
+      insertRun: db.prepare(
+        `INSERT INTO runs (run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, ord, snap_count, snap_max_seq,
+           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]')`,
+      ),
+      updateRunMeta: db.prepare(
+        'UPDATE runs SET store_rowid = ?, conversation_id = ?, parent_run_id = ?, agent_name = ?, started_at = ?, ord = ?, snap_count = ?, snap_max_seq = ? WHERE run_key = ?',
+      ),
+      updateRunRecord: db.prepare(
+        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ? WHERE run_key = ?',
+      ),
+      updateAttribution: db.prepare(
+        'UPDATE runs SET start_all = ?, start_conv = ?, dl_full = ?, dl_all = ?, dl_conv = ? WHERE run_key = ?',
+      ),
+      storedPositions: db.prepare('SELECT loose_key, strict_key, first_seq, first_step FROM messages WHERE run_key = ? ORDER BY pos'),
+      storedTexts: db.prepare('SELECT pos, dl, fields FROM messages WHERE run_key = ? AND pos < ? ORDER BY pos'),
+      insertMessage: db.prepare(
+        `INSERT INTO messages (run_key, pos, loose_key, strict_key, kind, timestamp, first_seq, first_step, dl, unknown_parts, roles, fields)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      attributionRows: db.prepare('SELECT strict_key, dl FROM messages WHERE run_key = ? ORDER BY pos'),
+      runsByOrd: db.prepare('SELECT run_key, conversation_id, ord FROM runs WHERE ord >= ? ORDER BY ord'),
+      claimedBefore: db.prepare(
+        'SELECT m.strict_key AS key, r.conversation_id AS conv FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE r.ord < ?',
+      ),
+      claimedAll: db.prepare(
+        'SELECT 1 FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE m.strict_key = ? AND r.ord < ? LIMIT 1',
+      ).pluck(),
+      claimedConv: db.prepare(
+        'SELECT 1 FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE m.strict_key = ? AND r.ord < ? AND r.conversation_id = ? LIMIT 1',
+      ).pluck(),
+      insertPosting: db.prepare('INSERT INTO postings (term, seg, data) VALUES (?, ?, ?)'),
+      segments: db.prepare('SELECT COUNT(DISTINCT seg) FROM runs').pluck(),
+    };
+  }
+
+  private meta(key: string): string | undefined {
+    return this.q.meta.get(key) as string | undefined;
+  }
+
+  /** Fast check whether the index already reflects the store. */
+  isCurrent(fingerprint: string): boolean {
+    return this.meta('fingerprint') === fingerprint;
+  }
+
+  sync(onProgress?: SyncProgress): SyncReport {
+    const runs = listRuns(this.store);
+    const fingerprint = storeFingerprint(this.store, runs, this.reader);
+    const none: SyncReport = { upToDate: true, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false };
+    if (this.isCurrent(fingerprint)) return none;
+    this.db.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
+    try {
+      // another process may have brought it up to date while we waited for the lock
+      if (this.isCurrent(fingerprint)) {
+        this.db.exec('COMMIT');
+        return none;
+      }
+      const report = this.apply(runs, onProgress);
+      this.q.putMeta.run('fingerprint', fingerprint);
+      this.db.exec('COMMIT');
+      return report;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  private apply(runs: readonly RunRecord[], onProgress?: SyncProgress): Omit<SyncReport, 'upToDate'> & { upToDate: false } {
+    const marks = this.reader.watermarks();
+    const indexed = new Map((this.q.runs.all() as IndexedRun[]).map((r) => [r.run_id, r]));
+    const present = new Set(runs.map((r) => r.runId));
+    let minAffected = Infinity;
+    let runsRemoved = 0;
+    for (const [id, r] of indexed) {
+      if (present.has(id)) continue;
+      this.q.deleteMessages.run(r.run_key, 0);
+      this.q.deleteRun.run(r.run_key);
+      indexed.delete(id);
+      minAffected = Math.min(minAffected, r.ord);
+      runsRemoved++;
+    }
+
+    const segment = Number(this.meta('next_segment') ?? '1');
+    const builder = new SegmentBuilder();
+    let runsReplayed = 0;
+    let runsResumed = 0;
+    let snapshotsRead = 0;
+    let wroteSegment = false;
+    runs.forEach((run, ord) => {
+      onProgress?.(ord, runs.length);
+      const mark: Watermark = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
+      let ex = indexed.get(run.runId);
+      const metaSame =
+        ex !== undefined &&
+        ex.ord === ord &&
+        ex.store_rowid === run.rowid &&
+        ex.conversation_id === run.conversationId &&
+        ex.parent_run_id === run.parentRunId &&
+        ex.agent_name === run.agentName &&
+        ex.started_at === run.startedAt;
+      const snapsSame = ex !== undefined && ex.snap_count === mark.count && ex.snap_max_seq === mark.maxSeq;
+      if (metaSame && snapsSame) return;
+      minAffected = Math.min(minAffected, ord);
+      if (!ex) {
+        const key = Number(this.q.insertRun.run(run.runId, run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord).lastInsertRowid);
+        ex = { run_key: key, run_id: run.runId, complete_count: 0, complete_max_seq: 0, skipped: '[]' } as IndexedRun;
+      }
+      this.q.updateRunMeta.run(run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord, mark.count, mark.maxSeq, ex.run_key);
+      if (snapsSame) return;
+      const r = this.replayRun(run, ex, builder, segment);
+      wroteSegment = true;
+      snapshotsRead += r.snapshotsRead;
+      if (r.resumed) runsResumed++;
+      else runsReplayed++;
+    });
+    onProgress?.(runs.length, runs.length);
+
+    if (wroteSegment) {
+      for (const [term, w] of builder.terms) this.q.insertPosting.run(term, segment, w.bytes());
+      this.q.putMeta.run('next_segment', String(segment + 1));
+    }
+    if (minAffected !== Infinity) this.attribute(minAffected);
+    const compacted = wroteSegment && (this.q.segments.get() as number) > MAX_SEGMENTS;
+    if (compacted) this.compact(segment + 1);
+    return { upToDate: false, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted };
+  }
+
+  /** Replays what is new for one run (resuming from its stored record when only snapshots were added). */
+  private replayRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number): { resumed: boolean; snapshotsRead: number } {
+    let replayer: RunReplayer;
+    let rows: Iterable<import('../store/snapshots.js').SnapshotRow>;
+    let skipped: SkippedSnapshot[];
+    let completeCount: number;
+    const upTo = ex.complete_count > 0 ? this.reader.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
+    const resumed = upTo !== null && upTo.count === ex.complete_count && upTo.maxSeq === ex.complete_max_seq;
+    if (resumed) {
+      const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
+        (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
+      );
+      replayer = new RunReplayer(run.runId, this.media, stored);
+      rows = this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq);
+      skipped = JSON.parse(ex.skipped) as SkippedSnapshot[];
+      completeCount = ex.complete_count;
+    } else {
+      // snapshots were pruned or rewritten (or the run is new): rebuild its record from nothing
+      replayer = new RunReplayer(run.runId, this.media);
+      rows = this.reader.completeSnapshots(run.runId);
+      skipped = [];
+      completeCount = 0;
+    }
+    let maxSeq = resumed ? ex.complete_max_seq : 0;
+    for (const row of rows) {
+      replayer.add(row);
+      completeCount++;
+      maxSeq = row.seq;
+    }
+    skipped.push(...replayer.skipped);
+
+    const from = resumed ? replayer.firstChanged : 0;
+    this.q.deleteMessages.run(ex.run_key, from);
+    for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
+      const { length, tf } = termFrequencies(indexText(fieldsFromJson(t.fields)));
+      builder.add(ex.run_key, t.pos, length, tf);
+    }
+    const fresh = replayer.freshMessages(from);
+    fresh.forEach((m, i) => this.insertMessage(ex.run_key, from + i, m, builder));
+    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), ex.run_key);
+    return { resumed, snapshotsRead: replayer.snapshotsRead };
+  }
+
+  private insertMessage(runKey: number, pos: number, m: RecordMessage, builder: SegmentBuilder): void {
+    const { fields, text, parts, timestamp } = renderRecordMessage(m);
+    const { length, tf } = termFrequencies(text);
+    const unknown = unknownPartKinds(m.message);
+    this.q.insertMessage.run(
+      runKey,
+      pos,
+      m.keys.loose,
+      m.keys.strict,
+      m.message.kind,
+      timestamp,
+      m.firstSeq,
+      m.firstStep,
+      length,
+      unknown.length ? JSON.stringify(unknown) : null,
+      JSON.stringify(parts.map((p) => [p.role, p.toolName])),
+      JSON.stringify(fields.map((f) => [f.label, f.text, f.clip])),
+    );
+    builder.add(runKey, pos, length, tf);
+  }
+
+  /**
+   * Recomputes cross-run attribution (spec §3.4) for every run from corpus position `fromOrd` on:
+   * a run's section starts after the leading prefix of its record that earlier runs already hold,
+   * store-wide and within its conversation.
+   */
+  private attribute(fromOrd: number): void {
+    const affected = this.q.runsByOrd.all(fromOrd) as Array<{ run_key: number; conversation_id: string | null; ord: number }>;
+    const useLookups = affected.length <= LOOKUP_ATTRIBUTION_LIMIT;
+    const all = new Set<string>();
+    const byConv = new Map<string, Set<string>>();
+    if (!useLookups) {
+      for (const r of this.q.claimedBefore.iterate(fromOrd) as IterableIterator<{ key: string; conv: string | null }>) {
+        all.add(r.key);
+        if (r.conv !== null) (byConv.get(r.conv) ?? byConv.set(r.conv, new Set()).get(r.conv)!).add(r.key);
+      }
+    }
+    for (const run of affected) {
+      const rows = this.q.attributionRows.all(run.run_key) as Array<{ strict_key: string; dl: number }>;
+      const conv = run.conversation_id;
+      const convSet = conv === null ? null : (byConv.get(conv) ?? byConv.set(conv, new Set()).get(conv)!);
+      const claimedAll = useLookups ? (k: string) => this.q.claimedAll.get(k, run.ord) !== undefined : (k: string) => all.has(k);
+      const claimedConv = useLookups
+        ? (k: string) => conv !== null && this.q.claimedConv.get(k, run.ord, conv) !== undefined
+        : (k: string) => convSet !== null && convSet.has(k);
+      let startAll = 0;
+      while (startAll < rows.length && claimedAll(rows[startAll]!.strict_key)) startAll++;
+      let startConv = 0;
+      while (startConv < rows.length && claimedConv(rows[startConv]!.strict_key)) startConv++;
+      let dlFull = 0;
+      let dlAll = 0;
+      let dlConv = 0;
+      rows.forEach((r, pos) => {
+        dlFull += r.dl;
+        if (pos >= startAll) dlAll += r.dl;
+        if (pos >= startConv) dlConv += r.dl;
+        if (!useLookups) {
+          all.add(r.strict_key);
+          convSet?.add(r.strict_key);
+        }
+      });
+      this.q.updateAttribution.run(startAll, startConv, dlFull, dlAll, dlConv, run.run_key);
+    }
+  }
+
+  /** Merges every segment's live postings into one; entries of replaced or removed runs are dropped. */
+  private compact(segment: number): void {
+    const live = new Map((this.db.prepare('SELECT run_key, seg FROM runs').all() as Array<{ run_key: number; seg: number }>).map((r) => [r.run_key, r.seg]));
+    const merged = new Map<string, Posting[]>();
+    for (const row of this.db.prepare('SELECT term, seg, data FROM postings').iterate() as IterableIterator<{ term: string; seg: number; data: Buffer }>) {
+      let list = merged.get(row.term);
+      decodePostings(row.data, (runKey, pos, tf, dl) => {
+        if (live.get(runKey) !== row.seg) return;
+        if (!list) merged.set(row.term, (list = []));
+        list.push({ runKey, pos, tf, dl });
+      });
+    }
+    this.db.exec('DELETE FROM postings');
+    for (const [term, list] of merged) this.q.insertPosting.run(term, segment, encodePostings(list));
+    this.db.prepare('UPDATE runs SET seg = ?').run(segment);
+    this.q.putMeta.run('next_segment', String(segment + 1));
+  }
+}

@@ -1,0 +1,17 @@
+import type { Store } from './open.js';
+
+/**
+ * Per run, the highest `step_index` among its snapshots of any state (how far the run got). `messages` is
+ * the last column, so its overflow pages are never read. A non-integer step (a damaged row) counts as none.
+ */
+export function lastSteps(store: Store): Map<string, number | null> {
+  const rows = store.db.prepare('SELECT run_id AS runId, MAX(step_index) AS step FROM snapshots GROUP BY run_id').all() as Array<{
+    runId: unknown;
+    step: unknown;
+  }>;
+  const out = new Map<string, number | null>();
+  for (const r of rows) {
+    if (typeof r.runId === 'string') out.set(r.runId, typeof r.step === 'number' && Number.isInteger(r.step) ? r.step : null);
+  }
+  return out;
+}
