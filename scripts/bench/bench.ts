@@ -1,0 +1,231 @@
+/**
+ * `npm run bench [-- --mb 750] [--seed 42] [--regenerate]`: speed of convsearch on a synthetic store.
+ *
+ * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
+ * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openStore } from '../../src/store/open.js';
+import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
+import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
+
+const require = createRequire(import.meta.url);
+const self = fileURLToPath(import.meta.url);
+
+interface PhaseResult {
+  ms: number;
+  rssMb: number;
+  extra?: Record<string, number | string>;
+}
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1]! : fallback;
+}
+
+const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
+
+function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
+  return { query, scope: 'all', conversationId: null, runId: null, ...DEFAULT_SEARCH, ...scope };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases (each runs in its own process)
+
+function phaseFloor(store: string, parse: boolean): PhaseResult {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(`file:${store}?mode=ro&immutable=1`, { readonly: true });
+  const t = performance.now();
+  let bytes = 0;
+  for (const row of db.prepare('SELECT messages FROM snapshots').raw().iterate() as IterableIterator<[string]>) {
+    bytes += row[0].length;
+    if (parse) JSON.parse(row[0]);
+  }
+  const ms = performance.now() - t;
+  db.close();
+  return { ms, rssMb: rssMb(), extra: { mb: Math.round(bytes / 1e6) } };
+}
+
+function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: string): PhaseResult {
+  const t = performance.now();
+  const s = openStore(store);
+  const outcome = searchStore(s, options(query, scope), false);
+  s.close();
+  return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
+}
+
+function phaseSync(store: string, index: string): PhaseResult {
+  const t = performance.now();
+  const s = openStore(store);
+  const opened = openIndexedSource(s, { path: index });
+  opened.db.close();
+  s.close();
+  const r = opened.report;
+  return { ms: performance.now() - t, rssMb: rssMb(), extra: { replayed: r.runsReplayed, resumed: r.runsResumed, snapshots: r.snapshotsRead } };
+}
+
+function phaseWarm(store: string, index: string, queries: Array<{ query: string; scope: Partial<SearchOptions> }>): PhaseResult {
+  const times: number[] = [];
+  for (const q of queries) {
+    const t = performance.now();
+    const s = openStore(store);
+    searchStore(s, options(q.query, q.scope), { path: index });
+    s.close();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const pct = (p: number): number => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!;
+  return { ms: pct(50), rssMb: rssMb(), extra: { p50: pct(50), p95: pct(95), n: times.length } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store mutations for the incremental phases (plain SQL, as another writer process would)
+
+function appendRun(store: string): void {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  db.transaction(() => {
+    const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
+      run_id: string;
+      conversation_id: string;
+      started_at: string;
+    };
+    const id = `${last.run_id}-again-${Date.now()}`;
+    db.prepare("INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)").run(
+      id,
+      last.conversation_id,
+      last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
+    );
+    db.prepare(
+      'INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT ?, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq',
+    ).run(id, last.run_id);
+  })();
+  db.close();
+}
+
+function appendSnapshots(store: string, count: number): void {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  const runs = db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 10').pluck().all() as string[];
+  const lastSnap = db.prepare("SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1");
+  const insert = db.prepare(
+    "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
+  );
+  for (let i = 0; i < count; i++) {
+    const runId = runs[i % runs.length]!;
+    const s = lastSnap.get(runId) as { step_index: number; conversation_id: string; timestamp: string; messages: string };
+    const msg = `{"parts": [{"content": "appended follow-up ${i} about quarzite", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
+    db.transaction(() => insert.run(runId, s.step_index + 1, s.conversation_id, s.timestamp, s.messages.slice(0, -1) + ', ' + msg + ']'))();
+  }
+  db.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function runPhase(args: string[]): PhaseResult {
+  const r = spawnSync(process.execPath, [self, '--phase', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`phase ${args[0]} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as PhaseResult;
+}
+
+function queriesFor(store: string): Array<{ query: string; scope: Partial<SearchOptions> }> {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(`file:${store}?mode=ro&immutable=1`, { readonly: true });
+  const runs = db.prepare('SELECT run_id, conversation_id FROM runs ORDER BY rowid').all() as Array<{ run_id: string; conversation_id: string }>;
+  db.close();
+  const random = rng(7);
+  const vocab = new Vocabulary(60_000, rng(42)); // the generator's vocabulary: same seed, same words
+  const out: Array<{ query: string; scope: Partial<SearchOptions> }> = [];
+  for (let i = 0; i < 50; i++) {
+    // common, mid and rare words, one to three terms
+    const words = Array.from({ length: 1 + (i % 3) }, (_, k) => vocab.words[Math.floor(Math.pow(random(), 2 + k) * 20_000)]!);
+    const run = runs[Math.floor(random() * runs.length)]!;
+    const scope: Partial<SearchOptions> = i % 3 === 0 ? { scope: 'all' } : i % 3 === 1 ? { scope: 'conversation', conversationId: run.conversation_id } : { scope: 'all', runId: run.run_id };
+    out.push({ query: words.join(' '), scope });
+  }
+  return out;
+}
+
+function main(): void {
+  const mb = Number(arg('mb', '750'));
+  const seed = Number(arg('seed', '42'));
+  const dir = join(tmpdir(), 'convsearch-bench');
+  mkdirSync(dir, { recursive: true });
+  const store = join(dir, `synthetic-${mb}mb-seed${seed}.db`);
+  if (process.argv.includes('--regenerate') || !existsSync(store)) {
+    rmSync(store, { force: true });
+    const t = performance.now();
+    process.stderr.write(`generating ${mb} MB synthetic store at ${store} ...\n`);
+    const s = writeSyntheticStore(store, { targetBytes: mb * 1e6, seed, onProgress: (c, b) => process.stderr.write(`\r  ${c} conversations, ${Math.round(b / 1e6)} MB`) });
+    process.stderr.write(`\n  ${s.runs} runs, ${s.conversations} conversations, ${s.snapshots} snapshots in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+  }
+  const work = join(dir, 'work.db');
+  copyFileSync(store, work);
+  const index = join(dir, 'work.index.db');
+  for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
+
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(`file:${work}?mode=ro&immutable=1`, { readonly: true });
+  const counts = db.prepare('SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(DISTINCT conversation_id) FROM runs) AS convs, (SELECT COUNT(*) FROM snapshots) AS snaps').get() as Record<string, number>;
+  const someConv = db.prepare('SELECT conversation_id FROM runs ORDER BY rowid LIMIT 1 OFFSET 7').pluck().get() as string;
+  db.close();
+  const storeMb = statSync(work).size / 1e6;
+  process.stderr.write(`store: ${storeMb.toFixed(0)} MB, ${counts.runs} runs, ${counts.convs} conversations, ${counts.snaps} snapshots\n`);
+
+  const rows: Array<[string, PhaseResult, string?]> = [];
+  const phase = (label: string, args: string[], note?: string): PhaseResult => {
+    process.stderr.write(`  ${label} ...\n`);
+    const r = runPhase(args);
+    rows.push([label, r, note]);
+    return r;
+  };
+  const read = phase('floor: read all snapshot rows', ['floor-read', work]);
+  const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
+  phase('--no-index, store-wide query', ['no-index', work, 'all', '', 'kalo quarzite']);
+  phase('--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']);
+  phase('index build from nothing', ['sync', work, index]);
+  const warm = phase('warm indexed query (50 varied)', ['warm', work, index]);
+  appendRun(work);
+  phase('update after appending one run', ['sync', work, index]);
+  appendSnapshots(work, 100);
+  phase('update after appending 100 snapshots', ['sync', work, index]);
+  const indexMb = statSync(index).size / 1e6;
+
+  const floor = parse.ms;
+  const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+  const lines = [
+    `convsearch bench: ${storeMb.toFixed(0)} MB store, ${counts.runs} runs, ${counts.convs} conversations, ${counts.snaps} snapshots (node ${process.version})`,
+    '',
+    `| phase | time | × read+parse floor | peak RSS | notes |`,
+    `|---|---|---|---|---|`,
+  ];
+  for (const [label, r] of rows) {
+    const extra = r.extra ? Object.entries(r.extra).map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`).join(' ') : '';
+    const time = label.startsWith('warm') ? `p50 ${fmt(Number(r.extra!.p50))}, p95 ${fmt(Number(r.extra!.p95))}` : fmt(r.ms);
+    lines.push(`| ${label} | ${time} | ${(r.ms / floor).toFixed(3)} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
+  }
+  lines.push('', `index size: ${indexMb.toFixed(1)} MB = ${(indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`);
+  lines.push(`floors: read ${fmt(read.ms)}, read + JSON.parse ${fmt(parse.ms)}; warm p50 ${fmt(Number(warm.extra!.p50))}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+if (process.argv[2] === '--phase') {
+  const [, , , name, store, a, b, c] = process.argv;
+  let r: PhaseResult;
+  if (name === 'floor-read') r = phaseFloor(store!, false);
+  else if (name === 'floor-parse') r = phaseFloor(store!, true);
+  else if (name === 'no-index') r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
+  else if (name === 'sync') r = phaseSync(store!, a!);
+  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!));
+  else throw new Error(`unknown phase ${name}`);
+  process.stdout.write(JSON.stringify(r) + '\n');
+} else {
+  main();
+}
