@@ -82,7 +82,9 @@ function parseString(text: string, q: number, end: number): string {
     const ch = text.charCodeAt(j);
     if (ch === QUOTE) {
       scanEnd = j + 1;
-      return text.slice(q + 1, j);
+      // V8 makes slices of 13+ characters views that keep the whole source text alive; a parsed
+      // message outlives its snapshot text, so copy (slicing a fresh concatenation flattens it).
+      return j - q > 13 ? (' ' + text.slice(q + 1, j)).slice(1) : text.slice(q + 1, j);
     }
     if (ch === BACKSLASH) break;
     if (ch < 0x20) throw new JsonParseError('Invalid control character at', j);

@@ -135,7 +135,8 @@ export class RunReplayer {
       // longest byte-identical prefix of whole elements, trying the likeliest (almost all) first
       for (let k = prev.ranges.length; k > 0; k--) {
         const end = prev.ranges[k - 1]![1];
-        if (value.length > end && value.startsWith(prev.text.slice(0, end))) {
+        // slice equality is a memcmp in V8; startsWith compares character by character
+        if (value.length > end && value.slice(0, end) === prev.text.slice(0, end)) {
           reused = k;
           break;
         }

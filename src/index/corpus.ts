@@ -25,6 +25,7 @@ interface IndexRunRow {
   dl_conv: number;
   seg: number;
   skipped: string;
+  unknown: string;
 }
 
 interface IndexedSection extends SectionView {
@@ -64,15 +65,22 @@ class IndexCorpus implements Corpus {
     for (const term of terms) {
       const list: Array<[number, number]> = [];
       for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
-        decodePostings(row.data, (runKey, pos, tf, dl) => {
-          const si = this.byRunKey.get(runKey);
-          if (si === undefined) return;
-          const s = this.sections[si]!;
-          if (s.seg !== row.seg || pos < s.start || pos >= s.end) return;
-          const doc = this.firsts[si]! + pos - s.start;
-          list.push([doc, tf]);
-          lengths.set(doc, dl);
-        });
+        decodePostings(
+          row.data,
+          (runKey, pos, tf, dl) => {
+            const si = this.byRunKey.get(runKey)!;
+            const s = this.sections[si]!;
+            if (pos < s.start || pos >= s.end) return;
+            const doc = this.firsts[si]! + pos - s.start;
+            list.push([doc, tf]);
+            lengths.set(doc, dl);
+          },
+          // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
+          (runKey) => {
+            const si = this.byRunKey.get(runKey);
+            return si !== undefined && this.sections[si]!.seg === row.seg;
+          },
+        );
       }
       list.sort((a, b) => a[0] - b[0]);
       postings.set(term, list);
@@ -105,7 +113,6 @@ interface IndexQueries {
   readonly postings: BetterSqlite3.Statement;
   readonly document: BetterSqlite3.Statement;
   readonly runs: BetterSqlite3.Statement;
-  readonly unknown: BetterSqlite3.Statement;
 }
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */
@@ -117,8 +124,9 @@ export class IndexCorpusSource implements CorpusSource {
     this.q = {
       postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
       document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
-      runs: db.prepare('SELECT * FROM runs ORDER BY ord'),
-      unknown: db.prepare('SELECT unknown_parts FROM messages WHERE run_key = ? AND unknown_parts IS NOT NULL ORDER BY pos').pluck(),
+      runs: db.prepare(
+        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown FROM runs ORDER BY ord',
+      ),
     };
   }
 
@@ -146,17 +154,16 @@ export class IndexCorpusSource implements CorpusSource {
   }
 
   private warningsOf(row: IndexRunRow): Warning[] {
+    if (row.skipped === '[]' && row.unknown === '[]') return [];
     const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
       kind: 'unreadable-snapshot' as const,
       runId: s.runId,
       seq: s.seq,
       reason: s.reason,
     }));
-    const counts = new Map<string, number>();
-    for (const json of this.q.unknown.iterate(row.run_key) as IterableIterator<string>) {
-      for (const pk of JSON.parse(json) as string[]) counts.set(pk, (counts.get(pk) ?? 0) + 1);
+    for (const [partKind, count] of JSON.parse(row.unknown) as Array<[string, number]>) {
+      out.push({ kind: 'unknown-part-kind', runId: row.run_id, partKind, count });
     }
-    for (const [partKind, count] of counts) out.push({ kind: 'unknown-part-kind', runId: row.run_id, partKind, count });
     return out;
   }
 }

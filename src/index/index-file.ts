@@ -33,11 +33,24 @@ function wipe(db: BetterSqlite3.Database): void {
   db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings;');
 }
 
+/** The common case: an index of this format for this store already exists; no write, no DDL. */
+function isReady(db: BetterSqlite3.Database, storeRealPath: string): boolean {
+  try {
+    const rows = db.prepare("SELECT key, value FROM meta WHERE key IN ('format', 'store')").all() as Array<{ key: string; value: string }>;
+    const meta = new Map(rows.map((r) => [r.key, r.value]));
+    return meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath;
+  } catch (e) {
+    if (isCorruption(e)) throw e;
+    return false; // no meta table yet
+  }
+}
+
 function prepare(path: string, storeRealPath: string): BetterSqlite3.Database {
   createEmpty(path);
   const db = new Database(path);
   try {
     db.pragma('busy_timeout = 60000');
+    if (isReady(db, storeRealPath)) return db;
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.exec('BEGIN IMMEDIATE');

@@ -82,7 +82,7 @@ export interface SearchStoreHooks {
 
 /** One search over a store, through the persistent index unless told not to. Same outcome either way. */
 export function searchStore(store: Store, options: SearchOptions, index: IndexChoice, hooks: SearchStoreHooks = {}): SearchOutcome {
-  const replay = (): SearchOutcome => search(new ReplayCorpusSource(new HistorySource(store)), options);
+  const replay = (): SearchOutcome => search(new ReplayCorpusSource(new HistorySource(store, { onProgress: hooks.onProgress })), options);
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
 }

@@ -1,53 +1,95 @@
 import { TOKEN_PATTERN } from '../search/tokenize.js';
-import { readVarints, VarintWriter } from './varint.js';
+import { VarintWriter } from './varint.js';
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Token count of a document and its term frequencies, exactly as BM25 counts them. */
 export function termFrequencies(text: string): { length: number; tf: Map<string, number> } {
   const tf = new Map<string, number>();
   let length = 0;
-  for (const m of text.matchAll(TOKEN_PATTERN)) {
+  // For ASCII text, lowercasing first gives the same tokens (and saves a call per token); elsewhere
+  // it would not (`İ` lowercases to two code points, the second not a word character).
+  const ascii = ASCII.test(text);
+  const source = ascii ? text.toLowerCase() : text;
+  for (const m of source.matchAll(TOKEN_PATTERN)) {
     length++;
-    const t = m[0].toLowerCase();
+    const t = ascii ? m[0] : m[0].toLowerCase();
     tf.set(t, (tf.get(t) ?? 0) + 1);
   }
   return { length, tf };
 }
 
-/** One segment's postings being built: term → entries (run_key, pos, tf, dl) as varints. */
+/**
+ * One segment's postings being built. Per term, a run contributes one group:
+ * `run_key, n, then n × (pos, tf, dl)`, all unsigned varints.
+ */
 export class SegmentBuilder {
   readonly terms = new Map<string, VarintWriter>();
+  private pending = new Map<string, number[]>();
+  private runKey = -1;
 
-  add(runKey: number, pos: number, dl: number, tf: ReadonlyMap<string, number>): void {
+  beginRun(runKey: number): void {
+    this.runKey = runKey;
+    this.pending = new Map();
+  }
+
+  addDocument(pos: number, dl: number, tf: ReadonlyMap<string, number>): void {
     for (const [term, f] of tf) {
+      const list = this.pending.get(term);
+      if (list) list.push(pos, f, dl);
+      else this.pending.set(term, [pos, f, dl]);
+    }
+  }
+
+  endRun(): void {
+    for (const [term, list] of this.pending) {
       let w = this.terms.get(term);
       if (!w) this.terms.set(term, (w = new VarintWriter()));
-      w.write(runKey);
-      w.write(pos);
-      w.write(f);
-      w.write(dl);
+      w.write(this.runKey);
+      w.write(list.length / 3);
+      for (const n of list) w.write(n);
+    }
+    this.pending = new Map();
+  }
+}
+
+export type PostingVisitor = (runKey: number, pos: number, tf: number, dl: number) => void;
+
+/** Visits the entries of one postings blob; `wantRun` lets a reader skip whole runs it does not need. */
+export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun: (runKey: number) => boolean = () => true): void {
+  let i = 0;
+  const next = (): number => {
+    let n = 0;
+    let shift = 1;
+    for (;;) {
+      const b = data[i++]!;
+      n += (b & 0x7f) * shift;
+      if (b < 0x80) return n;
+      shift *= 128;
+    }
+  };
+  while (i < data.length) {
+    const runKey = next();
+    const count = next();
+    if (!wantRun(runKey)) {
+      for (let k = 0; k < count * 3; k++) next();
+      continue;
+    }
+    for (let k = 0; k < count; k++) {
+      const pos = next();
+      const tf = next();
+      visit(runKey, pos, tf, next());
     }
   }
 }
 
-export interface Posting {
-  readonly runKey: number;
-  readonly pos: number;
-  readonly tf: number;
-  readonly dl: number;
-}
-
-export function decodePostings(data: Uint8Array, visit: (runKey: number, pos: number, tf: number, dl: number) => void): void {
-  const v = readVarints(data);
-  for (let i = 0; i + 3 < v.length; i += 4) visit(v[i]!, v[i + 1]!, v[i + 2]!, v[i + 3]!);
-}
-
-export function encodePostings(entries: readonly Posting[]): Buffer {
-  const w = new VarintWriter(entries.length * 6 + 8);
-  for (const e of entries) {
-    w.write(e.runKey);
-    w.write(e.pos);
-    w.write(e.tf);
-    w.write(e.dl);
+/** Re-encodes groups (used when segments merge). */
+export function encodeGroups(groups: ReadonlyMap<number, number[]>): Buffer {
+  const w = new VarintWriter();
+  for (const [runKey, list] of groups) {
+    w.write(runKey);
+    w.write(list.length / 3);
+    for (const n of list) w.write(n);
   }
   return w.bytes();
 }

@@ -8,7 +8,7 @@ import { MediaLookup } from '../store/media.js';
 import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
-import { decodePostings, encodePostings, SegmentBuilder, termFrequencies, type Posting } from './postings.js';
+import { decodePostings, encodeGroups, SegmentBuilder, termFrequencies } from './postings.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
 export type StoredFields = Array<[string, string, ClipRule]>;
@@ -67,7 +67,8 @@ export function storeFingerprint(store: Store, runs: readonly RunRecord[], reade
 export class IndexSync {
   private readonly reader: SnapshotReader;
   private readonly media: MediaLookup;
-  private readonly q;
+  private readonly metaValue: BetterSqlite3.Statement;
+  private statements: ReturnType<IndexSync['prepareStatements']> | null = null;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -75,22 +76,31 @@ export class IndexSync {
   ) {
     this.reader = new SnapshotReader(store);
     this.media = new MediaLookup(store);
-    this.q = {
-      meta: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
+    this.metaValue = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
+  }
+
+  /** Statements for updating, prepared only when there is something to update. */
+  private get q(): ReturnType<IndexSync['prepareStatements']> {
+    return (this.statements ??= this.prepareStatements());
+  }
+
+  private prepareStatements() {
+    const db = this.db;
+    return {
       putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       runs: db.prepare('SELECT * FROM runs'),
       deleteRun: db.prepare('DELETE FROM runs WHERE run_key = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
       insertRun: db.prepare(
         `INSERT INTO runs (run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, ord, snap_count, snap_max_seq,
-           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]')`,
+           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]', '[]')`,
       ),
       updateRunMeta: db.prepare(
         'UPDATE runs SET store_rowid = ?, conversation_id = ?, parent_run_id = ?, agent_name = ?, started_at = ?, ord = ?, snap_count = ?, snap_max_seq = ? WHERE run_key = ?',
       ),
       updateRunRecord: db.prepare(
-        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ? WHERE run_key = ?',
+        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ?, unknown = ? WHERE run_key = ?',
       ),
       updateAttribution: db.prepare(
         'UPDATE runs SET start_all = ?, start_conv = ?, dl_full = ?, dl_all = ?, dl_conv = ? WHERE run_key = ?',
@@ -114,11 +124,12 @@ export class IndexSync {
       ).pluck(),
       insertPosting: db.prepare('INSERT INTO postings (term, seg, data) VALUES (?, ?, ?)'),
       segments: db.prepare('SELECT COUNT(DISTINCT seg) FROM runs').pluck(),
+      unknownOfRun: db.prepare('SELECT unknown_parts FROM messages WHERE run_key = ? AND unknown_parts IS NOT NULL ORDER BY pos').pluck(),
     };
   }
 
   private meta(key: string): string | undefined {
-    return this.q.meta.get(key) as string | undefined;
+    return this.metaValue.get(key) as string | undefined;
   }
 
   /** Fast check whether the index already reflects the store. */
@@ -241,13 +252,20 @@ export class IndexSync {
 
     const from = resumed ? replayer.firstChanged : 0;
     this.q.deleteMessages.run(ex.run_key, from);
+    builder.beginRun(ex.run_key);
     for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
       const { length, tf } = termFrequencies(indexText(fieldsFromJson(t.fields)));
-      builder.add(ex.run_key, t.pos, length, tf);
+      builder.addDocument(t.pos, length, tf);
     }
     const fresh = replayer.freshMessages(from);
     fresh.forEach((m, i) => this.insertMessage(ex.run_key, from + i, m, builder));
-    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), ex.run_key);
+    builder.endRun();
+    // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
+    const unknown = new Map<string, number>();
+    for (const json of this.q.unknownOfRun.iterate(ex.run_key) as IterableIterator<string>) {
+      for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
+    }
+    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), ex.run_key);
     return { resumed, snapshotsRead: replayer.snapshotsRead };
   }
 
@@ -269,7 +287,7 @@ export class IndexSync {
       JSON.stringify(parts.map((p) => [p.role, p.toolName])),
       JSON.stringify(fields.map((f) => [f.label, f.text, f.clip])),
     );
-    builder.add(runKey, pos, length, tf);
+    builder.addDocument(pos, length, tf);
   }
 
   /**
@@ -319,17 +337,22 @@ export class IndexSync {
   /** Merges every segment's live postings into one; entries of replaced or removed runs are dropped. */
   private compact(segment: number): void {
     const live = new Map((this.db.prepare('SELECT run_key, seg FROM runs').all() as Array<{ run_key: number; seg: number }>).map((r) => [r.run_key, r.seg]));
-    const merged = new Map<string, Posting[]>();
+    const merged = new Map<string, Map<number, number[]>>();
     for (const row of this.db.prepare('SELECT term, seg, data FROM postings').iterate() as IterableIterator<{ term: string; seg: number; data: Buffer }>) {
-      let list = merged.get(row.term);
-      decodePostings(row.data, (runKey, pos, tf, dl) => {
-        if (live.get(runKey) !== row.seg) return;
-        if (!list) merged.set(row.term, (list = []));
-        list.push({ runKey, pos, tf, dl });
-      });
+      let groups = merged.get(row.term);
+      decodePostings(
+        row.data,
+        (runKey, pos, tf, dl) => {
+          if (!groups) merged.set(row.term, (groups = new Map()));
+          const g = groups.get(runKey);
+          if (g) g.push(pos, tf, dl);
+          else groups.set(runKey, [pos, tf, dl]);
+        },
+        (runKey) => live.get(runKey) === row.seg,
+      );
     }
     this.db.exec('DELETE FROM postings');
-    for (const [term, list] of merged) this.q.insertPosting.run(term, segment, encodePostings(list));
+    for (const [term, groups] of merged) this.q.insertPosting.run(term, segment, encodeGroups(groups));
     this.db.prepare('UPDATE runs SET seg = ?').run(segment);
     this.q.putMeta.run('next_segment', String(segment + 1));
   }
