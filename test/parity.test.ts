@@ -32,9 +32,12 @@ function parityOver(label: string, storesDir: string): void {
   for (const file of cases(golden)) {
     test(file.slice(golden.length + 1), async () => {
       const c = JSON.parse(readFileSync(file, 'utf8')) as GoldenCase;
-      const r = await runCliAsync(c.args, { cwd: storesDir });
-      assert.equal(r.stdout, c.output + '\n');
-      assert.equal(r.status, c.exit, r.stderr);
+      // through the persistent index (the default) and by replaying the store (--no-index)
+      for (const args of [c.args, [...c.args, '--no-index']]) {
+        const r = await runCliAsync(args, { cwd: storesDir });
+        assert.equal(r.stdout, c.output + '\n', args.join(' '));
+        assert.equal(r.status, c.exit, r.stderr);
+      }
 
       const jsonArgs = c.args.filter((_, i) => c.args[i] !== '--format' && c.args[i - 1] !== '--format');
       const j = await runCliAsync([...jsonArgs, '--json'], { cwd: storesDir });

@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,8 +22,19 @@ export interface CliOptions {
   input?: string;
 }
 
+/** Indexes built by tests go to a private cache, never the user's. */
+export const TEST_CACHE = mkdtempSync(join(tmpdir(), 'convsearch-test-cache-'));
+
 function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', CONVSEARCH_DB: '', ...overrides };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: '',
+    FORCE_COLOR: '',
+    CLICOLOR_FORCE: '',
+    CONVSEARCH_DB: '',
+    XDG_CACHE_HOME: TEST_CACHE,
+    ...overrides,
+  };
   for (const k of Object.keys(env)) if (env[k] === '') delete env[k];
   return env;
 }

@@ -1,0 +1,236 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { simulateRun, textPart, toolCallPart, type JsonObject, type SimStep } from '../../scripts/lib/messages.js';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { rng, Vocabulary } from '../../scripts/bench/synthetic-store.js';
+import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
+import { searchJson } from '../../src/output/json.js';
+import { toolText } from '../../src/output/tool-text.js';
+import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { openStore } from '../../src/store/open.js';
+import { runCliAsync } from '../helpers/cli.js';
+import { tempDir } from '../helpers/stores.js';
+
+const vocab = new Vocabulary(300, rng(3));
+
+/** Writes one scripted run (with random content) through the Python-faithful simulator. */
+function writeRun(w: StepStoreWriter, random: () => number, id: string, conv: string | null, start: Date, history?: JsonObject[]): JsonObject[] {
+  const steps: SimStep[] = [];
+  const n = 1 + Math.floor(random() * 4);
+  for (let s = 0; s < n; s++) {
+    steps.push({
+      parts: [textPart(vocab.text(random, 3 + Math.floor(random() * 8))), toolCallPart('lookup', { q: vocab.text(random, 2) }, `${id}-c${s}`)],
+      results: [{ content: vocab.text(random, 5 + Math.floor(random() * 20)) }],
+    });
+  }
+  steps.push({ parts: [textPart(vocab.text(random, 6))] });
+  if (random() < 0.15) steps[0]!.results = [{ error: 'boom' }];
+  const sim = simulateRun({ runId: id, conversationId: conv, startedAt: start, history, prompt: vocab.text(random, 5), steps });
+  w.writeSimulatedRun(sim);
+  return sim.failed ? sim.lastCompleteMessages : sim.messages;
+}
+
+function sha(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+function randomOptions(random: () => number, runs: Array<{ id: string; conv: string | null }>): SearchOptions {
+  const words = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocab.words[Math.floor(Math.pow(random(), 2) * vocab.words.length)]!);
+  if (random() < 0.1) words.push('user');
+  const pick = runs[Math.floor(random() * runs.length)] ?? { id: 'nope', conv: 'nope' };
+  const kind = Math.floor(random() * 4);
+  return {
+    query: words.join(' '),
+    scope: kind === 1 ? 'conversation' : 'all',
+    conversationId: kind === 1 ? pick.conv ?? 'none' : null,
+    runId: kind === 2 ? pick.id : kind === 3 && random() < 0.5 ? 'missing-run' : null,
+    maxMatches: Math.floor(random() * 6),
+    contextLines: Math.floor(random() * 4),
+    bm25: random() < 0.5 ? DEFAULT_SEARCH.bm25 : { k1: random() * 3, b: random() },
+  };
+}
+
+/** Indexed and replayed searches must agree exactly, in the tool text and in the JSON document. */
+function assertSame(dbPath: string, indexPath: string, options: SearchOptions, label: string): void {
+  const store = openStore(dbPath);
+  try {
+    const indexed = searchStore(store, options, { path: indexPath });
+    const replayed = searchStore(store, options, false);
+    assert.equal(toolText(indexed), toolText(replayed), `${label}: ${JSON.stringify(options)}`);
+    assert.deepEqual(searchJson(indexed), searchJson(replayed), `${label}: ${JSON.stringify(options)}`);
+  } finally {
+    store.close();
+  }
+}
+
+describe('persistent index', () => {
+  test('indexed output equals a fresh replay through appends, prunes, rewrites and deletions (property)', () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const random = rng(seed * 7919);
+      const dir = tempDir();
+      const dbPath = join(dir, 'sessions.db');
+      const indexPath = join(tempDir(), 'idx.db');
+      const w = new StepStoreWriter(dbPath);
+      const runs: Array<{ id: string; conv: string | null }> = [];
+      const histories = new Map<string, JsonObject[]>();
+      let clock = Date.UTC(2026, 0, 1);
+      let nextId = 0;
+      const addRuns = (count: number): void => {
+        for (let i = 0; i < count; i++) {
+          const conv = random() < 0.1 ? null : `conv-${Math.floor(random() * 3)}`;
+          const inherit = conv !== null && histories.has(conv) && random() < 0.6 ? histories.get(conv) : undefined;
+          const id = `run-${seed}-${nextId++}`;
+          clock += 60_000 * (1 + Math.floor(random() * 5));
+          const h = writeRun(w, random, id, conv, new Date(clock), inherit);
+          if (conv !== null) histories.set(conv, h);
+          runs.push({ id, conv });
+        }
+      };
+      const check = (label: string): void => {
+        for (let q = 0; q < 12; q++) assertSame(dbPath, indexPath, randomOptions(random, runs), `seed ${seed} ${label}`);
+      };
+      try {
+        addRuns(4);
+        check('initial build');
+        addRuns(2);
+        check('after appending runs');
+        // new snapshots for an existing run: a copy of its last one with one more message
+        const victim = runs[Math.floor(random() * runs.length)]!;
+        const last = w.db.prepare("SELECT step_index, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1").get(victim.id) as
+          | { step_index: number; timestamp: string; messages: string }
+          | undefined;
+        if (last) {
+          const extra = `{"parts": [{"content": "zzappended ${seed}", "timestamp": "2026-02-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": null, "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
+          w.db
+            .prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)")
+            .run(victim.id, last.step_index + 1, last.timestamp, last.messages.slice(0, -1) + ', ' + extra + ']');
+          check('after appending snapshots');
+        }
+        // prune: keep only the newest snapshot of a run (max_snapshots_per_run)
+        const pruned = runs[Math.floor(random() * runs.length)]!;
+        w.db.prepare('DELETE FROM snapshots WHERE run_id = ? AND seq < (SELECT MAX(seq) FROM snapshots WHERE run_id = ?)').run(pruned.id, pruned.id);
+        check('after pruning a run');
+        // rewrite: replace a run's snapshots with a different history
+        const rewritten = runs[Math.floor(random() * runs.length)]!;
+        w.db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(rewritten.id);
+        check('after deleting a run\'s snapshots');
+        // delete a whole run
+        const gone = runs.splice(Math.floor(random() * runs.length), 1)[0]!;
+        w.db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(gone.id);
+        w.db.prepare('DELETE FROM runs WHERE run_id = ?').run(gone.id);
+        check('after deleting a run');
+        addRuns(2);
+        check('after more threaded runs');
+      } finally {
+        w.close();
+      }
+    }
+  });
+
+  test('a sync touches only what changed', () => {
+    const random = rng(11);
+    const dbPath = join(tempDir(), 'sessions.db');
+    const indexPath = join(tempDir(), 'idx.db');
+    const w = new StepStoreWriter(dbPath);
+    for (let i = 0; i < 5; i++) writeRun(w, random, `r${i}`, 'c', new Date(Date.UTC(2026, 0, 1, i)));
+    const sync = (): ReturnType<typeof openIndexedSource>['report'] => {
+      const store = openStore(dbPath);
+      try {
+        const o = openIndexedSource(store, { path: indexPath });
+        o.db.close();
+        return o.report;
+      } finally {
+        store.close();
+      }
+    };
+    try {
+      assert.equal(sync().runsReplayed, 5);
+      const again = sync();
+      assert.equal(again.upToDate, true);
+      writeRun(w, random, 'r5', 'c', new Date(Date.UTC(2026, 0, 2)));
+      const one = sync();
+      assert.equal(one.runsReplayed, 1);
+      assert.equal(one.runsResumed, 0);
+      const s = w.db.prepare("SELECT run_id, step_index, timestamp, messages FROM snapshots WHERE run_id != 'r5' AND state = 'complete' ORDER BY seq DESC LIMIT 1").get() as { run_id: string; step_index: number; timestamp: string; messages: string };
+      w.db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)").run(s.run_id, s.step_index + 1, s.timestamp, s.messages);
+      const resumed = sync();
+      assert.equal(resumed.runsResumed, 1);
+      assert.equal(resumed.runsReplayed, 0);
+      assert.equal(resumed.snapshotsRead, 1);
+    } finally {
+      w.close();
+    }
+  });
+
+  test('the index file is private, lives outside the store directory, and the store stays byte-identical', async () => {
+    const random = rng(5);
+    const storeDir = tempDir();
+    const dbPath = join(storeDir, 'sessions.db');
+    const w = new StepStoreWriter(dbPath);
+    writeRun(w, random, 'r1', 'c', new Date(Date.UTC(2026, 0, 1)));
+    w.close();
+    const before = sha(dbPath);
+    const cache = tempDir();
+    const r = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'], { env: { XDG_CACHE_HOME: cache } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(sha(dbPath), before);
+    assert.deepEqual(readdirSync(storeDir), ['sessions.db']);
+    const files = readdirSync(join(cache, 'convsearch'));
+    assert.equal(files.length, 1);
+    assert.equal(statSync(join(cache, 'convsearch', files[0]!)).mode & 0o777, 0o600);
+    assert.equal(statSync(join(cache, 'convsearch')).mode & 0o777, 0o700);
+  });
+
+  test('a corrupt or foreign index is rebuilt, never trusted', async () => {
+    const random = rng(9);
+    const a = join(tempDir(), 'a.db');
+    const b = join(tempDir(), 'b.db');
+    for (const [p, word] of [[a, 'alpha'], [b, 'beta']] as const) {
+      const w = new StepStoreWriter(p);
+      writeRun(w, random, `run-${word}`, 'c', new Date(Date.UTC(2026, 0, 1)));
+      w.close();
+    }
+    const indexPath = join(tempDir(), 'shared.index.db');
+    const args = (db: string): string[] => ['search', 'user', 'tool', '--db', db, '--scope', 'all', '--format', 'tool', '--index', indexPath];
+    const expectA = await runCliAsync([...args(a).slice(0, -2), '--no-index']);
+    const expectB = await runCliAsync([...args(b).slice(0, -2), '--no-index']);
+    assert.equal((await runCliAsync(args(a))).stdout, expectA.stdout);
+    // the same index path for another store: rebuilt for that store
+    assert.equal((await runCliAsync(args(b))).stdout, expectB.stdout);
+    // garbage over the index file
+    writeFileSync(indexPath, Buffer.alloc(8192, 0x5a));
+    const r = await runCliAsync(args(a));
+    assert.equal(r.stdout, expectA.stdout);
+    assert.equal(r.status, 0);
+    // a valid SQLite header with corrupt pages
+    const bytes = readFileSync(indexPath);
+    for (let i = 4096; i < bytes.length; i += 97) bytes[i] = 0xff;
+    writeFileSync(indexPath, bytes);
+    const r2 = await runCliAsync(args(a));
+    assert.equal(r2.stdout, expectA.stdout);
+    assert.doesNotMatch(r2.stderr, /\n\s+at /);
+  });
+
+  test('two processes updating the same index at once do not corrupt it', async () => {
+    const random = rng(21);
+    const dbPath = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(dbPath);
+    for (let i = 0; i < 12; i++) writeRun(w, random, `r${i}`, `c${i % 3}`, new Date(Date.UTC(2026, 0, 1, i)));
+    w.close();
+    const indexPath = join(tempDir(), 'idx.db');
+    const args = ['search', 'user', 'lookup', '--db', dbPath, '--scope', 'all', '--format', 'tool', '-m', '50'];
+    const expected = await runCliAsync([...args, '--no-index']);
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all([0, 1, 2, 3].map(() => runCliAsync([...args, '--index', indexPath])));
+      for (const r of results) {
+        assert.equal(r.status, expected.status, r.stderr);
+        assert.equal(r.stdout, expected.stdout);
+      }
+    }
+    const check = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--json', '--index', indexPath]);
+    assert.equal(check.status, 0, check.stderr);
+  });
+});
