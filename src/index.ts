@@ -1,0 +1,13 @@
+/** The convsearch library: open a store read-only, list and replay runs, search. */
+export { openStore, type Store, type OpenMode } from './store/open.js';
+export { StoreError } from './store/errors.js';
+export { listRuns, type RunRecord } from './store/runs.js';
+export { HistorySource, type Warning } from './history/source.js';
+export { replayRun, type RecordMessage, type RunReplay } from './history/replay.js';
+export { summarizeRuns, summarizeConversations, type RunSummary, type ConversationSummary } from './history/listing.js';
+export { search, DEFAULT_SEARCH, type SearchOptions, type SearchOutcome, type Hit, type ExcerptLine } from './search/search.js';
+export { ReplayCorpusSource } from './search/memory-corpus.js';
+export { searchStore, withIndex, openIndexedSource, type IndexChoice } from './index/indexed-search.js';
+export { defaultIndexPath } from './index/location.js';
+export { toolText } from './output/tool-text.js';
+export { searchJson } from './output/json.js';
