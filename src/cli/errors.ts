@@ -1,3 +1,4 @@
+import { escapeInline } from '../output/escape.js';
 import { StoreError } from '../store/errors.js';
 
 export const EXIT_FOUND = 0;
@@ -15,6 +16,6 @@ export function reportError(e: unknown): void {
     message = `database error: ${e.message} (${e.code})`;
   } else if (e instanceof Error) message = `internal error: ${e.message}`;
   else message = `internal error: ${String(e)}`;
-  process.stderr.write(`convsearch: error: ${message.replace(/[\r\n]+/g, ' ')}\n`);
+  process.stderr.write(`convsearch: error: ${escapeInline(message.replace(/[\r\n]+/g, ' '))}\n`);
   process.exitCode = EXIT_ERROR;
 }

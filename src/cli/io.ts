@@ -1,36 +1,55 @@
 import type { Warning } from '../history/source.js';
 import { escapeInline } from '../output/escape.js';
 
-let pipeClosed = false;
+/** Where a command's output goes: a real stream, or nowhere (`-q`). */
+export type OutStream = NodeJS.WriteStream;
+
+const closed = new WeakSet<NodeJS.WriteStream>();
 
 // A reader that goes away (`| head -1`) is not an error: stop writing, keep the exit status.
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') pipeClosed = true;
-  else throw e;
-});
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') closed.add(stream);
+    else throw e;
+  });
+}
+
+export function writeTo(stream: OutStream, text: string): void {
+  if (!closed.has(stream)) stream.write(text);
+}
 
 export function writeOut(text: string): void {
-  if (!pipeClosed) process.stdout.write(text);
+  writeTo(process.stdout, text);
+}
+
+export function writeErr(text: string): void {
+  writeTo(process.stderr, text);
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`convsearch: warning: ${message}\n`);
+  writeErr(`convsearch: warning: ${message}\n`);
 }
 
 /** Counted warnings on stderr, one line per run and kind; details go to the JSON output. */
 export function reportWarnings(warnings: readonly Warning[]): void {
-  const skipped = new Map<string, number>();
+  const skipped = new Map<string, number[]>(); // run -> seqs
   const unknown = new Map<string, Map<string, number>>();
   for (const w of warnings) {
-    if (w.kind === 'unreadable-snapshot') skipped.set(w.runId, (skipped.get(w.runId) ?? 0) + 1);
+    if (w.kind === 'unreadable-snapshot') {
+      const seqs = skipped.get(w.runId);
+      if (seqs) seqs.push(w.seq);
+      else skipped.set(w.runId, [w.seq]);
+    }
     else {
       const m = unknown.get(w.runId) ?? new Map<string, number>();
       m.set(w.partKind, (m.get(w.partKind) ?? 0) + w.count);
       unknown.set(w.runId, m);
     }
   }
-  for (const [run, n] of skipped) {
-    warn(`skipped ${n} unreadable snapshot${n === 1 ? '' : 's'} in run ${escapeInline(run)} (use --json for details)`);
+  for (const [run, seqs] of skipped) {
+    const n = seqs.length;
+    const listed = seqs.slice(0, 10).join(', ') + (n > 10 ? ', ...' : '');
+    warn(`skipped ${n} unreadable snapshot${n === 1 ? '' : 's'} in run ${escapeInline(run)} (seq ${listed}; use --json for details)`);
   }
   for (const [run, kinds] of unknown) {
     for (const [kind, n] of kinds) {

@@ -1,62 +1,151 @@
 import { Command, Option } from 'commander';
-import { HistorySource } from '../history/source.js';
-import { summarizeConversations, summarizeRuns } from '../history/listing.js';
+import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../history/listing.js';
+import { parseInstant } from '../history/timestamps.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { conversationsJson, conversationsTable, runsJson, runsTable } from '../output/listing.js';
-import { openStore } from '../store/open.js';
-import { reportWarnings, writeOut } from './io.js';
-import { dbOption, resolveDb } from './options.js';
+import { escapeInline } from '../output/escape.js';
+import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
+import { terminalWidth } from '../output/width.js';
+import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
+import { reportWarnings, writeErr, writeOut } from './io.js';
+import { colorOption, dbOption, parseLimit, resolveDb } from './options.js';
+import { withSource } from './session.js';
 
 interface ListFlags {
   db?: string;
   json?: boolean;
+  ndjson?: boolean;
   color: ColorChoice;
 }
 
-const colorOption = () => new Option('--color <when>', 'colour: auto, always or never').choices(['auto', 'always', 'never']).default('auto');
+interface RunsFlags extends ListFlags {
+  conversation?: string;
+  agent?: string;
+  since?: string;
+  until?: string;
+  parent?: string;
+  limit?: string;
+  sort: RunSort;
+}
 
-function withSource<T>(flags: ListFlags, fn: (source: HistorySource) => T): T {
-  const store = openStore(resolveDb(flags.db));
-  try {
-    const source = new HistorySource(store);
-    const out = fn(source);
-    reportWarnings(source.warnings());
-    return out;
-  } finally {
-    store.close();
-  }
+function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
+  if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
+  return flags.json ? 'json' : flags.ndjson ? 'ndjson' : null;
+}
+
+function tableStyle(color: ColorChoice) {
+  return { chalk: makeChalk(colorEnabled(color, process.stdout)), width: terminalWidth(process.stdout) };
+}
+
+function instant(flag: string, raw: string | undefined, endOfDay: boolean): number | undefined {
+  if (raw === undefined) return undefined;
+  const t = parseInstant(raw, endOfDay);
+  if (t === null) throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
+  return t;
+}
+
+export function runFilter(f: RunsFlags): RunFilter {
+  return {
+    ...(f.conversation !== undefined ? { conversationId: f.conversation } : {}),
+    ...(f.agent !== undefined ? { agent: f.agent } : {}),
+    ...(f.since !== undefined ? { since: instant('--since', f.since, false) } : {}),
+    ...(f.until !== undefined ? { until: instant('--until', f.until, true) } : {}),
+    ...(f.parent !== undefined ? { parent: f.parent } : {}),
+  };
 }
 
 export function runsCommand(): Command {
   return new Command('runs')
-    .description('list the runs of a store in corpus order (started_at), with replayed message counts')
+    .description('list the runs of a store in corpus order (started_at), with snapshot and replayed message counts')
     .addOption(dbOption())
+    .option('--conversation <id>', "only this conversation's runs")
+    .option('--agent <name>', 'only runs of this agent')
+    .option('--since <date>', 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)')
+    .option('--until <date>', 'only runs started at or before it (a bare date includes that whole day)')
+    .option('--parent <run>', 'only this run and the runs it delegated to, transitively (its delegate tree)')
+    .option('--limit <n>', 'at most n runs (after sorting)')
+    .addOption(new Option('--sort <key>', 'started (corpus order) or messages (most first)').choices(['started', 'messages']).default('started'))
     .option('--json', 'one JSON document (schema_version 1)')
+    .option('--ndjson', 'one JSON event per line: begin, run..., end')
     .addOption(colorOption())
-    .addHelpText('after', '\nExamples:\n  convsearch runs --db sessions.db\n  convsearch runs --json | jq -r \'.runs[] | select(.interrupted_snapshots > 0) | .run_id\'')
-    .action((flags: ListFlags) => {
-      const text = withSource(flags, (source) => {
-        const runs = summarizeRuns(source);
-        return flags.json ? JSON.stringify(runsJson(runs), null, 2) : runsTable(runs, makeChalk(colorEnabled(flags.color, process.stdout)));
+    .addHelpText(
+      'after',
+      `
+Examples:
+  convsearch runs --db sessions.db
+  convsearch runs --conversation conv-42 --since 2025-03-01 --until 2025-03-07
+  convsearch runs --parent run-7f3a               # a run and every sub-agent run it started
+  convsearch runs --sort messages --limit 5
+  convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
+    )
+    .action(async (flags: RunsFlags) => {
+      const format = machineFormat(flags);
+      const filter = runFilter(flags);
+      const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
+      const result = await withSource(flags.db, {}, (source) => {
+        if (filter.parent !== undefined && !source.runs().some((r) => r.runId === filter.parent)) return null;
+        let runs = selectRuns(source.runs(), filter);
+        // corpus order needs no replay to cut: replay only what is shown
+        if (flags.sort === 'started' && limit !== null) runs = runs.slice(0, limit);
+        let summaries = sortRuns(summarizeRuns(source, runs), flags.sort);
+        if (limit !== null) summaries = summaries.slice(0, limit);
+        return { summaries, warnings: source.warnings(summaries.map((s) => s.run.runId)) };
       });
-      writeOut(text + '\n');
+      if (result === null) {
+        writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
+        process.exitCode = EXIT_NOT_FOUND;
+        return;
+      }
+      const { summaries, warnings } = result;
+      if (format === 'json') writeOut(JSON.stringify(runsJson(summaries, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
+      else {
+        const { runsTable } = await import('../output/tables.js');
+        writeOut(runsTable(summaries, tableStyle(flags.color)) + '\n');
+      }
+      reportWarnings(warnings);
+      process.exitCode = EXIT_FOUND;
     });
+}
+
+function runFilterJson(f: RunsFlags): Record<string, unknown> {
+  return {
+    conversation_id: f.conversation ?? null,
+    agent_name: f.agent ?? null,
+    since: f.since ?? null,
+    until: f.until ?? null,
+    parent_run_id: f.parent ?? null,
+  };
 }
 
 export function conversationsCommand(): Command {
   return new Command('conversations')
-    .description('list conversations: their runs, time span and searchable messages')
+    .description('list conversations: their runs, time span, searchable messages and agents')
     .addOption(dbOption())
     .option('--json', 'one JSON document (schema_version 1)')
+    .option('--ndjson', 'one JSON event per line: begin, conversation..., end')
     .addOption(colorOption())
-    .addHelpText('after', '\nExamples:\n  convsearch conversations --db sessions.db\n  convsearch conversations --json | jq -r \'.conversations[].conversation_id\'')
-    .action((flags: ListFlags) => {
-      const text = withSource(flags, (source) => {
-        const convs = summarizeConversations(source);
-        return flags.json
-          ? JSON.stringify(conversationsJson(convs), null, 2)
-          : conversationsTable(convs, makeChalk(colorEnabled(flags.color, process.stdout)));
-      });
-      writeOut(text + '\n');
+    .addHelpText(
+      'after',
+      `
+"messages" counts what a search of the conversation covers: inherited history is counted once.
+
+Examples:
+  convsearch conversations --db sessions.db
+  convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
+    )
+    .action(async (flags: ListFlags) => {
+      const format = machineFormat(flags);
+      const { convs, warnings } = await withSource(flags.db, {}, (source) => ({
+        convs: summarizeConversations(source),
+        warnings: source.warnings(),
+      }));
+      if (format === 'json') writeOut(JSON.stringify(conversationsJson(convs, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings).join('\n') + '\n');
+      else {
+        const { conversationsTable } = await import('../output/tables.js');
+        writeOut(conversationsTable(convs, tableStyle(flags.color)) + '\n');
+      }
+      reportWarnings(warnings);
+      process.exitCode = EXIT_FOUND;
     });
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
+import { completeCommand, completionCommand } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
@@ -8,14 +9,28 @@ import { showCommand } from './show-command.js';
 const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
 
 export function buildProgram(): Command {
-  const program = new Command('convsearch')
+  const program: Command = new Command('convsearch')
     .description('Search pydantic-ai-harness step-persistence stores (read-only), with the reference BM25 ranking.')
     .version(version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .addCommand(searchCommand())
     .addCommand(runsCommand())
     .addCommand(conversationsCommand())
-    .addCommand(showCommand());
+    .addCommand(showCommand())
+    .addCommand(completionCommand(() => program))
+    .addCommand(completeCommand(), { hidden: true })
+    .addHelpText(
+      'after',
+      `
+Every command reads the store named by --db, else $CONVSEARCH_DB, else ./sessions.db, and never writes to it.
+
+Examples:
+  convsearch search refund policy --db sessions.db --conversation conv-42
+  convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
+  convsearch runs --since 2025-03-01 --sort messages --limit 10
+  convsearch show run-7f3a --at 12 -C 2
+  convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch`,
+    );
   const exitWith2 = (cmd: Command): void => {
     cmd.exitOverride();
     cmd.configureOutput({ outputError: (str, write) => write(str.startsWith('error:') ? `convsearch: ${str}` : str) });

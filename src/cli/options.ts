@@ -41,3 +41,27 @@ export function parseB(raw: string): number {
   if (!(b >= 0 && b <= 1)) throw new UsageError(`bm25_b must be between 0.0 and 1.0, got ${pyFloatRepr(b)}.`);
   return b;
 }
+
+export function colorOption(): Option {
+  return new Option('--color <when>', 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR')
+    .choices(['auto', 'always', 'never'])
+    .default('auto');
+}
+
+/** Accumulates a repeatable flag; each use may also hold a comma-separated list. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return previous.concat(value.split(',').map((v) => v.trim()).filter((v) => v !== ''));
+}
+
+export function parseScore(flag: string, raw: string): number {
+  const x = parseNumber(flag, raw);
+  if (!Number.isFinite(x)) throw new UsageError(`${flag} expects a finite number, got ${JSON.stringify(raw)}`);
+  return x;
+}
+
+export function parseLimit(flag: string, raw: string): number {
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} is out of range: ${raw}`);
+  return n;
+}

@@ -1,17 +1,21 @@
 import { Command, Option } from 'commander';
+import { isRole, ROLES, type Role } from '../history/roles.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeForTerminal } from '../output/escape.js';
-import { humanText } from '../output/human.js';
-import { searchJson } from '../output/json.js';
+import { humanHits, humanNotice } from '../output/human.js';
+import { searchJson, searchNdjson } from '../output/json.js';
+import { countLines, plainLines } from '../output/plain.js';
+import { outcomeStats, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
-import { searchStore } from '../index/indexed-search.js';
-import type { SearchOptions, SearchOutcome } from '../search/search.js';
-import { openStore } from '../store/open.js';
+import { terminalWidth } from '../output/width.js';
+import { searchStore, type IndexChoice } from '../index/indexed-search.js';
+import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { reportWarnings, warn, writeOut } from './io.js';
-import { dbOption, parseB, parseCount, parseK1, resolveDb } from './options.js';
+import { reportWarnings, warn, writeErr, writeTo, type OutStream } from './io.js';
+import { collect, colorOption, dbOption, parseB, parseCount, parseK1, parseScore } from './options.js';
+import { withStore } from './session.js';
 
-interface SearchFlags {
+export interface SearchFlags {
   db?: string;
   conversation?: string;
   scope?: string;
@@ -22,12 +26,47 @@ interface SearchFlags {
   bm25B: string;
   format?: string;
   json?: boolean;
+  ndjson?: boolean;
+  plain?: boolean;
+  count?: boolean;
+  countBy?: string;
   color: ColorChoice;
+  quiet?: boolean;
+  expectNone?: boolean;
+  expectMin?: string;
+  minScore?: string;
+  role?: string[];
+  tool?: string[];
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
 
-/** Flags → search options, validated in the reference's order (spec §7). */
+export type SearchFormat = 'human' | 'tool' | 'json' | 'ndjson' | 'plain' | 'count';
+
+/** How the outcome is printed and judged: the output side of the flags. */
+export interface OutputPlan {
+  readonly format: SearchFormat;
+  readonly countBy: 'run' | null;
+  readonly quiet: boolean;
+  /** `--expect-none`: hits are a failure, printed to stderr. */
+  readonly expectNone: boolean;
+  /** `--expect-min n`. */
+  readonly expectMin: number | null;
+  readonly color: ColorChoice;
+}
+
+function hitFilter(f: SearchFlags): HitFilter | undefined {
+  const roles = new Set<Role>();
+  for (const r of f.role ?? []) {
+    if (!isRole(r)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got ${JSON.stringify(r)}`);
+    roles.add(r);
+  }
+  const tools = new Set(f.tool ?? []);
+  const minScore = f.minScore === undefined ? null : parseScore('--min-score', f.minScore);
+  return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
+}
+
+/** Flags → search options, validated in the reference's order (spec §7), then convsearch's own filters. */
 export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
   const maxMatches = parseCount('--max-matches', f.maxMatches, 'max_matches');
   const contextLines = parseCount('--context', f.context, 'context_lines');
@@ -46,6 +85,7 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     throw new UsageError('search needs a scope: pass --conversation <id>, --scope all, or --run <id>');
   }
   const scope = f.conversation !== undefined ? 'conversation' : 'all';
+  const filter = hitFilter(f);
   return {
     query: words.join(' '),
     scope,
@@ -54,19 +94,99 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     maxMatches,
     contextLines,
     bm25: { k1, b },
+    ...(filter ? { filter } : {}),
   };
 }
 
-function render(outcome: SearchOutcome, f: SearchFlags): string {
-  if (f.json) return JSON.stringify(searchJson(outcome), null, 2);
-  const format = f.format ?? 'human';
-  if (format === 'tool') {
-    const text = toolText(outcome);
-    // byte-exact for pipes and files (the parity format); a terminal still never gets raw controls
-    return process.stdout.isTTY ? escapeForTerminal(text) : text;
+/** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
+export function outputPlan(f: SearchFlags, options: SearchOptions): OutputPlan {
+  const chosen: Array<[string, SearchFormat]> = [];
+  if (f.format !== undefined) chosen.push([`--format ${f.format}`, f.format as SearchFormat]);
+  if (f.json) chosen.push(['--json', 'json']);
+  if (f.ndjson) chosen.push(['--ndjson', 'ndjson']);
+  if (f.plain) chosen.push(['--plain', 'plain']);
+  if (f.count || f.countBy !== undefined) chosen.push([f.countBy !== undefined ? '--count-by' : '--count', 'count']);
+  const distinct = chosen.filter(([, fmt], i) => chosen.findIndex(([, g]) => g === fmt) === i);
+  if (distinct.length > 1) {
+    throw new UsageError(`${distinct[0]![0]} and ${distinct[1]![0]} ask for different outputs; pass one`);
   }
-  return humanText(outcome, makeChalk(colorEnabled(f.color, process.stdout)));
+  if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
+  const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
+  if (expectMin !== null && expectMin > options.maxMatches) {
+    throw new UsageError(
+      `--expect-min ${expectMin} can never hold: at most --max-matches ${options.maxMatches} hits are selected; raise -m`,
+    );
+  }
+  return {
+    format: distinct[0]?.[1] ?? 'human',
+    countBy: f.countBy === 'run' ? 'run' : null,
+    quiet: Boolean(f.quiet),
+    expectNone: Boolean(f.expectNone),
+    expectMin,
+    color: f.color,
+  };
 }
+
+function indexChoice(f: SearchFlags): IndexChoice {
+  return f.index === false ? false : f.index === undefined ? {} : { path: f.index };
+}
+
+/** Prints the outcome in the planned format (nothing with `-q`). */
+function print(outcome: SearchOutcome, plan: OutputPlan): void {
+  if (plan.quiet) return;
+  const out: OutStream = plan.expectNone ? process.stderr : process.stdout;
+  const lines = (ls: string[]): void => {
+    if (ls.length) writeTo(out, ls.join('\n') + '\n');
+  };
+  switch (plan.format) {
+    case 'tool': {
+      const text = toolText(outcome);
+      // byte-exact for pipes and files (the parity format); a terminal still never gets raw controls
+      writeTo(out, (out.isTTY ? escapeForTerminal(text) : text) + '\n');
+      break;
+    }
+    case 'json':
+      writeTo(out, JSON.stringify(searchJson(outcome), null, 2) + '\n');
+      break;
+    case 'ndjson':
+      lines(searchNdjson(outcome));
+      break;
+    case 'plain':
+      lines(plainLines(outcome));
+      break;
+    case 'count':
+      lines(countLines(outcome, plan.countBy));
+      break;
+    case 'human': {
+      const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
+      if (text) writeTo(out, text + '\n');
+      const notice = humanNotice(outcome);
+      if (notice !== null) writeErr(notice + '\n');
+      break;
+    }
+  }
+  reportWarnings(outcome.warnings);
+  if (plan.format === 'human') writeErr(summaryLine(outcome) + '\n');
+}
+
+/** The exit status of a search under the plan (0 found / expectation met, 1 otherwise). */
+export function exitStatus(hits: number, plan: OutputPlan): number {
+  if (plan.expectNone) return hits === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+  if (plan.expectMin !== null) return hits >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
+  return hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+}
+
+function judge(outcome: SearchOutcome, plan: OutputPlan): void {
+  const hits = outcomeStats(outcome).hits;
+  const status = exitStatus(hits, plan);
+  if (status !== EXIT_FOUND && !plan.quiet) {
+    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+  }
+  process.exitCode = status;
+}
+
+const ROLE_HELP = `only messages with a part of this role count as hits: ${ROLES.join(', ')} (repeatable, or comma-separated)`;
 
 export function searchCommand(): Command {
   return new Command('search')
@@ -76,38 +196,55 @@ export function searchCommand(): Command {
     .option('--conversation <id>', "search this conversation's runs (the reference's default scope)")
     .addOption(new Option('--scope <scope>', 'all: every run in the store').choices(['all', 'conversation']))
     .option('--run <id>', "search only this run's full record")
-    .option('-m, --max-matches <n>', 'most excerpts to print', '10')
+    .option('-m, --max-matches <n>', 'most hits to select', '10')
     .option('-C, --context <n>', 'messages of context around each hit', '5')
     .option('--bm25-k1 <x>', 'BM25 term-frequency saturation', '1.5')
     .option('--bm25-b <x>', 'BM25 length normalization, 0..1', '0.75')
-    .addOption(new Option('--format <format>', 'output format').choices(['human', 'tool']).default('human'))
-    .option('--json', 'one JSON document with every hit (schema_version 1)')
-    .addOption(new Option('--color <when>', 'colour: auto, always or never').choices(['auto', 'always', 'never']).default('auto'))
     .option('--index <path>', 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)')
     .option('--no-index', 'replay the store for this search instead of using the index (same results, slower)')
+    .optionsGroup('Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):')
+    .option('--role <role>', ROLE_HELP, collect)
+    .option('--tool <name>', 'only messages with a tool call, tool return or retry of this tool count (repeatable)', collect)
+    .option('--min-score <x>', 'only hits scoring at least x count')
+    .optionsGroup('Output:')
+    .addOption(new Option('--format <format>', 'human (default), tool (the reference text, byte for byte), json, ndjson or plain').choices(['human', 'tool', 'json', 'ndjson', 'plain']))
+    .option('--json', 'one JSON document (schema_version 1)')
+    .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
+    .option('--plain', 'one line per hit: run_id:message_index:score:text')
+    .option('--count', 'print the number of hits')
+    .addOption(new Option('--count-by <key>', 'print run_id:hits per run (implies --count)').choices(['run']))
+    .addOption(colorOption())
+    .optionsGroup('Checks (exit status 0 when they hold, 1 when not, 2 on errors):')
+    .option('-q, --quiet', 'print nothing; only set the exit status')
+    .option('--expect-none', 'fail (exit 1) when any hit is found; the hits go to stderr')
+    .option('--expect-min <n>', 'fail (exit 1) unless at least n hits are found')
     .addHelpText(
       'after',
       `
-Exit status: 0 when at least one hit is printed, 1 when nothing matched, 2 on an error.
+Exit status: 0 when at least one hit is selected, 1 when none is, 2 on an error.
+With --expect-none: 0 when no hit is found, 1 when any is. With --expect-min n: 0 when at least n are.
 
 Examples:
   convsearch search refund idempotency --db sessions.db --conversation conv-42
   convsearch search "connection pool" --scope all --max-matches 3 --context 1
   convsearch search timeout --run run-7f3a --format tool
-  convsearch search billing --scope all --json | jq -r '.hits[].run_id'`,
+  convsearch search billing --scope all --json | jq -r '.hits[].run_id'
+  convsearch search refund --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3'
+  convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
+  convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
     )
-    .action((words: string[], flags: SearchFlags) => {
+    .action(async (words: string[], flags: SearchFlags) => {
       const options = searchOptions(words, flags);
-      const store = openStore(resolveDb(flags.db));
-      try {
-        const outcome = searchStore(store, options, flags.index === false ? false : { path: flags.index }, {
-          onFallback: (reason) => warn(`index unavailable, searching without it: ${reason}`),
-        });
-        writeOut(render(outcome, flags) + '\n');
-        reportWarnings(outcome.warnings);
-        process.exitCode = outcome.kind === 'found' && outcome.hits.length > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
-      } finally {
-        store.close();
-      }
+      const plan = outputPlan(flags, options);
+      const outcome = await withStore(flags.db, { quiet: plan.quiet }, (store, onProgress) =>
+        searchStore(store, options, indexChoice(flags), {
+          onProgress,
+          onFallback: (reason) => {
+            if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
+          },
+        }),
+      );
+      print(outcome, plan);
+      judge(outcome, plan);
     });
 }

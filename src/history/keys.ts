@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isArray, isObject, PyFloat, PyInt, type JsonObject, type JsonValue } from './json-value.js';
 import type { Message } from './messages.js';
 
@@ -59,8 +59,9 @@ function canonModel(obj: JsonObject, out: string[], skip?: Set<string>): void {
     if ((k === 'state' && v === 'complete') || (k === 'outcome' && v === 'success')) continue;
     out.push(k, '=');
     if (k === 'usage' && isObject(v)) canonModel(v, out);
-    else if (k === 'content' && isArray(v)) {
-      // user-prompt content items are typed models too
+    else if (k === 'data' && typeof v === 'string' && obj.get('kind') === 'binary') out.push(JSON.stringify(canonicalBase64(v)));
+    else if (k === 'content' && isArray(v) && obj.get('part_kind') === 'user-prompt') {
+      // user-prompt content items are typed models too (tool-return content stays free-form)
       out.push('[');
       for (const item of v) {
         if (isObject(item)) canonModel(item, out);
@@ -75,7 +76,8 @@ function canonModel(obj: JsonObject, out: string[], skip?: Set<string>): void {
 }
 
 function digest(parts: string[]): string {
-  return createHash('sha1').update(parts.join('')).digest('base64');
+  // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
+  return hash('sha1', parts.join(''), 'base64');
 }
 
 export function messageKeys(m: Message): MessageKeys {

@@ -145,11 +145,10 @@ export class RunReplayer {
     }
     const ranges = reused > 0 ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1])) : splitTopLevelArray(value);
     const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : [];
-    const withMarkers = mayHaveMarkers(value);
     for (let i = reused; i < ranges.length; i++) {
       const [s, e] = ranges[i]!;
       let json: JsonValue = parseJson(value, s, e);
-      if (withMarkers && mayHaveMarkers(value.slice(s, e))) json = restoreMedia(json, this.media);
+      if (mayHaveMarkers(value.slice(s, e))) json = restoreMedia(json, this.media);
       const message = toMessage(json, i);
       elements.push({ message, summary: isSummaryArtifact(message), keys: messageKeys(message) });
     }

@@ -16,7 +16,8 @@ function isSummaryMetadata(v: JsonValue | undefined): boolean {
 export function isSummaryArtifact(m: Message): boolean {
   if (m.kind !== 'request') return false;
   const metadata = m.raw.get('metadata');
-  const flattenedMarker = isObject(metadata) && metadata.get(SUMMARY_MARKER_KEY) === true;
+  // Decision (§3.1): the flattened form's request metadata must equal the marker exactly, like the TextContent's
+  const flattenedMarker = isSummaryMetadata(metadata);
   for (const p of m.parts) {
     const kind = p.get('part_kind');
     const content = p.get('content');

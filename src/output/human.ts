@@ -1,55 +1,144 @@
 import type { ChalkInstance } from 'chalk';
+import type { PartRole } from '../history/roles.js';
+import { compactTimestamp } from '../history/timestamps.js';
+import type { ClippedField } from '../render/clip.js';
+import { codePointSlice } from '../render/python.js';
 import { formatScore1f } from '../render/python.js';
-import type { Hit, SearchOutcome } from '../search/search.js';
-import { TOKEN_PATTERN } from '../search/tokenize.js';
-import { queryTokens } from '../search/tokenize.js';
+import type { ExcerptLine, Hit, SearchOutcome } from '../search/search.js';
+import { queryTokens, TOKEN_PATTERN } from '../search/tokenize.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
+import { displayWidth, wrapLine } from './width.js';
 
-/** Escapes store text and highlights every token that is a query term, as the tokenizer sees it. */
-export function highlight(text: string, terms: ReadonlySet<string>, c: ChalkInstance): string {
-  if (terms.size === 0 || c.level === 0) return escapeForTerminal(text);
-  let out = '';
-  let last = 0;
-  for (const m of text.matchAll(TOKEN_PATTERN)) {
-    if (!terms.has(m[0].toLowerCase())) continue;
-    out += escapeForTerminal(text.slice(last, m.index)) + c.bold.red(escapeForTerminal(m[0]));
-    last = m.index! + m[0].length;
-  }
-  return out + escapeForTerminal(text.slice(last));
+export interface HumanStyle {
+  readonly chalk: ChalkInstance;
+  /** Columns to wrap to; null leaves lines as they are (not a terminal). */
+  readonly width: number | null;
 }
 
-function hitHeader(h: Hit, c: ChalkInstance): string {
-  const parts = [
+/** UTF-16 spans of the tokens of `text` that are query terms (the tokenizer's view of the whole text). */
+function termSpans(text: string, terms: ReadonlySet<string>): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  if (terms.size === 0) return spans;
+  for (const m of text.matchAll(TOKEN_PATTERN)) {
+    if (terms.has(m[0].toLowerCase())) spans.push([m.index!, m.index! + m[0].length]);
+  }
+  return spans;
+}
+
+/** `text[from, to)` escaped, with the parts inside `spans` highlighted. */
+function paint(text: string, from: number, to: number, spans: ReadonlyArray<[number, number]>, c: ChalkInstance): string {
+  let out = '';
+  let at = from;
+  for (const [s0, e0] of spans) {
+    const s = Math.max(s0, from);
+    const e = Math.min(e0, to);
+    if (e <= s) continue;
+    out += escapeForTerminal(text.slice(at, s)) + c.bold.red(escapeForTerminal(text.slice(s, e)));
+    at = e;
+  }
+  return out + escapeForTerminal(text.slice(at, to));
+}
+
+/**
+ * Escapes store text and highlights every token that is a query term, as the tokenizer sees it
+ * (whole tokens, case-insensitive).
+ */
+export function highlight(text: string, terms: ReadonlySet<string>, c: ChalkInstance): string {
+  if (c.level === 0) return escapeForTerminal(text);
+  return paint(text, 0, text.length, termSpans(text, terms), c);
+}
+
+/**
+ * One clipped field: highlighting is decided on the whole field (a token cut by the window edge is
+ * still the token it was), and the clipped sides show `…`.
+ */
+export function clippedField(f: ClippedField, terms: ReadonlySet<string>, c: ChalkInstance): string {
+  const full = f.label + f.text;
+  const spans = c.level === 0 ? [] : termSpans(full, terms);
+  const from = f.label.length + codePointSlice(f.text, 0, f.start).length;
+  const to = from + f.body.length;
+  return (
+    paint(full, 0, f.label.length, spans, c) +
+    (f.cutStart ? c.dim('…') : '') +
+    paint(full, from, to, spans, c) +
+    (f.cutEnd ? c.dim('…') : '')
+  );
+}
+
+/** `assistant, tool-call refund_payment`: the distinct roles (with tool names) of a hit's parts. */
+export function partsLabel(parts: readonly PartRole[]): string {
+  const seen = new Set<string>();
+  for (const p of parts) seen.add(p.toolName !== null ? `${p.role} ${escapeInline(p.toolName)}` : p.role);
+  return [...seen].join(', ') || 'no text';
+}
+
+/** Joins segments with ` · `, starting a new row (indented) where the next one would pass `width`. */
+function joinSegments(segments: readonly string[], sep: string, width: number | null, indent: string): string {
+  if (width === null) return segments.join(sep);
+  const rows: string[] = [];
+  let row = '';
+  let w = 0;
+  const widthOf = displayWidth;
+  const sepW = widthOf(sep);
+  for (const s of segments) {
+    const sw = widthOf(s);
+    if (row !== '' && w + sepW + sw > width) {
+      rows.push(row);
+      row = indent + s;
+      w = widthOf(indent) + sw;
+    } else {
+      row = row === '' ? s : row + sep + s;
+      w += (w === 0 ? 0 : sepW) + sw;
+    }
+  }
+  rows.push(row);
+  return rows.map((r) => wrapLine(r, width, indent).join('\n')).join('\n');
+}
+
+function hitHeader(h: Hit, style: HumanStyle): string {
+  const c = style.chalk;
+  const segments = [
     c.bold(`#${h.rank}`),
     c.yellow(`score ${formatScore1f(h.score)}`),
     c.cyan(`run ${escapeInline(h.run.runId)}`),
     h.run.conversationId === null ? c.dim('no conversation') : c.magenta(`conversation ${escapeInline(h.run.conversationId)}`),
-    `message [${h.messageIndex}]`,
   ];
-  if (h.run.agentName) parts.splice(4, 0, c.blue(`agent ${escapeInline(h.run.agentName)}`));
-  return parts.join(c.dim(' · '));
+  if (h.run.agentName !== null) segments.push(c.blue(`agent ${escapeInline(h.run.agentName)}`));
+  segments.push(c.bold(`[${h.messageIndex}] ${partsLabel(h.parts)}`));
+  if (h.timestamp !== null) segments.push(c.dim(escapeInline(compactTimestamp(h.timestamp))));
+  return joinSegments(segments, c.dim(' · '), style.width, '   ');
 }
 
-function excerptLines(h: Hit, terms: ReadonlySet<string>, c: ChalkInstance): string[] {
+function lineBody(line: ExcerptLine, terms: ReadonlySet<string>, c: ChalkInstance): string {
+  if (line.fields.length === 0) return c.dim('[no text content]');
+  return line.fields.map((f) => clippedField(f, terms, c)).join('\n');
+}
+
+function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): string[] {
+  const c = style.chalk;
   const out: string[] = [];
   for (const line of h.excerpt) {
-    const marker = line.hit ? c.green('>') : ' ';
     const number = `[${line.index}]`;
+    const prefix = `${line.hit ? c.green('>') : ' '} ${line.hit ? c.bold(number) : c.dim(number)} `;
     const indent = ' '.repeat(number.length + 3);
-    const body = line.text === '' ? c.dim('[no text content]') : highlight(line.text, terms, c);
-    const rows = body.split('\n');
-    const styled = line.hit ? rows : rows.map((r) => c.dim(r));
-    out.push(`${marker} ${line.hit ? c.bold(number) : c.dim(number)} ${styled[0]}`);
-    for (const r of styled.slice(1)) out.push(indent + r);
+    const rows = lineBody(line, terms, c).split('\n');
+    rows.forEach((r, k) => {
+      const text = r === '' ? (k === 0 ? prefix.trimEnd() : '') : (k === 0 ? prefix : indent) + (line.hit ? r : c.dim(r));
+      out.push(...(style.width === null ? [text] : wrapLine(text, style.width, indent)));
+    });
   }
   return out;
 }
 
-/** The terminal rendering of a search: a header per hit, the hit line marked, context dimmed. */
-export function humanText(outcome: SearchOutcome, c: ChalkInstance): string {
-  if (outcome.kind !== 'found') return escapeForTerminal(toolText(outcome));
+/** The hits of a search for a terminal: a header per hit, the hit line marked, context dimmed. Empty without hits. */
+export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
+  if (outcome.kind !== 'found') return '';
   const terms = new Set(queryTokens(outcome.options.query));
-  const blocks = outcome.hits.map((h) => [hitHeader(h, c), ...excerptLines(h, terms, c)].join('\n'));
-  return blocks.join('\n\n');
+  return outcome.hits.map((h) => [hitHeader(h, style), ...excerptLines(h, terms, style)].join('\n')).join('\n\n');
+}
+
+/** For an outcome without hits: the reference's reply text, escaped (the notice goes to stderr). */
+export function humanNotice(outcome: SearchOutcome): string | null {
+  return outcome.kind === 'found' ? null : escapeForTerminal(toolText(outcome));
 }

@@ -1,38 +1,98 @@
-import type { SearchOutcome } from '../search/search.js';
 import type { Warning } from '../history/source.js';
+import type { Hit, SearchOutcome } from '../search/search.js';
+import { outcomeStats } from './stats.js';
+import { toolText } from './tool-text.js';
 
+/** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
 
-export function warningJson(w: Warning): Record<string, unknown> {
+type Json = Record<string, unknown>;
+
+export function warningJson(w: Warning): Json {
   return w.kind === 'unreadable-snapshot'
     ? { kind: w.kind, run_id: w.runId, seq: w.seq, reason: w.reason }
     : { kind: w.kind, run_id: w.runId, part_kind: w.partKind, count: w.count };
 }
 
-/** The `--json` document for a search: every printer consumes the same outcome. */
-export function searchJson(outcome: SearchOutcome): Record<string, unknown> {
-  const o = outcome.options;
-  const total = outcome.kind === 'found' || outcome.kind === 'no-matches' ? outcome.total : 0;
-  const hits =
-    outcome.kind === 'found'
-      ? outcome.hits.map((h) => ({
-          rank: h.rank,
-          score: h.score,
-          run_id: h.run.runId,
-          conversation_id: h.run.conversationId,
-          message_index: h.messageIndex,
-          text: h.text,
-          excerpt: h.excerpt.map((l) => ({ index: l.index, text: l.text, hit: l.hit })),
-        }))
-      : [];
+/** One `--ndjson` line: `{"type", "schema_version", "data"}`. */
+export function ndjsonEvent(type: string, data: Json): string {
+  return JSON.stringify({ type, schema_version: SCHEMA_VERSION, data });
+}
+
+export function hitJson(h: Hit): Json {
   return {
-    schema_version: SCHEMA_VERSION,
+    rank: h.rank,
+    score: h.score,
+    run_id: h.run.runId,
+    conversation_id: h.run.conversationId,
+    agent_name: h.run.agentName,
+    message_index: h.messageIndex,
+    roles: [...new Set(h.parts.map((p) => p.role))],
+    timestamp: h.timestamp,
+    first_seq: h.firstSeq,
+    first_step: h.firstStep,
+    text: h.text,
+    parts: h.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
+    excerpt: h.excerpt.map((l) => ({ index: l.index, text: l.text, hit: l.hit })),
+  };
+}
+
+function searchParams(outcome: SearchOutcome): Json {
+  const o = outcome.options;
+  return {
     query: o.query,
     scope: o.scope,
     conversation_id: o.scope === 'conversation' ? o.conversationId : null,
     run_id: o.runId,
-    total_messages: total,
-    hits,
+    max_matches: o.maxMatches,
+    context_lines: o.contextLines,
+    bm25_k1: o.bm25.k1,
+    bm25_b: o.bm25.b,
+    filters: {
+      roles: [...(o.filter?.roles ?? [])],
+      tools: [...(o.filter?.tools ?? [])],
+      min_score: o.filter?.minScore ?? null,
+    },
+  };
+}
+
+function endData(outcome: SearchOutcome): Json {
+  return {
+    outcome: outcome.kind,
+    // the reference's reply when nothing was found (`No matches for ...`); null with hits
+    message: outcome.kind === 'found' ? null : toolText(outcome),
+    total_messages: outcomeStats(outcome).messages,
     warnings: outcome.warnings.map(warningJson),
   };
+}
+
+function summaryData(outcome: SearchOutcome): Json {
+  const s = outcomeStats(outcome);
+  return { hits: s.hits, messages: s.messages, runs: s.runs, skipped_snapshots: s.skippedSnapshots };
+}
+
+/** The `--json` document for a search: every printer consumes the same outcome. */
+export function searchJson(outcome: SearchOutcome): Json {
+  const params = searchParams(outcome);
+  const end = endData(outcome);
+  return {
+    schema_version: SCHEMA_VERSION,
+    ...params,
+    outcome: end.outcome,
+    message: end.message,
+    total_messages: end.total_messages,
+    hits: outcome.kind === 'found' ? outcome.hits.map(hitJson) : [],
+    summary: summaryData(outcome),
+    warnings: end.warnings,
+  };
+}
+
+/** The `--ndjson` events for a search: begin, one hit per line, end, summary. */
+export function searchNdjson(outcome: SearchOutcome): string[] {
+  return [
+    ndjsonEvent('begin', searchParams(outcome)),
+    ...(outcome.kind === 'found' ? outcome.hits.map((h) => ndjsonEvent('hit', hitJson(h))) : []),
+    ndjsonEvent('end', endData(outcome)),
+    ndjsonEvent('summary', summaryData(outcome)),
+  ];
 }

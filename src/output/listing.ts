@@ -1,10 +1,10 @@
-import Table from 'cli-table3';
-import type { ChalkInstance } from 'chalk';
 import type { ConversationSummary, RunSummary } from '../history/listing.js';
-import { SCHEMA_VERSION } from './json.js';
-import { escapeInline } from './escape.js';
+import type { Warning } from '../history/source.js';
+import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
 
-export function runJson(s: RunSummary): Record<string, unknown> {
+type Json = Record<string, unknown>;
+
+export function runJson(s: RunSummary): Json {
   return {
     run_id: s.run.runId,
     conversation_id: s.run.conversationId,
@@ -14,53 +14,41 @@ export function runJson(s: RunSummary): Record<string, unknown> {
     snapshots: s.snapshots,
     interrupted_snapshots: s.interruptedSnapshots,
     messages: s.messages,
+    last_step: s.lastStep,
   };
 }
 
-export function runsJson(runs: readonly RunSummary[]): Record<string, unknown> {
-  return { schema_version: SCHEMA_VERSION, runs: runs.map(runJson) };
-}
-
-export function conversationsJson(convs: readonly ConversationSummary[]): Record<string, unknown> {
+export function conversationJson(c: ConversationSummary): Json {
   return {
-    schema_version: SCHEMA_VERSION,
-    conversations: convs.map((c) => ({
-      conversation_id: c.conversationId,
-      runs: c.runs,
-      first_started_at: c.firstStartedAt,
-      last_started_at: c.lastStartedAt,
-      messages: c.messages,
-      agents: c.agents,
-    })),
+    conversation_id: c.conversationId,
+    runs: c.runs,
+    first_started_at: c.firstStartedAt,
+    last_started_at: c.lastStartedAt,
+    messages: c.messages,
+    agents: c.agents,
   };
 }
 
-const cell = (v: string | null, c: ChalkInstance): string => (v === null ? c.dim('-') : escapeInline(v));
-
-function table(head: string[], c: ChalkInstance): Table.Table {
-  return new Table({ head: head.map((h) => c.bold(h)), style: { head: [], border: [] } });
+export function runsJson(runs: readonly RunSummary[], warnings: readonly Warning[]): Json {
+  return { schema_version: SCHEMA_VERSION, runs: runs.map(runJson), warnings: warnings.map(warningJson) };
 }
 
-export function runsTable(runs: readonly RunSummary[], c: ChalkInstance): string {
-  const t = table(['run', 'conversation', 'agent', 'parent', 'started', 'snapshots', 'messages'], c);
-  for (const s of runs) {
-    const snaps = s.interruptedSnapshots ? `${s.snapshots} (+${s.interruptedSnapshots} interrupted)` : String(s.snapshots);
-    t.push([cell(s.run.runId, c), cell(s.run.conversationId, c), cell(s.run.agentName, c), cell(s.run.parentRunId, c), escapeInline(s.run.startedAt), snaps, String(s.messages)]);
-  }
-  return t.toString();
+export function runsNdjson(runs: readonly RunSummary[], warnings: readonly Warning[], params: Json): string[] {
+  return [
+    ndjsonEvent('begin', params),
+    ...runs.map((r) => ndjsonEvent('run', runJson(r))),
+    ndjsonEvent('end', { runs: runs.length, warnings: warnings.map(warningJson) }),
+  ];
 }
 
-export function conversationsTable(convs: readonly ConversationSummary[], c: ChalkInstance): string {
-  const t = table(['conversation', 'runs', 'first started', 'last started', 'messages', 'agents'], c);
-  for (const v of convs) {
-    t.push([
-      v.conversationId === null ? c.dim('(none)') : escapeInline(v.conversationId),
-      String(v.runs),
-      escapeInline(v.firstStartedAt),
-      escapeInline(v.lastStartedAt),
-      String(v.messages),
-      v.agents.map(escapeInline).join(', ') || c.dim('-'),
-    ]);
-  }
-  return t.toString();
+export function conversationsJson(convs: readonly ConversationSummary[], warnings: readonly Warning[]): Json {
+  return { schema_version: SCHEMA_VERSION, conversations: convs.map(conversationJson), warnings: warnings.map(warningJson) };
+}
+
+export function conversationsNdjson(convs: readonly ConversationSummary[], warnings: readonly Warning[]): string[] {
+  return [
+    ndjsonEvent('begin', {}),
+    ...convs.map((c) => ndjsonEvent('conversation', conversationJson(c))),
+    ndjsonEvent('end', { conversations: convs.length, warnings: warnings.map(warningJson) }),
+  ];
 }

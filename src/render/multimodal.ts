@@ -1,5 +1,5 @@
-import { isArray, isObject, type JsonObject, type JsonValue } from '../history/json-value.js';
-import { pyRepr, pyStrRepr } from './python.js';
+import { type JsonObject, type JsonValue } from '../history/json-value.js';
+import { pyRepr, pyReprWith } from './python.js';
 
 const URL_CLASSES: Record<string, string> = {
   'image-url': 'ImageUrl',
@@ -75,14 +75,8 @@ function multimodalRepr(v: JsonObject): string {
 
 /** Python `repr()` of tool-return content after pydantic-ai validation: multimodal dicts become objects. */
 export function toolContentRepr(v: JsonValue): string {
-  if (isArray(v)) return '[' + v.map(toolContentRepr).join(', ') + ']';
-  if (isObject(v)) {
-    if (isMultimodal(v)) return multimodalRepr(v);
-    const items: string[] = [];
-    for (const [k, x] of v) items.push(`${pyStrRepr(k)}: ${toolContentRepr(x)}`);
-    return '{' + items.join(', ') + '}';
-  }
-  return pyRepr(v);
+  // iterative (store content may nest thousands of levels deep)
+  return pyReprWith(v, (m) => (isMultimodal(m) ? multimodalRepr(m) : null));
 }
 
 /** Python `str()` of tool-return content. */

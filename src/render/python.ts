@@ -178,12 +178,20 @@ type Frame =
  * Serialize with Python's container syntax (`[a, b]`, `{k: v}`), iteratively so that deep nesting
  * cannot overflow the JS stack.
  */
-function serialize(root: JsonValue, scalar: (v: JsonValue) => string, key: (k: string) => string): string {
+function serialize(
+  root: JsonValue,
+  scalar: (v: JsonValue) => string,
+  key: (k: string) => string,
+  leaf?: (v: Map<string, JsonValue>) => string | null,
+): string {
   let out = '';
   const stack: Frame[] = [];
   let v = root;
   for (;;) {
-    if (Array.isArray(v)) {
+    const whole = leaf !== undefined && v instanceof Map ? leaf(v) : null;
+    if (whole !== null) {
+      out += whole;
+    } else if (Array.isArray(v)) {
       if (v.length === 0) {
         out += '[]';
       } else {
@@ -254,6 +262,11 @@ function jsonScalar(v: JsonValue): string {
 /** Python `repr()` of the value `json.loads` would produce. */
 export function pyRepr(v: JsonValue): string {
   return serialize(v, reprScalar, pyStrRepr);
+}
+
+/** `repr()` where `leaf` may print a whole dict its own way (pydantic-ai objects re-hydrated from dicts). */
+export function pyReprWith(v: JsonValue, leaf: (v: Map<string, JsonValue>) => string | null): string {
+  return serialize(v, reprScalar, pyStrRepr, leaf);
 }
 
 /** Python `str()`: strings as-is, everything else as its repr. */

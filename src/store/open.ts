@@ -45,11 +45,91 @@ function hasSqliteHeader(path: string): boolean {
   }
 }
 
+/** SQLite messages can quote schema text from a damaged file, newlines included; a StoreError is one line. */
+function oneLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
 function nonEmpty(path: string): boolean {
   try {
     return statSync(path).size > 0;
   } catch {
     return false;
+  }
+}
+
+interface Opened {
+  readonly db: BetterSqlite3.Database;
+  readonly schema: StoreSchema;
+  readonly mode: OpenMode;
+  readonly cleanup: () => void;
+}
+
+/** Existence and identity of the side files: a change means a writer connected or disconnected. */
+function sideFiles(realPath: string): string {
+  return ['-wal', '-shm']
+    .map((suffix) => {
+      try {
+        const st = statSync(realPath + suffix);
+        return `${st.ino}:${st.size > 0 ? 1 : 0}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('/');
+}
+
+/** Failures that a writer connecting or disconnecting at the same moment can cause. */
+function isTransient(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && /^(SQLITE_(BUSY|CANTOPEN|PROTOCOL|READONLY_(CANTINIT|RECOVERY))|ENOENT)/.test(code);
+}
+
+/** Why one open attempt failed: opening the file, or reading it (schema probe). */
+class OpenFailure {
+  constructor(
+    readonly phase: 'open' | 'read',
+    readonly error: unknown,
+  ) {}
+}
+
+function openOnce(inputPath: string, realPath: string): Opened {
+  const wal = `${realPath}-wal`;
+  const shm = `${realPath}-shm`;
+  let db: BetterSqlite3.Database;
+  let mode: OpenMode;
+  let cleanup = (): void => {};
+  try {
+    if (!nonEmpty(wal)) {
+      mode = 'immutable';
+      db = new Database(fileUri(realPath, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
+    } else if (existsSync(shm)) {
+      mode = 'wal-in-place';
+      db = new Database(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
+    } else {
+      mode = 'private-copy';
+      const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
+      cleanup = () => rmSync(dir, { recursive: true, force: true });
+      const copy = join(dir, basename(realPath));
+      copyFileSync(realPath, copy);
+      copyFileSync(wal, `${copy}-wal`);
+      db = new Database(fileUri(copy, 'mode=ro'), { readonly: true, fileMustExist: true });
+    }
+  } catch (e) {
+    cleanup();
+    throw new OpenFailure('open', e);
+  }
+  try {
+    // One read transaction for the whole session: every query of a command sees the same committed
+    // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
+    // away under us). It starts with the schema probe's first read.
+    db.exec('BEGIN');
+    return { db, schema: probeSchema(db, inputPath), mode, cleanup };
+  } catch (e) {
+    db.close();
+    cleanup();
+    if (e instanceof StoreError) throw e;
+    throw new OpenFailure('read', e);
   }
 }
 
@@ -82,40 +162,24 @@ export function openStore(inputPath: string): Store {
   if (!header) throw new StoreError(`${inputPath}: not an SQLite database`);
 
   const realPath = realpathSync(path);
-  const wal = `${realPath}-wal`;
-  const shm = `${realPath}-shm`;
-  let db: BetterSqlite3.Database;
-  let mode: OpenMode;
-  let cleanup = (): void => {};
-  try {
-    if (!nonEmpty(wal)) {
-      mode = 'immutable';
-      db = new Database(fileUri(realPath, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
-    } else if (existsSync(shm)) {
-      mode = 'wal-in-place';
-      db = new Database(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
-    } else {
-      mode = 'private-copy';
-      const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
-      cleanup = () => rmSync(dir, { recursive: true, force: true });
-      const copy = join(dir, basename(realPath));
-      copyFileSync(realPath, copy);
-      copyFileSync(wal, `${copy}-wal`);
-      db = new Database(fileUri(copy, 'mode=ro'), { readonly: true, fileMustExist: true });
+  // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
+  // Python store's path mode does so for every call): an open that fails then is tried again.
+  let opened: Opened;
+  for (let attempt = 1; ; attempt++) {
+    const before = sideFiles(realPath);
+    try {
+      opened = openOnce(inputPath, realPath);
+      break;
+    } catch (e) {
+      if (!(e instanceof OpenFailure)) throw e;
+      if (attempt >= 8 || (!isTransient(e.error) && sideFiles(realPath) === before)) {
+        const what = e.phase === 'open' ? 'cannot open as SQLite' : 'not a readable SQLite database';
+        throw new StoreError(`${inputPath}: ${what} (${oneLine(e.error)})`);
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * attempt);
     }
-  } catch (e) {
-    cleanup();
-    throw new StoreError(`${inputPath}: cannot open as SQLite (${(e as Error).message})`);
   }
-  let schema: StoreSchema;
-  try {
-    schema = probeSchema(db, inputPath);
-  } catch (e) {
-    db.close();
-    cleanup();
-    if (e instanceof StoreError) throw e;
-    throw new StoreError(`${inputPath}: not a readable SQLite database (${(e as Error).message})`);
-  }
+  const { db, schema, mode, cleanup } = opened;
   let closed = false;
   return {
     path: inputPath,

@@ -17,13 +17,14 @@ const optionalText = (v: unknown): v is string | null => v === null || typeof v 
 export function listRuns(store: Store): RunRecord[] {
   const rows = store.db
     .prepare(
-      'SELECT rowid AS rowid, run_id, conversation_id, parent_run_id, agent_name, started_at FROM runs ORDER BY started_at ASC, rowid ASC',
+      'SELECT rowid AS rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM runs ORDER BY started_at ASC, rowid ASC',
     )
     .all() as Array<Record<string, unknown>>;
   return rows.map((r) => {
     if (
       typeof r.run_id !== 'string' ||
       typeof r.started_at !== 'string' ||
+      typeof r.metadata !== 'string' || // not read, but the reference rejects a non-text metadata column too
       !optionalText(r.conversation_id) ||
       !optionalText(r.parent_run_id) ||
       !optionalText(r.agent_name)

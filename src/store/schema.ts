@@ -8,7 +8,7 @@ export interface StoreSchema {
   readonly hasMedia: boolean;
 }
 
-const RUN_COLUMNS = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at'];
+const RUN_COLUMNS = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'metadata', 'started_at'];
 const SNAPSHOT_COLUMNS = ['seq', 'run_id', 'step_index', 'timestamp', 'messages'];
 
 function columns(db: BetterSqlite3.Database, table: string): Set<string> {

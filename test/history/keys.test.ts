@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { binaryContent, request, response, textPart, toolReturnPart, userPromptPart } from '../../scripts/lib/messages.js';
+import { parseJson } from '../../src/history/json-parse.js';
+import { messageKeys } from '../../src/history/keys.js';
+import { toMessage, unknownPartKinds } from '../../src/history/messages.js';
+import { indexText } from '../../src/render/fields.js';
+import { renderMessage } from '../../src/render/message.js';
+import { at, dumps, parseMessage } from '../helpers/stores.js';
+
+const user = (content: string, ts = at(1)) => request([userPromptPart(content, { timestamp: ts })]);
+
+test('the loose key ignores message timestamp, run_id, conversation_id and instructions', () => {
+  const a = user('hi');
+  const b = { ...user('hi'), timestamp: '2026-05-05T00:00:00Z', run_id: 'r9', conversation_id: 'c9', instructions: 'be nice' };
+  assert.equal(messageKeys(parseMessage(a)).loose, messageKeys(parseMessage(b)).loose);
+  assert.equal(messageKeys(parseMessage(a)).strict, messageKeys(parseMessage(b)).strict);
+  const r1 = response([textPart('x')], { timestamp: at(1), runId: 'a' });
+  const r2 = response([textPart('x')], { timestamp: at(2), runId: 'b', conversationId: 'c' });
+  assert.equal(messageKeys(parseMessage(r1)).loose, messageKeys(parseMessage(r2)).loose);
+});
+
+test('part timestamps and other fields still count', () => {
+  assert.notEqual(messageKeys(parseMessage(user('hi', at(1)))).loose, messageKeys(parseMessage(user('hi', at(2)))).loose);
+  assert.notEqual(messageKeys(parseMessage(user('hi'))).loose, messageKeys(parseMessage(user('ho'))).loose);
+  const meta = { ...user('hi'), metadata: { k: 'v' } };
+  assert.notEqual(messageKeys(parseMessage(user('hi'))).loose, messageKeys(parseMessage(meta)).loose);
+});
+
+test('field order, absent defaults and the base64 alphabet do not change the key', () => {
+  const text = dumps([user('hi')]);
+  const reordered = '[{"kind": "request", "parts": [{"part_kind": "user-prompt", "timestamp": "2026-01-02T03:04:06Z", "content": "hi"}]}]';
+  const k1 = messageKeys(toMessage((parseJson(text) as unknown[])[0] as never, 0));
+  const k2 = messageKeys(toMessage((parseJson(reordered) as unknown[])[0] as never, 0));
+  assert.equal(k1.loose, k2.loose);
+
+  const bin = (data: string) => {
+    const part = toolReturnPart('t', [{ ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], 'c1', { timestamp: at(1) });
+    return parseMessage(request([part]));
+  };
+  assert.equal(messageKeys(bin('-__-')).loose, messageKeys(bin('+//+')).loose, 'URL-safe and standard base64 of the same bytes');
+  assert.notEqual(messageKeys(bin('-__-')).loose, messageKeys(bin('AAAA')).loose);
+});
+
+test('unknown part kinds render nothing but stay in the key', () => {
+  const plain = request([userPromptPart('hello', { timestamp: at(1) })]);
+  const withUnknown = { ...plain, parts: [...(plain.parts as object[]), { part_kind: 'future-thing', content: 'SECRETWORD' }] };
+  const m = parseMessage(withUnknown);
+  assert.equal(indexText(renderMessage(m)), 'User: hello');
+  assert.deepEqual(unknownPartKinds(m), ['future-thing']);
+  assert.notEqual(messageKeys(m).loose, messageKeys(parseMessage(plain)).loose);
+  const other = { ...plain, parts: [...(plain.parts as object[]), { part_kind: 'future-thing', content: 'OTHER' }] };
+  assert.notEqual(messageKeys(m).loose, messageKeys(parseMessage(other)).loose);
+  // a response part kind that only exists on requests is unknown there
+  const resp = response([textPart('a'), { part_kind: 'user-prompt', content: 'x' }], { timestamp: at(1) });
+  assert.deepEqual(unknownPartKinds(parseMessage(resp)), ['user-prompt']);
+});
+
+test('a binary in a user prompt keys the same from either base64 alphabet (inline vs restored from media)', () => {
+  const bin = (data: string) =>
+    parseMessage(request([userPromptPart(['look', { ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], { timestamp: at(1) })]));
+  assert.equal(messageKeys(bin('-__-')).loose, messageKeys(bin('+//+')).loose);
+  assert.notEqual(messageKeys(bin('-__-')).loose, messageKeys(bin('AAAA')).loose);
+});
+
+test('dicts inside tool-return content are free-form: key order and null values count', () => {
+  const ret = (content: string) =>
+    toMessage((parseJson(`[{"parts": [{"tool_name": "t", "content": ${content}, "tool_call_id": "c1", "part_kind": "tool-return", "timestamp": "2026-01-02T03:04:06Z"}], "kind": "request"}]`) as never[])[0]!, 0);
+  assert.notEqual(messageKeys(ret('[{"a": 1, "b": 2}]')).loose, messageKeys(ret('[{"b": 2, "a": 1}]')).loose);
+  assert.notEqual(messageKeys(ret('[{"a": null}]')).loose, messageKeys(ret('[{}]')).loose);
+  assert.notEqual(messageKeys(ret('{"a": 1, "b": 2}')).loose, messageKeys(ret('{"b": 2, "a": 1}')).loose);
+  assert.equal(messageKeys(ret('[{"a": 1}]')).loose, messageKeys(ret('[{"a": 1}]')).loose);
+});
