@@ -1,4 +1,4 @@
-import { DEFAULT_BM25, rankBm25, type Bm25Params, type Ranked } from './bm25.js';
+import { DEFAULT_BM25, rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
 import { partsMatch, type PartFilter, type PartRole } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
@@ -103,7 +103,11 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   const ranked = rankBm25(corpus.termStats(terms), terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
   const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options);
-  return { ...base, kind: 'found', total, hits, ranking };
+  const outcome = { ...base, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
+  // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
+  let full: RankedHit[] | null = null;
+  Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
+  return outcome;
 }
 
 /**
@@ -112,23 +116,29 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
  */
 function selectWindows(
   corpus: Corpus,
-  ranked: readonly Ranked[],
+  ranked: RankedList,
   terms: ReadonlySet<string>,
   o: SearchOptions,
-): { hits: Hit[]; ranking: RankedHit[] } {
+): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
-  const ranking: RankedHit[] = [];
+  const consumed: RankedHit[] = [];
   const filter = o.filter && !isEmptyFilter(o.filter) ? o.filter : null;
-  let full = false;
-  for (const { doc, score } of ranked) {
+  const order = ranked[Symbol.iterator]();
+  const entry = (doc: number, score: number, emit: boolean, eligible: boolean): RankedHit => {
+    const { section: si, position } = ids.locate(doc);
+    return { run: corpus.sections[si]!.run, messageIndex: position, score, shown: emit, eligible };
+  };
+  while (hits.length < o.maxMatches) {
+    const next = order.next();
+    if (next.done) break;
+    const { doc, score } = next.value;
     const { section: si, position } = ids.locate(doc);
     const section = corpus.sections[si]!;
-    if (hits.length === o.maxMatches) full = true;
     const eligible = !filter || accepts(filter, corpus.document(si, position).parts, score);
-    const emit = !full && eligible && !shown.has(doc);
-    ranking.push({ run: section.run, messageIndex: position, score, shown: emit, eligible });
+    const emit = eligible && !shown.has(doc);
+    consumed.push(entry(doc, score, emit, eligible));
     if (!emit) continue;
     const start = Math.max(section.start, position - o.contextLines);
     const end = Math.min(section.end, position + o.contextLines + 1);
@@ -153,6 +163,16 @@ function selectWindows(
       firstStep: d.firstStep,
     });
   }
+  // the rest of the ranking, past the last window: never shown
+  const ranking = (): RankedHit[] => {
+    const rest: RankedHit[] = [];
+    for (let next = order.next(); !next.done; next = order.next()) {
+      const { doc, score } = next.value;
+      const { section: si, position } = ids.locate(doc);
+      rest.push(entry(doc, score, false, !filter || accepts(filter, corpus.document(si, position).parts, score)));
+    }
+    return consumed.concat(rest);
+  };
   return { hits, ranking };
 }
 
