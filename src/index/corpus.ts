@@ -6,6 +6,7 @@ import type { TermStats } from '../search/bm25.js';
 import { inScope, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
 import type { RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
+import { readVarints } from './varint.js';
 import { fieldsFromJson } from './sync.js';
 import { indexText } from '../render/fields.js';
 
@@ -26,12 +27,15 @@ interface IndexRunRow {
   seg: number;
   skipped: string;
   unknown: string;
+  lengths: Buffer;
 }
 
 interface IndexedSection extends SectionView {
   readonly runKey: number;
   readonly seg: number;
   readonly docLengthSum: number;
+  /** Document lengths by position (varints). */
+  readonly lengths: Uint8Array;
 }
 
 /** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
@@ -39,6 +43,7 @@ class IndexCorpus implements Corpus {
   private readonly byRunKey = new Map<number, number>();
   private readonly firsts: number[] = [];
   private readonly docs = new Map<string, DocumentText>();
+  private readonly lengthCache = new Map<number, number[]>();
 
   constructor(
     private readonly q: IndexQueries,
@@ -67,13 +72,13 @@ class IndexCorpus implements Corpus {
       for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
         decodePostings(
           row.data,
-          (runKey, pos, tf, dl) => {
+          (runKey, pos, tf) => {
             const si = this.byRunKey.get(runKey)!;
             const s = this.sections[si]!;
             if (pos < s.start || pos >= s.end) return;
             const doc = this.firsts[si]! + pos - s.start;
             list.push([doc, tf]);
-            lengths.set(doc, dl);
+            lengths.set(doc, this.lengthsOf(si)[pos]!);
           },
           // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
           (runKey) => {
@@ -86,6 +91,12 @@ class IndexCorpus implements Corpus {
       postings.set(term, list);
     }
     return { n, totalLength: total, docLength: (d) => lengths.get(d)!, postings: (t) => postings.get(t) ?? [] };
+  }
+
+  private lengthsOf(section: number): number[] {
+    let l = this.lengthCache.get(section);
+    if (!l) this.lengthCache.set(section, (l = readVarints(this.sections[section]!.lengths)));
+    return l;
   }
 
   document(section: number, position: number): DocumentText {
@@ -125,7 +136,7 @@ export class IndexCorpusSource implements CorpusSource {
       postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
       document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
       runs: db.prepare(
-        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown FROM runs ORDER BY ord',
+        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown, lengths FROM runs ORDER BY ord',
       ),
     };
   }
@@ -148,7 +159,7 @@ export class IndexCorpusSource implements CorpusSource {
       warnings.push(...this.warningsOf(row));
       const [start, docLengthSum] =
         scope.runId !== null ? [0, row.dl_full] : scope.scope === 'conversation' ? [row.start_conv, row.dl_conv] : [row.start_all, row.dl_all];
-      if (start < row.len) sections.push({ run, start, end: row.len, runKey: row.run_key, seg: row.seg, docLengthSum });
+      if (start < row.len) sections.push({ run, start, end: row.len, runKey: row.run_key, seg: row.seg, docLengthSum, lengths: row.lengths });
     }
     return new IndexCorpus(this.q, sections, warnings);
   }

@@ -51,6 +51,8 @@ export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: Corp
     } catch (e) {
       opened?.db.close();
       opened = null;
+      // the store changed under a read in place: its error is not the index's (the caller reads again)
+      if (!store.unchanged()) throw e;
       if (isCorruption(e) && attempt === 0) {
         removeIndexFiles(path);
         continue;

@@ -1,5 +1,5 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-4';
+export const INDEX_FORMAT = 'convsearch-index-5';
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS runs (
   dl_conv INTEGER NOT NULL,
   seg INTEGER NOT NULL,
   skipped TEXT NOT NULL,
-  unknown TEXT NOT NULL
+  unknown TEXT NOT NULL,
+  lengths BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS messages (
   run_key INTEGER NOT NULL,

@@ -5,10 +5,11 @@ import { unknownPartKinds } from '../history/messages.js';
 import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
 import { renderRecordMessage } from '../search/corpus.js';
 import { MediaLookup } from '../store/media.js';
+import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
-import { decodePostings, encodeGroups, SegmentBuilder, termFrequencies } from './postings.js';
+import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder, termFrequencies } from './postings.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
 export type StoredFields = Array<[string, string, ClipRule]>;
@@ -93,14 +94,14 @@ export class IndexSync {
       deleteMessages: db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
       insertRun: db.prepare(
         `INSERT INTO runs (run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, ord, snap_count, snap_max_seq,
-           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]', '[]')`,
+           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown, lengths)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]', '[]', x'')`,
       ),
       updateRunMeta: db.prepare(
         'UPDATE runs SET store_rowid = ?, conversation_id = ?, parent_run_id = ?, agent_name = ?, started_at = ?, ord = ?, snap_count = ?, snap_max_seq = ? WHERE run_key = ?',
       ),
       updateRunRecord: db.prepare(
-        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ?, unknown = ? WHERE run_key = ?',
+        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ?, unknown = ?, lengths = ? WHERE run_key = ?',
       ),
       updateAttribution: db.prepare(
         'UPDATE runs SET start_all = ?, start_conv = ?, dl_full = ?, dl_all = ?, dl_conv = ? WHERE run_key = ?',
@@ -151,6 +152,8 @@ export class IndexSync {
       }
       const report = this.apply(runs, onProgress);
       this.q.putMeta.run('fingerprint', fingerprint);
+      // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
+      if (!this.store.unchanged()) throw new StoreError(`${this.store.path}: the store changed while it was indexed`);
       this.db.exec('COMMIT');
       return report;
     } catch (e) {
@@ -253,23 +256,25 @@ export class IndexSync {
     const from = resumed ? replayer.firstChanged : 0;
     this.q.deleteMessages.run(ex.run_key, from);
     builder.beginRun(ex.run_key);
+    const lengths: number[] = [];
     for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
-      const { length, tf } = termFrequencies(indexText(fieldsFromJson(t.fields)));
-      builder.addDocument(t.pos, length, tf);
+      builder.addDocument(t.pos, termFrequencies(indexText(fieldsFromJson(t.fields))).tf);
+      lengths.push(t.dl);
     }
     const fresh = replayer.freshMessages(from);
-    fresh.forEach((m, i) => this.insertMessage(ex.run_key, from + i, m, builder));
+    fresh.forEach((m, i) => lengths.push(this.insertMessage(ex.run_key, from + i, m, builder)));
     builder.endRun();
     // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
     const unknown = new Map<string, number>();
     for (const json of this.q.unknownOfRun.iterate(ex.run_key) as IterableIterator<string>) {
       for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
     }
-    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), ex.run_key);
+    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
     return { resumed, snapshotsRead: replayer.snapshotsRead };
   }
 
-  private insertMessage(runKey: number, pos: number, m: RecordMessage, builder: SegmentBuilder): void {
+  /** Stores one replayed message and adds it to the segment; returns its document length. */
+  private insertMessage(runKey: number, pos: number, m: RecordMessage, builder: SegmentBuilder): number {
     const { fields, text, parts, timestamp } = renderRecordMessage(m);
     const { length, tf } = termFrequencies(text);
     const unknown = unknownPartKinds(m.message);
@@ -287,7 +292,8 @@ export class IndexSync {
       JSON.stringify(parts.map((p) => [p.role, p.toolName])),
       JSON.stringify(fields.map((f) => [f.label, f.text, f.clip])),
     );
-    builder.addDocument(pos, length, tf);
+    builder.addDocument(pos, tf);
+    return length;
   }
 
   /**
@@ -342,11 +348,11 @@ export class IndexSync {
       let groups = merged.get(row.term);
       decodePostings(
         row.data,
-        (runKey, pos, tf, dl) => {
+        (runKey, pos, tf) => {
           if (!groups) merged.set(row.term, (groups = new Map()));
           const g = groups.get(runKey);
-          if (g) g.push(pos, tf, dl);
-          else groups.set(runKey, [pos, tf, dl]);
+          if (g) g.push(pos, tf);
+          else groups.set(runKey, [pos, tf]);
         },
         (runKey) => live.get(runKey) === row.seg,
       );
