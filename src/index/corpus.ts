@@ -4,28 +4,20 @@ import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { TermStats } from '../search/bm25.js';
 import { inScope, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
-import type { RunRecord } from '../store/runs.js';
+import { runRecord, type RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
+import type { IndexRunIdentity } from './schema.js';
 import { readVarints } from './varint.js';
 import { fieldsFromJson } from './sync.js';
 import { indexText } from '../render/fields.js';
 
-interface IndexRunRow {
-  run_key: number;
-  run_id: string;
-  store_rowid: number;
-  conversation_id: string | null;
-  parent_run_id: string | null;
-  agent_name: string | null;
-  started_at: string;
+interface IndexRunRow extends IndexRunIdentity {
   len: number;
   start_all: number;
   start_conv: number;
   dl_full: number;
   dl_all: number;
   dl_conv: number;
-  seg: number;
-  skipped: string;
   unknown: string;
   lengths: Buffer;
 }
@@ -180,12 +172,5 @@ export class IndexCorpusSource implements CorpusSource {
 }
 
 function toRunRecord(r: IndexRunRow): RunRecord {
-  return {
-    runId: r.run_id,
-    conversationId: r.conversation_id,
-    parentRunId: r.parent_run_id,
-    agentName: r.agent_name,
-    startedAt: r.started_at,
-    rowid: r.store_rowid,
-  };
+  return runRecord({ ...r, rowid: r.store_rowid });
 }

@@ -46,3 +46,16 @@ CREATE INDEX IF NOT EXISTS messages_strict ON messages(strict_key);
 CREATE TABLE IF NOT EXISTS postings (term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS postings_term ON postings(term, seg);
 `;
+
+/** The `runs` columns that mirror the store's run record. */
+export interface IndexRunIdentity {
+  run_key: number;
+  run_id: string;
+  store_rowid: number;
+  conversation_id: string | null;
+  parent_run_id: string | null;
+  agent_name: string | null;
+  started_at: string;
+  seg: number;
+  skipped: string;
+}

@@ -9,6 +9,7 @@ import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
+import type { IndexRunIdentity } from './schema.js';
 import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder, termFrequencies } from './postings.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
@@ -29,21 +30,12 @@ export interface SyncReport {
 
 export type SyncProgress = (done: number, total: number) => void;
 
-interface IndexedRun {
-  run_key: number;
-  run_id: string;
-  store_rowid: number;
-  conversation_id: string | null;
-  parent_run_id: string | null;
-  agent_name: string | null;
-  started_at: string;
+interface IndexedRun extends IndexRunIdentity {
   ord: number;
   snap_count: number;
   snap_max_seq: number;
   complete_count: number;
   complete_max_seq: number;
-  seg: number;
-  skipped: string;
 }
 
 /** Segments beyond this are merged into one, so a query reads few rows per term. */

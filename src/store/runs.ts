@@ -32,13 +32,27 @@ export function listRuns(store: Store): RunRecord[] {
       // The reference fails the whole call on such a row ('run row has wrong types').
       throw new StoreError(`${store.path}: runs row ${String(r.rowid)} has wrong types (run_id ${JSON.stringify(String(r.run_id))})`);
     }
-    return {
-      runId: r.run_id,
-      conversationId: r.conversation_id,
-      parentRunId: r.parent_run_id,
-      agentName: r.agent_name,
-      startedAt: r.started_at,
-      rowid: Number(r.rowid),
-    };
+    return runRecord({ ...r, rowid: Number(r.rowid) } as RunColumns);
   });
+}
+
+/** The columns of a runs row that a run record holds (the store's and the index's rows share them). */
+export interface RunColumns {
+  run_id: string;
+  conversation_id: string | null;
+  parent_run_id: string | null;
+  agent_name: string | null;
+  started_at: string;
+  rowid: number;
+}
+
+export function runRecord(r: RunColumns): RunRecord {
+  return {
+    runId: r.run_id,
+    conversationId: r.conversation_id,
+    parentRunId: r.parent_run_id,
+    agentName: r.agent_name,
+    startedAt: r.started_at,
+    rowid: r.rowid,
+  };
 }
