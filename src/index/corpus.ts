@@ -3,24 +3,33 @@ import type { SkippedSnapshot } from '../history/replay.js';
 import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { TermStats } from '../search/bm25.js';
-import { inScope, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
-import { runRecord, type RunRecord } from '../store/runs.js';
+import { type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
+import type { RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
-import type { IndexRunIdentity } from './schema.js';
 import { readVarints } from './varint.js';
 import { fieldsFromJson } from './sync.js';
 import { indexText } from '../render/fields.js';
 
-interface IndexRunRow extends IndexRunIdentity {
-  len: number;
-  start_all: number;
-  start_conv: number;
-  dl_full: number;
-  dl_all: number;
-  dl_conv: number;
-  unknown: string;
-  lengths: Buffer;
-}
+/** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
+type CachedRun = [
+  runKey: number,
+  runId: string,
+  storeRowid: number,
+  conversationId: string | null,
+  parentRunId: string | null,
+  agentName: string | null,
+  startedAt: string,
+  len: number,
+  startAll: number,
+  startConv: number,
+  dlFull: number,
+  dlAll: number,
+  dlConv: number,
+  seg: number,
+  warn: number,
+  lengthsOffset: number,
+  lengthsSize: number,
+];
 
 interface IndexedSection extends SectionView {
   readonly runKey: number;
@@ -115,49 +124,64 @@ class IndexCorpus implements Corpus {
 interface IndexQueries {
   readonly postings: BetterSqlite3.Statement;
   readonly document: BetterSqlite3.Statement;
-  readonly runs: BetterSqlite3.Statement;
+  readonly cache: BetterSqlite3.Statement;
+  readonly warnings: BetterSqlite3.Statement;
 }
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */
 export class IndexCorpusSource implements CorpusSource {
   private readonly q: IndexQueries;
-  private runRows: IndexRunRow[] | null = null;
+  private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
 
   constructor(db: BetterSqlite3.Database) {
     this.q = {
       postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
       document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
-      runs: db.prepare(
-        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown, lengths FROM runs ORDER BY ord',
-      ),
+      cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
+      warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
     };
   }
 
-  private rows(): IndexRunRow[] {
-    return (this.runRows ??= this.q.runs.all() as IndexRunRow[]);
+  private cache(): { runs: CachedRun[]; lengths: Buffer } {
+    if (!this.cached) {
+      const row = this.q.cache.get() as { runs: string; lengths: Buffer } | undefined;
+      this.cached = row ? { runs: JSON.parse(row.runs) as CachedRun[], lengths: row.lengths } : { runs: [], lengths: Buffer.alloc(0) };
+    }
+    return this.cached;
   }
 
   /** Runs in corpus order, as the store lists them. */
   runs(): RunRecord[] {
-    return this.rows().map(toRunRecord);
+    return this.cache().runs.map(toRunRecord);
   }
 
   corpus(scope: ScopeFilter): Corpus {
+    const { runs, lengths } = this.cache();
     const sections: IndexedSection[] = [];
     const warnings: Warning[] = [];
-    for (const row of this.rows()) {
-      const run = toRunRecord(row);
-      if (!inScope(run, scope)) continue;
-      warnings.push(...this.warningsOf(row));
-      const [start, docLengthSum] =
-        scope.runId !== null ? [0, row.dl_full] : scope.scope === 'conversation' ? [row.start_conv, row.dl_conv] : [row.start_all, row.dl_all];
-      if (start < row.len) sections.push({ run, start, end: row.len, runKey: row.run_key, seg: row.seg, docLengthSum, lengths: row.lengths });
+    for (const r of runs) {
+      // scope test on the raw entry: only in-scope runs become records
+      if (scope.scope === 'conversation' && r[3] !== scope.conversationId) continue;
+      if (scope.runId !== null && r[1] !== scope.runId) continue;
+      if (r[14]) warnings.push(...this.warningsOf(r[0]));
+      const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
+      if (start < r[7]) {
+        sections.push({
+          run: toRunRecord(r),
+          start,
+          end: r[7],
+          runKey: r[0],
+          seg: r[13],
+          docLengthSum,
+          lengths: lengths.subarray(r[15], r[15] + r[16]),
+        });
+      }
     }
     return new IndexCorpus(this.q, sections, warnings);
   }
 
-  private warningsOf(row: IndexRunRow): Warning[] {
-    if (row.skipped === '[]' && row.unknown === '[]') return [];
+  private warningsOf(runKey: number): Warning[] {
+    const row = this.q.warnings.get(runKey) as { run_id: string; skipped: string; unknown: string };
     const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
       kind: 'unreadable-snapshot' as const,
       runId: s.runId,
@@ -171,6 +195,6 @@ export class IndexCorpusSource implements CorpusSource {
   }
 }
 
-function toRunRecord(r: IndexRunRow): RunRecord {
-  return runRecord({ ...r, rowid: r.store_rowid });
+function toRunRecord(r: CachedRun): RunRecord {
+  return { runId: r[1], conversationId: r[3], parentRunId: r[4], agentName: r[5], startedAt: r[6], rowid: r[2] };
 }

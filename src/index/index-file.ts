@@ -30,7 +30,7 @@ function createEmpty(path: string): void {
 }
 
 function wipe(db: BetterSqlite3.Database): void {
-  db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings;');
+  db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache;');
 }
 
 /** The common case: an index of this format for this store already exists; no write, no DDL. */

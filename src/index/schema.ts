@@ -1,5 +1,5 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-5';
+export const INDEX_FORMAT = 'convsearch-index-6';
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS messages_pos ON messages(run_key, pos);
 CREATE INDEX IF NOT EXISTS messages_strict ON messages(strict_key);
+CREATE TABLE IF NOT EXISTS corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS postings (term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS postings_term ON postings(term, seg);
 `;
@@ -59,3 +60,24 @@ export interface IndexRunIdentity {
   seg: number;
   skipped: string;
 }
+
+/**
+ * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
+ * (the run has warnings to report) and the offset and size of its document lengths in `corpus_cache.lengths`.
+ */
+export const CORPUS_RUN_COLUMNS = [
+  'run_key',
+  'run_id',
+  'store_rowid',
+  'conversation_id',
+  'parent_run_id',
+  'agent_name',
+  'started_at',
+  'len',
+  'start_all',
+  'start_conv',
+  'dl_full',
+  'dl_all',
+  'dl_conv',
+  'seg',
+] as const;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { RunReplayer, type RecordMessage, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
 import { unknownPartKinds } from '../history/messages.js';
@@ -9,7 +9,7 @@ import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
-import type { IndexRunIdentity } from './schema.js';
+import { CORPUS_RUN_COLUMNS, type IndexRunIdentity } from './schema.js';
 import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder, termFrequencies } from './postings.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
@@ -45,15 +45,18 @@ const LOOKUP_ATTRIBUTION_LIMIT = 32;
 
 /**
  * Cheap identity of the store's searchable state: snapshot count and last seq (covered by the
- * primary key and idx_snapshots_run), media count, and a digest of the runs rows. Any insert, prune
- * or rewrite changes it; AUTOINCREMENT never reuses a seq.
+ * primary key and idx_snapshots_run), media count, and a digest of the runs rows (column types
+ * included, so a row that turned malformed is noticed). Any insert, prune or rewrite changes it;
+ * AUTOINCREMENT never reuses a seq.
  */
-export function storeFingerprint(store: Store, runs: readonly RunRecord[], reader: SnapshotReader): string {
+export function storeFingerprint(store: Store, reader: SnapshotReader): string {
   const t = reader.totals();
-  const media = store.schema.hasMedia ? (store.db.prepare('SELECT COUNT(*) AS n FROM media').get() as { n: number }).n : -1;
-  const h = createHash('sha1');
-  for (const r of runs) h.update(JSON.stringify([r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt]));
-  return `${t.count}:${t.maxSeq}:${media}:${h.digest('base64')}`;
+  const media = store.schema.hasMedia ? (store.db.prepare('SELECT COUNT(*) FROM media').pluck().get() as number) : -1;
+  const rows = store.db
+    .prepare('SELECT rowid, run_id, conversation_id, parent_run_id, agent_name, started_at, typeof(metadata) FROM runs ORDER BY rowid')
+    .raw()
+    .all();
+  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', JSON.stringify(rows), 'base64')}`;
 }
 
 /** Brings the index up to date with the store, touching only what changed. */
@@ -131,8 +134,7 @@ export class IndexSync {
   }
 
   sync(onProgress?: SyncProgress): SyncReport {
-    const runs = listRuns(this.store);
-    const fingerprint = storeFingerprint(this.store, runs, this.reader);
+    const fingerprint = storeFingerprint(this.store, this.reader);
     const none: SyncReport = { upToDate: true, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false };
     if (this.isCurrent(fingerprint)) return none;
     this.db.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
@@ -142,7 +144,7 @@ export class IndexSync {
         this.db.exec('COMMIT');
         return none;
       }
-      const report = this.apply(runs, onProgress);
+      const report = this.apply(listRuns(this.store), onProgress);
       this.q.putMeta.run('fingerprint', fingerprint);
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
       if (!this.store.unchanged()) throw new StoreError(`${this.store.path}: the store changed while it was indexed`);
@@ -211,6 +213,7 @@ export class IndexSync {
     if (minAffected !== Infinity) this.attribute(minAffected);
     const compacted = wroteSegment && (this.q.segments.get() as number) > MAX_SEGMENTS;
     if (compacted) this.compact(segment + 1);
+    this.writeCorpusCache();
     return { upToDate: false, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted };
   }
 
@@ -330,6 +333,29 @@ export class IndexSync {
       });
       this.q.updateAttribution.run(startAll, startConv, dlFull, dlAll, dlConv, run.run_key);
     }
+  }
+
+  /**
+   * What every search needs of every run, in corpus order, as one JSON row plus one blob of document
+   * lengths: reading it costs a single row instead of one per run.
+   */
+  private writeCorpusCache(): void {
+    const rows = this.db
+      .prepare(
+        `SELECT ${CORPUS_RUN_COLUMNS.join(', ')}, skipped != '[]' OR unknown != '[]' AS warn, lengths FROM runs ORDER BY ord`,
+      )
+      .raw()
+      .all() as unknown[][];
+    const blobs: Buffer[] = [];
+    let offset = 0;
+    const runs = rows.map((r) => {
+      const lengths = r.pop() as Buffer;
+      blobs.push(lengths);
+      r.push(offset, lengths.length);
+      offset += lengths.length;
+      return r;
+    });
+    this.db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths) VALUES (1, ?, ?)').run(JSON.stringify(runs), Buffer.concat(blobs));
   }
 
   /** Merges every segment's live postings into one; entries of replaced or removed runs are dropped. */
