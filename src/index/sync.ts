@@ -52,11 +52,15 @@ const LOOKUP_ATTRIBUTION_LIMIT = 32;
 export function storeFingerprint(store: Store, reader: SnapshotReader): string {
   const t = reader.totals();
   const media = store.schema.hasMedia ? (store.db.prepare('SELECT COUNT(*) FROM media').pluck().get() as number) : -1;
-  const rows = store.db
-    .prepare('SELECT rowid, run_id, conversation_id, parent_run_id, agent_name, started_at, typeof(metadata) FROM runs ORDER BY rowid')
-    .raw()
-    .all();
-  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', JSON.stringify(rows), 'base64')}`;
+  // one string built inside SQLite (quote() keeps NULLs and separators unambiguous): no row objects
+  const runs = store.db
+    .prepare(
+      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
+         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
+    )
+    .pluck()
+    .get() as string | null;
+  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', runs ?? '', 'base64')}`;
 }
 
 /** Brings the index up to date with the store, touching only what changed. */
