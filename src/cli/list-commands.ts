@@ -81,7 +81,7 @@ Examples:
       const format = machineFormat(flags);
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
-      const result = await withSource(flags.db, {}, (source) => {
+      const result = await withSource(flags.db, { color: flags.color }, (source) => {
         if (filter.parent !== undefined && !source.runs().some((r) => r.runId === filter.parent)) return null;
         let runs = selectRuns(source.runs(), filter);
         // corpus order needs no replay to cut: replay only what is shown
@@ -135,7 +135,7 @@ Examples:
     )
     .action(async (flags: ListFlags) => {
       const format = machineFormat(flags);
-      const { convs, warnings } = await withSource(flags.db, {}, (source) => ({
+      const { convs, warnings } = await withSource(flags.db, { color: flags.color }, (source) => ({
         convs: summarizeConversations(source),
         warnings: source.warnings(),
       }));

@@ -14,8 +14,12 @@ const MIN_RUNS = 50;
 const DELAY_MS = 250;
 const FRAME_MS = 80;
 
-export function progressWanted(quiet: boolean, runs: number, stream: NodeJS.WriteStream = process.stderr): boolean {
-  return !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
+/**
+ * Only on a terminal (stderr), never with `-q` or `TERM=dumb`, and only when the terminal reports its
+ * width: ora divides by it (a pty of 0 columns, as `script` without a terminal gives, would spin forever).
+ */
+export function progressWanted(quiet: boolean, runs: number, stream: { isTTY?: boolean; columns?: number } = process.stderr, env: NodeJS.ProcessEnv = process.env): boolean {
+  return !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb';
 }
 
 /**
@@ -23,10 +27,10 @@ export function progressWanted(quiet: boolean, runs: number, stream: NodeJS.Writ
  * not a timer. It never hides the cursor or grabs stdin, and installs no signal handler, so Ctrl+C
  * ends the process at once even in the middle of a replay.
  */
-export async function startProgress(wanted: boolean, verb = 'replaying run'): Promise<Progress> {
+export async function startProgress(wanted: boolean, color: boolean, verb = 'replaying run'): Promise<Progress> {
   if (!wanted) return NONE;
   const { default: ora } = await import('ora');
-  const spinner = ora({ stream: process.stderr, discardStdin: false, hideCursor: false, isEnabled: true });
+  const spinner = ora({ stream: process.stderr, discardStdin: false, hideCursor: false, isEnabled: true, color: color ? 'cyan' : false });
   const began = Date.now();
   let last = 0;
   return {

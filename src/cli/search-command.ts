@@ -236,7 +236,7 @@ Examples:
     .action(async (words: string[], flags: SearchFlags) => {
       const options = searchOptions(words, flags);
       const plan = outputPlan(flags, options);
-      const outcome = await withStore(flags.db, { quiet: plan.quiet }, (store, onProgress) =>
+      const outcome = await withStore(flags.db, { quiet: plan.quiet, color: plan.color }, (store, onProgress) =>
         searchStore(store, options, indexChoice(flags), {
           onProgress,
           onFallback: (reason) => {

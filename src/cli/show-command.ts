@@ -50,7 +50,7 @@ Examples:
       const at = flags.at === undefined ? null : parseLimit('--at', flags.at);
       if (flags.context !== undefined && at === null) throw new UsageError('-C/--context needs --at <n>');
       const context = flags.context === undefined ? DEFAULT_CONTEXT : parseLimit('--context', flags.context);
-      const view = await withSource(flags.db, {}, (source): ShowView | null => {
+      const view = await withSource(flags.db, { color: flags.color }, (source): ShowView | null => {
         const run = source.runs().find((r) => r.runId === runId);
         if (!run) return null;
         const [summary] = summarizeRuns(source, [run]);

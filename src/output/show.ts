@@ -131,7 +131,7 @@ export function showText(v: ShowView, style: ShowStyle): string {
     if (x.reason !== null) out.push(c.dim(`   unreadable: ${escapeInline(x.reason)}`));
     else if (x.messages.length === 0) out.push(c.dim('   nothing beyond the record'));
     for (const { position, message } of x.messages) {
-      out.push(...messageBlock(`(${position})`, null, renderRecordMessage(message), 'position in that snapshot', style, true));
+      out.push('', ...messageBlock(`(${position})`, null, renderRecordMessage(message), 'position in that snapshot', style, true));
     }
   }
   return out.join('\n');

@@ -25,7 +25,18 @@ export interface Store {
   readonly db: BetterSqlite3.Database;
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
+  /**
+   * False when the file read in place without locks (`immutable`) was written since it was opened: a
+   * writer checkpointed into it, so what was read may mix two states. Run the work again with
+   * `openStore(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
+   */
+  unchanged(): boolean;
   close(): void;
+}
+
+export interface OpenOptions {
+  /** Read a private copy instead of the file itself when there is no -wal (validated against concurrent writes). */
+  readonly copy?: boolean;
 }
 
 function fileUri(path: string, params: string): string {
@@ -58,11 +69,36 @@ function nonEmpty(path: string): boolean {
   }
 }
 
+/** What changes when a file is written: identity, size and times (nanoseconds). */
+function stamp(path: string): string {
+  const st = statSync(path, { bigint: true });
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * The file's stamp, taken once its last write is old enough that any later write must change it:
+ * kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as the stat
+ * could otherwise go unseen.
+ */
+function settledStamp(path: string): string {
+  for (let i = 0; i < 10; i++) {
+    const st = statSync(path, { bigint: true });
+    if (BigInt(Date.now()) * 1_000_000n - st.mtimeNs > 25_000_000n) break;
+    sleepMs(10);
+  }
+  return stamp(path);
+}
+
 interface Opened {
   readonly db: BetterSqlite3.Database;
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
   readonly cleanup: () => void;
+  readonly unchanged: () => boolean;
 }
 
 /** Existence and identity of the side files: a change means a writer connected or disconnected. */
@@ -82,7 +118,7 @@ function sideFiles(realPath: string): string {
 /** Failures that a writer connecting or disconnecting at the same moment can cause. */
 function isTransient(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' && /^(SQLITE_(BUSY|CANTOPEN|PROTOCOL|READONLY_(CANTINIT|RECOVERY))|ENOENT)/.test(code);
+  return typeof code === 'string' && /^(SQLITE_(BUSY|CANTOPEN|PROTOCOL|READONLY_(CANTINIT|RECOVERY))|ENOENT|ECHANGED)/.test(code);
 }
 
 /** Why one open attempt failed: opening the file, or reading it (schema probe). */
@@ -90,30 +126,51 @@ class OpenFailure {
   constructor(
     readonly phase: 'open' | 'read',
     readonly error: unknown,
+    /** The file was written meanwhile (a checkpoint under an immutable read): worth another try. */
+    readonly changed = false,
   ) {}
 }
 
-function openOnce(inputPath: string, realPath: string): Opened {
+function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opened {
   const wal = `${realPath}-wal`;
   const shm = `${realPath}-shm`;
   let db: BetterSqlite3.Database;
   let mode: OpenMode;
   let cleanup = (): void => {};
+  let unchanged = (): boolean => true;
   try {
-    if (!nonEmpty(wal)) {
+    // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
+    const before = settledStamp(realPath);
+    const withWal = nonEmpty(wal);
+    if (!withWal && !opts.copy) {
       mode = 'immutable';
       db = new Database(fileUri(realPath, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
-    } else if (existsSync(shm)) {
+      unchanged = () => {
+        try {
+          return stamp(realPath) === before;
+        } catch {
+          return false;
+        }
+      };
+    } else if (withWal && existsSync(shm)) {
       mode = 'wal-in-place';
       db = new Database(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
     } else {
+      // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
+      // writer touched it meanwhile
       mode = 'private-copy';
       const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
       cleanup = () => rmSync(dir, { recursive: true, force: true });
       const copy = join(dir, basename(realPath));
+      const walBefore = withWal ? stamp(wal) : '-';
       copyFileSync(realPath, copy);
-      copyFileSync(wal, `${copy}-wal`);
-      db = new Database(fileUri(copy, 'mode=ro'), { readonly: true, fileMustExist: true });
+      if (withWal) copyFileSync(wal, `${copy}-wal`);
+      if (stamp(realPath) !== before || (withWal ? stamp(wal) : nonEmpty(wal) ? 'new' : '-') !== walBefore) {
+        throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
+      }
+      db = withWal
+        ? new Database(fileUri(copy, 'mode=ro'), { readonly: true, fileMustExist: true })
+        : new Database(fileUri(copy, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
     }
   } catch (e) {
     cleanup();
@@ -124,12 +181,12 @@ function openOnce(inputPath: string, realPath: string): Opened {
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
     db.exec('BEGIN');
-    return { db, schema: probeSchema(db, inputPath), mode, cleanup };
+    return { db, schema: probeSchema(db, inputPath), mode, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
-    if (e instanceof StoreError) throw e;
-    throw new OpenFailure('read', e);
+    if (e instanceof StoreError && unchanged()) throw e;
+    throw new OpenFailure('read', e, !unchanged());
   }
 }
 
@@ -140,9 +197,12 @@ function openOnce(inputPath: string, realPath: string): Opened {
  * marks into `-shm`. So: with no `-wal` there is nothing beyond the main file to read, and `immutable=1`
  * reads it without locks or side files; with the writer's `-wal` and `-shm` present we read in place
  * with `readonly_shm=1` (SQLite then never writes the shared-memory file); a `-wal` without `-shm` means
- * no live writer, so a private copy of both is safe to open.
+ * no live writer, so a private copy of both is safe to open. A writer may still connect and checkpoint
+ * into an `immutable` file while it is read: `unchanged()` tells, and `{ copy: true }` reads a copy instead.
+ * Residual race: if the writer's close deletes -wal/-shm between our look and SQLite's first read in
+ * place, SQLite's read-only open creates an empty -wal (the open then fails and is retried).
  */
-export function openStore(inputPath: string): Store {
+export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
   const path = resolve(inputPath);
   let st;
   try {
@@ -168,18 +228,19 @@ export function openStore(inputPath: string): Store {
   for (let attempt = 1; ; attempt++) {
     const before = sideFiles(realPath);
     try {
-      opened = openOnce(inputPath, realPath);
+      opened = openOnce(inputPath, realPath, opts);
       break;
     } catch (e) {
       if (!(e instanceof OpenFailure)) throw e;
-      if (attempt >= 8 || (!isTransient(e.error) && sideFiles(realPath) === before)) {
+      if (attempt >= 8 || (!e.changed && !isTransient(e.error) && sideFiles(realPath) === before)) {
+        if (e.error instanceof StoreError) throw e.error;
         const what = e.phase === 'open' ? 'cannot open as SQLite' : 'not a readable SQLite database';
         throw new StoreError(`${inputPath}: ${what} (${oneLine(e.error)})`);
       }
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * attempt);
+      sleepMs(5 * attempt);
     }
   }
-  const { db, schema, mode, cleanup } = opened;
+  const { db, schema, mode, cleanup, unchanged } = opened;
   let closed = false;
   return {
     path: inputPath,
@@ -187,6 +248,7 @@ export function openStore(inputPath: string): Store {
     db,
     schema,
     mode,
+    unchanged,
     close() {
       if (closed) return;
       closed = true;

@@ -120,7 +120,7 @@ describe('show', () => {
     const plain = await cli(['show', 'run-b1', '--db', db, '--color', 'never']);
     assert.ok(!plain.stdout.includes('xylophone'));
     const r = await cli(['show', 'run-b1', '--db', db, '--include-interrupted', '--color', 'never']);
-    assert.match(r.stdout, /── interrupted snapshot seq \d+ step 2: not part of the searchable record ──\n\(2\) user · .*\n {4}User: And tomorrow\? Draft the xylophone plan\./);
+    assert.match(r.stdout, /── interrupted snapshot seq \d+ step 2: not part of the searchable record ──\n\n\(2\) user · .*\n {4}User: And tomorrow\? Draft the xylophone plan\./);
     const doc = JSON.parse((await cli(['show', 'run-b1', '--db', db, '--include-interrupted', '--json'])).stdout) as {
       interrupted: Array<{ step: number; messages: Array<{ position: number; text: string }> }>;
       messages: unknown[];

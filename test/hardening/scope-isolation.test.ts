@@ -320,6 +320,9 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/store/schema.ts': ['table'],
   // `stateFilter` is " AND state = 'complete'" or '', chosen from the probed schema
   'src/store/snapshots.ts': ['stateFilter'],
+  // CORPUS_RUN_COLUMNS (src/index/schema.ts) is a constant array of column-name literals
+  'src/index/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
+  'src/index/corpus.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
