@@ -12,8 +12,12 @@
  */
 import { PyFloat, PyInt, type JsonArray, type JsonObject, type JsonValue } from './json-value.js';
 
-/** Maximum container nesting depth accepted by {@link parseJson}. */
-export const MAX_JSON_DEPTH = 10_000;
+/**
+ * Maximum container nesting depth accepted by {@link parseJson}. Python's `json.loads` runs into its
+ * recursion limit near 1,000 levels and the reference then skips the snapshot; a bound here also keeps
+ * every later recursive walk (keys, repr) far from the JS stack limit, so results never depend on it.
+ */
+export const MAX_JSON_DEPTH = 1_000;
 
 export class JsonParseError extends Error {
   /** UTF-16 offset into the parsed text (absolute, not relative to `start`). */

@@ -98,4 +98,18 @@ export function openIndexDatabase(path: string, storeRealPath: string): BetterSq
   }
 }
 
+/** Whether the index file passes SQLite's own structural check (only asked after a corruption error). */
+export function indexIsSound(path: string): boolean {
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      return db.pragma('quick_check(1)', { simple: true }) === 'ok';
+    } finally {
+      db.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
 export { isCorruption, removeIndexFiles };

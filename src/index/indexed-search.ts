@@ -5,7 +5,7 @@ import { ReplayCorpusSource } from '../search/memory-corpus.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import type { Store } from '../store/open.js';
 import { IndexCorpusSource } from './corpus.js';
-import { IndexUnavailableError, isCorruption, openIndexDatabase, removeIndexFiles } from './index-file.js';
+import { IndexUnavailableError, indexIsSound, isCorruption, openIndexDatabase, removeIndexFiles } from './index-file.js';
 import { defaultIndexPath } from './location.js';
 import { IndexSync, type SyncProgress, type SyncReport } from './sync.js';
 
@@ -53,6 +53,8 @@ export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: Corp
       opened = null;
       // the store changed under a read in place: its error is not the index's (the caller reads again)
       if (!store.unchanged()) throw e;
+      // a damaged store page reads as corruption too: that is the store's error, and the index stays
+      if (isCorruption(e) && indexIsSound(path)) throw e;
       if (isCorruption(e) && attempt === 0) {
         removeIndexFiles(path);
         continue;

@@ -29,7 +29,7 @@ export function hitJson(h: Hit): Json {
     message_index: h.messageIndex,
     roles: [...new Set(h.parts.map((p) => p.role))],
     timestamp: h.timestamp,
-    first_seq: h.firstSeq,
+    // the step only: a snapshot's seq counts every conversation's snapshots, which a scoped search must not reveal
     first_step: h.firstStep,
     text: h.text,
     parts: h.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),

@@ -17,7 +17,6 @@ export const HIT: Shape = {
   message_index: 'integer',
   roles: { $array: 'string' },
   timestamp: 'string|null',
-  first_seq: 'integer',
   first_step: 'integer|null',
   text: 'string',
   parts: { $array: part },
