@@ -1,12 +1,13 @@
 import { Command, Option } from 'commander';
 import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../history/listing.js';
 import { parseInstant } from '../history/timestamps.js';
+import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
 import { terminalWidth } from '../output/width.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { reportWarnings, writeErr, writeOut } from './io.js';
+import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { colorOption, dbOption, parseLimit, resolveDb } from './options.js';
 import { withSource } from './session.js';
 
@@ -15,7 +16,22 @@ interface ListFlags {
   json?: boolean;
   ndjson?: boolean;
   color: ColorChoice;
+  /** a path with --index, false with --no-index */
+  index?: string | false;
 }
+
+/** Message counts come from the persistent index (kept up to date like a search's), or a replay. */
+function addIndexOptions(cmd: Command): Command {
+  return cmd
+    .option('--index <path>', 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)')
+    .option('--no-index', 'replay the store instead of using the index (same numbers, slower)');
+}
+
+function indexChoice(flags: ListFlags): IndexChoice {
+  return flags.index === false ? false : { path: flags.index };
+}
+
+const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`) };
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
@@ -54,7 +70,7 @@ export function runFilter(f: RunsFlags): RunFilter {
 }
 
 export function runsCommand(): Command {
-  return new Command('runs')
+  return addIndexOptions(new Command('runs'))
     .description('list the runs of a store in corpus order (started_at), with snapshot and replayed message counts')
     .addOption(dbOption())
     .option('--conversation <id>', "only this conversation's runs")
@@ -86,9 +102,11 @@ Examples:
         let runs = selectRuns(source.runs(), filter);
         // corpus order needs no replay to cut: replay only what is shown
         if (flags.sort === 'started' && limit !== null) runs = runs.slice(0, limit);
-        let summaries = sortRuns(summarizeRuns(source, runs), flags.sort);
-        if (limit !== null) summaries = summaries.slice(0, limit);
-        return { summaries, warnings: source.warnings(summaries.map((s) => s.run.runId)) };
+        return withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => {
+          let summaries = sortRuns(summarizeRuns(source, runs, counts), flags.sort);
+          if (limit !== null) summaries = summaries.slice(0, limit);
+          return { summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
+        });
       });
       if (result === null) {
         writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
@@ -118,7 +136,7 @@ function runFilterJson(f: RunsFlags): Record<string, unknown> {
 }
 
 export function conversationsCommand(): Command {
-  return new Command('conversations')
+  return addIndexOptions(new Command('conversations'))
     .description('list conversations: their runs, time span, searchable messages and agents')
     .addOption(dbOption())
     .option('--json', 'one JSON document (schema_version 1)')
@@ -135,10 +153,12 @@ Examples:
     )
     .action(async (flags: ListFlags) => {
       const format = machineFormat(flags);
-      const { convs, warnings } = await withSource(flags.db, { color: flags.color }, (source) => ({
-        convs: summarizeConversations(source),
-        warnings: source.warnings(),
-      }));
+      const { convs, warnings } = await withSource(flags.db, { color: flags.color }, (source) =>
+        withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => ({
+          convs: summarizeConversations(source, counts),
+          warnings: counts.warnings(source.runs().map((r) => r.runId)),
+        })),
+      );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(convs, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings).join('\n') + '\n');
       else {

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { beyondRecord } from '../history/interrupted.js';
-import { summarizeRuns } from '../history/listing.js';
+import { summarizeRuns, replayCounts } from '../history/listing.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { showJson, showNdjson, showText, type ShowView } from '../output/show.js';
@@ -53,7 +53,7 @@ Examples:
       const view = await withSource(flags.db, { color: flags.color }, (source): ShowView | null => {
         const run = source.runs().find((r) => r.runId === runId);
         if (!run) return null;
-        const [summary] = summarizeRuns(source, [run]);
+        const [summary] = summarizeRuns(source, [run], replayCounts(source));
         const record = source.replay(runId).messages;
         if (at !== null && at >= record.length) {
           throw new UsageError(`--at ${at} is past the end: run ${escapeInline(runId)} has ${record.length} message${record.length === 1 ? '' : 's'}`);

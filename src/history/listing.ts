@@ -1,7 +1,7 @@
 import type { RunRecord } from '../store/runs.js';
 import { lastSteps } from '../store/steps.js';
 import { attributeSections, sectionLength } from './attribution.js';
-import type { HistorySource } from './source.js';
+import type { HistorySource, Warning } from './source.js';
 import { parseInstant } from './timestamps.js';
 
 export interface RunSummary {
@@ -77,17 +77,51 @@ export function selectRuns(runs: readonly RunRecord[], f: RunFilter): RunRecord[
   });
 }
 
-export function summarizeRuns(source: HistorySource, runs: readonly RunRecord[] = source.runs()): RunSummary[] {
-  const counts = source.snapshots.countsByRun();
+/**
+ * The message counts a listing shows: from a fresh replay, or read from the persistent index
+ * (src/index), which holds the same numbers without replaying.
+ */
+export interface RecordCounts {
+  /** Length of the run's replayed full record. */
+  recordLength(runId: string): number;
+  /**
+   * Messages a search of the conversation covers: its runs' sections after cross-run attribution.
+   * For runs without a conversation (no conversation search reaches them) it is their full records.
+   */
+  conversationMessages(conversationId: string | null, runs: readonly RunRecord[]): number;
+  warnings(runIds: readonly string[]): Warning[];
+}
+
+/** Counts from replaying the runs (with the source's progress reporting). */
+export function replayCounts(source: HistorySource): RecordCounts {
+  return {
+    recordLength: (runId) => source.replay(runId).messages.length,
+    conversationMessages(conversationId, runs) {
+      const replays = source.replayAll(runs.map((r) => r.runId));
+      if (conversationId === null) return replays.reduce((n, r) => n + r.messages.length, 0);
+      const sections = attributeSections(
+        runs.map((run, i) => ({ run, record: replays[i]!.messages })),
+        false,
+      );
+      return sections.reduce((n, s) => n + sectionLength(s), 0);
+    },
+    warnings: (runIds) => {
+      source.replayAll(runIds);
+      return source.warnings(runIds);
+    },
+  };
+}
+
+export function summarizeRuns(source: HistorySource, runs: readonly RunRecord[], counts: RecordCounts): RunSummary[] {
+  const snapshotCounts = source.snapshots.countsByRun();
   const steps = lastSteps(source.store);
-  const replays = source.replayAll(runs.map((r) => r.runId));
-  return runs.map((run, i) => {
-    const c = counts.get(run.runId);
+  return runs.map((run) => {
+    const c = snapshotCounts.get(run.runId);
     return {
       run,
       snapshots: c?.complete ?? 0,
       interruptedSnapshots: c?.interrupted ?? 0,
-      messages: replays[i]!.messages.length,
+      messages: counts.recordLength(run.runId),
       lastStep: steps.get(run.runId) ?? null,
     };
   });
@@ -102,27 +136,21 @@ export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSu
     .map((x) => x.s);
 }
 
-export function summarizeConversations(source: HistorySource): ConversationSummary[] {
-  const runs = source.runs();
-  source.replayAll(runs.map((r) => r.runId));
+export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {
   const groups = new Map<string | null, RunRecord[]>();
-  for (const run of runs) {
+  for (const run of source.runs()) {
     const g = groups.get(run.conversationId);
     if (g) g.push(run);
     else groups.set(run.conversationId, [run]);
   }
   const out: ConversationSummary[] = [];
   for (const [conversationId, group] of groups) {
-    const sections = attributeSections(
-      group.map((run) => ({ run, record: source.replay(run.runId).messages })),
-      false,
-    );
     out.push({
       conversationId,
       runs: group.length,
       firstStartedAt: group[0]!.startedAt,
       lastStartedAt: group[group.length - 1]!.startedAt,
-      messages: sections.reduce((n, s) => n + sectionLength(s), 0),
+      messages: counts.conversationMessages(conversationId, group),
       agents: [...new Set(group.map((r) => r.agentName).filter((a): a is string => a !== null))],
     });
   }

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
+import type { RecordCounts } from '../history/listing.js';
 import type { TermStats } from '../search/bm25.js';
 import { type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
 import type { RunRecord } from '../store/runs.js';
@@ -178,6 +179,23 @@ export class IndexCorpusSource implements CorpusSource {
       }
     }
     return new IndexCorpus(this.q, sections, warnings);
+  }
+
+  /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
+  recordCounts(): RecordCounts {
+    const byId = new Map(this.cache().runs.map((r) => [r[1], r]));
+    return {
+      recordLength: (runId) => byId.get(runId)?.[7] ?? 0,
+      conversationMessages: (conversationId, runs) =>
+        runs.reduce((n, run) => {
+          const r = byId.get(run.runId);
+          return r ? n + r[7] - (conversationId === null ? 0 : r[9]) : n;
+        }, 0),
+      warnings: (runIds) => runIds.flatMap((id) => {
+        const r = byId.get(id);
+        return r && r[14] ? this.warningsOf(r[0]) : [];
+      }),
+    };
   }
 
   private warningsOf(runKey: number): Warning[] {

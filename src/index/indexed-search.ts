@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { HistorySource } from '../history/source.js';
-import type { CorpusSource } from '../search/corpus.js';
+import { replayCounts, type RecordCounts } from '../history/listing.js';
 import { ReplayCorpusSource } from '../search/memory-corpus.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import type { Store } from '../store/open.js';
@@ -41,7 +41,7 @@ export function openIndexedSource(store: Store, opts: IndexOptions = {}): Indexe
  * used at all (unwritable cache, repeated corruption) falls back to `fallback` (a fresh replay) after
  * telling `onFallback`. Results are identical either way.
  */
-export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: CorpusSource) => T, fallback: () => T): T {
+export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
   const path = opts.path ?? defaultIndexPath(store.realPath);
   for (let attempt = 0; attempt < 2; attempt++) {
     let opened: ReturnType<typeof openIndexedSource> | null = null;
@@ -89,4 +89,11 @@ export function searchStore(store: Store, options: SearchOptions, index: IndexCh
   const replay = (): SearchOutcome => search(new ReplayCorpusSource(new HistorySource(store, { onProgress: hooks.onProgress })), options);
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
+}
+
+/** Listing counts through the persistent index unless told not to; a replay otherwise (same numbers). */
+export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: SearchStoreHooks, fn: (counts: RecordCounts) => T): T {
+  const replay = (): T => fn(replayCounts(source));
+  if (index === false) return replay();
+  return withIndex(source.store, { path: index.path, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
 }

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { HistorySource } from '../../src/history/source.js';
-import { summarizeConversations, summarizeRuns } from '../../src/history/listing.js';
+import { summarizeConversations, summarizeRuns, replayCounts } from '../../src/history/listing.js';
 import { searchStore } from '../../src/index/indexed-search.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
@@ -85,8 +85,8 @@ function exercise(path: string, rnd: () => number, indexPath: string | null): Ou
     try {
       const source = new HistorySource(store);
       const runs = source.runs();
-      JSON.stringify(summarizeRuns(source));
-      JSON.stringify(summarizeConversations(source));
+      JSON.stringify(summarizeRuns(source, runs, replayCounts(source)));
+      JSON.stringify(summarizeConversations(source, replayCounts(source)));
       const pick = runs.length ? runs[Math.floor(rnd() * runs.length)]! : null;
       const scoped: SearchOptions[] = [
         options(rnd, 'all', null, null),
@@ -613,11 +613,11 @@ function nested(depth: number, objects: boolean, leaf: string): string {
   return objects ? '{"a": '.repeat(depth) + leaf + '}'.repeat(depth) : '['.repeat(depth) + leaf + ']'.repeat(depth);
 }
 
-// 2500 levels: deep enough to overflow the old recursion, shallow enough for every other stage in any process
+// Snapshots nest at most MAX_JSON_DEPTH (1,000) levels, as Python's json.loads allows: just under it,
+// the repr walks must not recurse per level; beyond it the snapshot is skipped and reported (next test).
 for (const [depth, objects] of [
-  [2500, false],
-  [2500, true],
-  [4000, false],
+  [990, false],
+  [990, true],
 ] as const) {
   test(`regression: tool-return content nested ${depth} deep (${objects ? 'objects' : 'arrays'}) renders instead of overflowing the stack`, async () => {
     // toolContentRepr (src/render/multimodal.ts) recursed once per level: RangeError, "internal error", exit 2
@@ -669,4 +669,18 @@ test('regression: a damaged schema whose SQL text holds newlines and escapes giv
   assert.equal(cli.status, 2);
   assert.equal(cli.stderr.split('\n').filter(Boolean).length, 1, cli.stderr);
   assert.doesNotMatch(cli.stderr, /\u001b/);
+});
+
+test('regression: a snapshot nested deeper than 1,000 levels is skipped and reported, never a crash', async () => {
+  const deepText = nested(2500, false, '"x"');
+  const path = rewrittenStore('small.db', 'deep-tool-return-2500-skip', (msgs) => {
+    for (const m of msgs) for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
+    return JSON.stringify(msgs).split('"__DEEP__"').join(deepText);
+  });
+  const r = exercise(path, prng(1), join(work, 'regression-deep-2500-skip.index.db'));
+  assert.ok(r.ok, r.ok ? '' : r.detail);
+  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(work, 'deep-skip-cache')) });
+  assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
+  assert.match(cli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
+  assert.doesNotMatch(cli.stderr, /error|\n\s+at /);
 });

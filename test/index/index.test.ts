@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { simulateRun, textPart, toolCallPart, type JsonObject, type SimStep } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng, Vocabulary } from '../../scripts/bench/synthetic-store.js';
-import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
+import { openIndexedSource, searchStore, withRecordCounts } from '../../src/index/indexed-search.js';
+import { summarizeConversations, summarizeRuns, type RecordCounts } from '../../src/history/listing.js';
+import { HistorySource } from '../../src/history/source.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
@@ -66,6 +68,24 @@ function assertSame(dbPath: string, indexPath: string, options: SearchOptions, l
   }
 }
 
+/** `runs` and `conversations` read their counts from the index: the same numbers as a replay. */
+function assertSameListings(dbPath: string, indexPath: string, label: string): void {
+  const store = openStore(dbPath);
+  try {
+    const source = new HistorySource(store);
+    const listing = (counts: RecordCounts) => ({
+      runs: summarizeRuns(source, source.runs(), counts),
+      conversations: summarizeConversations(source, counts),
+      warnings: counts.warnings(source.runs().map((r) => r.runId)),
+    });
+    const indexed = withRecordCounts(source, { path: indexPath }, {}, listing);
+    const replayed = withRecordCounts(source, false, {}, listing);
+    assert.deepEqual(indexed, replayed, label);
+  } finally {
+    store.close();
+  }
+}
+
 describe('persistent index', () => {
   test('indexed output equals a fresh replay through appends, prunes, rewrites and deletions (property)', () => {
     for (let seed = 1; seed <= 6; seed++) {
@@ -91,6 +111,7 @@ describe('persistent index', () => {
       };
       const check = (label: string): void => {
         for (let q = 0; q < 12; q++) assertSame(dbPath, indexPath, randomOptions(random, runs), `seed ${seed} ${label}`);
+        assertSameListings(dbPath, indexPath, `seed ${seed} ${label}`);
       };
       try {
         addRuns(4);
