@@ -14,18 +14,9 @@ import {
   simulateRun,
 } from '../lib/messages.js';
 import { StepStoreWriter } from '../lib/store-writer.js';
+import { mulberry32 } from '../lib/random.js';
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'qua', 'bri', 'dor', 'fen', 'gal', 'hux', 'jin', 'kor', 'lum', 'mar', 'nox', 'pel', 'rin', 'sol', 'tor', 'ul', 'vex', 'wen', 'yar'];
 

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
+import { mulberry32 } from '../../scripts/lib/random.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -39,14 +40,4 @@ export function storeDigest(path: string, suffixes: readonly string[] = ['', '-w
 /** A stack trace line as Node prints it (`    at fn (file:line:col)`). */
 export const STACK_LINE = /^\s+at .+(\(|:\d+:\d+)/m;
 
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32;

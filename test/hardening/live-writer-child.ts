@@ -22,6 +22,7 @@ import Database from 'better-sqlite3';
 import { pydanticTime, pyIsoformat, request, response, textPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
 import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { mulberry32 as prng } from '../../scripts/lib/random.js';
 
 interface Args {
   db: string;
@@ -49,16 +50,6 @@ function parseArgs(argv: string[]): Args | null {
   };
 }
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const emit = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');

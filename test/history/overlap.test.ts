@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { longestOverlap } from '../../src/history/overlap.js';
+import { mulberry32 as rng } from '../../scripts/lib/random.js';
 
 /** The reference scan (§3.2): the longest L from min(len) down to 1 with history[-L:] == next[:L]. */
 function referenceOverlap(history: readonly string[], next: readonly string[]): number {
@@ -17,17 +18,6 @@ function referenceOverlap(history: readonly string[], next: readonly string[]): 
   return 0;
 }
 
-/** mulberry32: a small deterministic PRNG, so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('examples from the spec', () => {
   assert.equal(longestOverlap(['R'], ['R', 'R', 'reply']), 1);
