@@ -235,6 +235,23 @@ describe('persistent index', () => {
     assert.doesNotMatch(r2.stderr, /\n\s+at /);
   });
 
+  test('an index that cannot be created falls back to a replay, with a warning and the same answer', async () => {
+    const random = rng(33);
+    const dbPath = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(dbPath);
+    writeRun(w, random, 'r1', 'c', new Date(Date.UTC(2026, 0, 1)));
+    w.close();
+    const notADirectory = join(tempDir(), 'file');
+    writeFileSync(notADirectory, '');
+    const args = ['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'];
+    const expected = await runCliAsync([...args, '--no-index']);
+    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: notADirectory } });
+    assert.equal(r.status, expected.status);
+    assert.equal(r.stdout, expected.stdout);
+    assert.match(r.stderr, /^convsearch: warning: index unavailable, searching without it: .*ENOTDIR/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+
   test('two processes updating the same index at once do not corrupt it', async () => {
     const random = rng(21);
     const dbPath = join(tempDir(), 'sessions.db');
