@@ -44,6 +44,11 @@ export class HistorySource {
     return (this.runList ??= listRuns(this.store));
   }
 
+  /** Where replay progress goes (the CLI's spinner); work done on the source's behalf reports there too. */
+  get onProgress(): ProgressFn | undefined {
+    return this.options.onProgress;
+  }
+
   replay(runId: string): RunReplay {
     let r = this.replays.get(runId);
     if (!r) {

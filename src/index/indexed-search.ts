@@ -95,5 +95,5 @@ export function searchStore(store: Store, options: SearchOptions, index: IndexCh
 export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: SearchStoreHooks, fn: (counts: RecordCounts) => T): T {
   const replay = (): T => fn(replayCounts(source));
   if (index === false) return replay();
-  return withIndex(source.store, { path: index.path, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
+  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
 }
