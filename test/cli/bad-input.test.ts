@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { closeSync, mkdirSync, openSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { request, textResponse, toolReturnPart, userPromptPart, userRequest } from '../../scripts/lib/messages.js';
+import { request, toolReturnPart, userPromptPart } from '../../scripts/lib/messages.js';
 import { runCliAsync, type CliResult } from '../helpers/cli.js';
 import { addRawSnapshot, addRun, addSnapshot, assistantMsg, at, buildStore, dumps, tempDir, userMsg } from '../helpers/stores.js';
 

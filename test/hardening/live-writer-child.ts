@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { pydanticTime, pyIsoformat, request, response, textPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
+import { pyIsoformat, request, response, textPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
 import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { mulberry32 as prng } from '../../scripts/lib/random.js';
