@@ -68,6 +68,7 @@ _convsearch() {
             ;;
         runs)
             case $prev in
+                --index) _convsearch_files; return ;;
                 --db) _convsearch_files; return ;;
                 --conversation) _convsearch_ids conversations "$db"; return ;;
                 --agent) return ;;
@@ -78,15 +79,16 @@ _convsearch() {
                 --sort) COMPREPLY=($(compgen -W 'started messages' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --agent --since --until --parent --limit --sort --json --ndjson --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --agent --since --until --parent --limit --sort --json --ndjson --color -h --help' -- "$cur")); return; fi
             :
             ;;
         conversations)
             case $prev in
+                --index) _convsearch_files; return ;;
                 --db) _convsearch_files; return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --json --ndjson --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --json --ndjson --color -h --help' -- "$cur")); return; fi
             :
             ;;
         show)

@@ -62,6 +62,8 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l expect-none -d
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l expect-min -x -d 'fail (exit 1) unless at least n hits are found'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -s h -l help -d 'display help for command'
 
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l conversation -x -a '(__convsearch_ids conversations)' -d 'only this conversation\'s runs'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l agent -x -d 'only runs of this agent'
@@ -75,6 +77,8 @@ complete -c convsearch -n '__fish_seen_subcommand_from runs' -l ndjson -d 'one J
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -s h -l help -d 'display help for command'
 
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l json -d 'one JSON document (schema_version 1)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l ndjson -d 'one JSON event per line: begin, conversation..., end'
