@@ -1,23 +1,4 @@
-import { TOKEN_PATTERN } from '../search/tokenize.js';
 import { VarintWriter } from './varint.js';
-
-const ASCII = /^[\x00-\x7f]*$/;
-
-/** Token count of a document and its term frequencies, exactly as BM25 counts them. */
-export function termFrequencies(text: string): { length: number; tf: Map<string, number> } {
-  const tf = new Map<string, number>();
-  let length = 0;
-  // For ASCII text, lowercasing first gives the same tokens (and saves a call per token); elsewhere
-  // it would not (`İ` lowercases to two code points, the second not a word character).
-  const ascii = ASCII.test(text);
-  const source = ascii ? text.toLowerCase() : text;
-  for (const m of source.matchAll(TOKEN_PATTERN)) {
-    length++;
-    const t = ascii ? m[0] : m[0].toLowerCase();
-    tf.set(t, (tf.get(t) ?? 0) + 1);
-  }
-  return { length, tf };
-}
 
 /**
  * One segment's postings being built. Per term, a run contributes one group: `run_key, n`, then for each

@@ -10,7 +10,8 @@ import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
 import { CORPUS_RUN_COLUMNS, type IndexRunIdentity } from './schema.js';
-import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder, termFrequencies } from './postings.js';
+import { termFrequencies } from '../search/tokenize.js';
+import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder } from './postings.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
 export type StoredFields = Array<[string, string, ClipRule]>;

@@ -3,7 +3,7 @@ import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import type { TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
-import { TOKEN_PATTERN } from './tokenize.js';
+import { forEachToken } from './tokenize.js';
 
 /** A corpus replayed from the store for this one search (the reference's way; `--no-index`). */
 class MemoryCorpus implements Corpus {
@@ -27,13 +27,10 @@ class MemoryCorpus implements Corpus {
     let doc = 0;
     this.sections.forEach((s, si) => {
       for (let i = s.start; i < s.end; i++, doc++) {
-        let dl = 0;
         tf.clear();
-        for (const m of this.document(si, i).text.matchAll(TOKEN_PATTERN)) {
-          dl++;
-          const t = m[0].toLowerCase();
+        const dl = forEachToken(this.document(si, i).text, (t) => {
           if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
-        }
+        });
         lengths.push(dl);
         total += dl;
         for (const [t, f] of tf) postings.get(t)!.push([doc, f]);

@@ -1,10 +1,41 @@
 /** Python's `re.findall(r'\w+', text)` on str, then `str.lower()` per token (spec §5.1). */
 export const TOKEN_PATTERN = /[\p{L}\p{N}_]+/gu;
 
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Visits each lowercased token in order and returns how many there were. Every counter (the replayed
+ * corpus, the index build) goes through here, so indexed and replayed statistics cannot drift apart.
+ */
+export function forEachToken(text: string, visit: (token: string) => void): number {
+  let count = 0;
+  // For ASCII text, lowercasing first gives the same tokens and saves a call per token; elsewhere it
+  // would not (`İ` lowercases to two code points, the second not a word character).
+  if (ASCII.test(text)) {
+    for (const m of text.toLowerCase().matchAll(TOKEN_PATTERN)) {
+      count++;
+      visit(m[0]);
+    }
+  } else {
+    for (const m of text.matchAll(TOKEN_PATTERN)) {
+      count++;
+      visit(m[0].toLowerCase());
+    }
+  }
+  return count;
+}
+
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(TOKEN_PATTERN)) out.push(m[0].toLowerCase());
+  forEachToken(text, (t) => out.push(t));
   return out;
+}
+
+/** Token count of a document and its term frequencies, exactly as BM25 counts them. */
+export function termFrequencies(text: string): { length: number; tf: Map<string, number> } {
+  const tf = new Map<string, number>();
+  const length = forEachToken(text, (t) => tf.set(t, (tf.get(t) ?? 0) + 1));
+  return { length, tf };
 }
 
 /** Query tokens deduplicated, first occurrence kept (spec §5.2). */
