@@ -475,3 +475,68 @@ export function splitTopLevelArray(text: string, resumeAfter?: number): Array<[n
   if (i !== end) throw new JsonParseError('Extra data', i);
   return out;
 }
+
+/**
+ * The members of the JSON object at `text[start, end)` as flat offsets
+ * `[keyStart, keyEnd, valueStart, valueEnd, ...]` (the key with its quotes, the value trimmed), or
+ * null when the range is not an object of that shape. Like {@link splitTopLevelArray} it only scans:
+ * values are not validated, so a caller must parse (or compare with validated text) each value it uses.
+ */
+export function objectMembers(text: string, start: number, end: number): number[] | null {
+  let i = start;
+  let c = 0;
+  if (text.charCodeAt(i) !== LBRACE) return null;
+  i++;
+  const out: number[] = [];
+  while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+  if (c === RBRACE) return i + 1 === end ? out : null;
+  for (;;) {
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    if (i >= end || c !== QUOTE) return null;
+    const keyStart = i;
+    i = closingQuote(text, i, end);
+    if (i < 0) return null;
+    const keyEnd = ++i;
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    if (i >= end || c !== COLON) return null;
+    i++;
+    while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
+    const valueStart = i;
+    let valueEnd = i;
+    let depth = 0;
+    while (i < end) {
+      c = text.charCodeAt(i);
+      if (c === QUOTE) {
+        i = closingQuote(text, i, end);
+        if (i < 0) return null;
+        valueEnd = ++i;
+        continue;
+      }
+      if (c === LBRACE || c === LBRACKET) depth++;
+      else if (c === RBRACE || c === RBRACKET) {
+        if (depth === 0) break;
+        depth--;
+      } else if (c === COMMA && depth === 0) break;
+      i++;
+      if (!(c === SPACE || c === LF || c === CR || c === TAB)) valueEnd = i;
+    }
+    if (i >= end || valueEnd === valueStart) return null;
+    out.push(keyStart, keyEnd, valueStart, valueEnd);
+    if (c === COMMA) {
+      i++;
+      continue;
+    }
+    return c === RBRACE && i + 1 === end ? out : null;
+  }
+}
+
+/** Offset of the quote closing the string that opens at `q` (one preceded by an even number of backslashes), or -1. */
+function closingQuote(text: string, q: number, end: number): number {
+  for (;;) {
+    q = text.indexOf('"', q + 1);
+    if (q < 0 || q >= end) return -1;
+    let b = q - 1;
+    while (text.charCodeAt(b) === BACKSLASH) b--;
+    if (((q - 1 - b) & 1) === 0) return q;
+  }
+}

@@ -14,8 +14,14 @@ export interface MessageKeys {
   readonly strict: string;
 }
 
-const MESSAGE_STRIPPED = new Set(['timestamp', 'run_id', 'conversation_id']);
-const REQUEST_STRIPPED = new Set(['instructions', 'instruction_baseline', 'instruction_parts']);
+const MESSAGE_STRIPPED = ['timestamp', 'run_id', 'conversation_id'];
+const REQUEST_STRIPPED = ['instructions', 'instruction_baseline', 'instruction_parts'];
+
+/** Top-level message fields the keys leave out: what core stamps on a message after its first save. */
+export const KEYLESS_FIELDS = {
+  request: new Set([...MESSAGE_STRIPPED, ...REQUEST_STRIPPED]),
+  response: new Set(MESSAGE_STRIPPED),
+} as const;
 
 function canonicalBase64(data: string): string {
   return Buffer.from(data.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('base64');
@@ -75,6 +81,11 @@ function canonModel(obj: JsonObject, out: string[], skip?: Set<string>): void {
   out.push('>');
 }
 
+const SKIPPED_IN_HEAD = {
+  request: new Set([...KEYLESS_FIELDS.request, 'parts']),
+  response: new Set([...KEYLESS_FIELDS.response, 'parts']),
+} as const;
+
 function digest(parts: string[]): string {
   // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
   return hash('sha1', parts.join(''), 'base64');
@@ -82,8 +93,7 @@ function digest(parts: string[]): string {
 
 export function messageKeys(m: Message): MessageKeys {
   const head: string[] = [];
-  const skip = m.kind === 'request' ? new Set([...MESSAGE_STRIPPED, ...REQUEST_STRIPPED, 'parts']) : new Set([...MESSAGE_STRIPPED, 'parts']);
-  canonModel(m.raw, head, skip);
+  canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
   const loose: string[] = [...head, '|'];
   const strict: string[] = [...head, '|'];
   let hasDelta = false;

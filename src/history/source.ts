@@ -2,7 +2,7 @@ import type { Store } from '../store/open.js';
 import { MediaLookup } from '../store/media.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader } from '../store/snapshots.js';
-import { replayRun, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
+import { replayRun, RunReplayer, type ParsedSnapshot, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
 
 /** Something the reference would have skipped silently; convsearch counts and reports it. */
 export type Warning =
@@ -31,6 +31,9 @@ export class HistorySource {
   private readonly media: MediaLookup;
   private readonly replays = new Map<string, RunReplay>();
   private runList: RunRecord[] | null = null;
+  private conversationOf: Map<string, string | null> | null = null;
+  /** Per conversation, the last snapshot replayed: a later run's first snapshot mostly repeats it. */
+  private readonly lastSnapshots = new Map<string, ParsedSnapshot>();
 
   constructor(
     readonly store: Store,
@@ -52,8 +55,14 @@ export class HistorySource {
   replay(runId: string): RunReplay {
     let r = this.replays.get(runId);
     if (!r) {
-      r = replayRun(runId, this.snapshots.completeSnapshots(runId), this.media);
+      this.conversationOf ??= new Map(this.runs().map((run) => [run.runId, run.conversationId]));
+      const conversation = this.conversationOf.get(runId) ?? null;
+      const seed = conversation === null ? null : (this.lastSnapshots.get(conversation) ?? null);
+      const replayer = new RunReplayer(runId, this.media, [], seed);
+      for (const row of this.snapshots.completeSnapshots(runId)) replayer.add(row);
+      r = replayer.result();
       this.replays.set(runId, r);
+      if (conversation !== null && replayer.lastSnapshot) this.lastSnapshots.set(conversation, replayer.lastSnapshot);
     }
     return r;
   }

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { RunReplayer, type RecordMessage, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
+import { RunReplayer, type ParsedSnapshot, type RecordMessage, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
 import { unknownPartKinds } from '../history/messages.js';
 import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
 import { renderRecordMessage } from '../search/corpus.js';
@@ -70,6 +70,8 @@ export class IndexSync {
   private readonly media: MediaLookup;
   private readonly metaValue: BetterSqlite3.Statement;
   private statements: ReturnType<IndexSync['prepareStatements']> | null = null;
+  /** Per conversation, the last snapshot replayed: a later run's first snapshot mostly repeats it. */
+  private readonly lastSnapshots = new Map<string, ParsedSnapshot>();
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -234,13 +236,13 @@ export class IndexSync {
       const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
         (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
       );
-      replayer = new RunReplayer(run.runId, this.media, stored);
+      replayer = new RunReplayer(run.runId, this.media, stored, this.seedFor(run));
       rows = this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq);
       skipped = JSON.parse(ex.skipped) as SkippedSnapshot[];
       completeCount = ex.complete_count;
     } else {
       // snapshots were pruned or rewritten (or the run is new): rebuild its record from nothing
-      replayer = new RunReplayer(run.runId, this.media);
+      replayer = new RunReplayer(run.runId, this.media, [], this.seedFor(run));
       rows = this.reader.completeSnapshots(run.runId);
       skipped = [];
       completeCount = 0;
@@ -252,6 +254,7 @@ export class IndexSync {
       maxSeq = row.seq;
     }
     skipped.push(...replayer.skipped);
+    if (run.conversationId !== null && replayer.lastSnapshot) this.lastSnapshots.set(run.conversationId, replayer.lastSnapshot);
 
     const from = resumed ? replayer.firstChanged : 0;
     this.q.deleteMessages.run(ex.run_key, from);
@@ -271,6 +274,10 @@ export class IndexSync {
     }
     this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
     return { resumed, snapshotsRead: replayer.snapshotsRead };
+  }
+
+  private seedFor(run: RunRecord): ParsedSnapshot | null {
+    return run.conversationId === null ? null : (this.lastSnapshots.get(run.conversationId) ?? null);
   }
 
   /** Stores one replayed message and adds it to the segment; returns its document length. */
