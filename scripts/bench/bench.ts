@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../../src/store/open.js';
 import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
+import { defaultThreads } from '../../src/search/parallel-corpus.js';
 import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 
@@ -129,8 +130,8 @@ function appendSnapshots(store: string, count: number): void {
 
 // ---------------------------------------------------------------------------------------------
 
-function runPhase(args: string[]): PhaseResult {
-  const r = spawnSync(process.execPath, [self, '--phase', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
+  const r = spawnSync(process.execPath, [self, '--phase', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`phase ${args[0]} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as PhaseResult;
 }
@@ -179,16 +180,17 @@ function main(): void {
   const storeMb = statSync(work).size / 1e6;
   process.stderr.write(`store: ${storeMb.toFixed(0)} MB, ${counts.runs} runs, ${counts.convs} conversations, ${counts.snaps} snapshots\n`);
 
-  const rows: Array<[string, PhaseResult, string?]> = [];
-  const phase = (label: string, args: string[], note?: string): PhaseResult => {
+  const rows: Array<[string, PhaseResult]> = [];
+  const phase = (label: string, args: string[], env?: NodeJS.ProcessEnv): PhaseResult => {
     process.stderr.write(`  ${label} ...\n`);
-    const r = runPhase(args);
-    rows.push([label, r, note]);
+    const r = runPhase(args, env);
+    rows.push([label, r]);
     return r;
   };
   const read = phase('floor: read all snapshot rows', ['floor-read', work]);
   const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
-  phase('--no-index, store-wide query', ['no-index', work, 'all', '', 'kalo quarzite']);
+  phase(`--no-index, store-wide query (${defaultThreads()} threads)`, ['no-index', work, 'all', '', 'kalo quarzite']);
+  phase('--no-index, store-wide query (1 thread)', ['no-index', work, 'all', '', 'kalo quarzite'], { CONVSEARCH_THREADS: '1' });
   phase('--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']);
   phase('index build from nothing', ['sync', work, index]);
   const warm = phase('warm indexed query (50 varied)', ['warm', work, index]);

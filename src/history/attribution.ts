@@ -24,12 +24,19 @@ export function attributeSections(
   const claimed = new Set<string>();
   const sections: Section[] = [];
   for (const { run, record } of runs) {
-    let start = 0;
-    if (!fullRecord) {
-      while (start < record.length && claimed.has(record[start]!.keys.strict)) start++;
-      for (const m of record) claimed.add(m.keys.strict);
-    }
+    const start = fullRecord ? 0 : claimInherited(claimed, record.map((m) => m.keys.strict));
     if (start < record.length) sections.push({ run, record, start });
   }
   return sections;
+}
+
+/**
+ * One step of the attribution walk: the length of the leading prefix of `strictKeys` (a run's record)
+ * that earlier runs already claimed; then the whole record is claimed for the runs after it.
+ */
+export function claimInherited(claimed: Set<string>, strictKeys: readonly string[]): number {
+  let start = 0;
+  while (start < strictKeys.length && claimed.has(strictKeys[start]!)) start++;
+  for (const k of strictKeys) claimed.add(k);
+  return start;
 }

@@ -14,6 +14,8 @@ export type ProgressFn = (done: number, total: number) => void;
 
 export interface HistorySourceOptions {
   readonly onProgress?: ProgressFn;
+  /** Keep each run's replay for later calls (default). Off for a single pass that digests runs as it goes. */
+  readonly retain?: boolean;
 }
 
 /** One interrupted snapshot parsed on its own: never part of the searchable record. */
@@ -61,7 +63,7 @@ export class HistorySource {
       const replayer = new RunReplayer(runId, this.media, [], seed);
       for (const row of this.snapshots.completeSnapshots(runId)) replayer.add(row);
       r = replayer.result();
-      this.replays.set(runId, r);
+      if (this.options.retain !== false) this.replays.set(runId, r);
       if (conversation !== null && replayer.lastSnapshot) this.lastSnapshots.set(conversation, replayer.lastSnapshot);
     }
     return r;

@@ -1,7 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { HistorySource } from '../history/source.js';
 import { replayCounts, type RecordCounts } from '../history/listing.js';
-import { ReplayCorpusSource } from '../search/memory-corpus.js';
+import { ParallelCorpusSource, parallelOptionsFromEnv } from '../search/parallel-corpus.js';
+import { queryTokens } from '../search/tokenize.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import type { Store } from '../store/open.js';
 import { IndexCorpusSource } from './corpus.js';
@@ -86,7 +87,10 @@ export interface SearchStoreHooks {
 
 /** One search over a store, through the persistent index unless told not to. Same outcome either way. */
 export function searchStore(store: Store, options: SearchOptions, index: IndexChoice, hooks: SearchStoreHooks = {}): SearchOutcome {
-  const replay = (): SearchOutcome => search(new ReplayCorpusSource(new HistorySource(store, { onProgress: hooks.onProgress })), options);
+  const replay = (): SearchOutcome => {
+    const source = new HistorySource(store, { onProgress: hooks.onProgress });
+    return search(new ParallelCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options);
+  };
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
 }

@@ -1,51 +1,61 @@
 import { VarintWriter } from './varint.js';
 
 /**
- * One segment's postings being built. Per term, a run contributes one group: `run_key, n`, then for each
- * of its n documents `2 × (pos - previous pos) + (tf > 1)` and, when that flag is set, `tf`; all unsigned
- * varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
+ * Postings of one segment, per term: for each run that has the term, one group `run_key, entries…, 0`.
+ * An entry is `2 × (pos - previous pos) + (tf > 1)` (the previous pos of a group's first entry is -1,
+ * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
+ * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
+interface TermPostings {
+  readonly w: VarintWriter;
+  /** Run of the open group, -1 before the first. */
+  run: number;
+  prev: number;
+}
+
+/** One segment's postings being built, written as documents arrive (no per-run buffering). */
 export class SegmentBuilder {
-  readonly terms = new Map<string, VarintWriter>();
-  private pending = new Map<string, number[]>();
+  private readonly terms = new Map<string, TermPostings>();
   private runKey = -1;
 
   beginRun(runKey: number): void {
     this.runKey = runKey;
-    this.pending = new Map();
   }
 
-  /** Documents of a run must come in ascending position order. */
+  /** Documents of a run must come in ascending position order, and a run's documents together. */
   addDocument(pos: number, tf: ReadonlyMap<string, number>): void {
     for (const [term, f] of tf) {
-      const list = this.pending.get(term);
-      if (list) list.push(pos, f);
-      else this.pending.set(term, [pos, f]);
+      let t = this.terms.get(term);
+      if (!t) this.terms.set(term, (t = { w: new VarintWriter(), run: -1, prev: -1 }));
+      if (t.run !== this.runKey) {
+        if (t.run !== -1) t.w.write(0);
+        t.w.write(this.runKey);
+        t.run = this.runKey;
+        t.prev = -1;
+      }
+      writeEntry(t.w, pos - t.prev, f);
+      t.prev = pos;
     }
   }
 
-  endRun(): void {
-    for (const [term, list] of this.pending) {
-      let w = this.terms.get(term);
-      if (!w) this.terms.set(term, (w = new VarintWriter()));
-      writeGroup(w, this.runKey, list);
+  get isEmpty(): boolean {
+    return this.terms.size === 0;
+  }
+
+  /** Each term's postings blob, its last group closed. */
+  *postings(): IterableIterator<[string, Buffer]> {
+    for (const [term, t] of this.terms) {
+      t.w.write(0);
+      yield [term, t.w.bytes()];
     }
-    this.pending = new Map();
   }
 }
 
-/** `list` holds (pos, tf) pairs in ascending position order. */
-function writeGroup(w: VarintWriter, runKey: number, list: readonly number[]): void {
-  w.write(runKey);
-  w.write(list.length / 2);
-  let prev = 0;
-  for (let k = 0; k < list.length; k += 2) {
-    const pos = list[k]!;
-    const tf = list[k + 1]!;
-    w.write(2 * (pos - prev) + (tf > 1 ? 1 : 0));
-    if (tf > 1) w.write(tf);
-    prev = pos;
-  }
+function writeEntry(w: VarintWriter, gap: number, tf: number): void {
+  if (tf > 1) {
+    w.write(2 * gap + 1);
+    w.write(tf);
+  } else w.write(2 * gap);
 }
 
 export type PostingVisitor = (runKey: number, pos: number, tf: number) => void;
@@ -65,11 +75,9 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
   };
   while (i < data.length) {
     const runKey = next();
-    const count = next();
     const want = wantRun(runKey);
-    let pos = 0;
-    for (let k = 0; k < count; k++) {
-      const v = next();
+    let pos = -1;
+    for (let v = next(); v !== 0; v = next()) {
       const tf = v % 2 === 1 ? next() : 1;
       pos += Math.floor(v / 2);
       if (want) visit(runKey, pos, tf);
@@ -77,10 +85,18 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
   }
 }
 
-/** Re-encodes groups of (pos, tf) pairs (used when segments merge). */
+/** Encodes groups of (pos, tf) pairs in ascending position order (used when segments merge). */
 export function encodeGroups(groups: ReadonlyMap<number, number[]>): Buffer {
   const w = new VarintWriter();
-  for (const [runKey, list] of groups) writeGroup(w, runKey, list);
+  for (const [runKey, list] of groups) {
+    w.write(runKey);
+    let prev = -1;
+    for (let k = 0; k < list.length; k += 2) {
+      writeEntry(w, list[k]! - prev, list[k + 1]!);
+      prev = list[k]!;
+    }
+    w.write(0);
+  }
   return w.bytes();
 }
 

@@ -1,5 +1,5 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-6';
+export const INDEX_FORMAT = 'convsearch-index-7';
 
 export const INDEX_DDL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

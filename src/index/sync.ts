@@ -214,7 +214,7 @@ export class IndexSync {
     onProgress?.(runs.length, runs.length);
 
     if (wroteSegment) {
-      for (const [term, w] of builder.terms) this.q.insertPosting.run(term, segment, w.bytes());
+      for (const [term, data] of builder.postings()) this.q.insertPosting.run(term, segment, data);
       this.q.putMeta.run('next_segment', String(segment + 1));
     }
     if (minAffected !== Infinity) this.attribute(minAffected);
@@ -266,7 +266,6 @@ export class IndexSync {
     }
     const fresh = replayer.freshMessages(from);
     fresh.forEach((m, i) => lengths.push(this.insertMessage(ex.run_key, from + i, m, builder)));
-    builder.endRun();
     // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
     const unknown = new Map<string, number>();
     for (const json of this.q.unknownOfRun.iterate(ex.run_key) as IterableIterator<string>) {

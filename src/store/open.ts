@@ -26,6 +26,11 @@ export interface Store {
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
   /**
+   * A URI another thread can open to read exactly the same bytes (`openSharedStore`), or null when
+   * reading in place next to a live writer: another connection would see another commit.
+   */
+  readonly sharedUri: string | null;
+  /**
    * False when the file read in place without locks (`immutable`) was written since it was opened: a
    * writer checkpointed into it, so what was read may mix two states. Run the work again with
    * `openStore(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
@@ -97,6 +102,7 @@ interface Opened {
   readonly db: BetterSqlite3.Database;
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
+  readonly sharedUri: string | null;
   readonly cleanup: () => void;
   readonly unchanged: () => boolean;
 }
@@ -138,13 +144,15 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
   let mode: OpenMode;
   let cleanup = (): void => {};
   let unchanged = (): boolean => true;
+  let sharedUri: string | null = null;
   try {
     // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
     const before = settledStamp(realPath);
     const withWal = nonEmpty(wal);
     if (!withWal && !opts.copy) {
       mode = 'immutable';
-      db = new Database(fileUri(realPath, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
+      sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
+      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
         try {
           return stamp(realPath) === before;
@@ -168,9 +176,8 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       if (stamp(realPath) !== before || (withWal ? stamp(wal) : nonEmpty(wal) ? 'new' : '-') !== walBefore) {
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
-      db = withWal
-        ? new Database(fileUri(copy, 'mode=ro'), { readonly: true, fileMustExist: true })
-        : new Database(fileUri(copy, 'mode=ro&immutable=1'), { readonly: true, fileMustExist: true });
+      sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
+      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
     }
   } catch (e) {
     cleanup();
@@ -181,7 +188,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
     db.exec('BEGIN');
-    return { db, schema: probeSchema(db, inputPath), mode, cleanup, unchanged };
+    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
@@ -240,7 +247,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
       sleepMs(5 * attempt);
     }
   }
-  const { db, schema, mode, cleanup, unchanged } = opened;
+  const { db, schema, mode, sharedUri, cleanup, unchanged } = opened;
   let closed = false;
   return {
     path: inputPath,
@@ -248,6 +255,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
     db,
     schema,
     mode,
+    sharedUri,
     unchanged,
     close() {
       if (closed) return;
@@ -256,4 +264,20 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
       cleanup();
     },
   };
+}
+
+/**
+ * Opens, in another thread, the bytes a store opened with `openStore` reads (its `sharedUri`). The
+ * opening thread owns the files: it checks `unchanged()` and removes a private copy when it is done.
+ */
+export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
+  const db = new Database(uri, { readonly: true, fileMustExist: true });
+  try {
+    db.exec('BEGIN');
+    const schema = probeSchema(db, inputPath);
+    return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, unchanged: () => true, close: () => db.close() };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
 }

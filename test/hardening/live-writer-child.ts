@@ -157,6 +157,9 @@ async function main(args: Args): Promise<void> {
     });
   }
   (conn as Database.Database | null)?.close();
+  // Per call, the last close deletes -wal/-shm only if no reader had the file open at that moment; one
+  // more call (what the Python store's next operation does) makes the end state not depend on that race.
+  if (args.mode === 'per-call') new Database(args.db).close();
   emit({ closed: true });
 }
 

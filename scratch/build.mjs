@@ -1,0 +1,14 @@
+import { openStore } from '../dist/src/store/open.js';
+import { openIndexedSource } from '../dist/src/index/indexed-search.js';
+import { SegmentBuilder } from '../dist/src/index/postings.js';
+import { rmSync } from 'fs';
+rmSync('/tmp/b2.idx', {force:true});
+let te=0, ta=0, runs=0, terms=0, entries=0;
+const oe = SegmentBuilder.prototype.endRun, oa = SegmentBuilder.prototype.addDocument;
+SegmentBuilder.prototype.endRun = function() { runs++; terms += this.pending.size; for (const l of this.pending.values()) entries += l.length/2; const t=performance.now(); oe.call(this); te += performance.now()-t; };
+SegmentBuilder.prototype.addDocument = function(p, tf) { const t=performance.now(); oa.call(this, p, tf); ta += performance.now()-t; };
+const t = performance.now();
+const s = openStore(process.argv[2]);
+const o = openIndexedSource(s, { path: '/tmp/b2.idx' });
+o.db.close(); s.close();
+console.log({ total: performance.now()-t, endRun: te, addDoc: ta, runs, terms, entries });

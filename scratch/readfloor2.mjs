@@ -1,0 +1,10 @@
+import Database from 'better-sqlite3';
+process.env.SQLITE_USE_URI='1';
+const db = new Database('file:/tmp/convsearch-bench/synthetic-750mb-seed42.db?mode=ro&immutable=1', {readonly:true});
+if (process.argv[2]==='mmap') db.pragma('mmap_size = 2147483648');
+if (process.argv[3]) db.pragma('cache_size = -' + process.argv[3]);
+const runs = db.prepare('SELECT run_id FROM runs').pluck().all();
+const st = db.prepare("SELECT seq, messages m FROM snapshots WHERE run_id=? AND state='complete' ORDER BY seq").raw();
+let t=performance.now(), n=0;
+for (const r of runs) for (const row of st.iterate(r)) n+=row[1].length;
+console.log(process.argv[2], (performance.now()-t).toFixed(0),'ms', n, process.resourceUsage().maxRSS/1024|0, 'MB');

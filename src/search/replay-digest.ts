@@ -1,0 +1,62 @@
+import { claimInherited } from '../history/attribution.js';
+import type { SkippedSnapshot } from '../history/replay.js';
+import type { HistorySource } from '../history/source.js';
+import { indexText } from '../render/fields.js';
+import { renderMessage } from '../render/message.js';
+import { forEachToken } from './tokenize.js';
+
+/**
+ * What a search needs of one replayed run, compact enough to cross threads: the strict keys of its
+ * record (for attribution across the whole scope), and the BM25 counts of the messages that may be
+ * its own: those from `localStart` on, where attribution among the runs digested together puts its
+ * section. Attribution over the whole scope can only start the section later, never earlier.
+ */
+export interface RunDigest {
+  readonly runId: string;
+  readonly strictKeys: string[];
+  readonly localStart: number;
+  /** Token count of each message from `localStart` on. */
+  readonly lengths: Int32Array;
+  /** Per query term: `[position, tf, position, tf, ...]`, positions ascending, `>= localStart`. */
+  readonly termCounts: Int32Array[];
+  readonly skipped: SkippedSnapshot[];
+  readonly unknownPartKinds: Array<[string, number]>;
+}
+
+/**
+ * Replays `runIds` (in corpus order) and digests each run as soon as it is replayed, so records do not
+ * pile up. `onRun` is told after each run.
+ */
+export function digestRuns(source: HistorySource, runIds: readonly string[], terms: readonly string[], onRun?: (done: number) => void): RunDigest[] {
+  const termIndex = new Map(terms.map((t, k) => [t, k]));
+  const claimed = new Set<string>();
+  const counts = new Int32Array(terms.length);
+  const out: RunDigest[] = [];
+  for (const runId of runIds) {
+    const replay = source.replay(runId);
+    const record = replay.messages;
+    const strictKeys = record.map((m) => m.keys.strict);
+    const localStart = claimInherited(claimed, strictKeys);
+    const lengths = new Int32Array(record.length - localStart);
+    const perTerm: number[][] = terms.map(() => []);
+    for (let pos = localStart; pos < record.length; pos++) {
+      counts.fill(0);
+      lengths[pos - localStart] = forEachToken(indexText(renderMessage(record[pos]!.message)), (t) => {
+        const k = termIndex.get(t);
+        if (k !== undefined) counts[k]!++;
+      });
+      for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
+    }
+    out.push({
+      runId,
+      strictKeys,
+      localStart,
+      lengths,
+      termCounts: perTerm.map((a) => Int32Array.from(a)),
+      skipped: replay.skipped,
+      unknownPartKinds: [...replay.unknownPartKinds],
+    });
+    onRun?.(out.length);
+  }
+  return out;
+}

@@ -1,0 +1,43 @@
+/**
+ * Worker thread of a parallel replay (see parallel-corpus.ts): opens the bytes the main thread reads,
+ * digests its share of the runs, posts the digests and raises the done flag. It never throws: a failure
+ * is posted as an error and the main thread replays that share itself.
+ */
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { HistorySource } from '../history/source.js';
+import { openSharedStore, type OpenMode } from '../store/open.js';
+import { digestRuns, type RunDigest } from './replay-digest.js';
+
+export interface ReplayWorkerData {
+  readonly uri: string;
+  readonly path: string;
+  readonly realPath: string;
+  readonly mode: OpenMode;
+  readonly runIds: readonly string[];
+  readonly terms: readonly string[];
+  /** `[done flag, runs digested]`, shared with the main thread. */
+  readonly signal: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+export type ReplayWorkerReply = { readonly ok: true; readonly digests: RunDigest[] } | { readonly ok: false; readonly error: string };
+
+const data = workerData as ReplayWorkerData;
+const signal = new Int32Array(data.signal);
+let reply: ReplayWorkerReply;
+let transfer: ArrayBuffer[] = [];
+try {
+  const store = openSharedStore(data.uri, data.path, data.realPath, data.mode);
+  try {
+    const digests = digestRuns(new HistorySource(store, { retain: false }), data.runIds, data.terms, (done) => Atomics.store(signal, 1, done));
+    reply = { ok: true, digests };
+    transfer = digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]);
+  } finally {
+    store.close();
+  }
+} catch (e) {
+  reply = { ok: false, error: e instanceof Error ? e.message : String(e) };
+}
+data.port.postMessage(reply, transfer);
+Atomics.store(signal, 0, 1);
+Atomics.notify(signal, 0);

@@ -1,0 +1,67 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { decodePostings, encodeGroups, SegmentBuilder } from '../../src/index/postings.js';
+
+type Entry = [runKey: number, pos: number, tf: number];
+
+/** Random runs of documents: run keys ascending with gaps, positions ascending from 0, tfs mostly 1, some large. */
+function randomSegment(seed: number): { builder: SegmentBuilder; want: Map<string, Entry[]> } {
+  const random = rng(seed);
+  const builder = new SegmentBuilder();
+  const want = new Map<string, Entry[]>();
+  const terms = Array.from({ length: 12 }, (_, k) => `t${k}`);
+  let runKey = 0;
+  for (let r = 0; r < 20; r++) {
+    runKey += 1 + Math.floor(random() * 300);
+    builder.beginRun(runKey);
+    let pos = -1;
+    for (let d = 0; d < 1 + Math.floor(random() * 30); d++) {
+      pos += 1 + Math.floor(random() * (random() < 0.1 ? 5000 : 3));
+      const tf = new Map<string, number>();
+      for (const t of terms) if (random() < 0.3) tf.set(t, random() < 0.7 ? 1 : 2 + Math.floor(random() * (random() < 0.2 ? 100_000 : 5)));
+      builder.addDocument(pos, tf);
+      for (const [t, f] of tf) (want.get(t) ?? want.set(t, []).get(t)!).push([runKey, pos, f]);
+    }
+  }
+  return { builder, want };
+}
+
+function decoded(data: Uint8Array, wantRun?: (runKey: number) => boolean): Entry[] {
+  const out: Entry[] = [];
+  decodePostings(data, (runKey, pos, tf) => out.push([runKey, pos, tf]), wantRun);
+  return out;
+}
+
+describe('postings encoding', () => {
+  test('what a segment writes decodes to every (run, position, tf) it was given, in order', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const { builder, want } = randomSegment(seed);
+      const got = new Map([...builder.postings()].map(([t, data]) => [t, decoded(data)]));
+      assert.deepEqual(got, want, `seed ${seed}`);
+    }
+  });
+
+  test('position 0, tf 1 and huge values round-trip; groups of skipped runs are passed over', () => {
+    const b = new SegmentBuilder();
+    b.beginRun(0);
+    b.addDocument(0, new Map([['a', 1]]));
+    b.beginRun(2 ** 40);
+    b.addDocument(0, new Map([['a', 2 ** 33]]));
+    b.addDocument(2 ** 31, new Map([['a', 1]]));
+    b.beginRun(7);
+    b.addDocument(3, new Map([['a', 1]]));
+    const data = new Map(b.postings()).get('a')!;
+    assert.deepEqual(decoded(data), [[0, 0, 1], [2 ** 40, 0, 2 ** 33], [2 ** 40, 2 ** 31, 1], [7, 3, 1]]);
+    assert.deepEqual(decoded(data, (k) => k !== 2 ** 40), [[0, 0, 1], [7, 3, 1]]);
+  });
+
+  test('merged groups (compaction) encode exactly like a segment built from the same documents', () => {
+    const { builder, want } = randomSegment(99);
+    for (const [term, data] of builder.postings()) {
+      const groups = new Map<number, number[]>();
+      for (const [runKey, pos, tf] of want.get(term)!) (groups.get(runKey) ?? groups.set(runKey, []).get(runKey)!).push(pos, tf);
+      assert.deepEqual(encodeGroups(groups), data, term);
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { JsonObject } from '../../scripts/lib/messages.js';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { HistorySource } from '../../src/history/source.js';
+import { searchJson } from '../../src/output/json.js';
+import { toolText } from '../../src/output/tool-text.js';
+import { ReplayCorpusSource } from '../../src/search/memory-corpus.js';
+import { ParallelCorpusSource, type ParallelOptions } from '../../src/search/parallel-corpus.js';
+import { search, type SearchOptions, type SearchOutcome } from '../../src/search/search.js';
+import { queryTokens } from '../../src/search/tokenize.js';
+import { openStore, type Store } from '../../src/store/open.js';
+import { runCli } from '../helpers/cli.js';
+import { randomOptions, writeRun } from '../helpers/random-stores.js';
+import { addRawSnapshot, tempDir } from '../helpers/stores.js';
+
+/** A closed store (read without locks, so other threads may read it too) of threaded runs, with a few damaged snapshots. */
+function randomStore(seed: number): { path: string; runs: Array<{ id: string; conv: string | null }> } {
+  const random = rng(seed * 104729);
+  const path = join(tempDir(), 'sessions.db');
+  const w = new StepStoreWriter(path);
+  const runs: Array<{ id: string; conv: string | null }> = [];
+  const histories = new Map<string, JsonObject[]>();
+  let clock = Date.UTC(2026, 0, 1);
+  try {
+    for (let i = 0; i < 14; i++) {
+      const conv = random() < 0.15 ? null : `conv-${Math.floor(random() * 4)}`;
+      // now and then a history forked from another conversation: attribution is store-wide under --scope all
+      const from = random() < 0.25 ? `conv-${Math.floor(random() * 4)}` : conv;
+      const inherit = from !== null && histories.has(from) && random() < 0.7 ? histories.get(from) : undefined;
+      const id = `run-${seed}-${i}`;
+      clock += 60_000 * (1 + Math.floor(random() * 5));
+      const h = writeRun(w, random, id, conv, new Date(clock), inherit);
+      if (conv !== null) histories.set(conv, h);
+      runs.push({ id, conv });
+      if (random() < 0.2) addRawSnapshot(w, id, '[{"kind": "request", "parts": [', { stepIndex: 99 });
+      if (random() < 0.2) {
+        addRawSnapshot(w, id, '[{"kind": "response", "parts": [{"part_kind": "hologram", "content": "x"}, {"part_kind": "text", "content": "zzhologram"}]}]', { stepIndex: 98 });
+      }
+    }
+  } finally {
+    w.close();
+  }
+  return { path, runs };
+}
+
+function withFilter(random: () => number, o: SearchOptions): SearchOptions {
+  const r = random();
+  if (r < 0.6) return o;
+  const roles = new Set(r < 0.75 ? (['assistant'] as const) : r < 0.9 ? (['tool-return', 'user'] as const) : ([] as const));
+  return { ...o, filter: { roles, tools: new Set(r > 0.85 ? ['lookup'] : []), minScore: random() < 0.5 ? null : random() * 2 } };
+}
+
+function serial(store: Store, o: SearchOptions): SearchOutcome {
+  return search(new ReplayCorpusSource(new HistorySource(store)), o);
+}
+
+function parallel(store: Store, o: SearchOptions, options: ParallelOptions): SearchOutcome {
+  return search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), options), o);
+}
+
+function assertSameOutcome(got: SearchOutcome, want: SearchOutcome, label: string): void {
+  assert.equal(toolText(got), toolText(want), label);
+  assert.deepEqual(searchJson(got), searchJson(want), label);
+  assert.deepEqual(got.warnings, want.warnings, label);
+  if (got.kind === 'found' && want.kind === 'found') assert.deepEqual(got.ranking, want.ranking, label);
+}
+
+describe('parallel replay (--no-index on several threads)', () => {
+  test('gives what the one-thread replay gives: text, JSON, whole ranking and warnings (property)', () => {
+    let compared = 0;
+    let found = 0;
+    for (let seed = 1; seed <= 5; seed++) {
+      const random = rng(seed);
+      const { path, runs } = randomStore(seed);
+      const store = openStore(path);
+      try {
+        assert.notEqual(store.sharedUri, null, 'a closed store can be read by other threads');
+        for (let q = 0; q < 10; q++) {
+          const o = withFilter(random, randomOptions(random, runs));
+          const want = serial(store, o);
+          for (const threads of [2, 3]) {
+            assertSameOutcome(parallel(store, o, { threads, minSnapshots: 0 }), want, `seed ${seed} threads ${threads}: ${JSON.stringify(o)}`);
+            compared++;
+          }
+          if (want.kind === 'found') found++;
+        }
+        // the damaged snapshots are reported the same way
+        const all = randomOptions(random, runs);
+        const o: SearchOptions = { ...all, query: 'zzhologram', scope: 'all', conversationId: null, runId: null };
+        const want = serial(store, o);
+        assert.ok(want.warnings.length > 0 || seed > 1, 'some store has warnings');
+        assertSameOutcome(parallel(store, o, { threads: 2, minSnapshots: 0 }), want, `seed ${seed} warnings`);
+      } finally {
+        store.close();
+      }
+    }
+    assert.equal(compared, 100);
+    assert.ok(found >= 20, `enough searches found something (${found})`);
+  });
+
+  test('a thread that cannot read the store leaves its share to the main thread: same answer', () => {
+    const { path, runs } = randomStore(9);
+    const store = openStore(path);
+    try {
+      const broken: Store = { ...store, sharedUri: `file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      const o = { ...randomOptions(rng(1), runs), scope: 'all' as const, conversationId: null, runId: null };
+      assertSameOutcome(parallel(broken, o, { threads: 3, minSnapshots: 0 }), serial(store, o), 'failed workers');
+    } finally {
+      store.close();
+    }
+  });
+
+  test('a store read in place beside a live writer stays on one thread (another connection could see another commit)', () => {
+    const path = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(path);
+    try {
+      writeRun(w, rng(5), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
+      const store = openStore(path);
+      try {
+        assert.equal(store.mode, 'wal-in-place');
+        assert.equal(store.sharedUri, null);
+      } finally {
+        store.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  test('the CLI gives the same bytes on one thread and on several', () => {
+    const { path } = randomStore(4);
+    for (const args of [['--json'], ['--plain', '-C', '1'], []]) {
+      const cmd = ['search', 'lookup', 'user', '--db', path, '--scope', 'all', '--no-index', ...args];
+      const one = runCli(cmd, { env: { CONVSEARCH_THREADS: '1' } });
+      const two = runCli(cmd, { env: { CONVSEARCH_THREADS: '2' } });
+      assert.equal(one.status, 0, one.stderr);
+      assert.equal(two.stdout, one.stdout);
+      assert.equal(two.stderr, one.stderr);
+      assert.equal(two.status, one.status);
+    }
+  });
+});
