@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../../src/store/open.js';
 import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
-import { defaultThreads } from '../../src/search/parallel-corpus.js';
+import { defaultThreads } from '../../src/history/threads.js';
 import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 

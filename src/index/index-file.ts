@@ -10,6 +10,9 @@ const Database = require('better-sqlite3') as typeof BetterSqlite3;
 /** The index cannot be used (unwritable location, repeated corruption): search falls back to replaying. */
 export class IndexUnavailableError extends Error {}
 
+/** The index file reads fine as SQLite but holds data convsearch cannot decode: discard it and rebuild. */
+export class IndexDamagedError extends Error {}
+
 function isCorruption(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   return code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT_INDEX' || code === 'SQLITE_IOERR_SHORT_READ';

@@ -1,12 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { HistorySource } from '../history/source.js';
 import { replayCounts, type RecordCounts } from '../history/listing.js';
-import { ParallelCorpusSource, parallelOptionsFromEnv } from '../search/parallel-corpus.js';
+import { parallelOptionsFromEnv } from '../history/threads.js';
+import { ParallelCorpusSource } from '../search/parallel-corpus.js';
 import { queryTokens } from '../search/tokenize.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import type { Store } from '../store/open.js';
 import { IndexCorpusSource } from './corpus.js';
-import { IndexUnavailableError, indexIsSound, isCorruption, openIndexDatabase, removeIndexFiles } from './index-file.js';
+import { IndexDamagedError, IndexUnavailableError, indexIsSound, isCorruption, openIndexDatabase, removeIndexFiles } from './index-file.js';
 import { defaultIndexPath } from './location.js';
 import { IndexSync, type SyncProgress, type SyncReport } from './sync.js';
 
@@ -29,7 +30,7 @@ export function openIndexedSource(store: Store, opts: IndexOptions = {}): Indexe
   const path = opts.path ?? defaultIndexPath(store.realPath);
   const db = openIndexDatabase(path, store.realPath);
   try {
-    const report = new IndexSync(db, store).sync(opts.onProgress);
+    const report = new IndexSync(db, store, parallelOptionsFromEnv()).sync(opts.onProgress);
     return { db, source: new IndexCorpusSource(db), report, path };
   } catch (e) {
     db.close();
@@ -56,11 +57,12 @@ export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: Inde
       if (!store.unchanged()) throw e;
       // a damaged store page reads as corruption too: that is the store's error, and the index stays
       if (isCorruption(e) && indexIsSound(path)) throw e;
-      if (isCorruption(e) && attempt === 0) {
+      const damaged = isCorruption(e) || e instanceof IndexDamagedError;
+      if (damaged && attempt === 0) {
         removeIndexFiles(path);
         continue;
       }
-      if (e instanceof IndexUnavailableError || isCorruption(e) || isIoError(e)) {
+      if (e instanceof IndexUnavailableError || damaged || isIoError(e)) {
         opts.onFallback?.((e as Error).message);
         return fallback();
       }

@@ -1,3 +1,5 @@
+import { forEachToken } from '../search/tokenize.js';
+import { IndexDamagedError } from './index-file.js';
 import { VarintWriter } from './varint.js';
 
 /**
@@ -6,47 +8,82 @@ import { VarintWriter } from './varint.js';
  * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
  * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
-interface TermPostings {
-  readonly w: VarintWriter;
-  /** Run of the open group, -1 before the first. */
-  run: number;
-  prev: number;
-}
-
-/** One segment's postings being built, written as documents arrive (no per-run buffering). */
 export class SegmentBuilder {
-  private readonly terms = new Map<string, TermPostings>();
+  /** Term → dense id, in first-seen order. */
+  private readonly ids = new Map<string, number>();
+  private readonly terms: string[] = [];
+  /** Every posting so far, in arrival order (run, then position): term id, run key, position, tf. */
+  private entries = new Int32Array(4 * 4096);
+  private size = 0;
   private runKey = -1;
+  private runKeys: number[] = [];
 
   beginRun(runKey: number): void {
-    this.runKey = runKey;
+    this.runKey = this.runKeys.length;
+    this.runKeys.push(runKey);
   }
 
-  /** Documents of a run must come in ascending position order, and a run's documents together. */
-  addDocument(pos: number, tf: ReadonlyMap<string, number>): void {
-    for (const [term, f] of tf) {
-      let t = this.terms.get(term);
-      if (!t) this.terms.set(term, (t = { w: new VarintWriter(), run: -1, prev: -1 }));
-      if (t.run !== this.runKey) {
-        if (t.run !== -1) t.w.write(0);
-        t.w.write(this.runKey);
-        t.run = this.runKey;
-        t.prev = -1;
-      }
-      writeEntry(t.w, pos - t.prev, f);
-      t.prev = pos;
+  /**
+   * Tokenizes one document and adds its term frequencies; returns its length in tokens. Documents of a
+   * run must come in ascending position order, and a run's documents together.
+   */
+  addDocument(pos: number, text: string): number {
+    // counting in a small per-document map is cache-friendly; the big term dictionary is then
+    // consulted once per distinct term, and postings are appended to one flat array
+    const tf = new Map<string, number>();
+    const length = forEachToken(text, (t) => tf.set(t, (tf.get(t) ?? 0) + 1));
+    if (this.entries.length < 4 * (this.size + tf.size)) {
+      const grown = new Int32Array(Math.max(this.entries.length * 2, 4 * (this.size + tf.size)));
+      grown.set(this.entries.subarray(0, 4 * this.size));
+      this.entries = grown;
     }
+    const e = this.entries;
+    let k = 4 * this.size;
+    for (const [term, f] of tf) {
+      let id = this.ids.get(term);
+      if (id === undefined) {
+        id = this.terms.length;
+        this.ids.set(term, id);
+        this.terms.push(term);
+      }
+      e[k] = id;
+      e[k + 1] = this.runKey;
+      e[k + 2] = pos;
+      e[k + 3] = f;
+      k += 4;
+    }
+    this.size += tf.size;
+    return length;
   }
 
-  get isEmpty(): boolean {
-    return this.terms.size === 0;
-  }
-
-  /** Each term's postings blob, its last group closed. */
+  /** Each term's postings blob (the segment is complete: add nothing after). */
   *postings(): IterableIterator<[string, Buffer]> {
-    for (const [term, t] of this.terms) {
-      t.w.write(0);
-      yield [term, t.w.bytes()];
+    // a stable counting sort by term keeps each term's postings in arrival order
+    const n = this.size;
+    const e = this.entries;
+    const starts = new Int32Array(this.terms.length + 1);
+    for (let i = 0; i < n; i++) starts[e[4 * i]! + 1]!++;
+    for (let t = 0; t < this.terms.length; t++) starts[t + 1]! += starts[t]!;
+    const order = new Int32Array(n);
+    const fill = starts.slice(0, this.terms.length);
+    for (let i = 0; i < n; i++) order[fill[e[4 * i]!]!++] = i;
+    for (let t = 0; t < this.terms.length; t++) {
+      const w = new VarintWriter();
+      let run = -1;
+      let prev = -1;
+      for (let j = starts[t]!; j < starts[t + 1]!; j++) {
+        const i = 4 * order[j]!;
+        if (e[i + 1] !== run) {
+          if (run !== -1) w.write(0);
+          run = e[i + 1]!;
+          w.write(this.runKeys[run]!);
+          prev = -1;
+        }
+        writeEntry(w, e[i + 2]! - prev, e[i + 3]!);
+        prev = e[i + 2]!;
+      }
+      w.write(0);
+      yield [this.terms[t]!, w.bytes()];
     }
   }
 }
@@ -67,6 +104,7 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
     let n = 0;
     let shift = 1;
     for (;;) {
+      if (i >= data.length) throw new IndexDamagedError('index postings end in the middle of an entry');
       const b = data[i++]!;
       n += (b & 0x7f) * shift;
       if (b < 0x80) return n;

@@ -1,17 +1,17 @@
 import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { RunReplayer, type ParsedSnapshot, type RecordMessage, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
-import { unknownPartKinds } from '../history/messages.js';
+import { RunReplayer, type ParsedSnapshot, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
 import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
-import { renderRecordMessage } from '../search/corpus.js';
+import type { ParallelOptions } from '../history/threads.js';
 import { MediaLookup } from '../store/media.js';
 import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/open.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader, type Watermark } from '../store/snapshots.js';
 import { CORPUS_RUN_COLUMNS, type IndexRunIdentity } from './schema.js';
-import { termFrequencies } from '../search/tokenize.js';
+import { prefetchBuilds } from './build-threads.js';
 import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder } from './postings.js';
+import { buildRun, messageRow, type MessageRow, type RunBuild } from './run-build.js';
 
 /** Stored form of rendered fields: `[label, text, clip]` triples. */
 export type StoredFields = Array<[string, string, ClipRule]>;
@@ -76,6 +76,8 @@ export class IndexSync {
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly store: Store,
+    /** Threads that may replay runs rebuilt from nothing while this one writes. */
+    private readonly parallel: ParallelOptions = {},
   ) {
     this.reader = new SnapshotReader(store);
     this.media = new MediaLookup(store);
@@ -184,8 +186,8 @@ export class IndexSync {
     let runsResumed = 0;
     let snapshotsRead = 0;
     let wroteSegment = false;
+    const work: Array<{ run: RunRecord; ex: IndexedRun; resumed: boolean }> = [];
     runs.forEach((run, ord) => {
-      onProgress?.(ord, runs.length);
       const mark: Watermark = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
       let ex = indexed.get(run.runId);
       const metaSame =
@@ -205,13 +207,25 @@ export class IndexSync {
       }
       this.q.updateRunMeta.run(run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord, mark.count, mark.maxSeq, ex.run_key);
       if (snapsSame) return;
-      const r = this.replayRun(run, ex, builder, segment);
-      wroteSegment = true;
-      snapshotsRead += r.snapshotsRead;
-      if (r.resumed) runsResumed++;
-      else runsReplayed++;
+      // only snapshots were added since the index saw the run: resume its replay; else rebuild it
+      const upTo = ex.complete_count > 0 ? this.reader.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
+      work.push({ run, ex, resumed: upTo !== null && upTo.count === ex.complete_count && upTo.maxSeq === ex.complete_max_seq });
     });
-    onProgress?.(runs.length, runs.length);
+
+    const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
+    const prefetched = prefetchBuilds(this.store, work.filter((w) => !w.resumed).map((w) => w.run), weight, this.parallel);
+    try {
+      work.forEach(({ run, ex, resumed }, i) => {
+        onProgress?.(i, work.length);
+        snapshotsRead += resumed ? this.resumeRun(run, ex, builder, segment) : this.rebuildRun(run, ex, builder, segment, prefetched?.take(run.runId) ?? null);
+        wroteSegment = true;
+        if (resumed) runsResumed++;
+        else runsReplayed++;
+      });
+    } finally {
+      prefetched?.close();
+    }
+    onProgress?.(work.length, work.length);
 
     if (wroteSegment) {
       for (const [term, data] of builder.postings()) this.q.insertPosting.run(term, segment, data);
@@ -224,55 +238,57 @@ export class IndexSync {
     return { upToDate: false, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted };
   }
 
-  /** Replays what is new for one run (resuming from its stored record when only snapshots were added). */
-  private replayRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number): { resumed: boolean; snapshotsRead: number } {
-    let replayer: RunReplayer;
-    let rows: Iterable<import('../store/snapshots.js').SnapshotRow>;
-    let skipped: SkippedSnapshot[];
-    let completeCount: number;
-    const upTo = ex.complete_count > 0 ? this.reader.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
-    const resumed = upTo !== null && upTo.count === ex.complete_count && upTo.maxSeq === ex.complete_max_seq;
-    if (resumed) {
-      const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
-        (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
-      );
-      replayer = new RunReplayer(run.runId, this.media, stored, this.seedFor(run));
-      rows = this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq);
-      skipped = JSON.parse(ex.skipped) as SkippedSnapshot[];
-      completeCount = ex.complete_count;
-    } else {
-      // snapshots were pruned or rewritten (or the run is new): rebuild its record from nothing
-      replayer = new RunReplayer(run.runId, this.media, [], this.seedFor(run));
-      rows = this.reader.completeSnapshots(run.runId);
-      skipped = [];
-      completeCount = 0;
-    }
-    let maxSeq = resumed ? ex.complete_max_seq : 0;
-    for (const row of rows) {
+  /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
+  private resumeRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number): number {
+    const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
+      (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
+    );
+    const replayer = new RunReplayer(run.runId, this.media, stored, this.seedFor(run));
+    let completeCount = ex.complete_count;
+    let maxSeq = ex.complete_max_seq;
+    for (const row of this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq)) {
       replayer.add(row);
       completeCount++;
       maxSeq = row.seq;
     }
-    skipped.push(...replayer.skipped);
     if (run.conversationId !== null && replayer.lastSnapshot) this.lastSnapshots.set(run.conversationId, replayer.lastSnapshot);
-
-    const from = resumed ? replayer.firstChanged : 0;
+    const from = replayer.firstChanged;
     this.q.deleteMessages.run(ex.run_key, from);
     builder.beginRun(ex.run_key);
     const lengths: number[] = [];
     for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
-      builder.addDocument(t.pos, termFrequencies(indexText(fieldsFromJson(t.fields))).tf);
+      builder.addDocument(t.pos, indexText(fieldsFromJson(t.fields)));
       lengths.push(t.dl);
     }
-    const fresh = replayer.freshMessages(from);
-    fresh.forEach((m, i) => lengths.push(this.insertMessage(ex.run_key, from + i, m, builder)));
+    replayer.freshMessages(from).forEach((m, i) => lengths.push(this.insertRow(ex.run_key, from + i, messageRow(m), builder)));
+    const skipped = (JSON.parse(ex.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
+    this.finishRun(ex, completeCount, maxSeq, replayer.length, skipped, lengths, segment);
+    return replayer.snapshotsRead;
+  }
+
+  /** Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the snapshots read. */
+  private rebuildRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
+    let build = prefetched;
+    if (!build) {
+      const replayed = buildRun(run.runId, this.reader, this.media, this.seedFor(run));
+      if (run.conversationId !== null && replayed.last) this.lastSnapshots.set(run.conversationId, replayed.last);
+      build = replayed.build;
+    }
+    this.q.deleteMessages.run(ex.run_key, 0);
+    builder.beginRun(ex.run_key);
+    const lengths = build.rows.map((row, pos) => this.insertRow(ex.run_key, pos, row, builder));
+    this.finishRun(ex, build.completeCount, build.maxSeq, build.rows.length, build.skipped, lengths, segment);
+    return build.snapshotsRead;
+  }
+
+  /** The run's record counts, watermark and warnings, once its messages are stored. */
+  private finishRun(ex: IndexedRun, completeCount: number, maxSeq: number, length: number, skipped: SkippedSnapshot[], lengths: number[], segment: number): void {
     // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
     const unknown = new Map<string, number>();
     for (const json of this.q.unknownOfRun.iterate(ex.run_key) as IterableIterator<string>) {
       for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
     }
-    this.q.updateRunRecord.run(completeCount, maxSeq, replayer.length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
-    return { resumed, snapshotsRead: replayer.snapshotsRead };
+    this.q.updateRunRecord.run(completeCount, maxSeq, length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
   }
 
   private seedFor(run: RunRecord): ParsedSnapshot | null {
@@ -280,25 +296,10 @@ export class IndexSync {
   }
 
   /** Stores one replayed message and adds it to the segment; returns its document length. */
-  private insertMessage(runKey: number, pos: number, m: RecordMessage, builder: SegmentBuilder): number {
-    const { fields, text, parts, timestamp } = renderRecordMessage(m);
-    const { length, tf } = termFrequencies(text);
-    const unknown = unknownPartKinds(m.message);
-    this.q.insertMessage.run(
-      runKey,
-      pos,
-      m.keys.loose,
-      m.keys.strict,
-      m.message.kind,
-      timestamp,
-      m.firstSeq,
-      m.firstStep,
-      length,
-      unknown.length ? JSON.stringify(unknown) : null,
-      JSON.stringify(parts.map((p) => [p.role, p.toolName])),
-      JSON.stringify(fields.map((f) => [f.label, f.text, f.clip])),
-    );
-    builder.addDocument(pos, tf);
+  private insertRow(runKey: number, pos: number, row: MessageRow, builder: SegmentBuilder): number {
+    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, text] = row;
+    const length = builder.addDocument(pos, text);
+    this.q.insertMessage.run(runKey, pos, loose, strict, kind, timestamp, firstSeq, firstStep, length, unknown, roles, fields);
     return length;
   }
 

@@ -1,7 +1,7 @@
-import { availableParallelism } from 'node:os';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort } from 'node:worker_threads';
 import { claimInherited } from '../history/attribution.js';
 import { HistorySource, type Warning } from '../history/source.js';
+import { defaultThreads, MIN_SNAPSHOTS, partitionByConversation, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
 import type { TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
@@ -9,37 +9,20 @@ import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
 import { digestRuns, type RunDigest } from './replay-digest.js';
 import type { ReplayWorkerData, ReplayWorkerReply } from './replay-worker.js';
 
-export interface ParallelOptions {
-  /** Threads replaying, the main one included; default: the cores available, at most 4. 1 turns parallel replay off. */
-  readonly threads?: number;
-  /** Below this many snapshot rows in scope, starting threads costs more than it saves. */
-  readonly minSnapshots?: number;
-}
-
-const MAX_THREADS = 4;
-const MIN_SNAPSHOTS = 2_000;
 /** How often a waiting main thread wakes to report progress. */
 const POLL_MS = 100;
-
-/** Threads a parallel replay uses by default: the cores available, at most {@link MAX_THREADS}. */
-export function defaultThreads(): number {
-  return Math.min(availableParallelism(), MAX_THREADS);
-}
-
-/** `CONVSEARCH_THREADS=n` fixes the thread count (1: never parallel) and drops the size threshold. */
-export function parallelOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ParallelOptions {
-  const n = Number(env.CONVSEARCH_THREADS);
-  return Number.isInteger(n) && n >= 1 ? { threads: n, minSnapshots: 0 } : {};
-}
+const WORKER = new URL('./replay-worker.js', import.meta.url);
 
 /**
- * A `--no-index` corpus replayed by several threads: each replays whole conversations (so a run still
- * starts from its conversation's last snapshot) and sends back digests (strict keys and BM25 counts for
- * the query terms); the main thread attributes runs across the whole scope and replays again only the
- * runs whose messages it shows. Results equal {@link ReplayCorpusSource}'s: same records, same counts.
+ * A large `--no-index` corpus, replayed run by run into digests (strict keys and BM25 counts for the
+ * query terms) instead of records held in memory, on several threads when it can: each replays whole
+ * conversations (so a run still starts from its conversation's last snapshot). The main thread
+ * attributes runs across the whole scope and replays again only the runs whose messages it shows.
+ * Results equal {@link ReplayCorpusSource}'s (used as is for small scopes and `--run`): same records,
+ * same counts.
  *
- * Used only when other threads can read the very bytes this one reads (the store is not being read in
- * place beside a live writer) and the scope is large; otherwise it is the one-thread replay.
+ * Other threads are used only when they can read the very bytes this one reads: not when the store is
+ * read in place beside a live writer.
  */
 export class ParallelCorpusSource implements CorpusSource {
   private readonly serial: ReplayCorpusSource;
@@ -54,18 +37,18 @@ export class ParallelCorpusSource implements CorpusSource {
 
   corpus(scope: ScopeFilter): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
-    const threads = Math.min(this.options.threads ?? defaultThreads(), runs.length);
-    const store = this.source.store;
-    if (scope.runId !== null || threads < 2 || store.sharedUri === null) return this.serial.corpus(scope);
+    if (scope.runId !== null) return this.serial.corpus(scope);
     const marks = this.source.snapshots.watermarks();
     const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
     if (runs.reduce((n, r) => n + weight(r), 0) < (this.options.minSnapshots ?? MIN_SNAPSHOTS)) return this.serial.corpus(scope);
+    // other threads must read the very bytes this one reads; digests alone already save the memory
+    const store = this.source.store;
+    const threads = store.sharedUri === null ? 1 : Math.max(1, Math.min(this.options.threads ?? defaultThreads(), runs.length));
 
-    const shares = partition(runs, threads, weight);
-    const signals = shares.slice(1).map(() => new SharedArrayBuffer(8));
-    const workers = shares.slice(1).map((share, k) => startWorker(this.source, share, this.terms, signals[k]!));
+    const shares = partitionByConversation(runs, threads, weight);
+    const workers = shares.slice(1).map((share) => startStoreWorker(WORKER, store, 2, { runIds: share.map((r) => r.runId), terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>));
     const progress = this.source.onProgress;
-    const othersDone = (): number => signals.reduce((n, s) => n + Atomics.load(new Int32Array(s), 1), 0);
+    const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
     const digests = new Map<string, RunDigest>();
     try {
       const own = new HistorySource(store, { retain: false });
@@ -73,67 +56,23 @@ export class ParallelCorpusSource implements CorpusSource {
         digests.set(d.runId, d);
       }
       workers.forEach((w, k) => {
-        for (const d of awaitWorker(w, signals[k]!, () => progress?.(shares[0]!.length + othersDone(), runs.length)) ??
+        for (const d of awaitWorker(w, () => progress?.(shares[0]!.length + othersDone(), runs.length)) ??
           digestRuns(own, shares[k + 1]!.map((r) => r.runId), this.terms)) {
           digests.set(d.runId, d);
         }
       });
     } finally {
-      for (const w of workers) void w.worker.terminate();
+      workers.forEach(stopStoreWorker);
     }
     progress?.(runs.length, runs.length);
     return new DigestCorpus(this.source, runs, digests, this.terms);
   }
 }
 
-/** Whole conversations (a run without one stands alone) spread over `n` shares by snapshot count; each share keeps corpus order. */
-function partition(runs: readonly RunRecord[], n: number, weight: (r: RunRecord) => number): RunRecord[][] {
-  const groups = new Map<string, { runs: RunRecord[]; weight: number }>();
-  runs.forEach((r, i) => {
-    const key = r.conversationId === null ? `\0${i}` : `c${r.conversationId}`;
-    const g = groups.get(key) ?? groups.set(key, { runs: [], weight: 0 }).get(key)!;
-    g.runs.push(r);
-    g.weight += weight(r) + 1;
-  });
-  const shares = Array.from({ length: n }, () => ({ runs: [] as RunRecord[], weight: 0 }));
-  for (const g of [...groups.values()].sort((a, b) => b.weight - a.weight)) {
-    const lightest = shares.reduce((a, b) => (b.weight < a.weight ? b : a));
-    lightest.runs.push(...g.runs);
-    lightest.weight += g.weight;
-  }
-  const ord = new Map(runs.map((r, i) => [r, i]));
-  return shares.map((s) => s.runs.sort((a, b) => ord.get(a)! - ord.get(b)!));
-}
-
-interface RunningWorker {
-  readonly worker: Worker;
-  readonly port: MessagePort;
-}
-
-function startWorker(source: HistorySource, share: readonly RunRecord[], terms: readonly string[], signal: SharedArrayBuffer): RunningWorker {
-  const { port1, port2 } = new MessageChannel();
-  const store = source.store;
-  const data: ReplayWorkerData = {
-    uri: store.sharedUri!,
-    path: store.path,
-    realPath: store.realPath,
-    mode: store.mode,
-    runIds: share.map((r) => r.runId),
-    terms,
-    signal,
-    port: port2,
-  };
-  const worker = new Worker(new URL('./replay-worker.js', import.meta.url), { workerData: data, transferList: [port2] });
-  worker.unref();
-  return { worker, port: port1 };
-}
-
 /** Blocks until the worker is done (reporting progress meanwhile); null when it failed. */
-function awaitWorker(w: RunningWorker, signal: SharedArrayBuffer, onWait: () => void): RunDigest[] | null {
-  const flag = new Int32Array(signal);
-  while (Atomics.wait(flag, 0, 0, POLL_MS) === 'timed-out') onWait();
+function awaitWorker(w: StoreWorker, onWait: () => void): RunDigest[] | null {
+  while (Atomics.wait(w.signal, 0, 0, POLL_MS) === 'timed-out') onWait();
   const reply = receiveMessageOnPort(w.port)?.message as ReplayWorkerReply | undefined;
-  w.port.close();
   return reply?.ok ? reply.digests : null;
 }
 

@@ -3,21 +3,15 @@
  * digests its share of the runs, posts the digests and raises the done flag. It never throws: a failure
  * is posted as an error and the main thread replays that share itself.
  */
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { HistorySource } from '../history/source.js';
-import { openSharedStore, type OpenMode } from '../store/open.js';
+import { openWorkerStore, type StoreWorkerData } from '../history/threads.js';
 import { digestRuns, type RunDigest } from './replay-digest.js';
 
-export interface ReplayWorkerData {
-  readonly uri: string;
-  readonly path: string;
-  readonly realPath: string;
-  readonly mode: OpenMode;
+/** The signal block is `[done flag, runs digested]`. */
+export interface ReplayWorkerData extends StoreWorkerData {
   readonly runIds: readonly string[];
   readonly terms: readonly string[];
-  /** `[done flag, runs digested]`, shared with the main thread. */
-  readonly signal: SharedArrayBuffer;
-  readonly port: MessagePort;
 }
 
 export type ReplayWorkerReply = { readonly ok: true; readonly digests: RunDigest[] } | { readonly ok: false; readonly error: string };
@@ -27,7 +21,7 @@ const signal = new Int32Array(data.signal);
 let reply: ReplayWorkerReply;
 let transfer: ArrayBuffer[] = [];
 try {
-  const store = openSharedStore(data.uri, data.path, data.realPath, data.mode);
+  const store = openWorkerStore(data);
   try {
     const digests = digestRuns(new HistorySource(store, { retain: false }), data.runIds, data.terms, (done) => Atomics.store(signal, 1, done));
     reply = { ok: true, digests };

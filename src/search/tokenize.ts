@@ -31,13 +31,6 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
-/** Token count of a document and its term frequencies, exactly as BM25 counts them. */
-export function termFrequencies(text: string): { length: number; tf: Map<string, number> } {
-  const tf = new Map<string, number>();
-  const length = forEachToken(text, (t) => tf.set(t, (tf.get(t) ?? 0) + 1));
-  return { length, tf };
-}
-
 /** Query tokens deduplicated, first occurrence kept (spec §5.2). */
 export function queryTokens(query: string): string[] {
   return [...new Set(tokenize(query))];

@@ -1,7 +1,9 @@
 import { simulateRun, textPart, toolCallPart, type JsonObject, type SimStep } from '../../scripts/lib/messages.js';
-import type { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { join } from 'node:path';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng, Vocabulary } from '../../scripts/bench/synthetic-store.js';
 import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { addRawSnapshot, tempDir } from './stores.js';
 
 /** Random stores and searches for property tests: the same search by two paths must agree exactly. */
 export const vocab = new Vocabulary(300, rng(3));
@@ -39,3 +41,37 @@ export function randomOptions(random: () => number, runs: Array<{ id: string; co
   };
 }
 
+
+/**
+ * A closed store (read without locks, so other threads may read it too) of 16 threaded runs over four
+ * conversations, some forked from another conversation's history, with a few unreadable snapshots and
+ * unknown part kinds.
+ */
+export function threadedStore(seed: number): { path: string; runs: Array<{ id: string; conv: string | null }> } {
+  const random = rng(seed * 104729);
+  const path = join(tempDir(), 'sessions.db');
+  const w = new StepStoreWriter(path);
+  const runs: Array<{ id: string; conv: string | null }> = [];
+  const histories = new Map<string, JsonObject[]>();
+  let clock = Date.UTC(2026, 0, 1);
+  try {
+    for (let i = 0; i < 16; i++) {
+      const conv = random() < 0.15 ? null : `conv-${Math.floor(random() * 4)}`;
+      // now and then a history forked from another conversation: attribution is store-wide under --scope all
+      const from = random() < 0.25 ? `conv-${Math.floor(random() * 4)}` : conv;
+      const inherit = from !== null && histories.has(from) && random() < 0.7 ? histories.get(from) : undefined;
+      const id = `run-${seed}-${i}`;
+      clock += 60_000 * (1 + Math.floor(random() * 5));
+      const h = writeRun(w, random, id, conv, new Date(clock), inherit);
+      if (conv !== null) histories.set(conv, h);
+      runs.push({ id, conv });
+      if (random() < 0.2) addRawSnapshot(w, id, '[{"kind": "request", "parts": [', { stepIndex: 99 });
+      if (random() < 0.2) {
+        addRawSnapshot(w, id, '[{"kind": "response", "parts": [{"part_kind": "hologram", "content": "x"}, {"part_kind": "text", "content": "zzhologram"}]}]', { stepIndex: 98 });
+      }
+    }
+  } finally {
+    w.close();
+  }
+  return { path, runs };
+}

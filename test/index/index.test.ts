@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../scripts/lib/messages.js';
@@ -199,6 +200,15 @@ describe('persistent index', () => {
     const r2 = await runCliAsync(args(a));
     assert.equal(r2.stdout, expectA.stdout);
     assert.doesNotMatch(r2.stderr, /\n\s+at /);
+    // sound SQLite, but postings cut short: decoding notices, the index is rebuilt
+    const idx = new Database(indexPath);
+    const cut = idx.prepare("UPDATE postings SET data = substr(data, 1, length(data) - 1) WHERE term IN ('user', 'tool')").run().changes;
+    idx.close();
+    assert.ok(cut >= 2, 'postings were cut');
+    const r3 = await runCliAsync(args(a));
+    assert.equal(r3.stdout, expectA.stdout);
+    assert.equal(r3.status, 0);
+    assert.equal(r3.stderr, expectA.stderr);
   });
 
   test('an index that cannot be created falls back to a replay, with a warning and the same answer', async () => {
