@@ -2,7 +2,8 @@ import type { Store } from '../store/open.js';
 import { MediaLookup } from '../store/media.js';
 import { listRuns, type RunRecord } from '../store/runs.js';
 import { SnapshotReader } from '../store/snapshots.js';
-import { replayRun, RunReplayer, type ParsedSnapshot, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
+import { replayRun, RunReplayer, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
+import { ConversationSeeds } from './seeds.js';
 
 /** Something the reference would have skipped silently; convsearch counts and reports it. */
 export type Warning =
@@ -34,8 +35,7 @@ export class HistorySource {
   private readonly replays = new Map<string, RunReplay>();
   private runList: RunRecord[] | null = null;
   private conversationOf: Map<string, string | null> | null = null;
-  /** Per conversation, the last snapshot replayed: a later run's first snapshot mostly repeats it. */
-  private readonly lastSnapshots = new Map<string, ParsedSnapshot>();
+  private seeds = new ConversationSeeds();
 
   constructor(
     readonly store: Store,
@@ -54,17 +54,25 @@ export class HistorySource {
     return this.options.onProgress;
   }
 
+  private conversation(runId: string): string | null {
+    this.conversationOf ??= new Map(this.runs().map((run) => [run.runId, run.conversationId]));
+    return this.conversationOf.get(runId) ?? null;
+  }
+
+  /** The runs about to be replayed, in order: a conversation's parse seed is dropped after its last one. */
+  plan(runIds: readonly string[]): void {
+    this.seeds = new ConversationSeeds(runIds.map((id) => this.conversation(id)));
+  }
+
   replay(runId: string): RunReplay {
     let r = this.replays.get(runId);
     if (!r) {
-      this.conversationOf ??= new Map(this.runs().map((run) => [run.runId, run.conversationId]));
-      const conversation = this.conversationOf.get(runId) ?? null;
-      const seed = conversation === null ? null : (this.lastSnapshots.get(conversation) ?? null);
-      const replayer = new RunReplayer(runId, this.media, [], seed);
+      const conversation = this.conversation(runId);
+      const replayer = new RunReplayer(runId, this.media, [], this.seeds.seedFor(conversation));
       for (const row of this.snapshots.completeSnapshots(runId)) replayer.add(row);
       r = replayer.result();
       if (this.options.retain !== false) this.replays.set(runId, r);
-      if (conversation !== null && replayer.lastSnapshot) this.lastSnapshots.set(conversation, replayer.lastSnapshot);
+      this.seeds.done(conversation, replayer.lastSnapshot);
     }
     return r;
   }

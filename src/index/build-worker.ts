@@ -4,7 +4,7 @@
  * throws: a failure is posted as an error and the main thread replays what is left itself.
  */
 import { workerData } from 'node:worker_threads';
-import type { ParsedSnapshot } from '../history/replay.js';
+import { ConversationSeeds } from '../history/seeds.js';
 import { openWorkerStore, type StoreWorkerData } from '../history/threads.js';
 import { MediaLookup } from '../store/media.js';
 import { SnapshotReader } from '../store/snapshots.js';
@@ -20,7 +20,7 @@ export type BuildWorkerReply = { readonly builds: RunBuild[] } | { readonly erro
 
 const BATCH_RUNS = 8;
 /** Batches posted but not yet taken by the writer before this thread waits. */
-const MAX_AHEAD = 16;
+const MAX_AHEAD = 4;
 
 const data = workerData as BuildWorkerData;
 const signal = new Int32Array(data.signal);
@@ -36,11 +36,11 @@ try {
   try {
     const reader = new SnapshotReader(store);
     const media = new MediaLookup(store);
-    const seeds = new Map<string, ParsedSnapshot>();
+    const seeds = new ConversationSeeds(data.runs.map(([, conversation]) => conversation));
     let batch: RunBuild[] = [];
     for (const [runId, conversation] of data.runs) {
-      const { build, last } = buildRun(runId, reader, media, conversation === null ? null : (seeds.get(conversation) ?? null));
-      if (conversation !== null && last) seeds.set(conversation, last);
+      const { build, last } = buildRun(runId, reader, media, seeds.seedFor(conversation));
+      seeds.done(conversation, last);
       batch.push(build);
       if (batch.length < BATCH_RUNS) continue;
       post({ builds: batch });

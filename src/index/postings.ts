@@ -8,12 +8,19 @@ import { VarintWriter } from './varint.js';
  * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
  * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
+const CHUNK_BITS = 16;
+const CHUNK_ENTRIES = 1 << CHUNK_BITS;
+const CHUNK_MASK = CHUNK_ENTRIES - 1;
+
 export class SegmentBuilder {
   /** Term → dense id, in first-seen order. */
   private readonly ids = new Map<string, number>();
   private readonly terms: string[] = [];
-  /** Every posting so far, in arrival order (run, then position): term id, run key, position, tf. */
-  private entries = new Int32Array(4 * 4096);
+  /**
+   * Every posting so far, in arrival order (run, then position): term id, run ordinal, position, tf;
+   * in fixed-size chunks, so growing never copies (a build holds millions).
+   */
+  private readonly chunks: Int32Array[] = [];
   private size = 0;
   private runKey = -1;
   private runKeys: number[] = [];
@@ -32,13 +39,6 @@ export class SegmentBuilder {
     // consulted once per distinct term, and postings are appended to one flat array
     const tf = new Map<string, number>();
     const length = forEachToken(text, (t) => tf.set(t, (tf.get(t) ?? 0) + 1));
-    if (this.entries.length < 4 * (this.size + tf.size)) {
-      const grown = new Int32Array(Math.max(this.entries.length * 2, 4 * (this.size + tf.size)));
-      grown.set(this.entries.subarray(0, 4 * this.size));
-      this.entries = grown;
-    }
-    const e = this.entries;
-    let k = 4 * this.size;
     for (const [term, f] of tf) {
       let id = this.ids.get(term);
       if (id === undefined) {
@@ -46,13 +46,15 @@ export class SegmentBuilder {
         this.ids.set(term, id);
         this.terms.push(term);
       }
-      e[k] = id;
-      e[k + 1] = this.runKey;
-      e[k + 2] = pos;
-      e[k + 3] = f;
-      k += 4;
+      const offset = (this.size & CHUNK_MASK) * 4;
+      if (offset === 0) this.chunks.push(new Int32Array(CHUNK_ENTRIES * 4));
+      const e = this.chunks[this.chunks.length - 1]!;
+      e[offset] = id;
+      e[offset + 1] = this.runKey;
+      e[offset + 2] = pos;
+      e[offset + 3] = f;
+      this.size++;
     }
-    this.size += tf.size;
     return length;
   }
 
@@ -60,19 +62,21 @@ export class SegmentBuilder {
   *postings(): IterableIterator<[string, Buffer]> {
     // a stable counting sort by term keeps each term's postings in arrival order
     const n = this.size;
-    const e = this.entries;
+    const chunks = this.chunks;
+    const termOf = (i: number): number => chunks[i >>> CHUNK_BITS]![(i & CHUNK_MASK) * 4]!;
     const starts = new Int32Array(this.terms.length + 1);
-    for (let i = 0; i < n; i++) starts[e[4 * i]! + 1]!++;
+    for (let i = 0; i < n; i++) starts[termOf(i) + 1]!++;
     for (let t = 0; t < this.terms.length; t++) starts[t + 1]! += starts[t]!;
     const order = new Int32Array(n);
     const fill = starts.slice(0, this.terms.length);
-    for (let i = 0; i < n; i++) order[fill[e[4 * i]!]!++] = i;
+    for (let i = 0; i < n; i++) order[fill[termOf(i)]!++] = i;
     for (let t = 0; t < this.terms.length; t++) {
       const w = new VarintWriter();
       let run = -1;
       let prev = -1;
       for (let j = starts[t]!; j < starts[t + 1]!; j++) {
-        const i = 4 * order[j]!;
+        const e = chunks[order[j]! >>> CHUNK_BITS]!;
+        const i = (order[j]! & CHUNK_MASK) * 4;
         if (e[i + 1] !== run) {
           if (run !== -1) w.write(0);
           run = e[i + 1]!;

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { RunReplayer, type ParsedSnapshot, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
+import { RunReplayer, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
+import { ConversationSeeds } from '../history/seeds.js';
 import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
 import type { ParallelOptions } from '../history/threads.js';
 import { MediaLookup } from '../store/media.js';
@@ -70,8 +71,7 @@ export class IndexSync {
   private readonly media: MediaLookup;
   private readonly metaValue: BetterSqlite3.Statement;
   private statements: ReturnType<IndexSync['prepareStatements']> | null = null;
-  /** Per conversation, the last snapshot replayed: a later run's first snapshot mostly repeats it. */
-  private readonly lastSnapshots = new Map<string, ParsedSnapshot>();
+  private seeds = new ConversationSeeds();
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -213,6 +213,7 @@ export class IndexSync {
     });
 
     const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
+    this.seeds = new ConversationSeeds(work.map((w) => w.run.conversationId));
     const prefetched = prefetchBuilds(this.store, work.filter((w) => !w.resumed).map((w) => w.run), weight, this.parallel);
     try {
       work.forEach(({ run, ex, resumed }, i) => {
@@ -243,7 +244,7 @@ export class IndexSync {
     const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
       (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
     );
-    const replayer = new RunReplayer(run.runId, this.media, stored, this.seedFor(run));
+    const replayer = new RunReplayer(run.runId, this.media, stored, this.seeds.seedFor(run.conversationId));
     let completeCount = ex.complete_count;
     let maxSeq = ex.complete_max_seq;
     for (const row of this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq)) {
@@ -251,7 +252,7 @@ export class IndexSync {
       completeCount++;
       maxSeq = row.seq;
     }
-    if (run.conversationId !== null && replayer.lastSnapshot) this.lastSnapshots.set(run.conversationId, replayer.lastSnapshot);
+    this.seeds.done(run.conversationId, replayer.lastSnapshot);
     const from = replayer.firstChanged;
     this.q.deleteMessages.run(ex.run_key, from);
     builder.beginRun(ex.run_key);
@@ -270,10 +271,10 @@ export class IndexSync {
   private rebuildRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
     let build = prefetched;
     if (!build) {
-      const replayed = buildRun(run.runId, this.reader, this.media, this.seedFor(run));
-      if (run.conversationId !== null && replayed.last) this.lastSnapshots.set(run.conversationId, replayed.last);
+      const replayed = buildRun(run.runId, this.reader, this.media, this.seeds.seedFor(run.conversationId));
+      this.seeds.done(run.conversationId, replayed.last);
       build = replayed.build;
-    }
+    } else this.seeds.done(run.conversationId, null);
     this.q.deleteMessages.run(ex.run_key, 0);
     builder.beginRun(ex.run_key);
     const lengths = build.rows.map((row, pos) => this.insertRow(ex.run_key, pos, row, builder));
@@ -289,10 +290,6 @@ export class IndexSync {
       for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
     }
     this.q.updateRunRecord.run(completeCount, maxSeq, length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
-  }
-
-  private seedFor(run: RunRecord): ParsedSnapshot | null {
-    return run.conversationId === null ? null : (this.lastSnapshots.get(run.conversationId) ?? null);
   }
 
   /** Stores one replayed message and adds it to the segment; returns its document length. */

@@ -32,6 +32,7 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
   const claimed = new Set<string>();
   const counts = new Int32Array(terms.length);
   const out: RunDigest[] = [];
+  source.plan(runIds);
   for (const runId of runIds) {
     const replay = source.replay(runId);
     const record = replay.messages;

@@ -59,6 +59,23 @@ describe('postings encoding', () => {
     assert.deepEqual(decoded(new Map(b.postings()).get('b')!), [[2 ** 40, 2 ** 30, 1]]);
   });
 
+  test('a segment of more postings than one storage chunk holds (65,536) decodes in full', () => {
+    const b = new SegmentBuilder();
+    const want = new Map<string, Entry[]>();
+    const vocabulary = Array.from({ length: 500 }, (_, k) => `w${k}`);
+    for (let run = 0; run < 40; run++) {
+      b.beginRun(1000 + run);
+      for (let pos = 0; pos < 100; pos++) {
+        const words = vocabulary.filter((_, k) => (k * 7 + run * 13 + pos * 31) % 17 < 1 + (pos % 3));
+        b.addDocument(pos, words.join(' '));
+        for (const w of words) (want.get(w) ?? want.set(w, []).get(w)!).push([1000 + run, pos, 1]);
+      }
+    }
+    const total = [...want.values()].reduce((n, l) => n + l.length, 0);
+    assert.ok(total > 2 * 65_536, `${total} postings`);
+    assert.deepEqual(new Map([...b.postings()].map(([t, data]) => [t, decoded(data)])), want);
+  });
+
   test('merged groups (compaction) encode exactly like a segment built from the same documents', () => {
     const { builder, want } = randomSegment(99);
     for (const [term, data] of builder.postings()) {
