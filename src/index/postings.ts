@@ -23,11 +23,16 @@ export class SegmentBuilder {
   private readonly chunks: Int32Array[] = [];
   private size = 0;
   private runKey = -1;
+  private runTerms = new Map<string, number>();
+  /** Per term id, its count in the document being added; `touched` lists the ids counted. */
+  private counts = new Int32Array(1024);
+  private readonly touched: number[] = [];
   private runKeys: number[] = [];
 
   beginRun(runKey: number): void {
     this.runKey = this.runKeys.length;
     this.runKeys.push(runKey);
+    this.runTerms = new Map();
   }
 
   /**
@@ -35,27 +40,41 @@ export class SegmentBuilder {
    * run must come in ascending position order, and a run's documents together.
    */
   addDocument(pos: number, text: string): number {
-    // counting in a small per-document map is cache-friendly; the big term dictionary is then
-    // consulted once per distinct term, and postings are appended to one flat array
-    const tf = new Map<string, number>();
-    const length = forEachToken(text, (t) => tf.set(t, (tf.get(t) ?? 0) + 1));
-    for (const [term, f] of tf) {
-      let id = this.ids.get(term);
+    // tokens map to term ids through a per-run dictionary (small, so cache-friendly; a run repeats its
+    // words) in front of the segment's; counts go into an array indexed by term id
+    const length = forEachToken(text, (t) => {
+      let id = this.runTerms.get(t);
       if (id === undefined) {
-        id = this.terms.length;
-        this.ids.set(term, id);
-        this.terms.push(term);
+        id = this.ids.get(t) ?? this.newTerm(t);
+        this.runTerms.set(t, id);
       }
+      if (this.counts[id]++ === 0) this.touched.push(id);
+    });
+    for (const id of this.touched) {
       const offset = (this.size & CHUNK_MASK) * 4;
       if (offset === 0) this.chunks.push(new Int32Array(CHUNK_ENTRIES * 4));
       const e = this.chunks[this.chunks.length - 1]!;
       e[offset] = id;
       e[offset + 1] = this.runKey;
       e[offset + 2] = pos;
-      e[offset + 3] = f;
+      e[offset + 3] = this.counts[id]!;
+      this.counts[id] = 0;
       this.size++;
     }
+    this.touched.length = 0;
     return length;
+  }
+
+  private newTerm(term: string): number {
+    const id = this.terms.length;
+    this.ids.set(term, id);
+    this.terms.push(term);
+    if (id >= this.counts.length) {
+      const grown = new Int32Array(this.counts.length * 2);
+      grown.set(this.counts);
+      this.counts = grown;
+    }
+    return id;
   }
 
   /** Each term's postings blob (the segment is complete: add nothing after). */

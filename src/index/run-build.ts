@@ -6,7 +6,8 @@ import type { SnapshotReader } from '../store/snapshots.js';
 
 /**
  * One replayed message as the index stores it (columns of `messages` but the position and length),
- * plus the index text whose tokens go into the postings. Plain data: it can cross threads.
+ * plus the index text whose tokens go into the postings. Plain data: it can cross threads. (The writer
+ * tokenizes: in a two-thread build the replaying thread is already the busier one.)
  */
 export type MessageRow = readonly [
   loose: string,

@@ -25,6 +25,7 @@ class MemoryCorpus implements Corpus {
 /** Term statistics by rendering and tokenizing every document of the corpus once, counting only the query terms. */
 export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, terms: readonly string[]): TermStats {
   const wanted = new Set(terms);
+  const wantedLengths = new Set(terms.map((t) => t.length));
   const lengths: number[] = [];
   const postings = new Map<string, Array<[number, number]>>(terms.map((t) => [t, []]));
   const tf = new Map<string, number>();
@@ -33,9 +34,13 @@ export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, ter
   corpus.sections.forEach((s, si) => {
     for (let i = s.start; i < s.end; i++, doc++) {
       tf.clear();
-      const dl = forEachToken(corpus.document(si, i).text, (t) => {
-        if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
-      });
+      const dl = forEachToken(
+        corpus.document(si, i).text,
+        (t) => {
+          if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
+        },
+        wantedLengths,
+      );
       lengths.push(dl);
       total += dl;
       for (const [t, f] of tf) postings.get(t)!.push([doc, f]);

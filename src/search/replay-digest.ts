@@ -29,6 +29,7 @@ export interface RunDigest {
  */
 export function digestRuns(source: HistorySource, runIds: readonly string[], terms: readonly string[], onRun?: (done: number) => void): RunDigest[] {
   const termIndex = new Map(terms.map((t, k) => [t, k]));
+  const termLengths = new Set(terms.map((t) => t.length));
   const claimed = new Set<string>();
   const counts = new Int32Array(terms.length);
   const out: RunDigest[] = [];
@@ -42,10 +43,15 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
     const perTerm: number[][] = terms.map(() => []);
     for (let pos = localStart; pos < record.length; pos++) {
       counts.fill(0);
-      lengths[pos - localStart] = forEachToken(indexText(renderMessage(record[pos]!.message)), (t) => {
-        const k = termIndex.get(t);
-        if (k !== undefined) counts[k]!++;
-      });
+      const text = indexText(renderMessage(record[pos]!.message));
+      lengths[pos - localStart] = forEachToken(
+        text,
+        (t) => {
+          const k = termIndex.get(t);
+          if (k !== undefined) counts[k]!++;
+        },
+        termLengths,
+      );
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
     out.push({

@@ -3,18 +3,32 @@ export const TOKEN_PATTERN = /[\p{L}\p{N}_]+/gu;
 
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** ASCII word characters: what `[\p{L}\p{N}_]` matches below 0x80. */
+const ASCII_WORD = new Uint8Array(128);
+for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromCharCode(c)) ? 1 : 0;
+
 /**
  * Visits each lowercased token in order and returns how many there were. Every counter (the replayed
  * corpus, the index build) goes through here, so indexed and replayed statistics cannot drift apart.
+ * With `lengths`, a caller that only looks for some tokens (the query's) may be spared the others: on
+ * ASCII text a token whose length is not in it is counted but not visited.
  */
-export function forEachToken(text: string, visit: (token: string) => void): number {
+export function forEachToken(text: string, visit: (token: string) => void, lengths?: ReadonlySet<number>): number {
   let count = 0;
-  // For ASCII text, lowercasing first gives the same tokens and saves a call per token; elsewhere it
-  // would not (`İ` lowercases to two code points, the second not a word character).
   if (ASCII.test(text)) {
-    for (const m of text.toLowerCase().matchAll(TOKEN_PATTERN)) {
+    // lowercasing ASCII first gives the same tokens; elsewhere it would not (`İ` lowercases to two
+    // code points, the second not a word character). A plain scan allocates only the tokens visited.
+    const lower = text.toLowerCase();
+    const n = lower.length;
+    for (let i = 0; i < n; ) {
+      if (ASCII_WORD[lower.charCodeAt(i)] === 0) {
+        i++;
+        continue;
+      }
+      const start = i++;
+      while (i < n && ASCII_WORD[lower.charCodeAt(i)] === 1) i++;
       count++;
-      visit(m[0]);
+      if (!lengths || lengths.has(i - start)) visit(lower.slice(start, i));
     }
   } else {
     for (const m of text.matchAll(TOKEN_PATTERN)) {
