@@ -136,19 +136,20 @@ function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as PhaseResult;
 }
 
-function queriesFor(store: string): Array<{ query: string; scope: Partial<SearchOptions> }> {
+/** 50 queries of one to three common, mid and rare words; `storeWide`: all store-wide, else a third each store-wide, one conversation, one run. */
+function queriesFor(store: string, storeWide: boolean): Array<{ query: string; scope: Partial<SearchOptions> }> {
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(`file:${store}?mode=ro&immutable=1`, { readonly: true });
   const runs = db.prepare('SELECT run_id, conversation_id FROM runs ORDER BY rowid').all() as Array<{ run_id: string; conversation_id: string }>;
   db.close();
-  const random = rng(7);
+  const random = rng(storeWide ? 8 : 7);
   const vocab = new Vocabulary(60_000, rng(42)); // the generator's vocabulary: same seed, same words
   const out: Array<{ query: string; scope: Partial<SearchOptions> }> = [];
   for (let i = 0; i < 50; i++) {
     // common, mid and rare words, one to three terms
     const words = Array.from({ length: 1 + (i % 3) }, (_, k) => vocab.words[Math.floor(Math.pow(random(), 2 + k) * 20_000)]!);
     const run = runs[Math.floor(random() * runs.length)]!;
-    const scope: Partial<SearchOptions> = i % 3 === 0 ? { scope: 'all' } : i % 3 === 1 ? { scope: 'conversation', conversationId: run.conversation_id } : { scope: 'all', runId: run.run_id };
+    const scope: Partial<SearchOptions> = storeWide || i % 3 === 0 ? { scope: 'all' } : i % 3 === 1 ? { scope: 'conversation', conversationId: run.conversation_id } : { scope: 'all', runId: run.run_id };
     out.push({ query: words.join(' '), scope });
   }
   return out;
@@ -193,7 +194,8 @@ function main(): void {
   phase('--no-index, store-wide query (1 thread)', ['no-index', work, 'all', '', 'kalo quarzite'], { CONVSEARCH_THREADS: '1' });
   phase('--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']);
   phase('index build from nothing', ['sync', work, index]);
-  const warm = phase('warm indexed query (50 varied)', ['warm', work, index]);
+  phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied']);
+  const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all']);
   appendRun(work);
   phase('update after appending one run', ['sync', work, index]);
   appendSnapshots(work, 100);
@@ -214,7 +216,7 @@ function main(): void {
     lines.push(`| ${label} | ${time} | ${(r.ms / floor).toFixed(3)} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
   }
   lines.push('', `index size: ${indexMb.toFixed(1)} MB = ${(indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`);
-  lines.push(`floors: read ${fmt(read.ms)}, read + JSON.parse ${fmt(parse.ms)}; warm p50 ${fmt(Number(warm.extra!.p50))}`);
+  lines.push(`floors: read ${fmt(read.ms)}, read + JSON.parse ${fmt(parse.ms)}; warm store-wide p50 ${fmt(Number(warm.extra!.p50))}`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 
@@ -225,7 +227,7 @@ if (process.argv[2] === '--phase') {
   else if (name === 'floor-parse') r = phaseFloor(store!, true);
   else if (name === 'no-index') r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);
-  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!));
+  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!, b === 'all'));
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
 } else {

@@ -3,7 +3,7 @@ import type { SkippedSnapshot } from '../history/replay.js';
 import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { RecordCounts } from '../history/listing.js';
-import type { TermStats } from '../search/bm25.js';
+import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
 import { type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
 import type { RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
@@ -67,10 +67,10 @@ class IndexCorpus implements Corpus {
       n += s.end - s.start;
       total += s.docLengthSum;
     }
-    const lengths = new Map<number, number>();
-    const postings = new Map<string, Array<[number, number]>>();
+    const lengths = new Int32Array(n);
+    const postings = new Map<string, Postings>();
     for (const term of terms) {
-      const list: Array<[number, number]> = [];
+      const list = new PostingsBuilder();
       for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
         decodePostings(
           row.data,
@@ -79,8 +79,8 @@ class IndexCorpus implements Corpus {
             const s = this.sections[si]!;
             if (pos < s.start || pos >= s.end) return;
             const doc = this.firsts[si]! + pos - s.start;
-            list.push([doc, tf]);
-            lengths.set(doc, this.lengthsOf(si)[pos]!);
+            list.add(doc, tf);
+            lengths[doc] = this.lengthsOf(si)[pos]!;
           },
           // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
           (runKey) => {
@@ -89,10 +89,9 @@ class IndexCorpus implements Corpus {
           },
         );
       }
-      list.sort((a, b) => a[0] - b[0]);
-      postings.set(term, list);
+      postings.set(term, list.finish());
     }
-    return { n, totalLength: total, docLength: (d) => lengths.get(d)!, postings: (t) => postings.get(t) ?? [] };
+    return { n, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => postings.get(t) ?? NO_POSTINGS };
   }
 
   private lengthsOf(section: number): number[] {

@@ -143,18 +143,25 @@ export class IndexSync {
   }
 
   sync(onProgress?: SyncProgress): SyncReport {
-    const fingerprint = storeFingerprint(this.store, this.reader);
     const none: SyncReport = { upToDate: true, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false };
-    if (this.isCurrent(fingerprint)) return none;
+    // a file read without locks whose stamp is the one recorded with the fingerprint holds the same bytes
+    const stamp = this.store.fileStamp;
+    if (stamp !== null && this.meta('store_stamp') === stamp) return none;
+    const fingerprint = storeFingerprint(this.store, this.reader);
+    const current = this.isCurrent(fingerprint);
+    if (current && stamp === null) return none;
     this.db.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
     try {
       // another process may have brought it up to date while we waited for the lock
-      if (this.isCurrent(fingerprint)) {
+      if (current || this.isCurrent(fingerprint)) {
+        if (stamp !== null) this.q.putMeta.run('store_stamp', stamp);
         this.db.exec('COMMIT');
         return none;
       }
       const report = this.apply(listRuns(this.store), onProgress);
       this.q.putMeta.run('fingerprint', fingerprint);
+      // read in place beside a live writer (or from a copy), the file's stamp says nothing of the data
+      this.q.putMeta.run('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
       if (!this.store.unchanged()) throw new StoreError(`${this.store.path}: the store changed while it was indexed`);
       this.db.exec('COMMIT');

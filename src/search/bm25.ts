@@ -14,7 +14,45 @@ export interface TermStats {
   /** Document length per document id. */
   docLength(doc: number): number;
   /** For each query term: the documents containing it, ascending, with their term frequency. */
-  postings(term: string): ReadonlyArray<readonly [doc: number, tf: number]>;
+  postings(term: string): Postings;
+}
+
+/** A term's postings: document ids ascending, and the term's frequency in each. */
+export interface Postings {
+  readonly docs: Int32Array;
+  readonly tfs: Int32Array;
+}
+
+export const NO_POSTINGS: Postings = { docs: new Int32Array(0), tfs: new Int32Array(0) };
+
+/** Collects a term's (document, tf) pairs in any order, each document once; `finish` orders them. */
+export class PostingsBuilder {
+  private docs = new Int32Array(16);
+  private tfs = new Int32Array(16);
+  private length = 0;
+  private sorted = true;
+
+  add(doc: number, tf: number): void {
+    if (this.length === this.docs.length) {
+      const docs = new Int32Array(this.length * 2);
+      const tfs = new Int32Array(this.length * 2);
+      docs.set(this.docs);
+      tfs.set(this.tfs);
+      this.docs = docs;
+      this.tfs = tfs;
+    }
+    if (this.length > 0 && this.docs[this.length - 1]! > doc) this.sorted = false;
+    this.docs[this.length] = doc;
+    this.tfs[this.length++] = tf;
+  }
+
+  finish(): Postings {
+    const docs = this.docs.subarray(0, this.length);
+    const tfs = this.tfs.subarray(0, this.length);
+    if (this.sorted) return { docs, tfs };
+    const order = Int32Array.from({ length: this.length }, (_, i) => i).sort((a, b) => docs[a]! - docs[b]!);
+    return { docs: order.map((i) => docs[i]!), tfs: order.map((i) => tfs[i]!) };
+  }
 }
 
 export interface Ranked {
@@ -38,24 +76,33 @@ export class RankedList implements Iterable<Ranked> {
   }
 
   *[Symbol.iterator](): Iterator<Ranked> {
-    const heap = Int32Array.from({ length: this.docs.length }, (_, i) => i);
     const { docs, scores } = this;
-    // a before b: higher score, then lower document id
-    const before = (a: number, b: number): boolean => scores[a]! > scores[b]! || (scores[a] === scores[b] && docs[a]! < docs[b]!);
-    let size = heap.length;
+    let size = docs.length;
+    const heap = new Int32Array(size);
+    for (let i = 0; i < size; i++) heap[i] = i;
+    // a before b: higher score, then lower document id (comparisons inlined: this runs over every hit)
     const sift = (from: number): void => {
       let i = from;
+      const x = heap[i]!;
+      const xs = scores[x]!;
+      const xd = docs[x]!;
       for (;;) {
-        const l = 2 * i + 1;
-        if (l >= size) return;
-        const r = l + 1;
-        const c = r < size && before(heap[r]!, heap[l]!) ? r : l;
-        if (!before(heap[c]!, heap[i]!)) return;
-        const t = heap[i]!;
+        let c = 2 * i + 1;
+        if (c >= size) break;
+        let cs = scores[heap[c]!]!;
+        const r = c + 1;
+        if (r < size) {
+          const rs = scores[heap[r]!]!;
+          if (rs > cs || (rs === cs && docs[heap[r]!]! < docs[heap[c]!]!)) {
+            c = r;
+            cs = rs;
+          }
+        }
+        if (!(cs > xs || (cs === xs && docs[heap[c]!]! < xd))) break;
         heap[i] = heap[c]!;
-        heap[c] = t;
         i = c;
       }
+      heap[i] = x;
     };
     for (let i = (size >> 1) - 1; i >= 0; i--) sift(i);
     while (size > 0) {
@@ -78,28 +125,37 @@ export function rankBm25(stats: TermStats, terms: readonly string[], params: Bm2
   const avgdl = stats.totalLength / n;
   if (avgdl === 0) return empty;
   const { k1, b } = params;
-  const scores = new Map<number, number>();
+  // per document, the sum in query-term order (as the reference's dict accumulates it)
+  const scores = new Float64Array(n);
+  const scored = new Uint8Array(n);
+  const touched: number[] = [];
   for (const term of terms) {
-    const postings = stats.postings(term);
-    const df = postings.length;
+    const { docs, tfs } = stats.postings(term);
+    const df = docs.length;
     if (df === 0) continue;
     const idf = Math.log((n - df + 0.5) / (df + 0.5) + 1.0);
-    for (const [doc, tf] of postings) {
+    for (let k = 0; k < df; k++) {
+      const doc = docs[k]!;
+      const tf = tfs[k]!;
       const dl = stats.docLength(doc);
       if (dl === 0) continue;
       const add = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * dl) / avgdl));
-      scores.set(doc, (scores.get(doc) ?? 0) + add);
+      if (scored[doc] === 0) {
+        scored[doc] = 1;
+        touched.push(doc);
+      }
+      scores[doc] = scores[doc]! + add;
     }
   }
   let count = 0;
-  for (const score of scores.values()) if (score > 0) count++;
+  for (const doc of touched) if (scores[doc]! > 0) count++;
   const docs = new Int32Array(count);
   const values = new Float64Array(count);
   let i = 0;
-  for (const [doc, score] of scores) {
-    if (score > 0) {
+  for (const doc of touched) {
+    if (scores[doc]! > 0) {
       docs[i] = doc;
-      values[i++] = score;
+      values[i++] = scores[doc]!;
     }
   }
   return new RankedList(docs, values);

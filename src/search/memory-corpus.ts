@@ -1,7 +1,7 @@
 import { attributeSections } from '../history/attribution.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
-import type { TermStats } from './bm25.js';
+import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
 import { forEachToken } from './tokenize.js';
 
@@ -27,7 +27,7 @@ export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, ter
   const wanted = new Set(terms);
   const wantedLengths = new Set(terms.map((t) => t.length));
   const lengths: number[] = [];
-  const postings = new Map<string, Array<[number, number]>>(terms.map((t) => [t, []]));
+  const postings = new Map(terms.map((t) => [t, new PostingsBuilder()]));
   const tf = new Map<string, number>();
   let total = 0;
   let doc = 0;
@@ -43,10 +43,11 @@ export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, ter
       );
       lengths.push(dl);
       total += dl;
-      for (const [t, f] of tf) postings.get(t)!.push([doc, f]);
+      for (const [t, f] of tf) postings.get(t)!.add(doc, f);
     }
   });
-  return { n: lengths.length, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => postings.get(t) ?? [] };
+  const finished = new Map([...postings].map(([t, p]) => [t, p.finish()]));
+  return { n: lengths.length, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => finished.get(t) ?? NO_POSTINGS };
 }
 
 export class ReplayCorpusSource implements CorpusSource {

@@ -3,7 +3,7 @@ import { claimInherited } from '../history/attribution.js';
 import { HistorySource, type Warning } from '../history/source.js';
 import { defaultThreads, MIN_SNAPSHOTS, partitionByConversation, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
-import type { TermStats } from './bm25.js';
+import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
 import { digestRuns, type RunDigest } from './replay-digest.js';
@@ -109,7 +109,7 @@ class DigestCorpus implements Corpus {
   termStats(terms: readonly string[]): TermStats {
     if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k])) return scanTermStats(this, terms);
     const lengths: number[] = [];
-    const postings = terms.map((): Array<[number, number]> => []);
+    const postings = terms.map(() => new PostingsBuilder());
     let total = 0;
     this.digests.forEach((d, si) => {
       const first = lengths.length; // document id of the section's first message
@@ -122,11 +122,11 @@ class DigestCorpus implements Corpus {
       d.termCounts.forEach((counts, k) => {
         for (let j = 0; j < counts.length; j += 2) {
           const pos = counts[j]!;
-          if (pos >= start) postings[k]!.push([first + pos - start, counts[j + 1]!]);
+          if (pos >= start) postings[k]!.add(first + pos - start, counts[j + 1]!);
         }
       });
     });
-    const byTerm = new Map(terms.map((t, k) => [t, postings[k]!]));
-    return { n: lengths.length, totalLength: total, docLength: (doc) => lengths[doc]!, postings: (t) => byTerm.get(t) ?? [] };
+    const byTerm = new Map(terms.map((t, k) => [t, postings[k]!.finish()]));
+    return { n: lengths.length, totalLength: total, docLength: (doc) => lengths[doc]!, postings: (t) => byTerm.get(t) ?? NO_POSTINGS };
   }
 }

@@ -31,6 +31,12 @@ export interface Store {
    */
   readonly sharedUri: string | null;
   /**
+   * For a file read without locks (`immutable`): its identity, size and times when opened, taken once
+   * its last write was old enough that any later write changes them. The same stamp later means the
+   * same bytes. Null in the other modes (a live writer's -wal holds data the file's stamp does not show).
+   */
+  readonly fileStamp: string | null;
+  /**
    * False when the file read in place without locks (`immutable`) was written since it was opened: a
    * writer checkpointed into it, so what was read may mix two states. Run the work again with
    * `openStore(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
@@ -103,6 +109,7 @@ interface Opened {
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
   readonly sharedUri: string | null;
+  readonly fileStamp: string | null;
   readonly cleanup: () => void;
   readonly unchanged: () => boolean;
 }
@@ -145,12 +152,14 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
   let cleanup = (): void => {};
   let unchanged = (): boolean => true;
   let sharedUri: string | null = null;
+  let fileStamp: string | null = null;
   try {
     // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
     const before = settledStamp(realPath);
     const withWal = nonEmpty(wal);
     if (!withWal && !opts.copy) {
       mode = 'immutable';
+      fileStamp = before;
       sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
       db = new Database(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
@@ -188,7 +197,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
     db.exec('BEGIN');
-    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, cleanup, unchanged };
+    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, fileStamp, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
@@ -247,7 +256,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
       sleepMs(5 * attempt);
     }
   }
-  const { db, schema, mode, sharedUri, cleanup, unchanged } = opened;
+  const { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged } = opened;
   let closed = false;
   return {
     path: inputPath,
@@ -256,6 +265,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
     schema,
     mode,
     sharedUri,
+    fileStamp,
     unchanged,
     close() {
       if (closed) return;
@@ -275,7 +285,7 @@ export function openSharedStore(uri: string, inputPath: string, realPath: string
   try {
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
-    return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, unchanged: () => true, close: () => db.close() };
+    return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };
   } catch (e) {
     db.close();
     throw e;

@@ -153,6 +153,67 @@ describe('persistent index', () => {
     }
   });
 
+  test('a closed store whose file is unchanged is not fingerprinted again; every write to it is seen', () => {
+    const random = rng(12);
+    const dbPath = join(tempDir(), 'sessions.db');
+    const indexPath = join(tempDir(), 'idx.db');
+    // another writer process: one connection, closed at the end (its last close checkpoints: the file itself changes)
+    const write = (sql: string[]): void => {
+      const db = new Database(dbPath);
+      try {
+        for (const q of sql) db.exec(q);
+      } finally {
+        db.close();
+      }
+    };
+    const copyRun = (from: string, to: string, day: number): string[] => [
+      `INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) SELECT '${to}', conversation_id, parent_run_id, agent_name, metadata, '2026-02-0${day}T00:00:00+00:00' FROM runs WHERE run_id = '${from}'`,
+      `INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT '${to}', step_index, timestamp, state, messages FROM snapshots WHERE run_id = '${from}' ORDER BY seq`,
+    ];
+    const sync = (): { report: ReturnType<typeof openIndexedSource>['report']; stamp: string | null; recorded: unknown } => {
+      const store = openStore(dbPath);
+      try {
+        const o = openIndexedSource(store, { path: indexPath });
+        const recorded = o.db.prepare("SELECT value FROM meta WHERE key = 'store_stamp'").pluck().get();
+        o.db.close();
+        return { report: o.report, stamp: store.fileStamp, recorded };
+      } finally {
+        store.close();
+      }
+    };
+    const w0 = new StepStoreWriter(dbPath);
+    for (let i = 0; i < 3; i++) writeRun(w0, random, `r${i}`, 'c', new Date(Date.UTC(2026, 0, 1, i)));
+    w0.close();
+    const first = sync();
+    assert.equal(first.report.runsReplayed, 3);
+    assert.notEqual(first.stamp, null, 'a closed store is read without locks');
+    assert.equal(first.recorded, first.stamp);
+    assert.equal(sync().report.upToDate, true);
+    write(copyRun('r0', 'r3', 1));
+    const added = sync();
+    assert.equal(added.report.runsReplayed, 1);
+    assert.notEqual(added.stamp, first.stamp);
+    // a deletion that keeps the file's size (SQLite reuses the pages) still changes its times
+    write(["DELETE FROM snapshots WHERE run_id = 'r3' AND seq < (SELECT MAX(seq) FROM snapshots WHERE run_id = 'r3')"]);
+    const pruned = sync();
+    assert.equal(pruned.report.upToDate, false);
+    assert.equal(pruned.report.runsReplayed, 1);
+    // a store read in place beside a live writer never relies on the file's stamp
+    const live = new Database(dbPath);
+    try {
+      for (const q of copyRun('r1', 'r4', 2)) live.exec(q);
+      const seen = sync();
+      assert.equal(seen.stamp, null);
+      assert.equal(seen.recorded, '');
+      assert.equal(seen.report.runsReplayed, 1);
+    } finally {
+      live.close();
+    }
+    const after = sync();
+    assert.equal(after.recorded, after.stamp);
+    assert.equal(after.report.upToDate, true);
+  });
+
   test('the index file is private, lives outside the store directory, and the store stays byte-identical', async () => {
     const random = rng(5);
     const storeDir = tempDir();
