@@ -93,7 +93,10 @@ export class IndexSync {
     const db = this.db;
     return {
       putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
-      runs: db.prepare('SELECT * FROM runs'),
+      // not the document lengths: a sync reads every run's row
+      runs: db.prepare(
+        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, seg, skipped, ord, snap_count, snap_max_seq, complete_count, complete_max_seq FROM runs',
+      ),
       deleteRun: db.prepare('DELETE FROM runs WHERE run_key = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
       insertRun: db.prepare(
