@@ -28,10 +28,11 @@ export function parallelOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pa
 }
 
 /**
- * Whole conversations (a run without one stands alone, so a run still starts from its conversation's
- * last snapshot) spread over `n` shares by weight; each share keeps corpus order.
+ * The runs grouped by conversation (a run without one stands alone), each group in corpus order, the
+ * heaviest groups first: a thread that replays a whole group lets each run start from its
+ * conversation's last snapshot.
  */
-export function partitionByConversation(runs: readonly RunRecord[], n: number, weight: (r: RunRecord) => number): RunRecord[][] {
+export function conversationGroups(runs: readonly RunRecord[], weight: (r: RunRecord) => number): Array<{ runs: RunRecord[]; weight: number }> {
   const groups = new Map<string, { runs: RunRecord[]; weight: number }>();
   runs.forEach((r, i) => {
     const key = r.conversationId === null ? `\0${i}` : `c${r.conversationId}`;
@@ -39,8 +40,13 @@ export function partitionByConversation(runs: readonly RunRecord[], n: number, w
     g.runs.push(r);
     g.weight += weight(r) + 1;
   });
+  return [...groups.values()].sort((a, b) => b.weight - a.weight);
+}
+
+/** Whole conversations spread over `n` shares by weight; each share keeps corpus order. */
+export function partitionByConversation(runs: readonly RunRecord[], n: number, weight: (r: RunRecord) => number): RunRecord[][] {
   const shares = Array.from({ length: n }, () => ({ runs: [] as RunRecord[], weight: 0 }));
-  for (const g of [...groups.values()].sort((a, b) => b.weight - a.weight)) {
+  for (const g of conversationGroups(runs, weight)) {
     const lightest = shares.reduce((a, b) => (b.weight < a.weight ? b : a));
     lightest.runs.push(...g.runs);
     lightest.weight += g.weight;

@@ -1,12 +1,12 @@
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { claimInherited } from '../history/attribution.js';
 import { HistorySource, type Warning } from '../history/source.js';
-import { defaultThreads, MIN_SNAPSHOTS, partitionByConversation, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
+import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
-import { digestRuns, type RunDigest } from './replay-digest.js';
+import { digestGroups, digestRuns, sharedQueue, type RunDigest } from './replay-digest.js';
 import type { ReplayWorkerData, ReplayWorkerReply } from './replay-worker.js';
 
 /** How often a waiting main thread wakes to report progress. */
@@ -45,24 +45,29 @@ export class ParallelCorpusSource implements CorpusSource {
     const store = this.source.store;
     const threads = store.sharedUri === null ? 1 : Math.max(1, Math.min(this.options.threads ?? defaultThreads(), runs.length));
 
-    const shares = partitionByConversation(runs, threads, weight);
-    const workers = shares.slice(1).map((share) => startStoreWorker(WORKER, store, 2, { runIds: share.map((r) => r.runId), terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>));
+    // whole conversations, heaviest first, handed out one at a time so that the threads finish together
+    const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
+    const queue = new SharedArrayBuffer(4);
+    const data = { groups, queue, terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
+    const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(WORKER, store, 2, data));
     const progress = this.source.onProgress;
     const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
     const digests = new Map<string, RunDigest>();
+    const own = new HistorySource(store, { retain: false });
     try {
-      const own = new HistorySource(store, { retain: false });
-      for (const d of digestRuns(own, shares[0]!.map((r) => r.runId), this.terms, (done) => progress?.(done + othersDone(), runs.length))) {
+      let mine = 0;
+      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) => progress?.((mine = done) + othersDone(), runs.length))) {
         digests.set(d.runId, d);
       }
-      workers.forEach((w, k) => {
-        for (const d of awaitWorker(w, () => progress?.(shares[0]!.length + othersDone(), runs.length)) ??
-          digestRuns(own, shares[k + 1]!.map((r) => r.runId), this.terms)) {
-          digests.set(d.runId, d);
-        }
-      });
+      for (const w of workers) {
+        for (const d of awaitWorker(w, () => progress?.(mine + othersDone(), runs.length)) ?? []) digests.set(d.runId, d);
+      }
     } finally {
       workers.forEach(stopStoreWorker);
+    }
+    // what a failed worker took and did not deliver, replayed here
+    for (const g of conversationGroups(runs.filter((r) => !digests.has(r.runId)), weight)) {
+      for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms)) digests.set(d.runId, d);
     }
     progress?.(runs.length, runs.length);
     return new DigestCorpus(this.source, runs, digests, this.terms);

@@ -8,8 +8,9 @@ import { forEachToken } from './tokenize.js';
 /**
  * What a search needs of one replayed run, compact enough to cross threads: the strict keys of its
  * record (for attribution across the whole scope), and the BM25 counts of the messages that may be
- * its own: those from `localStart` on, where attribution among the runs digested together puts its
- * section. Attribution over the whole scope can only start the section later, never earlier.
+ * its own: those from `localStart` on, where attribution among the earlier runs digested together
+ * (the run's conversation, in corpus order) puts its section. Attribution over the whole scope only
+ * adds earlier runs, so it can start the section later, never earlier.
  */
 export interface RunDigest {
   readonly runId: string;
@@ -24,8 +25,9 @@ export interface RunDigest {
 }
 
 /**
- * Replays `runIds` (in corpus order) and digests each run as soon as it is replayed, so records do not
- * pile up. `onRun` is told after each run.
+ * Replays `runIds` (in corpus order; one conversation's, or a subset closed under "earlier in corpus
+ * order") and digests each run as soon as it is replayed, so records do not pile up. `onRun` is told
+ * after each run.
  */
 export function digestRuns(source: HistorySource, runIds: readonly string[], terms: readonly string[], onRun?: (done: number) => void): RunDigest[] {
   const termIndex = new Map(terms.map((t, k) => [t, k]));
@@ -66,4 +68,29 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
     onRun?.(out.length);
   }
   return out;
+}
+
+/**
+ * Digests groups of runs (see `conversationGroups`) taken one at a time from a queue that other threads
+ * share, so that the threads finish together. `take` hands out a group index (past the end: done).
+ */
+export function digestGroups(
+  source: HistorySource,
+  groups: ReadonlyArray<readonly string[]>,
+  take: () => number,
+  terms: readonly string[],
+  onRun?: (done: number) => void,
+): RunDigest[] {
+  const out: RunDigest[] = [];
+  for (let g = take(); g < groups.length; g = take()) {
+    const before = out.length;
+    for (const d of digestRuns(source, groups[g]!, terms, (done) => onRun?.(before + done))) out.push(d);
+  }
+  return out;
+}
+
+/** A group queue shared between threads: the next index is an atomic counter. */
+export function sharedQueue(buffer: SharedArrayBuffer): () => number {
+  const counter = new Int32Array(buffer);
+  return () => Atomics.add(counter, 0, 1);
 }

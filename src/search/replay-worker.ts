@@ -6,11 +6,13 @@
 import { workerData } from 'node:worker_threads';
 import { HistorySource } from '../history/source.js';
 import { openWorkerStore, type StoreWorkerData } from '../history/threads.js';
-import { digestRuns, type RunDigest } from './replay-digest.js';
+import { digestGroups, sharedQueue, type RunDigest } from './replay-digest.js';
 
 /** The signal block is `[done flag, runs digested]`. */
 export interface ReplayWorkerData extends StoreWorkerData {
-  readonly runIds: readonly string[];
+  /** Run ids grouped by conversation, each group in corpus order; groups are taken from `queue`. */
+  readonly groups: ReadonlyArray<readonly string[]>;
+  readonly queue: SharedArrayBuffer;
   readonly terms: readonly string[];
 }
 
@@ -23,7 +25,8 @@ let transfer: ArrayBuffer[] = [];
 try {
   const store = openWorkerStore(data);
   try {
-    const digests = digestRuns(new HistorySource(store, { retain: false }), data.runIds, data.terms, (done) => Atomics.store(signal, 1, done));
+    const source = new HistorySource(store, { retain: false });
+    const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => Atomics.store(signal, 1, done));
     reply = { ok: true, digests };
     transfer = digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]);
   } finally {
