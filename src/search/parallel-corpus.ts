@@ -30,7 +30,7 @@ export class ParallelCorpusSource implements CorpusSource {
   constructor(
     private readonly source: HistorySource,
     private readonly terms: readonly string[],
-    private readonly options: ParallelOptions = {},
+    private readonly options: ParallelOptions & { readonly worker?: URL } = {},
   ) {
     this.serial = new ReplayCorpusSource(source);
   }
@@ -49,7 +49,7 @@ export class ParallelCorpusSource implements CorpusSource {
     const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
     const queue = new SharedArrayBuffer(4);
     const data = { groups, queue, terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
-    const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(WORKER, store, 2, data));
+    const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(this.options.worker ?? WORKER, store, 2, data));
     const progress = this.source.onProgress;
     const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
     const digests = new Map<string, RunDigest>();

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
@@ -79,6 +80,37 @@ describe('parallel replay (--no-index on several threads)', () => {
       const o = { ...randomOptions(rng(1), runs), scope: 'all' as const, conversationId: null, runId: null };
       assertSameOutcome(parallel(broken, o, { threads: 3, minSnapshots: 0 }), serial(store, o), 'failed workers');
     } finally {
+      store.close();
+    }
+  });
+
+  test('groups a worker took and did not deliver are replayed by the main thread: same answer', () => {
+    // many small conversations, so that the main thread is still busy when the worker takes a group
+    const path = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(path);
+    const runs: Array<{ id: string; conv: string | null }> = [];
+    const random = rng(21);
+    for (let i = 0; i < 150; i++) {
+      runs.push({ id: `r${i}`, conv: `c${i % 75}` });
+      writeRun(w, random, `r${i}`, `c${i % 75}`, new Date(Date.UTC(2026, 0, 1, 0, i)));
+    }
+    w.close();
+    const log = join(tempDir(), 'taken.log');
+    process.env.FAILING_WORKER_LOG = log;
+    const store = openStore(path);
+    try {
+      const worker = new URL('../helpers/failing-replay-worker.js', import.meta.url);
+      let lost = 0;
+      for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
+        writeFileSync(log, '');
+        const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
+        const got = search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }), o);
+        assertSameOutcome(got, serial(store, o), 'failing workers');
+        lost += readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+$/.test(l)).length;
+      }
+      assert.ok(lost > 0, 'a failing worker took a group the main thread then had to replay');
+    } finally {
+      delete process.env.FAILING_WORKER_LOG;
       store.close();
     }
   });
