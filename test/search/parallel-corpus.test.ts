@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { HistorySource } from '../../src/history/source.js';
@@ -16,6 +17,10 @@ import { openStore, type Store } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 import { randomOptions, threadedStore, writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
+
+function sha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
 
 function withFilter(random: () => number, o: SearchOptions): SearchOptions {
   const r = random();
@@ -132,8 +137,11 @@ describe('parallel replay (--no-index on several threads)', () => {
     }
   });
 
-  test('the CLI gives the same bytes on one thread and on several', () => {
+  test('the CLI gives the same bytes on one thread and on several, and leaves the store as it was', () => {
     const { path } = threadedStore(4);
+    const files = (): string[] => readdirSync(dirname(path)).sort();
+    const before = { sha: sha256(path), files: files() };
+    const index = join(tempDir(), 'idx.db');
     for (const args of [['--json'], ['--plain', '-C', '1'], []]) {
       const cmd = ['search', 'lookup', 'user', '--db', path, '--scope', 'all', '--no-index', ...args];
       const one = runCli(cmd, { env: { CONVSEARCH_THREADS: '1' } });
@@ -142,6 +150,10 @@ describe('parallel replay (--no-index on several threads)', () => {
       assert.equal(two.stdout, one.stdout);
       assert.equal(two.stderr, one.stderr);
       assert.equal(two.status, one.status);
+      // an index built by worker threads answers the same
+      const built = runCli([...cmd.filter((a) => a !== '--no-index'), '--index', index], { env: { CONVSEARCH_THREADS: '2' } });
+      assert.equal(built.stdout, one.stdout);
     }
+    assert.deepEqual({ sha: sha256(path), files: files() }, before, 'no byte of the store changed and no side file appeared');
   });
 });
