@@ -446,15 +446,8 @@ export function splitTopLevelArray(text: string, resumeAfter?: number): Array<[n
       }
       if (elemStart < 0) elemStart = i;
       if (c === QUOTE) {
-        // Find the closing quote: the next '"' preceded by an even number of backslashes.
-        let q = i;
-        for (;;) {
-          q = text.indexOf('"', q + 1);
-          if (q < 0) throw new JsonParseError('Unterminated string starting at', i);
-          let b = q - 1;
-          while (text.charCodeAt(b) === BACKSLASH) b--;
-          if (((q - 1 - b) & 1) === 0) break;
-        }
+        const q = closingQuote(text, i, end);
+        if (q < 0) throw new JsonParseError('Unterminated string starting at', i);
         i = q + 1;
       } else {
         if (c === LBRACKET || c === LBRACE) {

@@ -3,7 +3,7 @@ import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
 import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
-import { forEachToken } from './tokenize.js';
+import { QueryTermCounter } from './tokenize.js';
 
 /** A corpus replayed from the store for this one search (the reference's way; `--no-index`). */
 class MemoryCorpus implements Corpus {
@@ -24,29 +24,22 @@ class MemoryCorpus implements Corpus {
 
 /** Term statistics by rendering and tokenizing every document of the corpus once, counting only the query terms. */
 export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, terms: readonly string[]): TermStats {
-  const wanted = new Set(terms);
-  const wantedLengths = new Set(terms.map((t) => t.length));
+  const counter = new QueryTermCounter(terms);
   const lengths: number[] = [];
-  const postings = new Map(terms.map((t) => [t, new PostingsBuilder()]));
-  const tf = new Map<string, number>();
+  const postings = terms.map(() => new PostingsBuilder());
   let total = 0;
   let doc = 0;
   corpus.sections.forEach((s, si) => {
     for (let i = s.start; i < s.end; i++, doc++) {
-      tf.clear();
-      const dl = forEachToken(
-        corpus.document(si, i).text,
-        (t) => {
-          if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
-        },
-        wantedLengths,
-      );
+      const dl = counter.count(corpus.document(si, i).text);
       lengths.push(dl);
       total += dl;
-      for (const [t, f] of tf) postings.get(t)!.add(doc, f);
+      postings.forEach((p, k) => {
+        if (counter.counts[k]! > 0) p.add(doc, counter.counts[k]!);
+      });
     }
   });
-  const finished = new Map([...postings].map(([t, p]) => [t, p.finish()]));
+  const finished = new Map(terms.map((t, k) => [t, postings[k]!.finish()]));
   return { n: lengths.length, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => finished.get(t) ?? NO_POSTINGS };
 }
 

@@ -3,7 +3,7 @@ import type { SkippedSnapshot } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import { indexText } from '../render/fields.js';
 import { renderMessage } from '../render/message.js';
-import { forEachToken } from './tokenize.js';
+import { QueryTermCounter } from './tokenize.js';
 
 /**
  * What a search needs of one replayed run, compact enough to cross threads: the strict keys of its
@@ -30,10 +30,9 @@ export interface RunDigest {
  * after each run.
  */
 export function digestRuns(source: HistorySource, runIds: readonly string[], terms: readonly string[], onRun?: (done: number) => void): RunDigest[] {
-  const termIndex = new Map(terms.map((t, k) => [t, k]));
-  const termLengths = new Set(terms.map((t) => t.length));
+  const counter = new QueryTermCounter(terms);
+  const counts = counter.counts;
   const claimed = new Set<string>();
-  const counts = new Int32Array(terms.length);
   const out: RunDigest[] = [];
   source.plan(runIds);
   for (const runId of runIds) {
@@ -44,16 +43,7 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
     const lengths = new Int32Array(record.length - localStart);
     const perTerm: number[][] = terms.map(() => []);
     for (let pos = localStart; pos < record.length; pos++) {
-      counts.fill(0);
-      const text = indexText(renderMessage(record[pos]!.message));
-      lengths[pos - localStart] = forEachToken(
-        text,
-        (t) => {
-          const k = termIndex.get(t);
-          if (k !== undefined) counts[k]!++;
-        },
-        termLengths,
-      );
+      lengths[pos - localStart] = counter.count(indexText(renderMessage(record[pos]!.message)));
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
     out.push({

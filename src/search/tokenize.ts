@@ -39,6 +39,31 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
   return count;
 }
 
+/**
+ * Counts a query's terms in documents, as BM25 counts them: `count(text)` sets `counts[k]` to the
+ * occurrences of `terms[k]` and returns the text's length in tokens.
+ */
+export class QueryTermCounter {
+  readonly counts: Int32Array;
+  private readonly lengths: ReadonlySet<number>;
+  private readonly visit: (token: string) => void;
+
+  constructor(readonly terms: readonly string[]) {
+    const index = new Map(terms.map((t, k) => [t, k]));
+    const counts = (this.counts = new Int32Array(terms.length));
+    this.lengths = new Set(terms.map((t) => t.length));
+    this.visit = (t) => {
+      const k = index.get(t);
+      if (k !== undefined) counts[k]!++;
+    };
+  }
+
+  count(text: string): number {
+    this.counts.fill(0);
+    return forEachToken(text, this.visit, this.lengths);
+  }
+}
+
 export function tokenize(text: string): string[] {
   const out: string[] = [];
   forEachToken(text, (t) => out.push(t));
