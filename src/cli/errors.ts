@@ -5,13 +5,16 @@ export const EXIT_FOUND = 0;
 export const EXIT_NOT_FOUND = 1;
 export const EXIT_ERROR = 2;
 
-/** A wrong flag or flag combination: one line on stderr, exit status 2. */
-export class UsageError extends Error {}
+/** A failure the user can act on (its message says how): one line on stderr, exit status 2. */
+export class CommandError extends Error {}
+
+/** A wrong flag or flag combination. */
+export class UsageError extends CommandError {}
 
 /** Turns any failure into one line on stderr and exit status 2; never a stack trace. */
 export function reportError(e: unknown): void {
   let message: string;
-  if (e instanceof UsageError || e instanceof StoreError) message = e.message;
+  if (e instanceof CommandError || e instanceof StoreError) message = e.message;
   else if (e instanceof Error && 'code' in e && typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
     message = `database error: ${e.message} (${e.code})`;
   } else if (e instanceof Error) message = `internal error: ${e.message}`;

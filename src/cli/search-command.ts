@@ -10,7 +10,8 @@ import { toolText } from '../output/tool-text.js';
 import { terminalWidth } from '../output/width.js';
 import { searchStore, type IndexChoice } from '../index/indexed-search.js';
 import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
-import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
+import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
+import { scopeMissMessage } from '../search/scope.js';
 import { reportWarnings, warn, writeErr, writeTo, type OutStream } from './io.js';
 import { collect, colorOption, dbOption, parseB, parseCount, parseK1, parseScore } from './options.js';
 import { withStore } from './session.js';
@@ -131,6 +132,12 @@ function indexChoice(f: SearchFlags): IndexChoice {
   return f.index === false ? false : f.index === undefined ? {} : { path: f.index };
 }
 
+/** The reference text and its newline: byte-exact for pipes and files (the parity format); a terminal still never gets raw controls. */
+function toolPrintable(outcome: SearchOutcome, out: OutStream): string {
+  const text = toolText(outcome);
+  return (out.isTTY ? escapeForTerminal(text) : text) + '\n';
+}
+
 /** Prints the outcome in the planned format (nothing with `-q`). */
 function print(outcome: SearchOutcome, plan: OutputPlan): void {
   if (plan.quiet) return;
@@ -139,12 +146,9 @@ function print(outcome: SearchOutcome, plan: OutputPlan): void {
     if (ls.length) writeTo(out, ls.join('\n') + '\n');
   };
   switch (plan.format) {
-    case 'tool': {
-      const text = toolText(outcome);
-      // byte-exact for pipes and files (the parity format); a terminal still never gets raw controls
-      writeTo(out, (out.isTTY ? escapeForTerminal(text) : text) + '\n');
+    case 'tool':
+      writeTo(out, toolPrintable(outcome, out));
       break;
-    }
     case 'json':
       writeTo(out, JSON.stringify(searchJson(outcome), null, 2) + '\n');
       break;
@@ -244,6 +248,11 @@ Examples:
           },
         }),
       );
+      if (outcome.missing) {
+        // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing
+        if (!plan.quiet && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) print({ ...outcome, warnings: [] }, { ...plan, expectNone: false });
+        throw new CommandError(scopeMissMessage(outcome.missing));
+      }
       print(outcome, plan);
       judge(outcome, plan);
     });

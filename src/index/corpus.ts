@@ -4,7 +4,8 @@ import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { RecordCounts } from '../history/listing.js';
 import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
-import { type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from '../search/corpus.js';
+import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
+import type { ScopeFilter } from '../search/scope.js';
 import type { RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
 import { readVarints } from './varint.js';
@@ -51,6 +52,7 @@ class IndexCorpus implements Corpus {
     private readonly q: IndexQueries,
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
+    readonly scopeRuns: number,
   ) {
     let acc = 0;
     sections.forEach((s, i) => {
@@ -159,10 +161,12 @@ export class IndexCorpusSource implements CorpusSource {
     const { runs, lengths } = this.cache();
     const sections: IndexedSection[] = [];
     const warnings: Warning[] = [];
+    let scopeRuns = 0;
     for (const r of runs) {
       // scope test on the raw entry: only in-scope runs become records
       if (scope.scope === 'conversation' && r[3] !== scope.conversationId) continue;
       if (scope.runId !== null && r[1] !== scope.runId) continue;
+      scopeRuns++;
       if (r[14]) warnings.push(...this.warningsOf(r[0]));
       const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
       if (start < r[7]) {
@@ -177,7 +181,7 @@ export class IndexCorpusSource implements CorpusSource {
         });
       }
     }
-    return new IndexCorpus(this.q, sections, warnings);
+    return new IndexCorpus(this.q, sections, warnings, scopeRuns);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */

@@ -2,6 +2,7 @@ import type { Warning } from '../history/source.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
 import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
+import { scopeMissMessage } from '../search/scope.js';
 
 /** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
@@ -63,7 +64,15 @@ function endData(outcome: SearchOutcome): Json {
     message: outcome.kind === 'found' ? null : toolText(outcome),
     total_messages: outcomeStats(outcome).messages,
     warnings: outcome.warnings.map(warningJson),
+    error: errorJson(outcome),
   };
+}
+
+/** A scope naming what the store lacks: the search is an error (exit 2), and the document says why. */
+function errorJson(outcome: SearchOutcome): Json | null {
+  const m = outcome.missing;
+  if (!m) return null;
+  return { kind: 'scope-not-found', missing: m.kind, id: m.id, conversation_id: m.conversationId, suggestions: m.suggestions, message: scopeMissMessage(m) };
 }
 
 function summaryData(outcome: SearchOutcome): Json {
@@ -84,6 +93,7 @@ export function searchJson(outcome: SearchOutcome): Json {
     hits: outcome.kind === 'found' ? outcome.hits.map(hitJson) : [],
     summary: summaryData(outcome),
     warnings: end.warnings,
+    error: end.error,
   };
 }
 

@@ -7,6 +7,7 @@ import { indexText } from '../render/fields.js';
 import { renderMessage } from '../render/message.js';
 import type { RunRecord } from '../store/runs.js';
 import type { TermStats } from './bm25.js';
+import type { ScopeFilter } from './scope.js';
 
 /** A run's searchable slice of its full record: positions `start .. end-1` (spec §3.4). */
 export interface SectionView {
@@ -36,23 +37,17 @@ export interface DocumentText {
 export interface Corpus {
   readonly sections: readonly SectionView[];
   readonly warnings: readonly Warning[];
+  /** How many of the store's runs the scope picked, searchable or not: 0 means it named what the store lacks. */
+  readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
   document(section: number, position: number): DocumentText;
-}
-
-export interface ScopeFilter {
-  readonly scope: 'all' | 'conversation';
-  readonly conversationId: string | null;
-  readonly runId: string | null;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */
 export interface CorpusSource {
   corpus(scope: ScopeFilter): Corpus;
-}
-
-export function inScope(run: RunRecord, s: ScopeFilter): boolean {
-  return (s.scope !== 'conversation' || run.conversationId === s.conversationId) && (s.runId === null || run.runId === s.runId);
+  /** Every run of the store, in corpus order (read when a scope matched none, to say what is close). */
+  runs(): readonly RunRecord[];
 }
 
 export function sectionSize(s: SectionView): number {

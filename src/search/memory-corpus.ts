@@ -2,7 +2,9 @@ import { attributeSections } from '../history/attribution.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
+import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { inScope, type ScopeFilter } from './scope.js';
+import type { RunRecord } from '../store/runs.js';
 import { QueryTermCounter } from './tokenize.js';
 
 /** A corpus replayed from the store for this one search (the reference's way; `--no-index`). */
@@ -11,6 +13,7 @@ class MemoryCorpus implements Corpus {
     readonly sections: readonly SectionView[],
     private readonly records: ReadonlyArray<readonly RecordMessage[]>,
     readonly warnings: Corpus['warnings'],
+    readonly scopeRuns: number,
   ) {}
 
   document(section: number, position: number): DocumentText {
@@ -46,6 +49,10 @@ export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, ter
 export class ReplayCorpusSource implements CorpusSource {
   constructor(private readonly source: HistorySource) {}
 
+  runs(): readonly RunRecord[] {
+    return this.source.runs();
+  }
+
   corpus(scope: ScopeFilter): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
     const replays = this.source.replayAll(runs.map((r) => r.runId));
@@ -55,6 +62,7 @@ export class ReplayCorpusSource implements CorpusSource {
       sections.map((s) => ({ run: s.run, start: s.start, end: s.record.length })),
       sections.map((s) => s.record),
       this.source.warnings(runs.map((r) => r.runId)),
+      runs.length,
     );
   }
 }

@@ -4,7 +4,8 @@ import { HistorySource, type Warning } from '../history/source.js';
 import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { inScope, renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type ScopeFilter, type SectionView } from './corpus.js';
+import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
 import { digestGroups, digestRuns, sharedQueue, type RunDigest } from './replay-digest.js';
 import type { ReplayWorkerData, ReplayWorkerReply } from './replay-worker.js';
@@ -33,6 +34,10 @@ export class ParallelCorpusSource implements CorpusSource {
     private readonly options: ParallelOptions & { readonly worker?: URL } = {},
   ) {
     this.serial = new ReplayCorpusSource(source);
+  }
+
+  runs(): readonly RunRecord[] {
+    return this.source.runs();
   }
 
   corpus(scope: ScopeFilter): Corpus {
@@ -87,6 +92,7 @@ class DigestCorpus implements Corpus {
   readonly warnings: Warning[] = [];
   private readonly digests: RunDigest[] = [];
   private readonly starts: number[] = [];
+  readonly scopeRuns: number;
 
   constructor(
     private readonly source: HistorySource,
@@ -94,6 +100,7 @@ class DigestCorpus implements Corpus {
     digests: ReadonlyMap<string, RunDigest>,
     private readonly terms: readonly string[],
   ) {
+    this.scopeRuns = runs.length;
     const claimed = new Set<string>();
     for (const run of runs) {
       const d = digests.get(run.runId)!;

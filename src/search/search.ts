@@ -5,6 +5,7 @@ import type { Warning } from '../history/source.js';
 import type { RunRecord } from '../store/runs.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokens } from './tokenize.js';
+import { scopeMiss, type ScopeMiss } from './scope.js';
 
 export type Scope = 'all' | 'conversation';
 
@@ -76,6 +77,11 @@ interface OutcomeBase {
   readonly warnings: readonly Warning[];
   /** The runs whose sections were searched, in corpus order. */
   readonly runs: readonly RunRecord[];
+  /**
+   * Set when the scope names a conversation or run the store does not hold: the outcome still carries
+   * the reference's reply, but a caller must treat it as an error (a typo must never pass a check).
+   */
+  readonly missing: ScopeMiss | null;
 }
 
 /** Every way a search can end; printers turn it into text and the CLI into an exit status. */
@@ -91,10 +97,11 @@ export type SearchOutcome = OutcomeBase &
 /** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
 export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
-    return { kind: 'no-conversation-id', options, warnings: [], runs: [] };
+    return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null };
   }
   const corpus = source.corpus(options);
-  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run) };
+  const missing = corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null;
+  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };

@@ -313,8 +313,9 @@ const CASES: Case[] = [
     name: 'a run id with quotes, a newline and control characters',
     setup: () => store(),
     args: (db) => ['search', 'zebra', '--db', db, '--scope', 'all', '--format', 'tool', '--run', 'it\'s "x"\n\x07\x1b[31m'],
-    stderr: null,
-    status: 1,
+    // the reply echoes the id raw (parity); the error line escapes it
+    stderr: "convsearch: error: no run 'it's \"x\" \\x07\\e[31m' in the store",
+    status: 2,
     stdout: 'No persisted history for run \'it\'s "x"\n\x07\x1b[31m\'.\n',
   },
   {

@@ -34,6 +34,7 @@ const searchParams = {
   bm25_b: 'number',
   filters,
 };
+const scopeError: Shape = 'object|null';
 const summary: Shape = { hits: 'integer', messages: 'integer', runs: 'integer', skipped_snapshots: 'integer' };
 
 export const SEARCH_DOC: Shape = {
@@ -45,12 +46,13 @@ export const SEARCH_DOC: Shape = {
   hits: { $array: HIT },
   summary,
   warnings: { $array: warning },
+  error: scopeError,
 };
 
 export const SEARCH_EVENTS: Record<string, Shape> = {
   begin: searchParams,
   hit: HIT,
-  end: { outcome: 'string', message: 'string|null', total_messages: 'integer', warnings: { $array: warning } },
+  end: { outcome: 'string', message: 'string|null', total_messages: 'integer', warnings: { $array: warning }, error: scopeError },
   summary,
 };
 
