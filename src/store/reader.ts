@@ -1,0 +1,75 @@
+/**
+ * The store seam: everything above `store/` reads a step-persistence store through this interface and
+ * never learns which backend holds it (SQLite file, FileStepStore directory, Postgres, Redis; spec
+ * backends.md). Every method is synchronous: backends whose drivers are asynchronous answer through a
+ * driver thread (see the backend folders), so the replay stays one synchronous pipeline.
+ *
+ * Every implementation is read-only: no write of any kind reaches the store, ever.
+ */
+
+/** One run record, as every backend lists it. */
+export interface StoreRun {
+  readonly runId: string;
+  readonly conversationId: string | null;
+  readonly parentRunId: string | null;
+  readonly agentName: string | null;
+  /** `started_at` as stored (isoformat text). */
+  readonly startedAt: string;
+  /**
+   * The backend's own tie-break among equal `started_at` (SQLite: rowid; elsewhere a documented
+   * deterministic rule), and what tells a re-registered run from the same one. Unique per store.
+   */
+  readonly rowid: number;
+}
+
+/** One stored snapshot; `messages` is the raw JSON text of the message list (untyped: a corrupt row may hold anything). */
+export interface StoreSnapshot {
+  /** Orders a run's snapshots; per run (File, Redis) or store-wide (SQLite, Postgres). Never reused within a run. */
+  readonly seq: number;
+  readonly stepIndex: unknown;
+  readonly timestamp: unknown;
+  readonly messages: unknown;
+}
+
+export interface SnapshotMark {
+  /** Snapshots of any state. */
+  readonly count: number;
+  readonly maxSeq: number;
+}
+
+export interface SnapshotStateCounts {
+  readonly complete: number;
+  readonly interrupted: number;
+}
+
+export interface StoreReader {
+  /** What the user named (path or URL without credentials), for messages. */
+  readonly label: string;
+  /** What identifies the store for the sidecar index: a real path, or a URL without credentials plus prefix. */
+  readonly identity: string;
+  /** Runs in corpus order (`started_at`, then the backend's tie rule); a malformed run record throws StoreError. */
+  runs(): StoreRun[];
+  runCount(): number;
+  /** The run's `complete` snapshots in seq order, streamed where the backend can. */
+  completeSnapshots(runId: string): Iterable<StoreSnapshot>;
+  /** Complete snapshots with `seq > afterSeq`, in order: what was added since a watermark. */
+  completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot>;
+  /** Count and last seq of the run's complete snapshots up to `seq`. */
+  completeUpToSeq(runId: string, seq: number): SnapshotMark;
+  interruptedSnapshots(runId: string): Iterable<StoreSnapshot>;
+  /** Per run: snapshots of any state and the highest seq. */
+  watermarks(): Map<string, SnapshotMark>;
+  countsByRun(): Map<string, SnapshotStateCounts>;
+  /** Per run, the highest `step_index` of any state (null when not an integer). */
+  lastSteps(): Map<string, number | null>;
+  /** Externalized media bytes by sha256 hex, or null when the store does not hold them. */
+  media(sha256: string): Buffer | null;
+  /**
+   * Cheap identity of the searchable state: equal fingerprints mean an index built from one answers
+   * exactly for the other. One round trip for server backends.
+   */
+  fingerprint(): string;
+  /** False when what was read may mix two states (a writer changed the store under a read in place): read again. */
+  unchanged(): boolean;
+  close(): void;
+}
