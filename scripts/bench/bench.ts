@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openStore } from '../../src/store/open.js';
-import { openIndexedSource, searchStore } from '../../src/index/indexed-search.js';
-import { defaultThreads } from '../../src/history/threads.js';
+import { openStore } from '../../src/store/sqlite/open.js';
+import { openIndexedSource, searchStore } from '../../src/sidecar/with-index.js';
+import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 

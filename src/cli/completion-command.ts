@@ -1,10 +1,10 @@
 import { Argument, Command, type Option } from 'commander';
-import { bashScript } from '../completion/bash.js';
-import { fishScript } from '../completion/fish.js';
-import { completionModel } from '../completion/model.js';
-import { zshScript } from '../completion/zsh.js';
-import { listRuns } from '../store/runs.js';
-import { openStore } from '../store/open.js';
+import { bashScript } from './completion/bash.js';
+import { fishScript } from './completion/fish.js';
+import { completionModel } from './completion/model.js';
+import { zshScript } from './completion/zsh.js';
+import { listRuns } from '../store/sqlite/runs.js';
+import { openStore } from '../store/sqlite/open.js';
 import { writeOut } from './io.js';
 import { collect, dbOption, resolveDb } from './options.js';
 

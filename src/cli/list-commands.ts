@@ -1,10 +1,10 @@
 import { Command, Option } from 'commander';
-import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../history/listing.js';
+import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../api/listings.js';
 import { parseInstant } from '../history/timestamps.js';
-import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
+import { withRecordCounts, type IndexChoice } from '../sidecar/with-index.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
-import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
+import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing-json.js';
 import { terminalWidth } from '../output/width.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { reportWarnings, warn, writeErr, writeOut } from './io.js';

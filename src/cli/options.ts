@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { pyFloatRepr } from '../render/python.js';
+import { pyFloatRepr } from '../py/repr.js';
 import { UsageError } from './errors.js';
 
 export function dbOption(): Option {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { isRole, ROLES, type Role } from '../history/roles.js';
+import { isRole, ROLES, type Role } from '../render/roles.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
@@ -8,7 +8,7 @@ import { countLines, plainLines } from '../output/plain.js';
 import { outcomeStats, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
 import { terminalWidth } from '../output/width.js';
-import { searchStore, type IndexChoice } from '../index/indexed-search.js';
+import { searchStore, type IndexChoice } from '../sidecar/with-index.js';
 import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { scopeMissMessage } from '../search/scope.js';

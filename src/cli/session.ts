@@ -1,8 +1,8 @@
 import { HistorySource, type ProgressFn } from '../history/source.js';
 import { colorEnabled, type ColorChoice } from '../output/color.js';
 import { StoreError } from '../store/errors.js';
-import { openStore, type Store } from '../store/open.js';
-import { runCount } from '../store/run-count.js';
+import { openStore, type Store } from '../store/sqlite/open.js';
+import { runCount } from '../store/sqlite/run-count.js';
 import { resolveDb } from './options.js';
 import { progressWanted, startProgress } from './progress.js';
 

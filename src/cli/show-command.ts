@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { beyondRecord } from '../history/interrupted.js';
-import { summarizeRuns, replayCounts } from '../history/listing.js';
+import { summarizeRuns, replayCounts } from '../api/listings.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { showJson, showNdjson, showText, type ShowView } from '../output/show.js';

@@ -1,4 +1,4 @@
-import type { RunRecord } from '../store/runs.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
 import type { RecordMessage } from './replay.js';
 
 /** A run's searchable slice: `record[start:]`, numbered by position in the full record. */

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { isArray, isObject, PyFloat, PyInt, type JsonObject, type JsonValue } from './json-value.js';
+import { isArray, isObject, PyFloat, PyInt, type JsonObject, type JsonValue } from '../py/json-value.js';
 import type { Message } from './messages.js';
 
 /**

@@ -1,4 +1,4 @@
-import { isArray, isObject, type JsonObject, type JsonValue } from './json-value.js';
+import { isArray, isObject, type JsonObject, type JsonValue } from '../py/json-value.js';
 
 /** A pydantic-ai message after JSON parsing and media restore, with its parts checked for the fields we read. */
 export interface Message {

@@ -1,11 +1,11 @@
-import { objectMembers, parseJson, splitTopLevelArray } from './json-parse.js';
-import type { JsonValue } from './json-value.js';
+import { objectMembers, parseJson, splitTopLevelArray } from '../py/json-parse.js';
+import type { JsonValue } from '../py/json-value.js';
 import { KEYLESS_FIELDS, messageKeys, type MessageKeys } from './keys.js';
 import { toMessage, unknownPartKinds, type Message } from './messages.js';
 import { longestOverlap } from './overlap.js';
 import { isSummaryArtifact } from './summary.js';
-import { mayHaveMarkers, restoreMedia, type MediaLookup } from '../store/media.js';
-import type { SnapshotRow } from '../store/snapshots.js';
+import { mayHaveMarkers, restoreMedia, type MediaLookup } from './media.js';
+import type { SnapshotRow } from '../store/sqlite/snapshots.js';
 
 /** One message of a run's durable record. */
 export interface RecordMessage {

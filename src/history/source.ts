@@ -1,7 +1,7 @@
-import type { Store } from '../store/open.js';
-import { MediaLookup } from '../store/media.js';
-import { listRuns, type RunRecord } from '../store/runs.js';
-import { SnapshotReader } from '../store/snapshots.js';
+import type { Store } from '../store/sqlite/open.js';
+import { MediaLookup } from './media.js';
+import { listRuns, type RunRecord } from '../store/sqlite/runs.js';
+import { SnapshotReader } from '../store/sqlite/snapshots.js';
 import { replayRun, RunReplayer, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
 import { ConversationSeeds } from './seeds.js';
 

@@ -1,4 +1,4 @@
-import { isArray, isObject, type JsonValue } from './json-value.js';
+import { isArray, isObject, type JsonValue } from '../py/json-value.js';
 import type { Message } from './messages.js';
 
 export const SUMMARY_PREFIX = 'Summary of previous conversation:\n\n';

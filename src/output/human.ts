@@ -1,11 +1,11 @@
 import type { ChalkInstance } from 'chalk';
-import type { PartRole } from '../history/roles.js';
+import type { PartRole } from '../render/roles.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import type { ClippedField } from '../render/clip.js';
-import { codePointSlice } from '../render/python.js';
-import { formatScore1f } from '../render/python.js';
+import { codePointSlice } from '../py/repr.js';
+import { formatScore1f } from '../py/repr.js';
 import type { ExcerptLine, Hit, SearchOutcome } from '../search/search.js';
-import { queryTokens, TOKEN_PATTERN } from '../search/tokenize.js';
+import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
 import { displayWidth, wrapLine } from './width.js';

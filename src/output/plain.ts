@@ -1,4 +1,4 @@
-import { formatScore1f } from '../render/python.js';
+import { formatScore1f } from '../py/repr.js';
 import type { SearchOutcome } from '../search/search.js';
 import { escapeInline } from './escape.js';
 

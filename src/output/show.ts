@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { InterruptedExtra } from '../history/interrupted.js';
-import type { RunSummary } from '../history/listing.js';
+import type { RunSummary } from '../api/listings.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { Warning } from '../history/source.js';
 import { compactTimestamp } from '../history/timestamps.js';
@@ -8,7 +8,7 @@ import { renderRecordMessage, type DocumentText } from '../search/corpus.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { partsLabel } from './human.js';
 import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
-import { runJson } from './listing.js';
+import { runJson } from './listing-json.js';
 import { wrapLine } from './width.js';
 
 /** What `show` prints: the run, its record (or a window of it) and, on request, interrupted leftovers. */

@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import type { ChalkInstance } from 'chalk';
-import type { ConversationSummary, RunSummary } from '../history/listing.js';
+import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import { escapeInline } from './escape.js';
 import { displayWidth, fitColumns } from './width.js';

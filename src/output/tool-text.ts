@@ -1,5 +1,5 @@
-import { formatScore1f } from '../render/python.js';
-import type { RunRecord } from '../store/runs.js';
+import { formatScore1f } from '../py/repr.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
 import type { ExcerptLine, SearchOutcome } from '../search/search.js';
 
 // Reply texts of `search_conversation_history`, verbatim (spec §6.1).

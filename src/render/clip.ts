@@ -1,6 +1,6 @@
-import { TOKEN_PATTERN } from '../search/tokenize.js';
+import { TOKEN_PATTERN } from '../text/tokenize.js';
 import type { ClipRule, RenderedField } from './fields.js';
-import { codePointLength, codePointSlice } from './python.js';
+import { codePointLength, codePointSlice } from '../py/repr.js';
 
 const LIMIT: Record<Exclude<ClipRule, 'none'>, number> = { tail500: 500, tail200: 200, head200: 200 };
 

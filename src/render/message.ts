@@ -1,10 +1,10 @@
-import { isArray, isObject, type JsonObject, type JsonValue } from '../history/json-value.js';
-import { parseJson } from '../history/json-parse.js';
+import { isArray, isObject, type JsonObject, type JsonValue } from '../py/json-value.js';
+import { parseJson } from '../py/json-parse.js';
 import type { Message } from '../history/messages.js';
 import { SUMMARY_PREFIX } from '../history/summary.js';
 import type { RenderedField } from './fields.js';
 import { toolContentStr } from './multimodal.js';
-import { pyJsonDumps, pyRepr, pyStr, pyStrRepr } from './python.js';
+import { pyJsonDumps, pyRepr, pyStr, pyStrRepr } from '../py/repr.js';
 
 /** pydantic-ai `ToolCallPart.args_as_dict()` (spec §4.3). */
 export function argsAsDict(args: JsonValue | undefined): JsonValue {

@@ -1,5 +1,5 @@
-import { type JsonObject, type JsonValue } from '../history/json-value.js';
-import { pyRepr, pyReprWith } from './python.js';
+import { type JsonObject, type JsonValue } from '../py/json-value.js';
+import { pyRepr, pyReprWith } from '../py/repr.js';
 
 const URL_CLASSES: Record<string, string> = {
   'image-url': 'ImageUrl',

@@ -1,11 +1,11 @@
 import type { RecordMessage } from '../history/replay.js';
-import { classifyParts, type PartRole } from '../history/roles.js';
+import { classifyParts, type PartRole } from '../render/roles.js';
 import { messageTimestamp } from '../history/timestamps.js';
 import type { Warning } from '../history/source.js';
 import type { RenderedField } from '../render/fields.js';
 import { indexText } from '../render/fields.js';
 import { renderMessage } from '../render/message.js';
-import type { RunRecord } from '../store/runs.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
 import type { TermStats } from './bm25.js';
 import type { ScopeFilter } from './scope.js';
 

@@ -1,4 +1,4 @@
-import type { RunRecord } from '../store/runs.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
 import { closestIds, didYouMean } from '../text/suggest.js';
 
 /** The part of the search options that picks runs. */

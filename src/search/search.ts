@@ -1,10 +1,10 @@
 import { DEFAULT_BM25, rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
-import { partsMatch, type PartFilter, type PartRole } from '../history/roles.js';
+import { partsMatch, type PartFilter, type PartRole } from '../render/roles.js';
 import type { Warning } from '../history/source.js';
-import type { RunRecord } from '../store/runs.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
-import { queryTokens } from './tokenize.js';
+import { queryTokens } from '../text/tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 
 export type Scope = 'all' | 'conversation';

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, FIXTURES, ROOT } from '../helpers/cli.js';
-import { cli, tempDir } from './ux-store.js';
+import { cli, tempDir } from '../helpers/ux-store.js';
 
 const SHIPPED: Record<string, string> = { bash: 'convsearch.bash', zsh: '_convsearch', fish: 'convsearch.fish' };
 const SMALL = join(FIXTURES, 'parity', 'small.db');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/cli.js';
-import { cli } from './ux-store.js';
+import { cli } from '../helpers/ux-store.js';
 
 describe('help and version', () => {
   test('--version prints the package version', async () => {

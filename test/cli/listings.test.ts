@@ -1,6 +1,6 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildUxStore, cli, EVIL_RUN } from './ux-store.js';
+import { buildUxStore, cli, EVIL_RUN } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

@@ -15,8 +15,8 @@ import {
   shapeKeys,
   SHOW_DOC,
   SHOW_EVENTS,
-} from './shapes.js';
-import { buildUxStore, cli } from './ux-store.js';
+} from '../helpers/shapes.js';
+import { buildUxStore, cli } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

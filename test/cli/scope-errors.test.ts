@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { request, response, textPart, userPromptPart, utc } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { buildUxStore, cli, tempDir } from './ux-store.js';
+import { buildUxStore, cli, tempDir } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BIN, ROOT } from '../helpers/cli.js';
-import { buildUxStore, buildWideStore, CACHE, cli, OSC_TITLE, tempDir } from './ux-store.js';
+import { buildUxStore, buildWideStore, CACHE, cli, OSC_TITLE, tempDir } from '../helpers/ux-store.js';
 
 const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
 const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;

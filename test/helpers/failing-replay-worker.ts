@@ -5,7 +5,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { isMainThread, workerData } from 'node:worker_threads';
-import type { ReplayWorkerData, ReplayWorkerReply } from '../../src/search/replay-worker.js';
+import type { ReplayWorkerData, ReplayWorkerReply } from '../../src/search/digest-worker.js';
 
 // the test runner also loads every file under test/ on the main thread: nothing to do there
 if (!isMainThread) {

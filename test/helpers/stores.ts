@@ -8,15 +8,15 @@ import { join } from 'node:path';
 import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { pyIsoformat, textResponse, userRequest, utc, type JsonObject, type Micros } from '../../scripts/lib/messages.js';
 import { StepStoreWriter, type StepStoreWriterOptions } from '../../scripts/lib/store-writer.js';
-import { parseJson } from '../../src/history/json-parse.js';
+import { parseJson } from '../../src/py/json-parse.js';
 import { toMessage, type Message } from '../../src/history/messages.js';
 import type { RecordMessage, RunReplay } from '../../src/history/replay.js';
 import { HistorySource } from '../../src/history/source.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { renderRecordMessage } from '../../src/search/corpus.js';
-import { ReplayCorpusSource } from '../../src/search/memory-corpus.js';
+import { ReplayCorpusSource } from '../../src/search/replay-source.js';
 import { DEFAULT_SEARCH, search, type SearchOutcome } from '../../src/search/search.js';
-import { openStore, type Store } from '../../src/store/open.js';
+import { openStore, type Store } from '../../src/store/sqlite/open.js';
 
 const dirs: string[] = [];
 process.on('exit', () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryContent, request, response, textPart, toolReturnPart, userPromptPart } from '../../scripts/lib/messages.js';
-import { parseJson } from '../../src/history/json-parse.js';
+import { parseJson } from '../../src/py/json-parse.js';
 import { messageKeys } from '../../src/history/keys.js';
 import { toMessage, unknownPartKinds } from '../../src/history/messages.js';
 import { indexText } from '../../src/render/fields.js';

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloneJson, instructionDeltaPart, simulateRun, textPart, toolCallPart, type JsonObject } from '../../scripts/lib/messages.js';
-import { objectMembers } from '../../src/history/json-parse.js';
+import { objectMembers } from '../../src/py/json-parse.js';
 import { RunReplayer, type ParsedSnapshot } from '../../src/history/replay.js';
-import type { MediaLookup } from '../../src/store/media.js';
+import type { MediaLookup } from '../../src/history/media.js';
 import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';
 
 // No snapshot here carries media markers, so the lookup is never asked.

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseJson } from '../../src/history/json-parse.js';
+import { parseJson } from '../../src/py/json-parse.js';
 import { toMessage, type Message } from '../../src/history/messages.js';
 import { displayText } from '../../src/render/clip.js';
 import { indexText } from '../../src/render/fields.js';

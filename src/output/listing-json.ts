@@ -1,0 +1,54 @@
+import type { ConversationSummary, RunSummary } from '../api/listings.js';
+import type { Warning } from '../history/source.js';
+import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
+
+type Json = Record<string, unknown>;
+
+export function runJson(s: RunSummary): Json {
+  return {
+    run_id: s.run.runId,
+    conversation_id: s.run.conversationId,
+    parent_run_id: s.run.parentRunId,
+    agent_name: s.run.agentName,
+    started_at: s.run.startedAt,
+    snapshots: s.snapshots,
+    interrupted_snapshots: s.interruptedSnapshots,
+    messages: s.messages,
+    last_step: s.lastStep,
+  };
+}
+
+export function conversationJson(c: ConversationSummary): Json {
+  return {
+    conversation_id: c.conversationId,
+    runs: c.runs,
+    first_started_at: c.firstStartedAt,
+    last_started_at: c.lastStartedAt,
+    messages: c.messages,
+    agents: c.agents,
+  };
+}
+
+export function runsJson(runs: readonly RunSummary[], warnings: readonly Warning[]): Json {
+  return { schema_version: SCHEMA_VERSION, runs: runs.map(runJson), warnings: warnings.map(warningJson) };
+}
+
+export function runsNdjson(runs: readonly RunSummary[], warnings: readonly Warning[], params: Json): string[] {
+  return [
+    ndjsonEvent('begin', params),
+    ...runs.map((r) => ndjsonEvent('run', runJson(r))),
+    ndjsonEvent('end', { runs: runs.length, warnings: warnings.map(warningJson) }),
+  ];
+}
+
+export function conversationsJson(convs: readonly ConversationSummary[], warnings: readonly Warning[]): Json {
+  return { schema_version: SCHEMA_VERSION, conversations: convs.map(conversationJson), warnings: warnings.map(warningJson) };
+}
+
+export function conversationsNdjson(convs: readonly ConversationSummary[], warnings: readonly Warning[]): string[] {
+  return [
+    ndjsonEvent('begin', {}),
+    ...convs.map((c) => ndjsonEvent('conversation', conversationJson(c))),
+    ndjsonEvent('end', { conversations: convs.length, warnings: warnings.map(warningJson) }),
+  ];
+}

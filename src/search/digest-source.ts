@@ -1,0 +1,144 @@
+import { receiveMessageOnPort } from 'node:worker_threads';
+import { claimInherited } from '../history/attribution.js';
+import { HistorySource, type Warning } from '../history/source.js';
+import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../parallel/threads.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
+import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
+import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { inScope, type ScopeFilter } from './scope.js';
+import { ReplayCorpusSource, scanTermStats } from './replay-source.js';
+import { digestGroups, digestRuns, sharedQueue, type RunDigest } from './digest.js';
+import type { ReplayWorkerData, ReplayWorkerReply } from './digest-worker.js';
+
+/** How often a waiting main thread wakes to report progress. */
+const POLL_MS = 100;
+const WORKER = new URL('./digest-worker.js', import.meta.url);
+
+/**
+ * A large `--no-index` corpus, replayed run by run into digests (strict keys and BM25 counts for the
+ * query terms) instead of records held in memory, on several threads when it can: each replays whole
+ * conversations (so a run still starts from its conversation's last snapshot). The main thread
+ * attributes runs across the whole scope and replays again only the runs whose messages it shows.
+ * Results equal {@link ReplayCorpusSource}'s (used as is for small scopes and `--run`): same records,
+ * same counts.
+ *
+ * Other threads are used only when they can read the very bytes this one reads: not when the store is
+ * read in place beside a live writer.
+ */
+export class ParallelCorpusSource implements CorpusSource {
+  private readonly serial: ReplayCorpusSource;
+
+  constructor(
+    private readonly source: HistorySource,
+    private readonly terms: readonly string[],
+    private readonly options: ParallelOptions & { readonly worker?: URL } = {},
+  ) {
+    this.serial = new ReplayCorpusSource(source);
+  }
+
+  runs(): readonly RunRecord[] {
+    return this.source.runs();
+  }
+
+  corpus(scope: ScopeFilter): Corpus {
+    const runs = this.source.runs().filter((r) => inScope(r, scope));
+    if (scope.runId !== null) return this.serial.corpus(scope);
+    const marks = this.source.snapshots.watermarks();
+    const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
+    if (runs.reduce((n, r) => n + weight(r), 0) < (this.options.minSnapshots ?? MIN_SNAPSHOTS)) return this.serial.corpus(scope);
+    // other threads must read the very bytes this one reads; digests alone already save the memory
+    const store = this.source.store;
+    const threads = store.sharedUri === null ? 1 : Math.max(1, Math.min(this.options.threads ?? defaultThreads(), runs.length));
+
+    // whole conversations, heaviest first, handed out one at a time so that the threads finish together
+    const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
+    const queue = new SharedArrayBuffer(4);
+    const data = { groups, queue, terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
+    const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(this.options.worker ?? WORKER, store, 2, data));
+    const progress = this.source.onProgress;
+    const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
+    const digests = new Map<string, RunDigest>();
+    const own = new HistorySource(store, { retain: false });
+    try {
+      let mine = 0;
+      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) => progress?.((mine = done) + othersDone(), runs.length))) {
+        digests.set(d.runId, d);
+      }
+      for (const w of workers) {
+        for (const d of awaitWorker(w, () => progress?.(mine + othersDone(), runs.length)) ?? []) digests.set(d.runId, d);
+      }
+    } finally {
+      workers.forEach(stopStoreWorker);
+    }
+    // what a failed worker took and did not deliver, replayed here
+    for (const g of conversationGroups(runs.filter((r) => !digests.has(r.runId)), weight)) {
+      for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms)) digests.set(d.runId, d);
+    }
+    progress?.(runs.length, runs.length);
+    return new DigestCorpus(this.source, runs, digests, this.terms);
+  }
+}
+
+/** Blocks until the worker is done (reporting progress meanwhile); null when it failed. */
+function awaitWorker(w: StoreWorker, onWait: () => void): RunDigest[] | null {
+  while (Atomics.wait(w.signal, 0, 0, POLL_MS) === 'timed-out') onWait();
+  const reply = receiveMessageOnPort(w.port)?.message as ReplayWorkerReply | undefined;
+  return reply?.ok ? reply.digests : null;
+}
+
+/** The corpus assembled from digests: attribution over the whole scope, documents replayed on demand. */
+class DigestCorpus implements Corpus {
+  readonly sections: SectionView[] = [];
+  readonly warnings: Warning[] = [];
+  private readonly digests: RunDigest[] = [];
+  private readonly starts: number[] = [];
+  readonly scopeRuns: number;
+
+  constructor(
+    private readonly source: HistorySource,
+    runs: readonly RunRecord[],
+    digests: ReadonlyMap<string, RunDigest>,
+    private readonly terms: readonly string[],
+  ) {
+    this.scopeRuns = runs.length;
+    const claimed = new Set<string>();
+    for (const run of runs) {
+      const d = digests.get(run.runId)!;
+      const start = claimInherited(claimed, d.strictKeys);
+      for (const s of d.skipped) this.warnings.push({ kind: 'unreadable-snapshot', runId: s.runId, seq: s.seq, reason: s.reason });
+      for (const [partKind, count] of d.unknownPartKinds) this.warnings.push({ kind: 'unknown-part-kind', runId: run.runId, partKind, count });
+      if (start >= d.strictKeys.length) continue;
+      this.sections.push({ run, start, end: d.strictKeys.length });
+      this.digests.push(d);
+      this.starts.push(start);
+    }
+  }
+
+  document(section: number, position: number): DocumentText {
+    return renderRecordMessage(this.source.replay(this.sections[section]!.run.runId).messages[position]!);
+  }
+
+  termStats(terms: readonly string[]): TermStats {
+    if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k])) return scanTermStats(this, terms);
+    const lengths: number[] = [];
+    const postings = terms.map(() => new PostingsBuilder());
+    let total = 0;
+    this.digests.forEach((d, si) => {
+      const first = lengths.length; // document id of the section's first message
+      const start = this.starts[si]!;
+      for (let pos = start; pos < d.strictKeys.length; pos++) {
+        const dl = d.lengths[pos - d.localStart]!;
+        lengths.push(dl);
+        total += dl;
+      }
+      d.termCounts.forEach((counts, k) => {
+        for (let j = 0; j < counts.length; j += 2) {
+          const pos = counts[j]!;
+          if (pos >= start) postings[k]!.add(first + pos - start, counts[j + 1]!);
+        }
+      });
+    });
+    const byTerm = new Map(terms.map((t, k) => [t, postings[k]!.finish()]));
+    return { n: lengths.length, totalLength: total, docLength: (doc) => lengths[doc]!, postings: (t) => byTerm.get(t) ?? NO_POSTINGS };
+  }
+}

@@ -1,0 +1,221 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SkippedSnapshot } from '../history/replay.js';
+import type { Role } from '../render/roles.js';
+import type { Warning } from '../history/source.js';
+import type { RecordCounts } from '../api/listings.js';
+import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
+import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
+import type { ScopeFilter } from '../search/scope.js';
+import type { RunRecord } from '../store/sqlite/runs.js';
+import { decodePostings } from './postings.js';
+import { readVarints } from './varint.js';
+import { fieldsFromJson } from './sync.js';
+import { indexText } from '../render/fields.js';
+
+/** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
+type CachedRun = [
+  runKey: number,
+  runId: string,
+  storeRowid: number,
+  conversationId: string | null,
+  parentRunId: string | null,
+  agentName: string | null,
+  startedAt: string,
+  len: number,
+  startAll: number,
+  startConv: number,
+  dlFull: number,
+  dlAll: number,
+  dlConv: number,
+  seg: number,
+  warn: number,
+  lengthsOffset: number,
+  lengthsSize: number,
+];
+
+interface IndexedSection extends SectionView {
+  readonly runKey: number;
+  readonly seg: number;
+  readonly docLengthSum: number;
+  /** Document lengths by position (varints). */
+  readonly lengths: Uint8Array;
+}
+
+/** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
+class IndexCorpus implements Corpus {
+  private readonly byRunKey = new Map<number, number>();
+  private readonly firsts: number[] = [];
+  private readonly docs = new Map<string, DocumentText>();
+  private readonly lengthCache = new Map<number, number[]>();
+
+  constructor(
+    private readonly q: IndexQueries,
+    readonly sections: readonly IndexedSection[],
+    readonly warnings: readonly Warning[],
+    readonly scopeRuns: number,
+  ) {
+    let acc = 0;
+    sections.forEach((s, i) => {
+      this.byRunKey.set(s.runKey, i);
+      this.firsts.push(acc);
+      acc += s.end - s.start;
+    });
+  }
+
+  termStats(terms: readonly string[]): TermStats {
+    let n = 0;
+    let total = 0;
+    for (const s of this.sections) {
+      n += s.end - s.start;
+      total += s.docLengthSum;
+    }
+    const lengths = new Int32Array(n);
+    const postings = new Map<string, Postings>();
+    for (const term of terms) {
+      const list = new PostingsBuilder();
+      for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
+        decodePostings(
+          row.data,
+          (runKey, pos, tf) => {
+            const si = this.byRunKey.get(runKey)!;
+            const s = this.sections[si]!;
+            if (pos < s.start || pos >= s.end) return;
+            const doc = this.firsts[si]! + pos - s.start;
+            list.add(doc, tf);
+            lengths[doc] = this.lengthsOf(si)[pos]!;
+          },
+          // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
+          (runKey) => {
+            const si = this.byRunKey.get(runKey);
+            return si !== undefined && this.sections[si]!.seg === row.seg;
+          },
+        );
+      }
+      postings.set(term, list.finish());
+    }
+    return { n, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => postings.get(t) ?? NO_POSTINGS };
+  }
+
+  private lengthsOf(section: number): number[] {
+    let l = this.lengthCache.get(section);
+    if (!l) this.lengthCache.set(section, (l = readVarints(this.sections[section]!.lengths)));
+    return l;
+  }
+
+  document(section: number, position: number): DocumentText {
+    const s = this.sections[section]!;
+    const key = `${s.runKey}:${position}`;
+    let d = this.docs.get(key);
+    if (!d) {
+      const row = this.q.document.get(s.runKey, position) as { fields: string; roles: string; timestamp: string | null; first_seq: number; first_step: number | null };
+      const fields = fieldsFromJson(row.fields);
+      d = {
+        fields,
+        text: indexText(fields),
+        parts: (JSON.parse(row.roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName })),
+        timestamp: row.timestamp,
+        firstSeq: row.first_seq,
+        firstStep: row.first_step,
+      };
+      this.docs.set(key, d);
+    }
+    return d;
+  }
+}
+
+interface IndexQueries {
+  readonly postings: BetterSqlite3.Statement;
+  readonly document: BetterSqlite3.Statement;
+  readonly cache: BetterSqlite3.Statement;
+  readonly warnings: BetterSqlite3.Statement;
+}
+
+/** Corpus source over an up-to-date index (the caller syncs it first). */
+export class IndexCorpusSource implements CorpusSource {
+  private readonly q: IndexQueries;
+  private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.q = {
+      postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
+      document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
+      cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
+      warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
+    };
+  }
+
+  private cache(): { runs: CachedRun[]; lengths: Buffer } {
+    if (!this.cached) {
+      const row = this.q.cache.get() as { runs: string; lengths: Buffer } | undefined;
+      this.cached = row ? { runs: JSON.parse(row.runs) as CachedRun[], lengths: row.lengths } : { runs: [], lengths: Buffer.alloc(0) };
+    }
+    return this.cached;
+  }
+
+  /** Runs in corpus order, as the store lists them. */
+  runs(): RunRecord[] {
+    return this.cache().runs.map(toRunRecord);
+  }
+
+  corpus(scope: ScopeFilter): Corpus {
+    const { runs, lengths } = this.cache();
+    const sections: IndexedSection[] = [];
+    const warnings: Warning[] = [];
+    let scopeRuns = 0;
+    for (const r of runs) {
+      // scope test on the raw entry: only in-scope runs become records
+      if (scope.scope === 'conversation' && r[3] !== scope.conversationId) continue;
+      if (scope.runId !== null && r[1] !== scope.runId) continue;
+      scopeRuns++;
+      if (r[14]) warnings.push(...this.warningsOf(r[0]));
+      const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
+      if (start < r[7]) {
+        sections.push({
+          run: toRunRecord(r),
+          start,
+          end: r[7],
+          runKey: r[0],
+          seg: r[13],
+          docLengthSum,
+          lengths: lengths.subarray(r[15], r[15] + r[16]),
+        });
+      }
+    }
+    return new IndexCorpus(this.q, sections, warnings, scopeRuns);
+  }
+
+  /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
+  recordCounts(): RecordCounts {
+    const byId = new Map(this.cache().runs.map((r) => [r[1], r]));
+    return {
+      recordLength: (runId) => byId.get(runId)?.[7] ?? 0,
+      conversationMessages: (conversationId, runs) =>
+        runs.reduce((n, run) => {
+          const r = byId.get(run.runId);
+          return r ? n + r[7] - (conversationId === null ? 0 : r[9]) : n;
+        }, 0),
+      warnings: (runIds) => runIds.flatMap((id) => {
+        const r = byId.get(id);
+        return r && r[14] ? this.warningsOf(r[0]) : [];
+      }),
+    };
+  }
+
+  private warningsOf(runKey: number): Warning[] {
+    const row = this.q.warnings.get(runKey) as { run_id: string; skipped: string; unknown: string };
+    const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
+      kind: 'unreadable-snapshot' as const,
+      runId: s.runId,
+      seq: s.seq,
+      reason: s.reason,
+    }));
+    for (const [partKind, count] of JSON.parse(row.unknown) as Array<[string, number]>) {
+      out.push({ kind: 'unknown-part-kind', runId: row.run_id, partKind, count });
+    }
+    return out;
+  }
+}
+
+function toRunRecord(r: CachedRun): RunRecord {
+  return { runId: r[1], conversationId: r[3], parentRunId: r[4], agentName: r[5], startedAt: r[6], rowid: r[2] };
+}

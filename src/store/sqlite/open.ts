@@ -1,0 +1,293 @@
+import { createRequire } from 'node:module';
+import { copyFileSync, existsSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { StoreError } from '../errors.js';
+import { probeSchema, type StoreSchema } from './schema.js';
+
+// better-sqlite3 only honours `file:` URIs (needed for mode=ro, immutable, readonly_shm) when this is set
+// before the addon first opens a database.
+process.env.SQLITE_USE_URI = '1';
+const require = createRequire(import.meta.url);
+const Database = require('better-sqlite3') as typeof BetterSqlite3;
+
+const SQLITE_MAGIC = 'SQLite format 3\0';
+
+/** How the evidence file was opened; every mode leaves the store and its siblings byte-identical. */
+export type OpenMode = 'immutable' | 'wal-in-place' | 'private-copy';
+
+export interface Store {
+  /** The path as the user gave it (for messages). */
+  readonly path: string;
+  /** The resolved real path: what identifies the store (index location, identity checks). */
+  readonly realPath: string;
+  readonly db: BetterSqlite3.Database;
+  readonly schema: StoreSchema;
+  readonly mode: OpenMode;
+  /**
+   * A URI another thread can open to read exactly the same bytes (`openSharedStore`), or null when
+   * reading in place next to a live writer: another connection would see another commit.
+   */
+  readonly sharedUri: string | null;
+  /**
+   * For a file read without locks (`immutable`): its identity, size and times when opened, taken once
+   * its last write was old enough that any later write changes them. The same stamp later means the
+   * same bytes. Null in the other modes (a live writer's -wal holds data the file's stamp does not show).
+   */
+  readonly fileStamp: string | null;
+  /**
+   * False when the file read in place without locks (`immutable`) was written since it was opened: a
+   * writer checkpointed into it, so what was read may mix two states. Run the work again with
+   * `openStore(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
+   */
+  unchanged(): boolean;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Read a private copy instead of the file itself when there is no -wal (validated against concurrent writes). */
+  readonly copy?: boolean;
+}
+
+function fileUri(path: string, params: string): string {
+  // Percent-encode everything that could end the path part of a URI (`?`, `#`, `%`) or confuse it.
+  const encoded = path.split('/').map((seg) => encodeURIComponent(seg)).join('/');
+  return `file:${encoded}?${params}`;
+}
+
+function hasSqliteHeader(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, 16, 0);
+    return n === 16 && buf.toString('latin1') === SQLITE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** SQLite messages can quote schema text from a damaged file, newlines included; a StoreError is one line. */
+function oneLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+function nonEmpty(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** What changes when a file is written: identity, size and times (nanoseconds). */
+function stamp(path: string): string {
+  const st = statSync(path, { bigint: true });
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * The file's stamp, taken once its last write is old enough that any later write must change it:
+ * kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as the stat
+ * could otherwise go unseen.
+ */
+function settledStamp(path: string): string {
+  for (let i = 0; i < 10; i++) {
+    const st = statSync(path, { bigint: true });
+    if (BigInt(Date.now()) * 1_000_000n - st.mtimeNs > 25_000_000n) break;
+    sleepMs(10);
+  }
+  return stamp(path);
+}
+
+interface Opened {
+  readonly db: BetterSqlite3.Database;
+  readonly schema: StoreSchema;
+  readonly mode: OpenMode;
+  readonly sharedUri: string | null;
+  readonly fileStamp: string | null;
+  readonly cleanup: () => void;
+  readonly unchanged: () => boolean;
+}
+
+/** Existence and identity of the side files: a change means a writer connected or disconnected. */
+function sideFiles(realPath: string): string {
+  return ['-wal', '-shm']
+    .map((suffix) => {
+      try {
+        const st = statSync(realPath + suffix);
+        return `${st.ino}:${st.size > 0 ? 1 : 0}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('/');
+}
+
+/** Failures that a writer connecting or disconnecting at the same moment can cause. */
+function isTransient(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && /^(SQLITE_(BUSY|CANTOPEN|PROTOCOL|READONLY_(CANTINIT|RECOVERY))|ENOENT|ECHANGED)/.test(code);
+}
+
+/** Why one open attempt failed: opening the file, or reading it (schema probe). */
+class OpenFailure {
+  constructor(
+    readonly phase: 'open' | 'read',
+    readonly error: unknown,
+    /** The file was written meanwhile (a checkpoint under an immutable read): worth another try. */
+    readonly changed = false,
+  ) {}
+}
+
+function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opened {
+  const wal = `${realPath}-wal`;
+  const shm = `${realPath}-shm`;
+  let db: BetterSqlite3.Database;
+  let mode: OpenMode;
+  let cleanup = (): void => {};
+  let unchanged = (): boolean => true;
+  let sharedUri: string | null = null;
+  let fileStamp: string | null = null;
+  try {
+    // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
+    const before = settledStamp(realPath);
+    const withWal = nonEmpty(wal);
+    if (!withWal && !opts.copy) {
+      mode = 'immutable';
+      fileStamp = before;
+      sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
+      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
+      unchanged = () => {
+        try {
+          return stamp(realPath) === before;
+        } catch {
+          return false;
+        }
+      };
+    } else if (withWal && existsSync(shm)) {
+      mode = 'wal-in-place';
+      db = new Database(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
+    } else {
+      // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
+      // writer touched it meanwhile
+      mode = 'private-copy';
+      const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
+      cleanup = () => rmSync(dir, { recursive: true, force: true });
+      const copy = join(dir, basename(realPath));
+      const walBefore = withWal ? stamp(wal) : '-';
+      copyFileSync(realPath, copy);
+      if (withWal) copyFileSync(wal, `${copy}-wal`);
+      if (stamp(realPath) !== before || (withWal ? stamp(wal) : nonEmpty(wal) ? 'new' : '-') !== walBefore) {
+        throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
+      }
+      sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
+      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
+    }
+  } catch (e) {
+    cleanup();
+    throw new OpenFailure('open', e);
+  }
+  try {
+    // One read transaction for the whole session: every query of a command sees the same committed
+    // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
+    // away under us). It starts with the schema probe's first read.
+    db.exec('BEGIN');
+    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, fileStamp, cleanup, unchanged };
+  } catch (e) {
+    db.close();
+    cleanup();
+    if (e instanceof StoreError && unchanged()) throw e;
+    throw new OpenFailure('read', e, !unchanged());
+  }
+}
+
+/**
+ * Opens a step store read-only without leaving a trace.
+ *
+ * SQLite creates `-wal`/`-shm` beside a WAL-mode file on open, even read-only, and readers write read
+ * marks into `-shm`. So: with no `-wal` there is nothing beyond the main file to read, and `immutable=1`
+ * reads it without locks or side files; with the writer's `-wal` and `-shm` present we read in place
+ * with `readonly_shm=1` (SQLite then never writes the shared-memory file); a `-wal` without `-shm` means
+ * no live writer, so a private copy of both is safe to open. A writer may still connect and checkpoint
+ * into an `immutable` file while it is read: `unchanged()` tells, and `{ copy: true }` reads a copy instead.
+ * Residual race: if the writer's close deletes -wal/-shm between our look and SQLite's first read in
+ * place, SQLite's read-only open creates an empty -wal (the open then fails and is retried).
+ */
+export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
+  const path = resolve(inputPath);
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new StoreError(`${inputPath}: no such file`);
+  }
+  if (st.isDirectory()) throw new StoreError(`${inputPath}: is a directory, not a step store`);
+  if (!st.isFile()) throw new StoreError(`${inputPath}: not a regular file`);
+  if (st.size === 0) throw new StoreError(`${inputPath}: empty file, not a step store`);
+  let header: boolean;
+  try {
+    header = hasSqliteHeader(path);
+  } catch (e) {
+    throw new StoreError(`${inputPath}: cannot read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!header) throw new StoreError(`${inputPath}: not an SQLite database`);
+
+  const realPath = realpathSync(path);
+  // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
+  // Python store's path mode does so for every call): an open that fails then is tried again.
+  let opened: Opened;
+  for (let attempt = 1; ; attempt++) {
+    const before = sideFiles(realPath);
+    try {
+      opened = openOnce(inputPath, realPath, opts);
+      break;
+    } catch (e) {
+      if (!(e instanceof OpenFailure)) throw e;
+      if (attempt >= 8 || (!e.changed && !isTransient(e.error) && sideFiles(realPath) === before)) {
+        if (e.error instanceof StoreError) throw e.error;
+        const what = e.phase === 'open' ? 'cannot open as SQLite' : 'not a readable SQLite database';
+        throw new StoreError(`${inputPath}: ${what} (${oneLine(e.error)})`);
+      }
+      sleepMs(5 * attempt);
+    }
+  }
+  const { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged } = opened;
+  let closed = false;
+  return {
+    path: inputPath,
+    realPath,
+    db,
+    schema,
+    mode,
+    sharedUri,
+    fileStamp,
+    unchanged,
+    close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+      cleanup();
+    },
+  };
+}
+
+/**
+ * Opens, in another thread, the bytes a store opened with `openStore` reads (its `sharedUri`). The
+ * opening thread owns the files: it checks `unchanged()` and removes a private copy when it is done.
+ */
+export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
+  const db = new Database(uri, { readonly: true, fileMustExist: true });
+  try {
+    db.exec('BEGIN');
+    const schema = probeSchema(db, inputPath);
+    return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

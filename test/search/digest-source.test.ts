@@ -1,0 +1,159 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { HistorySource } from '../../src/history/source.js';
+import { searchJson } from '../../src/output/json.js';
+import { toolText } from '../../src/output/tool-text.js';
+import { ReplayCorpusSource } from '../../src/search/replay-source.js';
+import type { ParallelOptions } from '../../src/parallel/threads.js';
+import { ParallelCorpusSource } from '../../src/search/digest-source.js';
+import { search, type SearchOptions, type SearchOutcome } from '../../src/search/search.js';
+import { queryTokens } from '../../src/text/tokenize.js';
+import { openStore, type Store } from '../../src/store/sqlite/open.js';
+import { runCli } from '../helpers/cli.js';
+import { randomOptions, threadedStore, writeRun } from '../helpers/random-stores.js';
+import { tempDir } from '../helpers/stores.js';
+
+function sha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+function withFilter(random: () => number, o: SearchOptions): SearchOptions {
+  const r = random();
+  if (r < 0.6) return o;
+  const roles = new Set(r < 0.75 ? (['assistant'] as const) : r < 0.9 ? (['tool-return', 'user'] as const) : ([] as const));
+  return { ...o, filter: { roles, tools: new Set(r > 0.85 ? ['lookup'] : []), minScore: random() < 0.5 ? null : random() * 2 } };
+}
+
+function serial(store: Store, o: SearchOptions): SearchOutcome {
+  return search(new ReplayCorpusSource(new HistorySource(store)), o);
+}
+
+function parallel(store: Store, o: SearchOptions, options: ParallelOptions): SearchOutcome {
+  return search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), options), o);
+}
+
+function assertSameOutcome(got: SearchOutcome, want: SearchOutcome, label: string): void {
+  assert.equal(toolText(got), toolText(want), label);
+  assert.deepEqual(searchJson(got), searchJson(want), label);
+  assert.deepEqual(got.warnings, want.warnings, label);
+  if (got.kind === 'found' && want.kind === 'found') assert.deepEqual(got.ranking, want.ranking, label);
+}
+
+describe('parallel replay (--no-index on several threads)', () => {
+  test('gives what the one-thread replay gives: text, JSON, whole ranking and warnings (property)', () => {
+    let compared = 0;
+    let found = 0;
+    for (let seed = 1; seed <= 5; seed++) {
+      const random = rng(seed);
+      const { path, runs } = threadedStore(seed);
+      const store = openStore(path);
+      try {
+        assert.notEqual(store.sharedUri, null, 'a closed store can be read by other threads');
+        for (let q = 0; q < 10; q++) {
+          const o = withFilter(random, randomOptions(random, runs));
+          const want = serial(store, o);
+          for (const threads of [1, 2, 3]) {
+            assertSameOutcome(parallel(store, o, { threads, minSnapshots: 0 }), want, `seed ${seed} threads ${threads}: ${JSON.stringify(o)}`);
+            compared++;
+          }
+          if (want.kind === 'found') found++;
+        }
+        // the damaged snapshots are reported the same way
+        const all = randomOptions(random, runs);
+        const o: SearchOptions = { ...all, query: 'zzhologram', scope: 'all', conversationId: null, runId: null };
+        const want = serial(store, o);
+        assert.ok(want.warnings.length > 0 || seed > 1, 'some store has warnings');
+        assertSameOutcome(parallel(store, o, { threads: 2, minSnapshots: 0 }), want, `seed ${seed} warnings`);
+      } finally {
+        store.close();
+      }
+    }
+    assert.equal(compared, 150);
+    assert.ok(found >= 20, `enough searches found something (${found})`);
+  });
+
+  test('a thread that cannot read the store leaves its share to the main thread: same answer', () => {
+    const { path, runs } = threadedStore(9);
+    const store = openStore(path);
+    try {
+      const broken: Store = { ...store, sharedUri: `file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      const o = { ...randomOptions(rng(1), runs), scope: 'all' as const, conversationId: null, runId: null };
+      assertSameOutcome(parallel(broken, o, { threads: 3, minSnapshots: 0 }), serial(store, o), 'failed workers');
+    } finally {
+      store.close();
+    }
+  });
+
+  test('groups a worker took and did not deliver are replayed by the main thread: same answer', () => {
+    // many small conversations, so that the main thread is still busy when the worker takes a group
+    const path = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(path);
+    const runs: Array<{ id: string; conv: string | null }> = [];
+    const random = rng(21);
+    for (let i = 0; i < 150; i++) {
+      runs.push({ id: `r${i}`, conv: `c${i % 75}` });
+      writeRun(w, random, `r${i}`, `c${i % 75}`, new Date(Date.UTC(2026, 0, 1, 0, i)));
+    }
+    w.close();
+    const log = join(tempDir(), 'taken.log');
+    process.env.FAILING_WORKER_LOG = log;
+    const store = openStore(path);
+    try {
+      const worker = new URL('../helpers/failing-replay-worker.js', import.meta.url);
+      let lost = 0;
+      for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
+        writeFileSync(log, '');
+        const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
+        const got = search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }), o);
+        assertSameOutcome(got, serial(store, o), 'failing workers');
+        lost += readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+$/.test(l)).length;
+      }
+      assert.ok(lost > 0, 'a failing worker took a group the main thread then had to replay');
+    } finally {
+      delete process.env.FAILING_WORKER_LOG;
+      store.close();
+    }
+  });
+
+  test('a store read in place beside a live writer stays on one thread (another connection could see another commit)', () => {
+    const path = join(tempDir(), 'sessions.db');
+    const w = new StepStoreWriter(path);
+    try {
+      writeRun(w, rng(5), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
+      const store = openStore(path);
+      try {
+        assert.equal(store.mode, 'wal-in-place');
+        assert.equal(store.sharedUri, null);
+      } finally {
+        store.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  test('the CLI gives the same bytes on one thread and on several, and leaves the store as it was', () => {
+    const { path } = threadedStore(4);
+    const files = (): string[] => readdirSync(dirname(path)).sort();
+    const before = { sha: sha256(path), files: files() };
+    const index = join(tempDir(), 'idx.db');
+    for (const args of [['--json'], ['--plain', '-C', '1'], []]) {
+      const cmd = ['search', 'lookup', 'user', '--db', path, '--scope', 'all', '--no-index', ...args];
+      const one = runCli(cmd, { env: { CONVSEARCH_THREADS: '1' } });
+      const two = runCli(cmd, { env: { CONVSEARCH_THREADS: '2' } });
+      assert.equal(one.status, 0, one.stderr);
+      assert.equal(two.stdout, one.stdout);
+      assert.equal(two.stderr, one.stderr);
+      assert.equal(two.status, one.status);
+      // an index built by worker threads answers the same
+      const built = runCli([...cmd.filter((a) => a !== '--no-index'), '--index', index], { env: { CONVSEARCH_THREADS: '2' } });
+      assert.equal(built.stdout, one.stdout);
+    }
+    assert.deepEqual({ sha: sha256(path), files: files() }, before, 'no byte of the store changed and no side file appeared');
+  });
+});

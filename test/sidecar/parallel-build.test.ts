@@ -1,0 +1,86 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import type { ParallelOptions } from '../../src/parallel/threads.js';
+import { IndexCorpusSource } from '../../src/sidecar/indexed-source.js';
+import { openIndexDatabase } from '../../src/sidecar/file.js';
+import { searchStore } from '../../src/sidecar/with-index.js';
+import { decodePostings } from '../../src/sidecar/postings.js';
+import { IndexSync } from '../../src/sidecar/sync.js';
+import { searchJson } from '../../src/output/json.js';
+import { toolText } from '../../src/output/tool-text.js';
+import { search } from '../../src/search/search.js';
+import { openStore, type Store } from '../../src/store/sqlite/open.js';
+import { randomOptions, threadedStore } from '../helpers/random-stores.js';
+import { tempDir } from '../helpers/stores.js';
+
+/** Everything an index holds about the store, postings decoded (so the comparison ignores blob layout only). */
+function indexContent(db: BetterSqlite3.Database): unknown {
+  const postings = new Map<string, Array<[number, number, number]>>();
+  for (const row of db.prepare('SELECT term, data FROM postings ORDER BY term, seg').iterate() as IterableIterator<{ term: string; data: Buffer }>) {
+    const list = postings.get(row.term) ?? postings.set(row.term, []).get(row.term)!;
+    decodePostings(row.data, (runKey, pos, tf) => list.push([runKey, pos, tf]));
+  }
+  return {
+    runs: db.prepare('SELECT * FROM runs ORDER BY run_key').all(),
+    messages: db.prepare('SELECT * FROM messages ORDER BY run_key, pos').all(),
+    cache: db.prepare('SELECT * FROM corpus_cache').all(),
+    postings: [...postings].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  };
+}
+
+function build(store: Store, options: ParallelOptions): { db: BetterSqlite3.Database; replayed: number } {
+  const db = openIndexDatabase(join(tempDir(), 'idx.db'), store.realPath);
+  const report = new IndexSync(db, store, options).sync();
+  return { db, replayed: report.runsReplayed };
+}
+
+describe('index build on several threads', () => {
+  test('builds the same index as one thread, and searches through it give the replay answers (property)', () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const { path, runs } = threadedStore(seed);
+      const store = openStore(path);
+      try {
+        const serial = build(store, { threads: 1 });
+        const want = indexContent(serial.db);
+        for (const threads of [2, 3]) {
+          const parallel = build(store, { threads, minSnapshots: 0 });
+          try {
+            assert.equal(parallel.replayed, runs.length);
+            assert.deepEqual(indexContent(parallel.db), want, `seed ${seed}, ${threads} threads`);
+            const random = rng(seed);
+            for (let q = 0; q < 6; q++) {
+              const o = randomOptions(random, runs);
+              const indexed = search(new IndexCorpusSource(parallel.db), o);
+              const replayed = searchStore(store, o, false);
+              assert.equal(toolText(indexed), toolText(replayed), JSON.stringify(o));
+              assert.deepEqual(searchJson(indexed), searchJson(replayed), JSON.stringify(o));
+            }
+          } finally {
+            parallel.db.close();
+          }
+        }
+        serial.db.close();
+      } finally {
+        store.close();
+      }
+    }
+  });
+
+  test('runs a worker cannot deliver are replayed by the writer: same index', () => {
+    const { path } = threadedStore(7);
+    const store = openStore(path);
+    try {
+      const serial = build(store, { threads: 1 });
+      const broken: Store = { ...store, sharedUri: `file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      const parallel = build(broken, { threads: 3, minSnapshots: 0 });
+      assert.deepEqual(indexContent(parallel.db), indexContent(serial.db));
+      serial.db.close();
+      parallel.db.close();
+    } finally {
+      store.close();
+    }
+  });
+});
