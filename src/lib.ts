@@ -1,13 +1,14 @@
-/** The convsearch library: open a store read-only, list and replay runs, search. */
-export { openStore, type Store, type OpenMode } from './store/sqlite/open.js';
-export { StoreError } from './store/errors.js';
-export { listRuns, type RunRecord } from './store/sqlite/runs.js';
-export { HistorySource, type Warning } from './history/source.js';
-export { replayRun, type RecordMessage, type RunReplay } from './history/replay.js';
-export { summarizeRuns, summarizeConversations, type RunSummary, type ConversationSummary } from './api/listings.js';
-export { search, DEFAULT_SEARCH, type SearchOptions, type SearchOutcome, type Hit, type ExcerptLine } from './search/search.js';
-export { ReplayCorpusSource } from './search/replay-source.js';
-export { searchStore, withIndex, openIndexedSource, type IndexChoice } from './sidecar/with-index.js';
-export { defaultIndexPath } from './sidecar/location.js';
-export { toolText } from './output/tool-text.js';
+/**
+ * The convsearch library: open a step store read-only, search it, list its runs and conversations,
+ * show a run's replayed record. Printers for the reference's text and the JSON document are included.
+ */
+export { DEFAULTS } from './api/defaults.js';
+export { RequestError, StoreError } from './api/errors.js';
+export type { ConversationListing, ConversationSummary, RunFilter, RunListing, RunQuery, RunSort, RunSummary } from './api/listings.js';
+export type { ExcerptLine, Hit, HitFilter, Role, Scope, SearchOptions, SearchOutcome, SearchRequest, WorkHooks } from './api/search.js';
+export { openSession, Session, withSession, type SessionOptions } from './api/session.js';
+export type { ShowRequest, ShowResult, ShowView } from './api/show.js';
+export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';
+export type { StoreReader, StoreRun } from './store/reader.js';
 export { searchJson } from './output/json.js';
+export { toolText } from './output/tool-text.js';

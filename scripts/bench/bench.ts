@@ -11,10 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openStore } from '../../src/store/sqlite/open.js';
-import { openIndexedSource, searchStore } from '../../src/sidecar/with-index.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { searchStore } from '../../src/api/search.js';
+import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { defaultThreads } from '../../src/parallel/threads.js';
-import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { DEFAULTS } from '../../src/api/defaults.js';
+import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 
 const require = createRequire(import.meta.url);
@@ -34,7 +36,7 @@ function arg(name: string, fallback: string): string {
 const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
 function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
-  return { query, scope: 'all', conversationId: null, runId: null, ...DEFAULT_SEARCH, ...scope };
+  return { query, scope: 'all', conversationId: null, runId: null, maxMatches: DEFAULTS.maxMatches, contextLines: DEFAULTS.contextLines, bm25: DEFAULTS.bm25, ...scope };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +58,7 @@ function phaseFloor(store: string, parse: boolean): PhaseResult {
 
 function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: string): PhaseResult {
   const t = performance.now();
-  const s = openStore(store);
+  const s = openSqliteReader(store);
   const outcome = searchStore(s, options(query, scope), false);
   s.close();
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
@@ -64,7 +66,7 @@ function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: strin
 
 function phaseSync(store: string, index: string): PhaseResult {
   const t = performance.now();
-  const s = openStore(store);
+  const s = openSqliteReader(store);
   const opened = openIndexedSource(s, { path: index });
   opened.db.close();
   s.close();
@@ -76,7 +78,7 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   const times: number[] = [];
   for (const q of queries) {
     const t = performance.now();
-    const s = openStore(store);
+    const s = openSqliteReader(store);
     searchStore(s, options(q.query, q.scope), { path: index });
     s.close();
     times.push(performance.now() - t);

@@ -1,11 +1,14 @@
-import type { RunRecord } from '../store/sqlite/runs.js';
-import { lastSteps } from '../store/sqlite/steps.js';
-import { attributeSections, sectionLength } from '../history/attribution.js';
+import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import { parseInstant } from '../history/timestamps.js';
+import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { StoreRun } from '../store/reader.js';
+import type { WorkHooks } from './search.js';
+
+export { parseInstant };
 
 export interface RunSummary {
-  readonly run: RunRecord;
+  readonly run: StoreRun;
   readonly snapshots: number;
   readonly interruptedSnapshots: number;
   /** Length of the run's replayed full record. */
@@ -39,7 +42,7 @@ export interface RunFilter {
 export type RunSort = 'started' | 'messages';
 
 /** The run and every run whose parent chain leads to it (cycles in damaged stores are cut). */
-export function delegateTree(runs: readonly RunRecord[], rootId: string): Set<string> {
+export function delegateTree(runs: readonly StoreRun[], rootId: string): Set<string> {
   const children = new Map<string, string[]>();
   for (const r of runs) {
     if (r.parentRunId === null) continue;
@@ -61,7 +64,7 @@ export function delegateTree(runs: readonly RunRecord[], rootId: string): Set<st
 }
 
 /** The runs a filter keeps, in corpus order. */
-export function selectRuns(runs: readonly RunRecord[], f: RunFilter): RunRecord[] {
+export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] {
   const tree = f.parent === undefined ? null : delegateTree(runs, f.parent);
   return runs.filter((r) => {
     if (tree && !tree.has(r.runId)) return false;
@@ -77,44 +80,9 @@ export function selectRuns(runs: readonly RunRecord[], f: RunFilter): RunRecord[
   });
 }
 
-/**
- * The message counts a listing shows: from a fresh replay, or read from the persistent index
- * (src/index), which holds the same numbers without replaying.
- */
-export interface RecordCounts {
-  /** Length of the run's replayed full record. */
-  recordLength(runId: string): number;
-  /**
-   * Messages a search of the conversation covers: its runs' sections after cross-run attribution.
-   * For runs without a conversation (no conversation search reaches them) it is their full records.
-   */
-  conversationMessages(conversationId: string | null, runs: readonly RunRecord[]): number;
-  warnings(runIds: readonly string[]): Warning[];
-}
-
-/** Counts from replaying the runs (with the source's progress reporting). */
-export function replayCounts(source: HistorySource): RecordCounts {
-  return {
-    recordLength: (runId) => source.replay(runId).messages.length,
-    conversationMessages(conversationId, runs) {
-      const replays = source.replayAll(runs.map((r) => r.runId));
-      if (conversationId === null) return replays.reduce((n, r) => n + r.messages.length, 0);
-      const sections = attributeSections(
-        runs.map((run, i) => ({ run, record: replays[i]!.messages })),
-        false,
-      );
-      return sections.reduce((n, s) => n + sectionLength(s), 0);
-    },
-    warnings: (runIds) => {
-      source.replayAll(runIds);
-      return source.warnings(runIds);
-    },
-  };
-}
-
-export function summarizeRuns(source: HistorySource, runs: readonly RunRecord[], counts: RecordCounts): RunSummary[] {
-  const snapshotCounts = source.snapshots.countsByRun();
-  const steps = lastSteps(source.store);
+export function summarizeRuns(source: HistorySource, runs: readonly StoreRun[], counts: RecordCounts): RunSummary[] {
+  const snapshotCounts = source.store.countsByRun();
+  const steps = source.store.lastSteps();
   return runs.map((run) => {
     const c = snapshotCounts.get(run.runId);
     return {
@@ -137,7 +105,7 @@ export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSu
 }
 
 export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {
-  const groups = new Map<string | null, RunRecord[]>();
+  const groups = new Map<string | null, StoreRun[]>();
   for (const run of source.runs()) {
     const g = groups.get(run.conversationId);
     if (g) g.push(run);
@@ -155,4 +123,50 @@ export function summarizeConversations(source: HistorySource, counts: RecordCoun
     });
   }
   return out;
+}
+
+/** Listing counts through the sidecar index unless `index` is false; a replay otherwise (same numbers). */
+export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: WorkHooks, fn: (counts: RecordCounts) => T): T {
+  const replay = (): T => fn(replayCounts(source));
+  if (index === false) return replay();
+  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
+}
+
+/** Which runs `runs` lists (every filter must hold), in which order, and how many at most. */
+export interface RunQuery extends RunFilter {
+  readonly sort?: RunSort;
+  readonly limit?: number | null;
+}
+
+export interface RunListing {
+  readonly runs: RunSummary[];
+  readonly warnings: Warning[];
+}
+
+export interface ConversationListing {
+  readonly conversations: ConversationSummary[];
+  readonly warnings: Warning[];
+}
+
+/** The runs a query picks with their counts; null when `parent` names a run the store does not hold. */
+export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing | null {
+  if (query.parent !== undefined && !source.runs().some((r) => r.runId === query.parent)) return null;
+  const sort = query.sort ?? 'started';
+  const limit = query.limit ?? null;
+  let runs = selectRuns(source.runs(), query);
+  // corpus order needs no replay to cut: replay only what is shown
+  if (sort === 'started' && limit !== null) runs = runs.slice(0, limit);
+  return withRecordCounts(source, index, hooks, (counts) => {
+    let summaries = sortRuns(summarizeRuns(source, runs, counts), sort);
+    if (limit !== null) summaries = summaries.slice(0, limit);
+    return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
+  });
+}
+
+/** Every conversation (runs without one grouped under null) with its counts. */
+export function listConversations(source: HistorySource, index: IndexChoice, hooks: WorkHooks): ConversationListing {
+  return withRecordCounts(source, index, hooks, (counts) => ({
+    conversations: summarizeConversations(source, counts),
+    warnings: counts.warnings(source.runs().map((r) => r.runId)),
+  }));
 }

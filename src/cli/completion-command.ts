@@ -1,30 +1,27 @@
-import { Argument, Command, type Option } from 'commander';
+import type { CommandDef } from './command.js';
 import { bashScript } from './completion/bash.js';
 import { fishScript } from './completion/fish.js';
 import { completionModel } from './completion/model.js';
 import { zshScript } from './completion/zsh.js';
-import { listRuns } from '../store/sqlite/runs.js';
-import { openStore } from '../store/sqlite/open.js';
+import { FLAGS, type Flag } from './flags.js';
 import { writeOut } from './io.js';
-import { collect, dbOption, resolveDb } from './options.js';
+import { withCliSession } from './session.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
 
-const repeatable = (o: Option): boolean => o.parseArg === (collect as unknown);
-
-/** The completion script for a shell, generated from the program's command definitions. */
-export function completionScript(program: Command, shell: Shell): string {
-  const model = completionModel(program, repeatable);
+/** The completion script for a shell, generated from the command definitions and the flag table. */
+export function completionScript(program: string, topFlags: readonly Flag[], defs: readonly CommandDef[], shell: Shell): string {
+  const model = completionModel(program, topFlags, defs);
   return shell === 'bash' ? bashScript(model) : shell === 'zsh' ? zshScript(model) : fishScript(model);
 }
 
-export function completionCommand(program: () => Command): Command {
-  return new Command('completion')
-    .description('print a shell completion script (bash, zsh or fish)')
-    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
-    .addHelpText(
-      'after',
-      `
+export function completionCommand(script: (shell: Shell) => string): CommandDef {
+  return {
+    name: 'completion',
+    description: 'print a shell completion script (bash, zsh or fish)',
+    args: [{ spelling: '<shell>', help: 'the shell', choices: ['bash', 'zsh', 'fish'] }],
+    flags: [],
+    helpAfter: `
 The scripts complete commands, flags and flag values; --run, --parent, --conversation and
 show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
@@ -33,30 +30,28 @@ Examples:
   source <(convsearch completion bash)                             # just this shell
   convsearch completion zsh > ~/.zfunc/_convsearch                 # with fpath=(~/.zfunc $fpath)
   convsearch completion fish > ~/.config/fish/completions/convsearch.fish`,
-    )
-    .action((shell: Shell) => {
-      writeOut(completionScript(program(), shell));
-    });
+    action(shell: Shell) {
+      writeOut(script(shell));
+    },
+  };
 }
 
 /**
  * `convsearch __complete runs|conversations [--db path]`: ids for the completion scripts, one per
- * line, straight from the runs table (no replay). Hidden; silent on errors (the scripts drop stderr).
+ * line, straight from the store's run list (no replay). Hidden; silent on errors (the scripts drop stderr).
  */
-export function completeCommand(): Command {
-  return new Command('__complete')
-    .addArgument(new Argument('<kind>').choices(['runs', 'conversations']))
-    .addOption(dbOption())
-    .action((kind: 'runs' | 'conversations', flags: { db?: string }) => {
-      const store = openStore(resolveDb(flags.db));
-      try {
-        const runs = listRuns(store);
-        const ids = kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
-        // one id per line: ids holding a newline or control character cannot be completed safely
-        const safe = ids.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
-        if (safe.length) writeOut(safe.join('\n') + '\n');
-      } finally {
-        store.close();
-      }
-    });
+export function completeCommand(): CommandDef {
+  return {
+    name: '__complete',
+    hidden: true,
+    args: [{ spelling: '<kind>', choices: ['runs', 'conversations'] }],
+    flags: [FLAGS.db],
+    async action(kind: 'runs' | 'conversations', flags: { db?: string }) {
+      const runs = await withCliSession(flags.db, { quiet: true }, (session) => session.runs());
+      const ids = kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+      // one id per line: ids holding a newline or control character cannot be completed safely
+      const safe = ids.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
+      if (safe.length) writeOut(safe.join('\n') + '\n');
+    },
+  };
 }

@@ -1,5 +1,5 @@
-import type { Warning } from '../history/source.js';
-import { escapeInline } from '../output/escape.js';
+import { warningNotices, type Warning } from '../api/warnings.js';
+import { warningLine } from '../output/warnings.js';
 
 /** Where a command's output goes: a real stream, or nowhere (`-q`). */
 export type OutStream = NodeJS.WriteStream;
@@ -32,28 +32,5 @@ export function warn(message: string): void {
 
 /** Counted warnings on stderr, one line per run and kind; details go to the JSON output. */
 export function reportWarnings(warnings: readonly Warning[]): void {
-  const skipped = new Map<string, number[]>(); // run -> seqs
-  const unknown = new Map<string, Map<string, number>>();
-  for (const w of warnings) {
-    if (w.kind === 'unreadable-snapshot') {
-      const seqs = skipped.get(w.runId);
-      if (seqs) seqs.push(w.seq);
-      else skipped.set(w.runId, [w.seq]);
-    }
-    else {
-      const m = unknown.get(w.runId) ?? new Map<string, number>();
-      m.set(w.partKind, (m.get(w.partKind) ?? 0) + w.count);
-      unknown.set(w.runId, m);
-    }
-  }
-  for (const [run, seqs] of skipped) {
-    const n = seqs.length;
-    const listed = seqs.slice(0, 10).join(', ') + (n > 10 ? ', ...' : '');
-    warn(`skipped ${n} unreadable snapshot${n === 1 ? '' : 's'} in run ${escapeInline(run)} (seq ${listed}; use --json for details)`);
-  }
-  for (const [run, kinds] of unknown) {
-    for (const [kind, n] of kinds) {
-      warn(`${n} part${n === 1 ? '' : 's'} of unknown kind ${escapeInline(JSON.stringify(kind))} in run ${escapeInline(run)} render nothing (kept in the record)`);
-    }
-  }
+  for (const n of warningNotices(warnings)) warn(warningLine(n));
 }

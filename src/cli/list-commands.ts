@@ -1,15 +1,13 @@
-import { Command, Option } from 'commander';
-import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../api/listings.js';
-import { parseInstant } from '../history/timestamps.js';
-import { withRecordCounts, type IndexChoice } from '../sidecar/with-index.js';
+import type { RunFilter, RunSort } from '../api/listings.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing-json.js';
 import { terminalWidth } from '../output/width.js';
+import type { CommandDef } from './command.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
+import { FLAGS, indexChoice, parseDate, parseLimit, resolveDb, reworded, type Flag } from './flags.js';
 import { reportWarnings, warn, writeErr, writeOut } from './io.js';
-import { colorOption, dbOption, parseLimit, resolveDb } from './options.js';
-import { withSource } from './session.js';
+import { withCliSession } from './session.js';
 
 interface ListFlags {
   db?: string;
@@ -20,18 +18,13 @@ interface ListFlags {
   index?: string | false;
 }
 
-/** Message counts come from the persistent index (kept up to date like a search's), or a replay. */
-function addIndexOptions(cmd: Command): Command {
-  return cmd
-    .option('--index <path>', 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)')
-    .option('--no-index', 'replay the store instead of using the index (same numbers, slower)');
-}
+/** Message counts come from the sidecar index (kept up to date like a search's), or a replay. */
+const INDEX_FLAGS: Flag[] = [
+  reworded(FLAGS.index, 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'),
+  reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
+];
 
-function indexChoice(flags: ListFlags): IndexChoice {
-  return flags.index === false ? false : { path: flags.index };
-}
-
-const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`) };
+const onFallback = (reason: string): void => warn(`index unavailable, replaying the store: ${reason}`);
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
@@ -52,77 +45,14 @@ function tableStyle(color: ColorChoice) {
   return { chalk: makeChalk(colorEnabled(color, process.stdout)), width: terminalWidth(process.stdout) };
 }
 
-function instant(flag: string, raw: string | undefined, endOfDay: boolean): number | undefined {
-  if (raw === undefined) return undefined;
-  const t = parseInstant(raw, endOfDay);
-  if (t === null) throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
-  return t;
-}
-
 export function runFilter(f: RunsFlags): RunFilter {
   return {
     ...(f.conversation !== undefined ? { conversationId: f.conversation } : {}),
     ...(f.agent !== undefined ? { agent: f.agent } : {}),
-    ...(f.since !== undefined ? { since: instant('--since', f.since, false) } : {}),
-    ...(f.until !== undefined ? { until: instant('--until', f.until, true) } : {}),
+    ...(f.since !== undefined ? { since: parseDate('--since', f.since, false) } : {}),
+    ...(f.until !== undefined ? { until: parseDate('--until', f.until, true) } : {}),
     ...(f.parent !== undefined ? { parent: f.parent } : {}),
   };
-}
-
-export function runsCommand(): Command {
-  return addIndexOptions(new Command('runs'))
-    .description('list the runs of a store in corpus order (started_at), with snapshot and replayed message counts')
-    .addOption(dbOption())
-    .option('--conversation <id>', "only this conversation's runs")
-    .option('--agent <name>', 'only runs of this agent')
-    .option('--since <date>', 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)')
-    .option('--until <date>', 'only runs started at or before it (a bare date includes that whole day)')
-    .option('--parent <run>', 'only this run and the runs it delegated to, transitively (its delegate tree)')
-    .option('--limit <n>', 'at most n runs (after sorting)')
-    .addOption(new Option('--sort <key>', 'started (corpus order) or messages (most first)').choices(['started', 'messages']).default('started'))
-    .option('--json', 'one JSON document (schema_version 1)')
-    .option('--ndjson', 'one JSON event per line: begin, run..., end')
-    .addOption(colorOption())
-    .addHelpText(
-      'after',
-      `
-Examples:
-  convsearch runs --db sessions.db
-  convsearch runs --conversation conv-42 --since 2025-03-01 --until 2025-03-07
-  convsearch runs --parent run-7f3a               # a run and every sub-agent run it started
-  convsearch runs --sort messages --limit 5
-  convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
-    )
-    .action(async (flags: RunsFlags) => {
-      const format = machineFormat(flags);
-      const filter = runFilter(flags);
-      const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
-      const result = await withSource(flags.db, { color: flags.color }, (source) => {
-        if (filter.parent !== undefined && !source.runs().some((r) => r.runId === filter.parent)) return null;
-        let runs = selectRuns(source.runs(), filter);
-        // corpus order needs no replay to cut: replay only what is shown
-        if (flags.sort === 'started' && limit !== null) runs = runs.slice(0, limit);
-        return withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => {
-          let summaries = sortRuns(summarizeRuns(source, runs, counts), flags.sort);
-          if (limit !== null) summaries = summaries.slice(0, limit);
-          return { summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
-        });
-      });
-      if (result === null) {
-        writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
-        process.exitCode = EXIT_NOT_FOUND;
-        return;
-      }
-      const { summaries, warnings } = result;
-      if (format === 'json') writeOut(JSON.stringify(runsJson(summaries, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
-      else {
-        const { runsTable } = await import('../output/tables.js');
-        writeOut(runsTable(summaries, tableStyle(flags.color)) + '\n');
-      }
-      reportWarnings(warnings);
-      process.exitCode = EXIT_FOUND;
-    });
 }
 
 function runFilterJson(f: RunsFlags): Record<string, unknown> {
@@ -135,37 +65,82 @@ function runFilterJson(f: RunsFlags): Record<string, unknown> {
   };
 }
 
-export function conversationsCommand(): Command {
-  return addIndexOptions(new Command('conversations'))
-    .description('list conversations: their runs, time span, searchable messages and agents')
-    .addOption(dbOption())
-    .option('--json', 'one JSON document (schema_version 1)')
-    .option('--ndjson', 'one JSON event per line: begin, conversation..., end')
-    .addOption(colorOption())
-    .addHelpText(
-      'after',
-      `
+export function runsCommand(): CommandDef {
+  return {
+    name: 'runs',
+    description: 'list the runs of a store in corpus order (started_at), with snapshot and replayed message counts',
+    args: [],
+    flags: [
+      ...INDEX_FLAGS,
+      FLAGS.db,
+      reworded(FLAGS.conversation, "only this conversation's runs"),
+      FLAGS.agent,
+      FLAGS.since,
+      FLAGS.until,
+      FLAGS.parent,
+      FLAGS.limit,
+      FLAGS.sort,
+      FLAGS.json,
+      reworded(FLAGS.ndjson, 'one JSON event per line: begin, run..., end'),
+      FLAGS.color,
+    ],
+    helpAfter: `
+Examples:
+  convsearch runs --db sessions.db
+  convsearch runs --conversation conv-42 --since 2025-03-01 --until 2025-03-07
+  convsearch runs --parent run-7f3a               # a run and every sub-agent run it started
+  convsearch runs --sort messages --limit 5
+  convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
+    async action(flags: RunsFlags) {
+      const format = machineFormat(flags);
+      const filter = runFilter(flags);
+      const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
+      const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
+        session.listRuns({ ...filter, sort: flags.sort, limit }, hooks),
+      );
+      if (listing === null) {
+        writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
+        process.exitCode = EXIT_NOT_FOUND;
+        return;
+      }
+      const { runs, warnings } = listing;
+      if (format === 'json') writeOut(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') writeOut(runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
+      else {
+        const { runsTable } = await import('../output/tables.js');
+        writeOut(runsTable(runs, tableStyle(flags.color)) + '\n');
+      }
+      reportWarnings(warnings);
+      process.exitCode = EXIT_FOUND;
+    },
+  };
+}
+
+export function conversationsCommand(): CommandDef {
+  return {
+    name: 'conversations',
+    description: 'list conversations: their runs, time span, searchable messages and agents',
+    args: [],
+    flags: [...INDEX_FLAGS, FLAGS.db, FLAGS.json, reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'), FLAGS.color],
+    helpAfter: `
 "messages" counts what a search of the conversation covers: inherited history is counted once.
 
 Examples:
   convsearch conversations --db sessions.db
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
-    )
-    .action(async (flags: ListFlags) => {
+    async action(flags: ListFlags) {
       const format = machineFormat(flags);
-      const { convs, warnings } = await withSource(flags.db, { color: flags.color }, (source) =>
-        withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => ({
-          convs: summarizeConversations(source, counts),
-          warnings: counts.warnings(source.runs().map((r) => r.runId)),
-        })),
+      const { conversations, warnings } = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
+        session.listConversations(hooks),
       );
-      if (format === 'json') writeOut(JSON.stringify(conversationsJson(convs, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings).join('\n') + '\n');
+      if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings).join('\n') + '\n');
       else {
         const { conversationsTable } = await import('../output/tables.js');
-        writeOut(conversationsTable(convs, tableStyle(flags.color)) + '\n');
+        writeOut(conversationsTable(conversations, tableStyle(flags.color)) + '\n');
       }
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
-    });
+    },
+  };
 }

@@ -1,27 +1,39 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
-import { completeCommand, completionCommand } from './completion-command.js';
+import { buildCommand, type CommandDef } from './command.js';
+import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
+import { FLAGS } from './flags.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 
 const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+const PROGRAM = 'convsearch';
+const TOP_FLAGS = [FLAGS.version];
+
+/** Every command, in the order the help lists them. */
+export function commands(): CommandDef[] {
+  const all: CommandDef[] = [
+    searchCommand(),
+    runsCommand(),
+    conversationsCommand(),
+    showCommand(),
+    completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
+    completeCommand(),
+  ];
+  return all;
+}
 
 export function buildProgram(): Command {
-  const program: Command = new Command('convsearch')
+  const program: Command = new Command(PROGRAM)
     .description('Search pydantic-ai-harness step-persistence stores (read-only), with the reference BM25 ranking.')
-    .version(version, '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
-    .addCommand(searchCommand())
-    .addCommand(runsCommand())
-    .addCommand(conversationsCommand())
-    .addCommand(showCommand())
-    .addCommand(completionCommand(() => program))
-    .addCommand(completeCommand(), { hidden: true })
-    .addHelpText(
-      'after',
-      `
+    .version(version, FLAGS.version.spelling, FLAGS.version.help)
+    .showHelpAfterError('(run with --help for usage)');
+  for (const def of commands()) program.addCommand(buildCommand(def), { hidden: def.hidden === true });
+  program.addHelpText(
+    'after',
+    `
 Every command reads the store named by --db, else $CONVSEARCH_DB, else ./sessions.db, and never writes to it.
 
 Examples:
@@ -30,7 +42,7 @@ Examples:
   convsearch runs --since 2025-03-01 --sort messages --limit 10
   convsearch show run-7f3a --at 12 -C 2
   convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch`,
-    );
+  );
   const exitWith2 = (cmd: Command): void => {
     cmd.exitOverride();
     cmd.configureOutput({ outputError: (str, write) => write(str.startsWith('error:') ? `convsearch: ${str}` : str) });

@@ -1,4 +1,4 @@
-import type { ProgressFn } from '../history/source.js';
+import type { ProgressFn } from '../api/search.js';
 
 /** Progress of a long replay, shown as an ora spinner on stderr. */
 export interface Progress {

@@ -1,22 +1,13 @@
-import { Command, Option } from 'commander';
-import { isRole, ROLES, type Role } from '../render/roles.js';
-import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { escapeForTerminal } from '../output/escape.js';
-import { humanHits, humanNotice } from '../output/human.js';
-import { searchJson, searchNdjson } from '../output/json.js';
-import { countLines, plainLines } from '../output/plain.js';
-import { outcomeStats, summaryLine } from '../output/stats.js';
-import { toolText } from '../output/tool-text.js';
-import { terminalWidth } from '../output/width.js';
-import { searchStore, type IndexChoice } from '../sidecar/with-index.js';
-import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
-import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { scopeMissMessage } from '../search/scope.js';
-import { reportWarnings, warn, writeErr, writeTo, type OutStream } from './io.js';
-import { collect, colorOption, dbOption, parseB, parseCount, parseK1, parseScore } from './options.js';
-import { withStore } from './session.js';
+import type { HitFilter, SearchRequest } from '../api/search.js';
+import { isRole, ROLES, scopeMissMessage, type Role } from '../api/search.js';
+import type { CommandDef } from './command.js';
+import { CommandError, UsageError } from './errors.js';
+import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded } from './flags.js';
+import { warn } from './io.js';
+import { judge, outputPlan, printOutcome, type SearchOutputFlags } from './search-output.js';
+import { withCliSession } from './session.js';
 
-export interface SearchFlags {
+export interface SearchFlags extends SearchOutputFlags {
   db?: string;
   conversation?: string;
   scope?: string;
@@ -25,35 +16,11 @@ export interface SearchFlags {
   context: string;
   bm25K1: string;
   bm25B: string;
-  format?: string;
-  json?: boolean;
-  ndjson?: boolean;
-  plain?: boolean;
-  count?: boolean;
-  countBy?: string;
-  color: ColorChoice;
-  quiet?: boolean;
-  expectNone?: boolean;
-  expectMin?: string;
   minScore?: string;
   role?: string[];
   tool?: string[];
   /** a path with --index, false with --no-index */
   index?: string | false;
-}
-
-export type SearchFormat = 'human' | 'tool' | 'json' | 'ndjson' | 'plain' | 'count';
-
-/** How the outcome is printed and judged: the output side of the flags. */
-export interface OutputPlan {
-  readonly format: SearchFormat;
-  readonly countBy: 'run' | null;
-  readonly quiet: boolean;
-  /** `--expect-none`: hits are a failure, printed to stderr. */
-  readonly expectNone: boolean;
-  /** `--expect-min n`. */
-  readonly expectMin: number | null;
-  readonly color: ColorChoice;
 }
 
 function hitFilter(f: SearchFlags): HitFilter | undefined {
@@ -67,8 +34,8 @@ function hitFilter(f: SearchFlags): HitFilter | undefined {
   return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
 }
 
-/** Flags → search options, validated in the reference's order (spec §7), then convsearch's own filters. */
-export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
+/** Flags → the library's search request, checked in the reference's order (spec §7), then convsearch's own filters. */
+export function searchRequest(words: string[], f: SearchFlags): Required<Omit<SearchRequest, 'filter'>> & Pick<SearchRequest, 'filter'> {
   const maxMatches = parseCount('--max-matches', f.maxMatches, 'max_matches');
   const contextLines = parseCount('--context', f.context, 'context_lines');
   const k1 = parseK1(f.bm25K1);
@@ -85,11 +52,10 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
   if (f.conversation === undefined && f.scope === undefined && f.run === undefined) {
     throw new UsageError('search needs a scope: pass --conversation <id>, --scope all, or --run <id>');
   }
-  const scope = f.conversation !== undefined ? 'conversation' : 'all';
   const filter = hitFilter(f);
   return {
     query: words.join(' '),
-    scope,
+    scope: f.conversation !== undefined ? 'conversation' : 'all',
     conversationId: f.conversation ?? null,
     runId: f.run ?? null,
     maxMatches,
@@ -99,132 +65,40 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
   };
 }
 
-/** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
-export function outputPlan(f: SearchFlags, options: SearchOptions): OutputPlan {
-  const chosen: Array<[string, SearchFormat]> = [];
-  if (f.format !== undefined) chosen.push([`--format ${f.format}`, f.format as SearchFormat]);
-  if (f.json) chosen.push(['--json', 'json']);
-  if (f.ndjson) chosen.push(['--ndjson', 'ndjson']);
-  if (f.plain) chosen.push(['--plain', 'plain']);
-  if (f.count || f.countBy !== undefined) chosen.push([f.countBy !== undefined ? '--count-by' : '--count', 'count']);
-  const distinct = chosen.filter(([, fmt], i) => chosen.findIndex(([, g]) => g === fmt) === i);
-  if (distinct.length > 1) {
-    throw new UsageError(`${distinct[0]![0]} and ${distinct[1]![0]} ask for different outputs; pass one`);
-  }
-  if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
-  const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
-  if (expectMin !== null && expectMin > options.maxMatches) {
-    throw new UsageError(
-      `--expect-min ${expectMin} can never hold: at most --max-matches ${options.maxMatches} hits are selected; raise -m`,
-    );
-  }
+export function searchCommand(): CommandDef {
   return {
-    format: distinct[0]?.[1] ?? 'human',
-    countBy: f.countBy === 'run' ? 'run' : null,
-    quiet: Boolean(f.quiet),
-    expectNone: Boolean(f.expectNone),
-    expectMin,
-    color: f.color,
-  };
-}
-
-function indexChoice(f: SearchFlags): IndexChoice {
-  return f.index === false ? false : f.index === undefined ? {} : { path: f.index };
-}
-
-/** The reference text and its newline: byte-exact for pipes and files (the parity format); a terminal still never gets raw controls. */
-function toolPrintable(outcome: SearchOutcome, out: OutStream): string {
-  const text = toolText(outcome);
-  return (out.isTTY ? escapeForTerminal(text) : text) + '\n';
-}
-
-/** Prints the outcome in the planned format (nothing with `-q`). */
-function print(outcome: SearchOutcome, plan: OutputPlan): void {
-  if (plan.quiet) return;
-  const out: OutStream = plan.expectNone ? process.stderr : process.stdout;
-  const lines = (ls: string[]): void => {
-    if (ls.length) writeTo(out, ls.join('\n') + '\n');
-  };
-  switch (plan.format) {
-    case 'tool':
-      writeTo(out, toolPrintable(outcome, out));
-      break;
-    case 'json':
-      writeTo(out, JSON.stringify(searchJson(outcome), null, 2) + '\n');
-      break;
-    case 'ndjson':
-      lines(searchNdjson(outcome));
-      break;
-    case 'plain':
-      lines(plainLines(outcome));
-      break;
-    case 'count':
-      lines(countLines(outcome, plan.countBy));
-      break;
-    case 'human': {
-      const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
-      if (text) writeTo(out, text + '\n');
-      const notice = humanNotice(outcome);
-      if (notice !== null) writeErr(notice + '\n');
-      break;
-    }
-  }
-  reportWarnings(outcome.warnings);
-  if (plan.format === 'human') writeErr(summaryLine(outcome) + '\n');
-}
-
-/** The exit status of a search under the plan (0 found / expectation met, 1 otherwise). */
-export function exitStatus(hits: number, plan: OutputPlan): number {
-  if (plan.expectNone) return hits === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
-  if (plan.expectMin !== null) return hits >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
-  return hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
-}
-
-function judge(outcome: SearchOutcome, plan: OutputPlan): void {
-  const hits = outcomeStats(outcome).hits;
-  const status = exitStatus(hits, plan);
-  if (status !== EXIT_FOUND && !plan.quiet) {
-    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
-    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
-  }
-  process.exitCode = status;
-}
-
-const ROLE_HELP = `only messages with a part of this role count as hits: ${ROLES.join(', ')} (repeatable, or comma-separated)`;
-
-export function searchCommand(): Command {
-  return new Command('search')
-    .description('BM25-rank the replayed messages of a store and print excerpts around the hits')
-    .argument('<words...>', 'query words (joined by one space; each word is searched independently)')
-    .addOption(dbOption())
-    .option('--conversation <id>', "search this conversation's runs (the reference's default scope)")
-    .addOption(new Option('--scope <scope>', 'all: every run in the store').choices(['all', 'conversation']))
-    .option('--run <id>', "search only this run's full record")
-    .option('-m, --max-matches <n>', 'most hits to select', '10')
-    .option('-C, --context <n>', 'messages of context around each hit', '5')
-    .option('--bm25-k1 <x>', 'BM25 term-frequency saturation', '1.5')
-    .option('--bm25-b <x>', 'BM25 length normalization, 0..1', '0.75')
-    .option('--index <path>', 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)')
-    .option('--no-index', 'replay the store for this search instead of using the index (same results, slower)')
-    .optionsGroup('Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):')
-    .option('--role <role>', ROLE_HELP, collect)
-    .option('--tool <name>', 'only messages with a tool call, tool return or retry of this tool count (repeatable)', collect)
-    .option('--min-score <x>', 'only hits scoring at least x count')
-    .optionsGroup('Output:')
-    .addOption(new Option('--format <format>', 'human (default), tool (the reference text, byte for byte), json, ndjson or plain').choices(['human', 'tool', 'json', 'ndjson', 'plain']))
-    .option('--json', 'one JSON document (schema_version 1)')
-    .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
-    .option('--plain', 'one line per hit: run_id:message_index:score:text')
-    .option('--count', 'print the number of hits')
-    .addOption(new Option('--count-by <key>', 'print run_id:hits per run (implies --count)').choices(['run']))
-    .addOption(colorOption())
-    .optionsGroup('Checks (exit status 0 when they hold, 1 when not, 2 on errors):')
-    .option('-q, --quiet', 'print nothing; only set the exit status')
-    .option('--expect-none', 'fail (exit 1) when any hit is found; the hits go to stderr')
-    .option('--expect-min <n>', 'fail (exit 1) unless at least n hits are found')
-    .addHelpText(
-      'after',
-      `
+    name: 'search',
+    description: 'BM25-rank the replayed messages of a store and print excerpts around the hits',
+    args: [{ spelling: '<words...>', help: 'query words (joined by one space; each word is searched independently)' }],
+    flags: [
+      FLAGS.db,
+      FLAGS.conversation,
+      FLAGS.scope,
+      FLAGS.run,
+      FLAGS.maxMatches,
+      FLAGS.context,
+      FLAGS.bm25K1,
+      FLAGS.bm25B,
+      FLAGS.index,
+      FLAGS.noIndex,
+      { group: 'Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):' },
+      FLAGS.role,
+      FLAGS.tool,
+      FLAGS.minScore,
+      { group: 'Output:' },
+      FLAGS.format,
+      FLAGS.json,
+      reworded(FLAGS.ndjson, 'one JSON event per line: begin, hit..., end, summary'),
+      FLAGS.plain,
+      FLAGS.count,
+      FLAGS.countBy,
+      FLAGS.color,
+      { group: 'Checks (exit status 0 when they hold, 1 when not, 2 on errors):' },
+      FLAGS.quiet,
+      FLAGS.expectNone,
+      FLAGS.expectMin,
+    ],
+    helpAfter: `
 Exit status: 0 when at least one hit is selected, 1 when none is, 2 on an error.
 With --expect-none: 0 when no hit is found, 1 when any is. With --expect-min n: 0 when at least n are.
 
@@ -236,24 +110,24 @@ Examples:
   convsearch search refund --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
-    )
-    .action(async (words: string[], flags: SearchFlags) => {
-      const options = searchOptions(words, flags);
-      const plan = outputPlan(flags, options);
-      const outcome = await withStore(flags.db, { quiet: plan.quiet, color: plan.color }, (store, onProgress) =>
-        searchStore(store, options, indexChoice(flags), {
-          onProgress,
-          onFallback: (reason) => {
-            if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
-          },
-        }),
+    async action(words: string[], flags: SearchFlags) {
+      const request = searchRequest(words, flags);
+      const plan = outputPlan(flags, request.maxMatches);
+      const onFallback = (reason: string): void => {
+        if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
+      };
+      const outcome = await withCliSession(flags.db, { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
+        session.search(request, hooks),
       );
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing
-        if (!plan.quiet && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) print({ ...outcome, warnings: [] }, { ...plan, expectNone: false });
+        if (!plan.quiet && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) {
+          printOutcome({ ...outcome, warnings: [] }, { ...plan, expectNone: false });
+        }
         throw new CommandError(scopeMissMessage(outcome.missing));
       }
-      print(outcome, plan);
+      printOutcome(outcome, plan);
       judge(outcome, plan);
-    });
+    },
+  };
 }

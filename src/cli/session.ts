@@ -1,47 +1,27 @@
-import { HistorySource, type ProgressFn } from '../history/source.js';
+import type { WorkHooks } from '../api/search.js';
+import { withSession, type Session, type SessionOptions } from '../api/session.js';
 import { colorEnabled, type ColorChoice } from '../output/color.js';
-import { StoreError } from '../store/errors.js';
-import { openStore, type Store } from '../store/sqlite/open.js';
-import { runCount } from '../store/sqlite/run-count.js';
-import { resolveDb } from './options.js';
+import { resolveDb } from './flags.js';
 import { progressWanted, startProgress } from './progress.js';
 
-/**
- * Opens the store named by `--db` read-only, runs `fn` with a progress callback (an ora spinner on a
- * terminal when the store is big enough to need one, else undefined) and closes everything, whatever happens.
- */
-export interface SessionOptions {
+export interface CliSessionOptions extends SessionOptions {
   readonly quiet?: boolean;
   /** The command's --color: the spinner follows it too. */
   readonly color?: ColorChoice;
 }
 
-export async function withStore<T>(db: string | undefined, opts: SessionOptions, fn: (store: Store, onProgress: ProgressFn | undefined) => T): Promise<T> {
-  // A writer that checkpoints into a store read in place while `fn` runs may have shown it a mix of two
-  // states: then the work is done again on a private copy (store/open.ts).
-  for (let copy = false; ; copy = true) {
-    const store = openStore(resolveDb(db), { copy });
-    let progress;
+/**
+ * A library session on the store named by `--db`, with a progress spinner on a terminal when the store
+ * is big enough to need one; `fn` passes the hooks on to the session's calls.
+ */
+export function withCliSession<T>(db: string | undefined, opts: CliSessionOptions, fn: (session: Session, hooks: WorkHooks) => T): Promise<T> {
+  const { quiet, color, ...options } = opts;
+  return withSession(resolveDb(db), options, async (session) => {
+    const progress = await startProgress(progressWanted(quiet ?? false, session.runCount()), colorEnabled(color ?? 'auto', process.stderr));
     try {
-      progress = await startProgress(progressWanted(opts.quiet ?? false, runCount(store)), colorEnabled(opts.color ?? 'auto', process.stderr));
-      const result = fn(store, progress.onProgress);
-      if (copy || store.unchanged()) return result;
-    } catch (e) {
-      if (!copy && !store.unchanged()) continue;
-      // a corrupt page only shows when a query reaches it: name the file, like every other store error
-      const code = (e as { code?: unknown }).code;
-      if (e instanceof Error && typeof code === 'string' && code.startsWith('SQLITE_')) {
-        throw new StoreError(`${store.path}: database error: ${e.message} (${code})`);
-      }
-      throw e;
+      return fn(session, { onProgress: progress.onProgress });
     } finally {
-      progress?.stop();
-      store.close();
+      progress.stop();
     }
-  }
-}
-
-/** withStore, with a HistorySource that reports replay progress. */
-export function withSource<T>(db: string | undefined, opts: SessionOptions, fn: (source: HistorySource) => T): Promise<T> {
-  return withStore(db, opts, (store, onProgress) => fn(new HistorySource(store, { onProgress })));
+  });
 }

@@ -1,9 +1,9 @@
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import type { RecordMessage } from './replay.js';
 
 /** A run's searchable slice: `record[start:]`, numbered by position in the full record. */
 export interface Section {
-  readonly run: RunRecord;
+  readonly run: StoreRun;
   readonly record: readonly RecordMessage[];
   readonly start: number;
 }
@@ -18,7 +18,7 @@ export function sectionLength(s: Section): number {
  * inherited history. A `--run` search (`fullRecord`) keeps the whole record. Empty sections are dropped.
  */
 export function attributeSections(
-  runs: ReadonlyArray<{ run: RunRecord; record: readonly RecordMessage[] }>,
+  runs: ReadonlyArray<{ run: StoreRun; record: readonly RecordMessage[] }>,
   fullRecord: boolean,
 ): Section[] {
   const claimed = new Set<string>();

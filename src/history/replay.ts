@@ -4,8 +4,8 @@ import { KEYLESS_FIELDS, messageKeys, type MessageKeys } from './keys.js';
 import { toMessage, unknownPartKinds, type Message } from './messages.js';
 import { longestOverlap } from './overlap.js';
 import { isSummaryArtifact } from './summary.js';
-import { mayHaveMarkers, restoreMedia, type MediaLookup } from './media.js';
-import type { SnapshotRow } from '../store/sqlite/snapshots.js';
+import type { StoreSnapshot } from '../store/reader.js';
+import { mayHaveMarkers, restoreMedia, type MediaCache } from './media.js';
 
 /** One message of a run's durable record. */
 export interface RecordMessage {
@@ -78,7 +78,7 @@ export class RunReplayer {
 
   constructor(
     readonly runId: string,
-    private readonly media: MediaLookup,
+    private readonly media: MediaCache,
     stored: readonly StoredPosition[] = [],
     seed: ParsedSnapshot | null = null,
   ) {
@@ -102,7 +102,7 @@ export class RunReplayer {
     return this.entries.slice(from) as RecordMessage[];
   }
 
-  add(row: SnapshotRow): void {
+  add(row: StoreSnapshot): void {
     this.snapshotsRead++;
     let parsed: ParsedSnapshot;
     try {
@@ -212,7 +212,7 @@ export function countUnknownParts(messages: readonly RecordMessage[]): Map<strin
 }
 
 /** Replays a run from nothing. */
-export function replayRun(runId: string, rows: Iterable<SnapshotRow>, media: MediaLookup): RunReplay {
+export function replayRun(runId: string, rows: Iterable<StoreSnapshot>, media: MediaCache): RunReplay {
   const r = new RunReplayer(runId, media);
   for (const row of rows) r.add(row);
   return r.result();

@@ -1,7 +1,5 @@
-import type { Store } from '../store/sqlite/open.js';
-import { MediaLookup } from './media.js';
-import { listRuns, type RunRecord } from '../store/sqlite/runs.js';
-import { SnapshotReader } from '../store/sqlite/snapshots.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
+import { MediaCache } from './media.js';
 import { replayRun, RunReplayer, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
 import { ConversationSeeds } from './seeds.js';
 
@@ -30,23 +28,21 @@ export interface InterruptedSnapshot {
 
 /** Replays runs of one store on demand, each at most once per process. */
 export class HistorySource {
-  readonly snapshots: SnapshotReader;
-  private readonly media: MediaLookup;
+  private readonly media: MediaCache;
   private readonly replays = new Map<string, RunReplay>();
-  private runList: RunRecord[] | null = null;
+  private runList: StoreRun[] | null = null;
   private conversationOf: Map<string, string | null> | null = null;
   private seeds = new ConversationSeeds();
 
   constructor(
-    readonly store: Store,
+    readonly store: StoreReader,
     private readonly options: HistorySourceOptions = {},
   ) {
-    this.snapshots = new SnapshotReader(store);
-    this.media = new MediaLookup(store);
+    this.media = new MediaCache(store);
   }
 
-  runs(): RunRecord[] {
-    return (this.runList ??= listRuns(this.store));
+  runs(): StoreRun[] {
+    return (this.runList ??= this.store.runs());
   }
 
   /** Where replay progress goes (the CLI's spinner); work done on the source's behalf reports there too. */
@@ -69,7 +65,7 @@ export class HistorySource {
     if (!r) {
       const conversation = this.conversation(runId);
       const replayer = new RunReplayer(runId, this.media, [], this.seeds.seedFor(conversation));
-      for (const row of this.snapshots.completeSnapshots(runId)) replayer.add(row);
+      for (const row of this.store.completeSnapshots(runId)) replayer.add(row);
       r = replayer.result();
       if (this.options.retain !== false) this.replays.set(runId, r);
       this.seeds.done(conversation, replayer.lastSnapshot);
@@ -91,7 +87,7 @@ export class HistorySource {
   /** Each interrupted snapshot of a run, in `seq` order, parsed on its own. */
   interruptedSnapshots(runId: string): InterruptedSnapshot[] {
     const out: InterruptedSnapshot[] = [];
-    for (const row of [...this.snapshots.interruptedSnapshots(runId)]) {
+    for (const row of [...this.store.interruptedSnapshots(runId)]) {
       const r = replayRun(runId, [row], this.media);
       const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
       const reason = r.skipped[0]?.reason ?? null;

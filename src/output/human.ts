@@ -119,7 +119,7 @@ function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): st
   const c = style.chalk;
   const out: string[] = [];
   for (const line of h.excerpt) {
-    const number = `[${line.index}]`;
+    const number = `[${line.position}]`;
     const prefix = `${line.hit ? c.green('>') : ' '} ${line.hit ? c.bold(number) : c.dim(number)} `;
     const indent = ' '.repeat(number.length + 3);
     const rows = lineBody(line, terms, c).split('\n');

@@ -34,7 +34,7 @@ export function hitJson(h: Hit): Json {
     first_step: h.firstStep,
     text: h.text,
     parts: h.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
-    excerpt: h.excerpt.map((l) => ({ index: l.index, text: l.text, hit: l.hit })),
+    excerpt: h.excerpt.map((l) => ({ index: l.position, text: l.text, hit: l.hit })),
   };
 }
 

@@ -1,26 +1,14 @@
 import type { ChalkInstance } from 'chalk';
+import type { ShowView } from '../api/show.js';
 import type { InterruptedExtra } from '../history/interrupted.js';
-import type { RunSummary } from '../api/listings.js';
 import type { RecordMessage } from '../history/replay.js';
-import type { Warning } from '../history/source.js';
 import { compactTimestamp } from '../history/timestamps.js';
-import { renderRecordMessage, type DocumentText } from '../search/corpus.js';
+import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { partsLabel } from './human.js';
 import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
 import { runJson } from './listing-json.js';
 import { wrapLine } from './width.js';
-
-/** What `show` prints: the run, its record (or a window of it) and, on request, interrupted leftovers. */
-export interface ShowView {
-  readonly summary: RunSummary;
-  readonly record: readonly RecordMessage[];
-  /** `--at n -C k`: positions `first .. last` (inclusive) around `at`; null shows the whole record. */
-  readonly window: { readonly at: number; readonly context: number; readonly first: number; readonly last: number } | null;
-  /** Present with `--include-interrupted`. */
-  readonly interrupted: readonly InterruptedExtra[] | null;
-  readonly warnings: readonly Warning[];
-}
 
 export interface ShowStyle {
   readonly chalk: ChalkInstance;
@@ -29,13 +17,13 @@ export interface ShowStyle {
 
 type Json = Record<string, unknown>;
 
-function messageJson(m: RecordMessage, d: DocumentText): Json {
+function messageJson(m: RecordMessage, d: RenderedMessage): Json {
   return {
     kind: m.message.kind,
     roles: [...new Set(d.parts.map((p) => p.role))],
     timestamp: d.timestamp,
     text: d.text,
-    parts: d.parts.map((p, k) => ({ role: p.role, tool_name: p.toolName, text: d.fields[k]?.text ?? '' })),
+    parts: d.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
   };
 }
 
@@ -104,7 +92,7 @@ function header(v: ShowView, c: ChalkInstance): string {
 }
 
 /** One message: a meta line (number, roles, time, origin) and its full text, indented. */
-function messageBlock(number: string, marked: boolean | null, d: DocumentText, origin: string, style: ShowStyle, dim: boolean): string[] {
+function messageBlock(number: string, marked: boolean | null, d: RenderedMessage, origin: string, style: ShowStyle, dim: boolean): string[] {
   const c = style.chalk;
   const meta = [partsLabel(d.parts), d.timestamp !== null ? escapeInline(compactTimestamp(d.timestamp)) : null, origin]
     .filter((x): x is string => x !== null)

@@ -1,5 +1,5 @@
 import { formatScore1f } from '../py/repr.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import type { ExcerptLine, SearchOutcome } from '../search/search.js';
 
 // Reply texts of `search_conversation_history`, verbatim (spec §6.1).
@@ -11,12 +11,12 @@ const NO_HISTORY_ALL =
   'No persisted conversation history to search yet. History accumulates as runs persist their steps (pair this capability with `StepPersistence` on a shared store).';
 
 /** `run: R | conversation: C`, the conversation part only when the run has one. */
-export function sectionLabel(run: RunRecord): string {
+export function sectionLabel(run: StoreRun): string {
   return run.conversationId === null ? `run: ${run.runId}` : `run: ${run.runId} | conversation: ${run.conversationId}`;
 }
 
 export function displayLine(line: ExcerptLine): string {
-  return `[${line.index}] ${line.text || '[no text content]'}`;
+  return `[${line.position}] ${line.text || '[no text content]'}`;
 }
 
 /** The exact text the reference tool returns for this outcome (no trailing newline). */

@@ -1,6 +1,9 @@
 import { TOKEN_PATTERN } from '../text/tokenize.js';
-import type { ClipRule, RenderedField } from './fields.js';
+import type { ClipRule, RenderedPart } from './message.js';
 import { codePointLength, codePointSlice } from '../py/repr.js';
+
+/** What clipping reads of a rendered part. */
+export type Clippable = Pick<RenderedPart, 'label' | 'text' | 'clip'>;
 
 const LIMIT: Record<Exclude<ClipRule, 'none'>, number> = { tail500: 500, tail200: 200, head200: 200 };
 
@@ -69,7 +72,7 @@ export function clipField(text: string, rule: ClipRule, terms: ReadonlySet<strin
 }
 
 /** Every field of a message, clipped for display. */
-export function clipFields(fields: readonly RenderedField[], terms: ReadonlySet<string>): ClippedField[] {
+export function clipFields(fields: readonly Clippable[], terms: ReadonlySet<string>): ClippedField[] {
   return fields.map((f) => clipFieldParts(f.label, f.text, f.clip, terms));
 }
 
@@ -84,6 +87,6 @@ export function joinClipped(fields: readonly ClippedField[]): string {
 }
 
 /** The message's display line without its `[n] ` prefix. */
-export function displayText(fields: readonly RenderedField[], terms: ReadonlySet<string>): string {
+export function displayText(fields: readonly Clippable[], terms: ReadonlySet<string>): string {
   return joinClipped(clipFields(fields, terms));
 }

@@ -2,8 +2,8 @@ import { isArray, isObject, type JsonObject, type JsonValue } from '../py/json-v
 import { parseJson } from '../py/json-parse.js';
 import type { Message } from '../history/messages.js';
 import { SUMMARY_PREFIX } from '../history/summary.js';
-import type { RenderedField } from './fields.js';
 import { toolContentStr } from './multimodal.js';
+import type { Role } from './roles.js';
 import { pyJsonDumps, pyRepr, pyStr, pyStrRepr } from '../py/repr.js';
 
 /** pydantic-ai `ToolCallPart.args_as_dict()` (spec §4.3). */
@@ -67,54 +67,107 @@ function name(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v : pyStr(v ?? null);
 }
 
-function renderRequestPart(p: JsonObject): RenderedField | null {
+function toolName(p: JsonObject): string | null {
+  const n = p.get('tool_name');
+  return typeof n === 'string' ? n : null;
+}
+
+/**
+ * How the display clips a part's text (spec §4.5); the search always sees it whole.
+ * - tail500: user, assistant, tool return, speech: 500 code points, then `...`
+ * - tail200: tool-call arguments: 200 code points, then `...`
+ * - head200: system text and instruction deltas: 200 code points, no ellipsis
+ * - none: retry prompts and the compaction placeholder
+ */
+export type ClipRule = 'tail500' | 'tail200' | 'head200' | 'none';
+
+/**
+ * A part that renders text (spec §4.1, §4.2): who speaks (role, and the tool for tool calls, returns and
+ * retries), its label and text. The search sees `label + text`; the display clips `text` by `clip`.
+ */
+export interface RenderedPart {
+  readonly role: Role;
+  /** The part's `tool_name` for tool calls, tool returns and retries (null for a retry without a tool). */
+  readonly toolName: string | null;
+  readonly label: string;
+  readonly text: string;
+  readonly clip: ClipRule;
+}
+
+function speech(p: JsonObject, role: Role): RenderedPart | null {
+  const transcript = p.get('transcript');
+  if (typeof transcript !== 'string' || transcript === '') return null;
+  return { role, toolName: null, label: `Speech [${name(p.get('speaker'))}]: `, text: transcript, clip: 'tail500' };
+}
+
+function requestPart(p: JsonObject): RenderedPart | null {
   switch (p.get('part_kind')) {
     case 'system-prompt': {
       const content = p.get('content') as string;
-      if (content.startsWith(SUMMARY_PREFIX)) return { label: '[Compaction summary]', text: '', clip: 'none' };
-      return { label: 'System: ', text: content, clip: 'head200' };
+      if (content.startsWith(SUMMARY_PREFIX)) return { role: 'system', toolName: null, label: '[Compaction summary]', text: '', clip: 'none' };
+      return { role: 'system', toolName: null, label: 'System: ', text: content, clip: 'head200' };
     }
     case 'user-prompt':
-      return { label: 'User: ', text: userText(p.get('content')), clip: 'tail500' };
+      return { role: 'user', toolName: null, label: 'User: ', text: userText(p.get('content')), clip: 'tail500' };
     case 'instruction-delta':
-      return { label: 'System: ', text: instructionDeltaText(p), clip: 'head200' };
+      return { role: 'system', toolName: null, label: 'System: ', text: instructionDeltaText(p), clip: 'head200' };
     case 'tool-return':
-      return { label: `Tool [${name(p.get('tool_name'))}]: `, text: toolContentStr(p.get('content') ?? null), clip: 'tail500' };
+      return {
+        role: 'tool-return',
+        toolName: toolName(p),
+        label: `Tool [${name(p.get('tool_name'))}]: `,
+        text: toolContentStr(p.get('content') ?? null),
+        clip: 'tail500',
+      };
     case 'retry-prompt':
-      return { label: `Retry [${name(p.get('tool_name'))}]: `, text: retryText(p.get('content')), clip: 'none' };
+      return { role: 'retry', toolName: toolName(p), label: `Retry [${name(p.get('tool_name'))}]: `, text: retryText(p.get('content')), clip: 'none' };
     case 'speech':
-      return speech(p);
+      return speech(p, 'user');
     default:
       return null; // tool-availability deltas and unknown kinds render nothing
   }
 }
 
-function speech(p: JsonObject): RenderedField | null {
-  const transcript = p.get('transcript');
-  if (typeof transcript !== 'string' || transcript === '') return null;
-  return { label: `Speech [${name(p.get('speaker'))}]: `, text: transcript, clip: 'tail500' };
-}
-
-function renderResponsePart(p: JsonObject): RenderedField | null {
+function responsePart(p: JsonObject): RenderedPart | null {
   switch (p.get('part_kind')) {
     case 'text':
-      return { label: 'Assistant: ', text: p.get('content') as string, clip: 'tail500' };
+      return { role: 'assistant', toolName: null, label: 'Assistant: ', text: p.get('content') as string, clip: 'tail500' };
     case 'tool-call':
-      return { label: `Tool Call [${name(p.get('tool_name'))}]: `, text: pyJsonDumps(argsAsDict(p.get('args'))), clip: 'tail200' };
+      return {
+        role: 'tool-call',
+        toolName: toolName(p),
+        label: `Tool Call [${name(p.get('tool_name'))}]: `,
+        text: pyJsonDumps(argsAsDict(p.get('args'))),
+        clip: 'tail200',
+      };
     case 'speech':
-      return speech(p);
+      return speech(p, 'assistant');
     default:
       return null; // thinking, file, compaction and built-in tool activity are never indexed
   }
 }
 
-/** The message's part lines (spec §4): empty when nothing renders, which still makes a document. */
-export function renderMessage(m: Message): RenderedField[] {
-  const out: RenderedField[] = [];
-  const renderPart = m.kind === 'request' ? renderRequestPart : renderResponsePart;
+/** One part of a request or response message, rendered; null for the parts that render nothing. */
+export function renderPart(kind: Message['kind'], p: JsonObject): RenderedPart | null {
+  return kind === 'request' ? requestPart(p) : responsePart(p);
+}
+
+/** The message's rendered parts, in part order (spec §4): empty when nothing renders, which still makes a document. */
+export function renderMessage(m: Message): RenderedPart[] {
+  const out: RenderedPart[] = [];
   for (const p of m.parts) {
-    const f = renderPart(p);
-    if (f) out.push(f);
+    const r = renderPart(m.kind, p);
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+/** What BM25 tokenizes and `--json` reports as `text`: the part lines (label and text) joined by newlines. */
+export function searchText(parts: readonly Pick<RenderedPart, 'label' | 'text'>[]): string {
+  let out = '';
+  for (let i = 0; i < parts.length; i++) {
+    if (i) out += '\n';
+    out += parts[i]!.label + parts[i]!.text;
   }
   return out;
 }

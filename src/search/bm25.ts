@@ -3,8 +3,6 @@ export interface Bm25Params {
   readonly b: number;
 }
 
-export const DEFAULT_BM25: Bm25Params = { k1: 1.5, b: 0.75 };
-
 /** What BM25 needs of the corpus: per-document length, and term frequencies for the query terms only. */
 export interface TermStats {
   /** Number of documents (empty ones included). */
@@ -24,36 +22,6 @@ export interface Postings {
 }
 
 export const NO_POSTINGS: Postings = { docs: new Int32Array(0), tfs: new Int32Array(0) };
-
-/** Collects a term's (document, tf) pairs in any order, each document once; `finish` orders them. */
-export class PostingsBuilder {
-  private docs = new Int32Array(16);
-  private tfs = new Int32Array(16);
-  private length = 0;
-  private sorted = true;
-
-  add(doc: number, tf: number): void {
-    if (this.length === this.docs.length) {
-      const docs = new Int32Array(this.length * 2);
-      const tfs = new Int32Array(this.length * 2);
-      docs.set(this.docs);
-      tfs.set(this.tfs);
-      this.docs = docs;
-      this.tfs = tfs;
-    }
-    if (this.length > 0 && this.docs[this.length - 1]! > doc) this.sorted = false;
-    this.docs[this.length] = doc;
-    this.tfs[this.length++] = tf;
-  }
-
-  finish(): Postings {
-    const docs = this.docs.subarray(0, this.length);
-    const tfs = this.tfs.subarray(0, this.length);
-    if (this.sorted) return { docs, tfs };
-    const order = Int32Array.from({ length: this.length }, (_, i) => i).sort((a, b) => docs[a]! - docs[b]!);
-    return { docs: order.map((i) => docs[i]!), tfs: order.map((i) => tfs[i]!) };
-  }
-}
 
 export interface Ranked {
   readonly doc: number;

@@ -1,33 +1,15 @@
-import type { RecordMessage } from '../history/replay.js';
-import { classifyParts, type PartRole } from '../render/roles.js';
-import { messageTimestamp } from '../history/timestamps.js';
 import type { Warning } from '../history/source.js';
-import type { RenderedField } from '../render/fields.js';
-import { indexText } from '../render/fields.js';
-import { renderMessage } from '../render/message.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { RenderedMessage } from '../render/record.js';
+import type { StoreRun } from '../store/reader.js';
 import type { TermStats } from './bm25.js';
 import type { ScopeFilter } from './scope.js';
 
 /** A run's searchable slice of its full record: positions `start .. end-1` (spec §3.4). */
 export interface SectionView {
-  readonly run: RunRecord;
+  readonly run: StoreRun;
   readonly start: number;
   /** Length of the run's full record. */
   readonly end: number;
-}
-
-export interface DocumentText {
-  readonly fields: readonly RenderedField[];
-  /** The index line: what BM25 tokenizes and what `--json` reports as `text`. */
-  readonly text: string;
-  /** Role and tool name of each field, same order: what `--role`/`--tool` match (never BM25). */
-  readonly parts: readonly PartRole[];
-  /** The message's stored timestamp, raw (null when it has none). */
-  readonly timestamp: string | null;
-  /** The snapshot (seq, step_index) that first carried the message. */
-  readonly firstSeq: number;
-  readonly firstStep: number | null;
 }
 
 /**
@@ -40,38 +22,18 @@ export interface Corpus {
   /** How many of the store's runs the scope picked, searchable or not: 0 means it named what the store lacks. */
   readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
-  document(section: number, position: number): DocumentText;
+  document(section: number, position: number): RenderedMessage;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */
 export interface CorpusSource {
   corpus(scope: ScopeFilter): Corpus;
   /** Every run of the store, in corpus order (read when a scope matched none, to say what is close). */
-  runs(): readonly RunRecord[];
+  runs(): readonly StoreRun[];
 }
 
 export function sectionSize(s: SectionView): number {
   return s.end - s.start;
-}
-
-const rendered = new WeakMap<RecordMessage, DocumentText>();
-
-/** Rendering is a pure function of the message; a record shared by several scopes renders once. */
-export function renderRecordMessage(m: RecordMessage): DocumentText {
-  let r = rendered.get(m);
-  if (!r) {
-    const fields = renderMessage(m.message);
-    r = {
-      fields,
-      text: indexText(fields),
-      parts: classifyParts(m.message),
-      timestamp: messageTimestamp(m.message),
-      firstSeq: m.firstSeq,
-      firstStep: m.firstStep,
-    };
-    rendered.set(m, r);
-  }
-  return r;
 }
 
 /** Maps flattened document ids to (section, position) and back. */

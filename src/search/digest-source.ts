@@ -1,14 +1,16 @@
-import { receiveMessageOnPort } from 'node:worker_threads';
 import { claimInherited } from '../history/attribution.js';
 import { HistorySource, type Warning } from '../history/source.js';
-import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../parallel/threads.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
-import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { startPoolWorker, type PoolWorkerData } from '../parallel/pool.js';
+import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, sharedQueue, type ParallelOptions } from '../parallel/threads.js';
+import type { StoreRun } from '../store/reader.js';
+import type { TermStats } from './bm25.js';
+import { TermStatsBuilder } from './term-stats.js';
+import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
+import { sectionSize, type Corpus, type CorpusSource, type SectionView } from './corpus.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './replay-source.js';
-import { digestGroups, digestRuns, sharedQueue, type RunDigest } from './digest.js';
-import type { ReplayWorkerData, ReplayWorkerReply } from './digest-worker.js';
+import { digestGroups, digestRuns, type RunDigest } from './digest.js';
+import type { DigestWorkerData } from './digest-worker.js';
 
 /** How often a waiting main thread wakes to report progress. */
 const POLL_MS = 100;
@@ -25,7 +27,7 @@ const WORKER = new URL('./digest-worker.js', import.meta.url);
  * Other threads are used only when they can read the very bytes this one reads: not when the store is
  * read in place beside a live writer.
  */
-export class ParallelCorpusSource implements CorpusSource {
+export class DigestCorpusSource implements CorpusSource {
   private readonly serial: ReplayCorpusSource;
 
   constructor(
@@ -36,27 +38,28 @@ export class ParallelCorpusSource implements CorpusSource {
     this.serial = new ReplayCorpusSource(source);
   }
 
-  runs(): readonly RunRecord[] {
+  runs(): readonly StoreRun[] {
     return this.source.runs();
   }
 
   corpus(scope: ScopeFilter): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
     if (scope.runId !== null) return this.serial.corpus(scope);
-    const marks = this.source.snapshots.watermarks();
-    const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
+    const marks = this.source.store.watermarks();
+    const weight = (r: StoreRun): number => marks.get(r.runId)?.count ?? 0;
     if (runs.reduce((n, r) => n + weight(r), 0) < (this.options.minSnapshots ?? MIN_SNAPSHOTS)) return this.serial.corpus(scope);
     // other threads must read the very bytes this one reads; digests alone already save the memory
     const store = this.source.store;
-    const threads = store.sharedUri === null ? 1 : Math.max(1, Math.min(this.options.threads ?? defaultThreads(), runs.length));
+    const share = store.share();
+    const threads = share === null ? 1 : Math.max(1, Math.min(this.options.threads ?? defaultThreads(), runs.length));
 
     // whole conversations, heaviest first, handed out one at a time so that the threads finish together
     const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
     const queue = new SharedArrayBuffer(4);
-    const data = { groups, queue, terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
-    const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(this.options.worker ?? WORKER, store, 2, data));
+    const data = { groups, queue, terms: this.terms } satisfies Omit<DigestWorkerData, keyof PoolWorkerData>;
+    const workers = Array.from({ length: threads - 1 }, () => startPoolWorker<RunDigest>(this.options.worker ?? WORKER, share!, data));
     const progress = this.source.onProgress;
-    const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
+    const othersDone = (): number => workers.reduce((n, w) => n + w.progress, 0);
     const digests = new Map<string, RunDigest>();
     const own = new HistorySource(store, { retain: false });
     try {
@@ -65,10 +68,14 @@ export class ParallelCorpusSource implements CorpusSource {
         digests.set(d.runId, d);
       }
       for (const w of workers) {
-        for (const d of awaitWorker(w, () => progress?.(mine + othersDone(), runs.length)) ?? []) digests.set(d.runId, d);
+        const delivered: RunDigest[] = [];
+        // a worker that failed delivers nothing: what it took is replayed below
+        if (w.drain((batch) => delivered.push(...batch), () => progress?.(mine + othersDone(), runs.length), POLL_MS)) {
+          for (const d of delivered) digests.set(d.runId, d);
+        }
       }
     } finally {
-      workers.forEach(stopStoreWorker);
+      for (const w of workers) w.stop();
     }
     // what a failed worker took and did not deliver, replayed here
     for (const g of conversationGroups(runs.filter((r) => !digests.has(r.runId)), weight)) {
@@ -77,13 +84,6 @@ export class ParallelCorpusSource implements CorpusSource {
     progress?.(runs.length, runs.length);
     return new DigestCorpus(this.source, runs, digests, this.terms);
   }
-}
-
-/** Blocks until the worker is done (reporting progress meanwhile); null when it failed. */
-function awaitWorker(w: StoreWorker, onWait: () => void): RunDigest[] | null {
-  while (Atomics.wait(w.signal, 0, 0, POLL_MS) === 'timed-out') onWait();
-  const reply = receiveMessageOnPort(w.port)?.message as ReplayWorkerReply | undefined;
-  return reply?.ok ? reply.digests : null;
 }
 
 /** The corpus assembled from digests: attribution over the whole scope, documents replayed on demand. */
@@ -96,7 +96,7 @@ class DigestCorpus implements Corpus {
 
   constructor(
     private readonly source: HistorySource,
-    runs: readonly RunRecord[],
+    runs: readonly StoreRun[],
     digests: ReadonlyMap<string, RunDigest>,
     private readonly terms: readonly string[],
   ) {
@@ -114,31 +114,30 @@ class DigestCorpus implements Corpus {
     }
   }
 
-  document(section: number, position: number): DocumentText {
+  document(section: number, position: number): RenderedMessage {
     return renderRecordMessage(this.source.replay(this.sections[section]!.run.runId).messages[position]!);
   }
 
   termStats(terms: readonly string[]): TermStats {
     if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k])) return scanTermStats(this, terms);
-    const lengths: number[] = [];
-    const postings = terms.map(() => new PostingsBuilder());
+    const stats = new TermStatsBuilder(terms, this.sections.reduce((n, s) => n + sectionSize(s), 0));
     let total = 0;
+    let first = 0; // document id of the section's first message
     this.digests.forEach((d, si) => {
-      const first = lengths.length; // document id of the section's first message
       const start = this.starts[si]!;
       for (let pos = start; pos < d.strictKeys.length; pos++) {
         const dl = d.lengths[pos - d.localStart]!;
-        lengths.push(dl);
+        stats.setLength(first + pos - start, dl);
         total += dl;
       }
       d.termCounts.forEach((counts, k) => {
         for (let j = 0; j < counts.length; j += 2) {
           const pos = counts[j]!;
-          if (pos >= start) postings[k]!.add(first + pos - start, counts[j + 1]!);
+          if (pos >= start) stats.add(k, first + pos - start, counts[j + 1]!);
         }
       });
+      first += d.strictKeys.length - start;
     });
-    const byTerm = new Map(terms.map((t, k) => [t, postings[k]!.finish()]));
-    return { n: lengths.length, totalLength: total, docLength: (doc) => lengths[doc]!, postings: (t) => byTerm.get(t) ?? NO_POSTINGS };
+    return stats.finish(total);
   }
 }

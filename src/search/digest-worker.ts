@@ -1,40 +1,24 @@
 /**
- * Worker thread of a parallel replay (see parallel-corpus.ts): opens the bytes the main thread reads,
- * digests its share of the runs, posts the digests and raises the done flag. It never throws: a failure
- * is posted as an error and the main thread replays that share itself.
+ * Worker thread of a threaded `--no-index` replay (see digest-source.ts): digests the conversation
+ * groups it takes from the shared queue and posts the digests once, at the end (parallel/pool.ts).
  */
-import { workerData } from 'node:worker_threads';
 import { HistorySource } from '../history/source.js';
-import { openWorkerStore, type StoreWorkerData } from '../parallel/threads.js';
-import { digestGroups, sharedQueue, type RunDigest } from './digest.js';
+import { runPoolWorker, type PoolWorkerData } from '../parallel/pool.js';
+import { sharedQueue } from '../parallel/threads.js';
+import { digestGroups, type RunDigest } from './digest.js';
 
-/** The signal block is `[done flag, runs digested]`. */
-export interface ReplayWorkerData extends StoreWorkerData {
+export interface DigestWorkerData extends PoolWorkerData {
   /** Run ids grouped by conversation, each group in corpus order; groups are taken from `queue`. */
   readonly groups: ReadonlyArray<readonly string[]>;
   readonly queue: SharedArrayBuffer;
   readonly terms: readonly string[];
 }
 
-export type ReplayWorkerReply = { readonly ok: true; readonly digests: RunDigest[] } | { readonly ok: false; readonly error: string };
-
-const data = workerData as ReplayWorkerData;
-const signal = new Int32Array(data.signal);
-let reply: ReplayWorkerReply;
-let transfer: ArrayBuffer[] = [];
-try {
-  const store = openWorkerStore(data);
-  try {
-    const source = new HistorySource(store, { retain: false });
-    const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => Atomics.store(signal, 1, done));
-    reply = { ok: true, digests };
-    transfer = digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]);
-  } finally {
-    store.close();
-  }
-} catch (e) {
-  reply = { ok: false, error: e instanceof Error ? e.message : String(e) };
-}
-data.port.postMessage(reply, transfer);
-Atomics.store(signal, 0, 1);
-Atomics.notify(signal, 0);
+runPoolWorker<DigestWorkerData, RunDigest>((store, data, channel) => {
+  const source = new HistorySource(store, { retain: false });
+  const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => channel.progress(done));
+  channel.post(
+    digests,
+    digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]),
+  );
+});

@@ -1,8 +1,7 @@
 import { claimInherited } from '../history/attribution.js';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
-import { indexText } from '../render/fields.js';
-import { renderMessage } from '../render/message.js';
+import { renderMessage, searchText } from '../render/message.js';
 import { QueryTermCounter } from '../text/tokenize.js';
 
 /**
@@ -43,7 +42,7 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
     const lengths = new Int32Array(record.length - localStart);
     const perTerm: number[][] = terms.map(() => []);
     for (let pos = localStart; pos < record.length; pos++) {
-      lengths[pos - localStart] = counter.count(indexText(renderMessage(record[pos]!.message)));
+      lengths[pos - localStart] = counter.count(searchText(renderMessage(record[pos]!.message)));
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
     out.push({
@@ -77,10 +76,4 @@ export function digestGroups(
     for (const d of digestRuns(source, groups[g]!, terms, (done) => onRun?.(before + done))) out.push(d);
   }
   return out;
-}
-
-/** A group queue shared between threads: the next index is an atomic counter. */
-export function sharedQueue(buffer: SharedArrayBuffer): () => number {
-  const counter = new Int32Array(buffer);
-  return () => Atomics.add(counter, 0, 1);
 }

@@ -1,10 +1,12 @@
 import { attributeSections } from '../history/attribution.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
-import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import type { TermStats } from './bm25.js';
+import { TermStatsBuilder } from './term-stats.js';
+import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
+import { sectionSize, type Corpus, type CorpusSource, type SectionView } from './corpus.js';
 import { inScope, type ScopeFilter } from './scope.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import { QueryTermCounter } from '../text/tokenize.js';
 
 /** A corpus replayed from the store for this one search (the reference's way; `--no-index`). */
@@ -16,7 +18,7 @@ class MemoryCorpus implements Corpus {
     readonly scopeRuns: number,
   ) {}
 
-  document(section: number, position: number): DocumentText {
+  document(section: number, position: number): RenderedMessage {
     return renderRecordMessage(this.records[section]![position]!);
   }
 
@@ -25,31 +27,26 @@ class MemoryCorpus implements Corpus {
   }
 }
 
-/** Term statistics by rendering and tokenizing every document of the corpus once, counting only the query terms. */
+/** Term statistics by tokenizing every document of the corpus once, counting only the query terms. */
 export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, terms: readonly string[]): TermStats {
   const counter = new QueryTermCounter(terms);
-  const lengths: number[] = [];
-  const postings = terms.map(() => new PostingsBuilder());
+  const stats = new TermStatsBuilder(terms, corpus.sections.reduce((n, s) => n + sectionSize(s), 0));
   let total = 0;
   let doc = 0;
   corpus.sections.forEach((s, si) => {
     for (let i = s.start; i < s.end; i++, doc++) {
       const dl = counter.count(corpus.document(si, i).text);
-      lengths.push(dl);
+      stats.addCounted(doc, dl, counter);
       total += dl;
-      postings.forEach((p, k) => {
-        if (counter.counts[k]! > 0) p.add(doc, counter.counts[k]!);
-      });
     }
   });
-  const finished = new Map(terms.map((t, k) => [t, postings[k]!.finish()]));
-  return { n: lengths.length, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => finished.get(t) ?? NO_POSTINGS };
+  return stats.finish(total);
 }
 
 export class ReplayCorpusSource implements CorpusSource {
   constructor(private readonly source: HistorySource) {}
 
-  runs(): readonly RunRecord[] {
+  runs(): readonly StoreRun[] {
     return this.source.runs();
   }
 

@@ -1,4 +1,4 @@
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import { closestIds, didYouMean } from '../text/suggest.js';
 
 /** The part of the search options that picks runs. */
@@ -8,7 +8,7 @@ export interface ScopeFilter {
   readonly runId: string | null;
 }
 
-export function inScope(run: RunRecord, s: ScopeFilter): boolean {
+export function inScope(run: StoreRun, s: ScopeFilter): boolean {
   return (s.scope !== 'conversation' || run.conversationId === s.conversationId) && (s.runId === null || run.runId === s.runId);
 }
 
@@ -26,7 +26,7 @@ export interface ScopeMiss {
 }
 
 /** What a scope that matched no run was missing, or null when it named nothing (`--scope all` of an empty store). */
-export function scopeMiss(runs: readonly RunRecord[], s: ScopeFilter): ScopeMiss | null {
+export function scopeMiss(runs: readonly StoreRun[], s: ScopeFilter): ScopeMiss | null {
   const conversation = s.scope === 'conversation' ? s.conversationId : null;
   if (conversation !== null) {
     const members = runs.filter((r) => r.conversationId === conversation);

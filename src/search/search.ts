@@ -1,8 +1,8 @@
-import { DEFAULT_BM25, rankBm25, type Bm25Params, type RankedList } from './bm25.js';
+import { rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
 import { partsMatch, type PartFilter, type PartRole } from '../render/roles.js';
 import type { Warning } from '../history/source.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokens } from '../text/tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
@@ -31,11 +31,9 @@ export interface HitFilter extends PartFilter {
   readonly minScore: number | null;
 }
 
-export const DEFAULT_SEARCH = { maxMatches: 10, contextLines: 5, bm25: DEFAULT_BM25 } as const;
-
 export interface ExcerptLine {
   /** Position in the run's full record (the `[n]` shown). */
-  readonly index: number;
+  readonly position: number;
   /** Display text: clipped, windowed around query terms, without the `[n] ` prefix. */
   readonly text: string;
   /** Full index text of the message. */
@@ -53,7 +51,7 @@ export interface HitPart extends PartRole {
 export interface Hit {
   readonly rank: number;
   readonly score: number;
-  readonly run: RunRecord;
+  readonly run: StoreRun;
   readonly messageIndex: number;
   readonly text: string;
   readonly excerpt: readonly ExcerptLine[];
@@ -64,7 +62,7 @@ export interface Hit {
 }
 
 export interface RankedHit {
-  readonly run: RunRecord;
+  readonly run: StoreRun;
   readonly messageIndex: number;
   readonly score: number;
   readonly shown: boolean;
@@ -76,7 +74,7 @@ interface OutcomeBase {
   readonly options: SearchOptions;
   readonly warnings: readonly Warning[];
   /** The runs whose sections were searched, in corpus order. */
-  readonly runs: readonly RunRecord[];
+  readonly runs: readonly StoreRun[];
   /**
    * Set when the scope names a conversation or run the store does not hold: the outcome still carries
    * the reference's reply, but a caller must treat it as an error (a typo must never pass a check).
@@ -153,8 +151,8 @@ function selectWindows(
     for (let j = start; j < end; j++) {
       shown.add(ids.id(si, j));
       const d = corpus.document(si, j);
-      const fields = clipFields(d.fields, terms);
-      excerpt.push({ index: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
+      const fields = clipFields(d.parts, terms);
+      excerpt.push({ position: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
     const d = corpus.document(si, position);
     hits.push({
@@ -164,7 +162,7 @@ function selectWindows(
       messageIndex: position,
       text: d.text,
       excerpt,
-      parts: d.parts.map((p, k) => ({ ...p, text: d.fields[k]?.text ?? '' })),
+      parts: d.parts.map((p) => ({ role: p.role, toolName: p.toolName, text: p.text })),
       timestamp: d.timestamp,
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,

@@ -1,17 +1,16 @@
-import { receiveMessageOnPort } from 'node:worker_threads';
-import { defaultThreads, MIN_SNAPSHOTS, partitionByConversation, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../parallel/threads.js';
-import type { Store } from '../store/sqlite/open.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
-import type { BuildWorkerData, BuildWorkerReply } from './build-worker.js';
+import { startPoolWorker, type PoolWorker, type PoolWorkerData } from '../parallel/pool.js';
+import { defaultThreads, MIN_SNAPSHOTS, partitionByConversation, type ParallelOptions } from '../parallel/threads.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
+import type { BuildWorkerData } from './build-worker.js';
 import type { RunBuild } from './run-build.js';
 
 const WORKER = new URL('./build-worker.js', import.meta.url);
 /** How long a waiting writer sleeps between looks (a finished or failed worker always wakes it sooner). */
 const POLL_MS = 100;
 
-interface BuildWorker extends StoreWorker {
+interface BuildWorker {
+  readonly pool: PoolWorker<RunBuild>;
   readonly ready: Map<string, RunBuild>;
-  failed: boolean;
 }
 
 /**
@@ -35,27 +34,16 @@ export class PrefetchedBuilds {
         w.ready.delete(runId);
         return build;
       }
-      if (w.failed) return null;
-      const posted = Atomics.load(w.signal, 0);
-      const done = Atomics.load(w.signal, 1) === 1;
-      let received = false;
-      for (let m = receiveMessageOnPort(w.port); m; m = receiveMessageOnPort(w.port)) {
-        received = true;
-        const reply = m.message as BuildWorkerReply;
-        if ('error' in reply) w.failed = true;
-        else for (const b of reply.builds) w.ready.set(b.runId, b);
-        Atomics.add(w.signal, 2, 1);
-        Atomics.notify(w.signal, 2);
-      }
-      if (received) continue;
+      if (w.pool.failed) return null;
+      if (w.pool.receive((builds) => builds.forEach((b) => w.ready.set(b.runId, b)))) continue;
       // everything it posted before finishing has been received: it will not deliver this run
-      if (done) w.failed = true;
-      else Atomics.wait(w.signal, 0, posted, POLL_MS);
+      if (w.pool.finished) return null;
+      w.pool.wait(POLL_MS);
     }
   }
 
   close(): void {
-    this.workers.forEach(stopStoreWorker);
+    for (const w of this.workers) w.pool.stop();
   }
 }
 
@@ -63,15 +51,16 @@ export class PrefetchedBuilds {
  * Starts worker threads for the runs to rebuild when that pays (enough snapshots, more than one core)
  * and other threads can read the very bytes this one reads; otherwise null (the writer replays them).
  */
-export function prefetchBuilds(store: Store, runs: readonly RunRecord[], weight: (r: RunRecord) => number, options: ParallelOptions): PrefetchedBuilds | null {
+export function prefetchBuilds(store: StoreReader, runs: readonly StoreRun[], weight: (r: StoreRun) => number, options: ParallelOptions): PrefetchedBuilds | null {
   const workers = Math.min((options.threads ?? defaultThreads()) - 1, runs.length);
-  if (workers < 1 || store.sharedUri === null) return null;
+  const share = workers < 1 ? null : store.share();
+  if (share === null) return null;
   if (runs.reduce((n, r) => n + weight(r), 0) < (options.minSnapshots ?? MIN_SNAPSHOTS)) return null;
   const owner = new Map<string, number>();
-  const started = partitionByConversation(runs, workers, weight).map((share, k): BuildWorker => {
-    for (const r of share) owner.set(r.runId, k);
-    const data = { runs: share.map((r) => [r.runId, r.conversationId] as const) } satisfies Omit<BuildWorkerData, keyof StoreWorkerData>;
-    return { ...startStoreWorker(WORKER, store, 3, data), ready: new Map(), failed: false };
+  const started = partitionByConversation(runs, workers, weight).map((part, k): BuildWorker => {
+    for (const r of part) owner.set(r.runId, k);
+    const data = { runs: part.map((r) => [r.runId, r.conversationId] as const) } satisfies Omit<BuildWorkerData, keyof PoolWorkerData>;
+    return { pool: startPoolWorker<RunBuild>(WORKER, share, data), ready: new Map() };
   });
   return new PrefetchedBuilds(started, owner);
 }

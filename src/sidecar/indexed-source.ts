@@ -1,16 +1,17 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SkippedSnapshot } from '../history/replay.js';
-import type { Role } from '../render/roles.js';
 import type { Warning } from '../history/source.js';
-import type { RecordCounts } from '../api/listings.js';
-import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
-import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
+import type { RecordCounts } from '../history/counts.js';
+import type { TermStats } from '../search/bm25.js';
+import { TermStatsBuilder } from '../search/term-stats.js';
+import type { RenderedMessage } from '../render/record.js';
+import type { Corpus, CorpusSource, SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
-import type { RunRecord } from '../store/sqlite/runs.js';
+import type { StoreRun } from '../store/reader.js';
 import { decodePostings } from './postings.js';
 import { readVarints } from './varint.js';
-import { fieldsFromJson } from './sync.js';
-import { indexText } from '../render/fields.js';
+import { partsFromStored } from './run-build.js';
+import { searchText } from '../render/message.js';
 
 /** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
 type CachedRun = [
@@ -45,7 +46,7 @@ interface IndexedSection extends SectionView {
 class IndexCorpus implements Corpus {
   private readonly byRunKey = new Map<number, number>();
   private readonly firsts: number[] = [];
-  private readonly docs = new Map<string, DocumentText>();
+  private readonly docs = new Map<string, RenderedMessage>();
   private readonly lengthCache = new Map<number, number[]>();
 
   constructor(
@@ -69,10 +70,9 @@ class IndexCorpus implements Corpus {
       n += s.end - s.start;
       total += s.docLengthSum;
     }
-    const lengths = new Int32Array(n);
-    const postings = new Map<string, Postings>();
-    for (const term of terms) {
-      const list = new PostingsBuilder();
+    // only the documents that hold a query term have their length looked up
+    const stats = new TermStatsBuilder(terms, n);
+    terms.forEach((term, k) => {
       for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
         decodePostings(
           row.data,
@@ -81,8 +81,8 @@ class IndexCorpus implements Corpus {
             const s = this.sections[si]!;
             if (pos < s.start || pos >= s.end) return;
             const doc = this.firsts[si]! + pos - s.start;
-            list.add(doc, tf);
-            lengths[doc] = this.lengthsOf(si)[pos]!;
+            stats.add(k, doc, tf);
+            stats.setLength(doc, this.lengthsOf(si)[pos]!);
           },
           // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
           (runKey) => {
@@ -91,9 +91,8 @@ class IndexCorpus implements Corpus {
           },
         );
       }
-      postings.set(term, list.finish());
-    }
-    return { n, totalLength: total, docLength: (d) => lengths[d]!, postings: (t) => postings.get(t) ?? NO_POSTINGS };
+    });
+    return stats.finish(total);
   }
 
   private lengthsOf(section: number): number[] {
@@ -102,17 +101,16 @@ class IndexCorpus implements Corpus {
     return l;
   }
 
-  document(section: number, position: number): DocumentText {
+  document(section: number, position: number): RenderedMessage {
     const s = this.sections[section]!;
     const key = `${s.runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
       const row = this.q.document.get(s.runKey, position) as { fields: string; roles: string; timestamp: string | null; first_seq: number; first_step: number | null };
-      const fields = fieldsFromJson(row.fields);
+      const parts = partsFromStored(row.roles, row.fields);
       d = {
-        fields,
-        text: indexText(fields),
-        parts: (JSON.parse(row.roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName })),
+        parts,
+        text: searchText(parts),
         timestamp: row.timestamp,
         firstSeq: row.first_seq,
         firstStep: row.first_step,
@@ -153,7 +151,7 @@ export class IndexCorpusSource implements CorpusSource {
   }
 
   /** Runs in corpus order, as the store lists them. */
-  runs(): RunRecord[] {
+  runs(): StoreRun[] {
     return this.cache().runs.map(toRunRecord);
   }
 
@@ -216,6 +214,6 @@ export class IndexCorpusSource implements CorpusSource {
   }
 }
 
-function toRunRecord(r: CachedRun): RunRecord {
+function toRunRecord(r: CachedRun): StoreRun {
   return { runId: r[1], conversationId: r[3], parentRunId: r[4], agentName: r[5], startedAt: r[6], rowid: r[2] };
 }

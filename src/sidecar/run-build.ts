@@ -1,8 +1,10 @@
 import { unknownPartKinds } from '../history/messages.js';
 import { RunReplayer, type ParsedSnapshot, type RecordMessage, type SkippedSnapshot } from '../history/replay.js';
-import { renderRecordMessage } from '../search/corpus.js';
-import type { MediaLookup } from '../history/media.js';
-import type { SnapshotReader } from '../store/sqlite/snapshots.js';
+import { searchText, type ClipRule, type RenderedPart } from '../render/message.js';
+import { renderRecordMessage } from '../render/record.js';
+import type { Role } from '../render/roles.js';
+import type { MediaCache } from '../history/media.js';
+import type { StoreReader } from '../store/reader.js';
 
 /**
  * One replayed message as the index stores it (columns of `messages` but the position and length),
@@ -22,8 +24,27 @@ export type MessageRow = readonly [
   text: string,
 ];
 
+/**
+ * The rendered parts as the `messages` table keeps them: who speaks in `roles` (`[role, tool]` pairs),
+ * what is said in `fields` (`[label, text, clip]` triples), one entry per part in both.
+ */
+export function storedParts(parts: readonly RenderedPart[]): { roles: string; fields: string } {
+  return { roles: JSON.stringify(parts.map((p) => [p.role, p.toolName])), fields: JSON.stringify(parts.map((p) => [p.label, p.text, p.clip])) };
+}
+
+export function partsFromStored(roles: string, fields: string): RenderedPart[] {
+  const who = JSON.parse(roles) as Array<[Role, string | null]>;
+  return (JSON.parse(fields) as Array<[string, string, ClipRule]>).map(([label, text, clip], k) => ({ role: who[k]![0], toolName: who[k]![1], label, text, clip }));
+}
+
+/** The search text of stored parts (their roles are not needed for it). */
+export function storedSearchText(fields: string): string {
+  return searchText((JSON.parse(fields) as Array<[string, string]>).map(([label, text]) => ({ label, text })));
+}
+
 export function messageRow(m: RecordMessage): MessageRow {
-  const { fields, text, parts, timestamp } = renderRecordMessage(m);
+  const { text, parts, timestamp } = renderRecordMessage(m);
+  const stored = storedParts(parts);
   const unknown = unknownPartKinds(m.message);
   return [
     m.keys.loose,
@@ -33,8 +54,8 @@ export function messageRow(m: RecordMessage): MessageRow {
     m.firstSeq,
     m.firstStep,
     unknown.length ? JSON.stringify(unknown) : null,
-    JSON.stringify(parts.map((p) => [p.role, p.toolName])),
-    JSON.stringify(fields.map((f) => [f.label, f.text, f.clip])),
+    stored.roles,
+    stored.fields,
     text,
   ];
 }
@@ -51,7 +72,7 @@ export interface RunBuild {
 }
 
 /** Replays a run's complete snapshots from nothing (starting from `seed` when its first snapshot repeats it). */
-export function buildRun(runId: string, reader: SnapshotReader, media: MediaLookup, seed: ParsedSnapshot | null): { build: RunBuild; last: ParsedSnapshot | null } {
+export function buildRun(runId: string, reader: StoreReader, media: MediaCache, seed: ParsedSnapshot | null): { build: RunBuild; last: ParsedSnapshot | null } {
   const replayer = new RunReplayer(runId, media, [], seed);
   let completeCount = 0;
   let maxSeq = 0;

@@ -1,25 +1,14 @@
-import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { RunReplayer, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
 import { ConversationSeeds } from '../history/seeds.js';
-import { indexText, type ClipRule, type RenderedField } from '../render/fields.js';
 import type { ParallelOptions } from '../parallel/threads.js';
-import { MediaLookup } from '../history/media.js';
+import { MediaCache } from '../history/media.js';
 import { StoreError } from '../store/errors.js';
-import type { Store } from '../store/sqlite/open.js';
-import { listRuns, type RunRecord } from '../store/sqlite/runs.js';
-import { SnapshotReader, type Watermark } from '../store/sqlite/snapshots.js';
+import type { SnapshotMark, StoreReader, StoreRun } from '../store/reader.js';
 import { CORPUS_RUN_COLUMNS, type IndexRunIdentity } from './schema.js';
 import { prefetchBuilds } from './build-threads.js';
 import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder } from './postings.js';
-import { buildRun, messageRow, type MessageRow, type RunBuild } from './run-build.js';
-
-/** Stored form of rendered fields: `[label, text, clip]` triples. */
-export type StoredFields = Array<[string, string, ClipRule]>;
-
-export function fieldsFromJson(json: string): RenderedField[] {
-  return (JSON.parse(json) as StoredFields).map(([label, text, clip]) => ({ label, text, clip }));
-}
+import { buildRun, messageRow, storedSearchText, type MessageRow, type RunBuild } from './run-build.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -45,42 +34,20 @@ const MAX_SEGMENTS = 8;
 /** Up to this many runs to re-attribute, claims are checked with indexed lookups instead of loading every key. */
 const LOOKUP_ATTRIBUTION_LIMIT = 32;
 
-/**
- * Cheap identity of the store's searchable state: snapshot count and last seq (covered by the
- * primary key and idx_snapshots_run), media count, and a digest of the runs rows (column types
- * included, so a row that turned malformed is noticed). Any insert, prune or rewrite changes it;
- * AUTOINCREMENT never reuses a seq.
- */
-export function storeFingerprint(store: Store, reader: SnapshotReader): string {
-  const t = reader.totals();
-  const media = store.schema.hasMedia ? (store.db.prepare('SELECT COUNT(*) FROM media').pluck().get() as number) : -1;
-  // one string built inside SQLite (quote() keeps NULLs and separators unambiguous): no row objects
-  const runs = store.db
-    .prepare(
-      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
-         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
-    )
-    .pluck()
-    .get() as string | null;
-  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', runs ?? '', 'base64')}`;
-}
-
 /** Brings the index up to date with the store, touching only what changed. */
 export class IndexSync {
-  private readonly reader: SnapshotReader;
-  private readonly media: MediaLookup;
+  private readonly media: MediaCache;
   private readonly metaValue: BetterSqlite3.Statement;
   private statements: ReturnType<IndexSync['prepareStatements']> | null = null;
   private seeds = new ConversationSeeds();
 
   constructor(
     private readonly db: BetterSqlite3.Database,
-    private readonly store: Store,
+    private readonly store: StoreReader,
     /** Threads that may replay runs rebuilt from nothing while this one writes. */
     private readonly parallel: ParallelOptions = {},
   ) {
-    this.reader = new SnapshotReader(store);
-    this.media = new MediaLookup(store);
+    this.media = new MediaCache(store);
     this.metaValue = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
   }
 
@@ -148,9 +115,9 @@ export class IndexSync {
   sync(onProgress?: SyncProgress): SyncReport {
     const none: SyncReport = { upToDate: true, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false };
     // a file read without locks whose stamp is the one recorded with the fingerprint holds the same bytes
-    const stamp = this.store.fileStamp;
+    const stamp = this.store.stamp();
     if (stamp !== null && this.meta('store_stamp') === stamp) return none;
-    const fingerprint = storeFingerprint(this.store, this.reader);
+    const fingerprint = this.store.fingerprint();
     const current = this.isCurrent(fingerprint);
     if (current && stamp === null) return none;
     this.db.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
@@ -161,12 +128,12 @@ export class IndexSync {
         this.db.exec('COMMIT');
         return none;
       }
-      const report = this.apply(listRuns(this.store), onProgress);
+      const report = this.apply(this.store.runs(), onProgress);
       this.q.putMeta.run('fingerprint', fingerprint);
       // read in place beside a live writer (or from a copy), the file's stamp says nothing of the data
       this.q.putMeta.run('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
-      if (!this.store.unchanged()) throw new StoreError(`${this.store.path}: the store changed while it was indexed`);
+      if (!this.store.unchanged()) throw new StoreError(`${this.store.label}: the store changed while it was indexed`);
       this.db.exec('COMMIT');
       return report;
     } catch (e) {
@@ -175,8 +142,8 @@ export class IndexSync {
     }
   }
 
-  private apply(runs: readonly RunRecord[], onProgress?: SyncProgress): Omit<SyncReport, 'upToDate'> & { upToDate: false } {
-    const marks = this.reader.watermarks();
+  private apply(runs: readonly StoreRun[], onProgress?: SyncProgress): Omit<SyncReport, 'upToDate'> & { upToDate: false } {
+    const marks = this.store.watermarks();
     const indexed = new Map((this.q.runs.all() as IndexedRun[]).map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -196,9 +163,9 @@ export class IndexSync {
     let runsResumed = 0;
     let snapshotsRead = 0;
     let wroteSegment = false;
-    const work: Array<{ run: RunRecord; ex: IndexedRun; resumed: boolean }> = [];
+    const work: Array<{ run: StoreRun; ex: IndexedRun; resumed: boolean }> = [];
     runs.forEach((run, ord) => {
-      const mark: Watermark = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
+      const mark: SnapshotMark = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
       let ex = indexed.get(run.runId);
       const metaSame =
         ex !== undefined &&
@@ -218,11 +185,11 @@ export class IndexSync {
       this.q.updateRunMeta.run(run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord, mark.count, mark.maxSeq, ex.run_key);
       if (snapsSame) return;
       // only snapshots were added since the index saw the run: resume its replay; else rebuild it
-      const upTo = ex.complete_count > 0 ? this.reader.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
+      const upTo = ex.complete_count > 0 ? this.store.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
       work.push({ run, ex, resumed: upTo !== null && upTo.count === ex.complete_count && upTo.maxSeq === ex.complete_max_seq });
     });
 
-    const weight = (r: RunRecord): number => marks.get(r.runId)?.count ?? 0;
+    const weight = (r: StoreRun): number => marks.get(r.runId)?.count ?? 0;
     this.seeds = new ConversationSeeds(work.map((w) => w.run.conversationId));
     const prefetched = prefetchBuilds(this.store, work.filter((w) => !w.resumed).map((w) => w.run), weight, this.parallel);
     try {
@@ -250,14 +217,14 @@ export class IndexSync {
   }
 
   /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
-  private resumeRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number): number {
+  private resumeRun(run: StoreRun, ex: IndexedRun, builder: SegmentBuilder, segment: number): number {
     const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
       (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
     );
     const replayer = new RunReplayer(run.runId, this.media, stored, this.seeds.seedFor(run.conversationId));
     let completeCount = ex.complete_count;
     let maxSeq = ex.complete_max_seq;
-    for (const row of this.reader.completeSnapshotsAfter(run.runId, ex.complete_max_seq)) {
+    for (const row of this.store.completeSnapshotsAfter(run.runId, ex.complete_max_seq)) {
       replayer.add(row);
       completeCount++;
       maxSeq = row.seq;
@@ -268,7 +235,7 @@ export class IndexSync {
     builder.beginRun(ex.run_key);
     const lengths: number[] = [];
     for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
-      builder.addDocument(t.pos, indexText(fieldsFromJson(t.fields)));
+      builder.addDocument(t.pos, storedSearchText(t.fields));
       lengths.push(t.dl);
     }
     replayer.freshMessages(from).forEach((m, i) => lengths.push(this.insertRow(ex.run_key, from + i, messageRow(m), builder)));
@@ -278,10 +245,10 @@ export class IndexSync {
   }
 
   /** Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the snapshots read. */
-  private rebuildRun(run: RunRecord, ex: IndexedRun, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
+  private rebuildRun(run: StoreRun, ex: IndexedRun, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
     let build = prefetched;
     if (!build) {
-      const replayed = buildRun(run.runId, this.reader, this.media, this.seeds.seedFor(run.conversationId));
+      const replayed = buildRun(run.runId, this.store, this.media, this.seeds.seedFor(run.conversationId));
       this.seeds.done(run.conversationId, replayed.last);
       build = replayed.build;
     } else this.seeds.done(run.conversationId, null);

@@ -1,11 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { HistorySource } from '../history/source.js';
-import { replayCounts, type RecordCounts } from '../api/listings.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
-import { ParallelCorpusSource } from '../search/digest-source.js';
-import { queryTokens } from '../text/tokenize.js';
-import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
-import type { Store } from '../store/sqlite/open.js';
+import type { StoreReader } from '../store/reader.js';
 import { IndexCorpusSource } from './indexed-source.js';
 import { IndexDamagedError, IndexUnavailableError, indexIsSound, isCorruption, openIndexDatabase, removeIndexFiles } from './file.js';
 import { defaultIndexPath } from './location.js';
@@ -26,9 +21,9 @@ export interface IndexedSource {
 }
 
 /** Opens the store's index, folds in what changed in the store, and hands back a corpus source over it. */
-export function openIndexedSource(store: Store, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
-  const path = opts.path ?? defaultIndexPath(store.realPath);
-  const db = openIndexDatabase(path, store.realPath);
+export function openIndexedSource(store: StoreReader, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
+  const path = opts.path ?? defaultIndexPath(store.identity);
+  const db = openIndexDatabase(path, store.identity);
   try {
     const report = new IndexSync(db, store, parallelOptionsFromEnv()).sync(opts.onProgress);
     return { db, source: new IndexCorpusSource(db), report, path };
@@ -43,8 +38,8 @@ export function openIndexedSource(store: Store, opts: IndexOptions = {}): Indexe
  * used at all (unwritable cache, repeated corruption) falls back to `fallback` (a fresh replay) after
  * telling `onFallback`. Results are identical either way.
  */
-export function withIndex<T>(store: Store, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
-  const path = opts.path ?? defaultIndexPath(store.realPath);
+export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
+  const path = opts.path ?? defaultIndexPath(store.identity);
   for (let attempt = 0; attempt < 2; attempt++) {
     let opened: ReturnType<typeof openIndexedSource> | null = null;
     try {
@@ -81,25 +76,3 @@ function isIoError(e: unknown): boolean {
 
 /** `false`: replay the store for this search (the reference's way); otherwise the index, at `path` or the default place. */
 export type IndexChoice = false | { readonly path?: string };
-
-export interface SearchStoreHooks {
-  readonly onProgress?: SyncProgress;
-  readonly onFallback?: (reason: string) => void;
-}
-
-/** One search over a store, through the persistent index unless told not to. Same outcome either way. */
-export function searchStore(store: Store, options: SearchOptions, index: IndexChoice, hooks: SearchStoreHooks = {}): SearchOutcome {
-  const replay = (): SearchOutcome => {
-    const source = new HistorySource(store, { onProgress: hooks.onProgress });
-    return search(new ParallelCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options);
-  };
-  if (index === false) return replay();
-  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
-}
-
-/** Listing counts through the persistent index unless told not to; a replay otherwise (same numbers). */
-export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: SearchStoreHooks, fn: (counts: RecordCounts) => T): T {
-  const replay = (): T => fn(replayCounts(source));
-  if (index === false) return replay();
-  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
-}

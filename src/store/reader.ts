@@ -6,6 +6,7 @@
  *
  * Every implementation is read-only: no write of any kind reaches the store, ever.
  */
+import type { StoreError } from './errors.js';
 
 /** One run record, as every backend lists it. */
 export interface StoreRun {
@@ -69,7 +70,42 @@ export interface StoreReader {
    * exactly for the other. One round trip for server backends.
    */
   fingerprint(): string;
+  /**
+   * An identity of the bytes being read that costs no read at all (SQLite: identity, size and times of a
+   * file read without locks): a later reader with the same stamp reads the same content, so even the
+   * fingerprint can be skipped. Null when the backend cannot give one (a live writer's -wal, a server).
+   */
+  stamp(): string | null;
+  /**
+   * How another thread opens the very bytes this reader reads (`openSharedReader` in shared.ts), or null when
+   * no other connection could (read in place beside a live writer, where it might see another commit).
+   */
+  share(): StoreShare | null;
   /** False when what was read may mix two states (a writer changed the store under a read in place): read again. */
   unchanged(): boolean;
+  /**
+   * The backend's own failure as a StoreError naming the store (a damaged page shows only when a query
+   * reaches it), or null when `e` is not one.
+   */
+  storeError(e: unknown): StoreError | null;
   close(): void;
+}
+
+/** What another thread needs to open a reader on the same bytes: plain data, it crosses threads. */
+export interface StoreShare {
+  /** Which backend's `openShared` reads it. */
+  readonly backend: string;
+  readonly label: string;
+  readonly identity: string;
+  /** Backend-specific: where the very same bytes are (SQLite: a `file:` URI). */
+  readonly location: string;
+}
+
+/** How to open a store. */
+export interface OpenReaderOptions {
+  /**
+   * Read a private, stable copy rather than the store in place: asked for after a read in place saw
+   * `unchanged()` turn false. Backends that always read one consistent state ignore it.
+   */
+  readonly stable?: boolean;
 }

@@ -18,15 +18,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { HistorySource } from '../../src/history/source.js';
-import { summarizeConversations, summarizeRuns, replayCounts } from '../../src/api/listings.js';
-import { searchStore } from '../../src/sidecar/with-index.js';
+import type { RunListing } from '../../src/api/listings.js';
+import type { SearchRequest } from '../../src/api/search.js';
+import { openSession } from '../../src/api/session.js';
 import { searchJson } from '../../src/output/json.js';
+import { runsJson } from '../../src/output/listing-json.js';
+import { showJson } from '../../src/output/show.js';
 import { toolText } from '../../src/output/tool-text.js';
-import { renderRecordMessage } from '../../src/search/corpus.js';
-import { ReplayCorpusSource } from '../../src/search/replay-source.js';
-import { search, DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { renderRecordMessage } from '../../src/render/record.js';
 import { StoreError } from '../../src/store/errors.js';
-import { openStore } from '../../src/store/sqlite/open.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { FIXTURES, runCliAsync, type CliResult } from '../helpers/cli.js';
 import { cliEnv, prng, STACK_LINE, tempDir } from '../helpers/hardening.js';
 
@@ -66,9 +67,8 @@ function classify(e: unknown): Outcome {
 
 const QUERIES = ['refund idempotency', 'the', 'データ error', 'timeout', 'zebra'];
 
-function options(rnd: () => number, scope: 'all' | 'conversation', conversationId: string | null, runId: string | null): SearchOptions {
+function request(rnd: () => number, scope: 'all' | 'conversation', conversationId: string | null, runId: string | null): SearchRequest {
   return {
-    ...DEFAULT_SEARCH,
     query: QUERIES[Math.floor(rnd() * QUERIES.length)]!,
     scope,
     conversationId,
@@ -78,44 +78,51 @@ function options(rnd: () => number, scope: 'all' | 'conversation', conversationI
   };
 }
 
-/** Runs every command's library path over `path`; returns how it ended. */
+/** Runs every command's library call (the API the CLI calls) over `path`; returns how it ended. */
 function exercise(path: string, rnd: () => number, indexPath: string | null): Outcome {
   try {
-    const store = openStore(path);
+    const session = openSession(path, { index: false });
     try {
-      const source = new HistorySource(store);
-      const runs = source.runs();
-      JSON.stringify(summarizeRuns(source, runs, replayCounts(source)));
-      JSON.stringify(summarizeConversations(source, replayCounts(source)));
+      const runs = session.runs();
+      JSON.stringify(listingJson(session.listRuns()));
+      JSON.stringify(session.listConversations());
       const pick = runs.length ? runs[Math.floor(rnd() * runs.length)]! : null;
-      const scoped: SearchOptions[] = [
-        options(rnd, 'all', null, null),
-        options(rnd, 'conversation', pick?.conversationId ?? '', null),
-        options(rnd, 'all', null, pick?.runId ?? 'no-such-run'),
+      const scoped: SearchRequest[] = [
+        request(rnd, 'all', null, null),
+        request(rnd, 'conversation', pick?.conversationId ?? '', null),
+        request(rnd, 'all', null, pick?.runId ?? 'no-such-run'),
       ];
-      for (const o of scoped) {
-        const outcome = search(new ReplayCorpusSource(source), o);
+      for (const r of scoped) {
+        const outcome = session.search(r);
         toolText(outcome);
         JSON.stringify(searchJson(outcome));
       }
       if (pick) {
         // show: the full record rendered, and the interrupted snapshots
-        for (const m of source.replay(pick.runId).messages) renderRecordMessage(m);
-        JSON.stringify(source.interruptedSnapshots(pick.runId).map((s) => s.messages?.map((m) => renderRecordMessage(m).text) ?? s.reason));
-      }
-      if (indexPath) {
-        const o = scoped[Math.floor(rnd() * scoped.length)]!;
-        const outcome = searchStore(store, o, { path: indexPath });
-        toolText(outcome);
-        JSON.stringify(searchJson(outcome));
+        const shown = session.showRun(pick.runId, { includeInterrupted: true });
+        if (shown.kind === 'shown') JSON.stringify(showJson(shown.view));
       }
     } finally {
-      store.close();
+      session.close();
+    }
+    if (indexPath) {
+      const indexed = openSession(path, { index: { path: indexPath } });
+      try {
+        const outcome = indexed.search(request(rnd, 'all', null, null));
+        toolText(outcome);
+        JSON.stringify(searchJson(outcome));
+      } finally {
+        indexed.close();
+      }
     }
     return { ok: true };
   } catch (e) {
     return classify(e);
   }
+}
+
+function listingJson(l: RunListing | null): unknown {
+  return l && runsJson(l.runs, l.warnings);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,11 +533,15 @@ function runFuzz(): FuzzReport {
   return report;
 }
 
-let report: FuzzReport | null = null;
+let memo: FuzzReport | null = null;
+
+/** The fuzz run, done once whichever test asks first (each test can run on its own). */
+function fuzzReport(): FuzzReport {
+  return (memo ??= runFuzz());
+}
 
 test(`fuzz: ${CASES} damaged stores and hostile snapshots through the library never crash`, () => {
-  report = runFuzz();
-  const r = report;
+  const r = fuzzReport();
   console.log(
     `# fuzz: ${r.cases} cases in ${(r.ms / 1000).toFixed(1)} s (seed ${SEED.toString(16)}): ${r.ok} clean, ${r.expectedErrors} mapped errors, ${r.crashes.length} crashes`,
   );
@@ -544,8 +555,7 @@ test(`fuzz: ${CASES} damaged stores and hostile snapshots through the library ne
 });
 
 test('fuzz: a sample of the damaged stores through the CLI: exit 0/1/2, one-line errors, no stack traces', async () => {
-  assert.ok(report, 'the library fuzz test must run first');
-  const samples = report.cliSamples;
+  const samples = fuzzReport().cliSamples;
   assert.ok(samples.length >= 40, `only ${samples.length} samples`);
   const env = cliEnv(cache);
   const commands = (db: string, k: number): string[][] => {
@@ -628,7 +638,7 @@ for (const [depth, objects] of [
     });
     const r = exercise(path, prng(1), join(work, `regression-deep-${depth}-${objects}.index.db`));
     assert.ok(r.ok, r.ok ? '' : r.detail);
-    const store = openStore(path);
+    const store = openSqliteReader(path);
     try {
       const source = new HistorySource(store);
       const run = source.runs().find((x) => source.replay(x.runId).messages.some((m) => m.message.parts.some((p) => p.get('part_kind') === 'tool-return')))!;

@@ -137,9 +137,9 @@ function measure(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> {
 function retainedHeapMb(db: string): Promise<number> {
   const dist = new URL('../../src/', import.meta.url).href;
   const script = `
-    const { openStore } = await import(${JSON.stringify(dist + 'store/sqlite/open.js')});
+    const { openSqliteReader } = await import(${JSON.stringify(dist + 'store/sqlite/reader.js')});
     const { HistorySource } = await import(${JSON.stringify(dist + 'history/source.js')});
-    const store = openStore(${JSON.stringify(db)});
+    const store = openSqliteReader(${JSON.stringify(db)});
     const source = new HistorySource(store);
     gc();
     const base = process.memoryUsage().heapUsed;

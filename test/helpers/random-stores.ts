@@ -2,7 +2,8 @@ import { simulateRun, textPart, toolCallPart, type JsonObject, type SimStep } fr
 import { join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng, Vocabulary } from '../../scripts/bench/synthetic-store.js';
-import { DEFAULT_SEARCH, type SearchOptions } from '../../src/search/search.js';
+import { DEFAULTS } from '../../src/api/defaults.js';
+import type { SearchOptions } from '../../src/search/search.js';
 import { addRawSnapshot, tempDir } from './stores.js';
 
 /** Random stores and searches for property tests: the same search by two paths must agree exactly. */
@@ -37,7 +38,7 @@ export function randomOptions(random: () => number, runs: Array<{ id: string; co
     runId: kind === 2 ? pick.id : kind === 3 && random() < 0.5 ? 'missing-run' : null,
     maxMatches: Math.floor(random() * 6),
     contextLines: Math.floor(random() * 4),
-    bm25: random() < 0.5 ? DEFAULT_SEARCH.bm25 : { k1: random() * 3, b: random() },
+    bm25: random() < 0.5 ? DEFAULTS.bm25 : { k1: random() * 3, b: random() },
   };
 }
 

@@ -13,10 +13,11 @@ import { toMessage, type Message } from '../../src/history/messages.js';
 import type { RecordMessage, RunReplay } from '../../src/history/replay.js';
 import { HistorySource } from '../../src/history/source.js';
 import { toolText } from '../../src/output/tool-text.js';
-import { renderRecordMessage } from '../../src/search/corpus.js';
+import { renderRecordMessage } from '../../src/render/record.js';
 import { ReplayCorpusSource } from '../../src/search/replay-source.js';
-import { DEFAULT_SEARCH, search, type SearchOutcome } from '../../src/search/search.js';
-import { openStore, type Store } from '../../src/store/sqlite/open.js';
+import { DEFAULTS } from '../../src/api/defaults.js';
+import { search, type SearchOutcome } from '../../src/search/search.js';
+import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 
 const dirs: string[] = [];
 process.on('exit', () => {
@@ -101,8 +102,8 @@ export function parseMessage(obj: JsonObject, i = 0): Message {
 }
 
 /** Opens the store read-only, runs `fn`, closes. */
-export function withSource<T>(path: string, fn: (source: HistorySource, store: Store) => T): T {
-  const store = openStore(path);
+export function withSource<T>(path: string, fn: (source: HistorySource, store: SqliteReader) => T): T {
+  const store = openSqliteReader(path);
   try {
     return fn(new HistorySource(store), store);
   } finally {
@@ -141,9 +142,9 @@ export function searchStore(path: string, call: SearchCall): { outcome: SearchOu
       scope: call.scope ?? (conversationId !== null ? 'conversation' : 'all'),
       conversationId,
       runId: call.runId ?? null,
-      maxMatches: call.maxMatches ?? DEFAULT_SEARCH.maxMatches,
-      contextLines: call.contextLines ?? DEFAULT_SEARCH.contextLines,
-      bm25: { k1: call.k1 ?? DEFAULT_SEARCH.bm25.k1, b: call.b ?? DEFAULT_SEARCH.bm25.b },
+      maxMatches: call.maxMatches ?? DEFAULTS.maxMatches,
+      contextLines: call.contextLines ?? DEFAULTS.contextLines,
+      bm25: { k1: call.k1 ?? DEFAULTS.bm25.k1, b: call.b ?? DEFAULTS.bm25.b },
     });
     return { outcome, text: toolText(outcome) };
   });

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { instructionDeltaPart, request, simulateRun, textPart, toolCallPart, userPromptPart } from '../../scripts/lib/messages.js';
 import { messageKeys } from '../../src/history/keys.js';
 import { displayText } from '../../src/render/clip.js';
-import { indexText } from '../../src/render/fields.js';
-import { renderMessage } from '../../src/render/message.js';
+import { renderMessage, searchText } from '../../src/render/message.js';
 import { at, buildStore, parseMessage, recordTexts, replayOf, toolReply } from '../helpers/stores.js';
 
 const HEAD = "Instruction block 'agent:state' is replaced from this point onward by:\n\n";
@@ -18,20 +17,20 @@ function deltaRequest(...deltas: Array<[string, string | null]>) {
 describe('instruction-delta rendering (§4.1, §9.26)', () => {
   test('a replacement renders as system text with the block id repr', () => {
     const m = parseMessage(deltaRequest(['agent:state', 'Be terse.']));
-    assert.equal(indexText(renderMessage(m)), `User: hello\nSystem: ${HEAD}Be terse.`);
+    assert.equal(searchText(renderMessage(m)), `User: hello\nSystem: ${HEAD}Be terse.`);
   });
 
   test('a null content renders as a withdrawal', () => {
     const m = parseMessage(deltaRequest(['agent:state', null]));
     assert.equal(
-      indexText(renderMessage(m)),
+      searchText(renderMessage(m)),
       "User: hello\nSystem: Instruction block 'agent:state' is withdrawn. Its previous instructions no longer apply.",
     );
   });
 
   test("an id containing ' is quoted like Python repr", () => {
     const m = parseMessage(deltaRequest(["it's", null], ['a\'b"c', 'x'], ['say "x"', 'y']));
-    const lines = indexText(renderMessage(m)).split('\n');
+    const lines = searchText(renderMessage(m)).split('\n');
     assert.equal(lines[1], `System: Instruction block "it's" is withdrawn. Its previous instructions no longer apply.`);
     assert.equal(lines[2], `System: Instruction block 'a\\'b"c' is replaced from this point onward by:`);
     assert.equal(lines[5], `System: Instruction block 'say "x"' is replaced from this point onward by:`);
@@ -41,7 +40,7 @@ describe('instruction-delta rendering (§4.1, §9.26)', () => {
     const content = 'x'.repeat(300) + ' ZEBRA ' + 'y'.repeat(100);
     const fields = renderMessage(parseMessage(request([instructionDeltaPart('agent:state', content)])));
     const render = HEAD + content;
-    assert.equal(indexText(fields), 'System: ' + render);
+    assert.equal(searchText(fields), 'System: ' + render);
     assert.equal(displayText(fields, new Set()), 'System: ' + render.slice(0, 200));
     assert.equal(displayText(fields, new Set(['yyy'])), 'System: ' + render.slice(0, 200), 'no match: classic clip');
     // a query term past the cutoff windows the excerpt, with ellipses on both sides (§4.6)

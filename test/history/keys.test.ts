@@ -4,8 +4,7 @@ import { binaryContent, request, response, textPart, toolReturnPart, userPromptP
 import { parseJson } from '../../src/py/json-parse.js';
 import { messageKeys } from '../../src/history/keys.js';
 import { toMessage, unknownPartKinds } from '../../src/history/messages.js';
-import { indexText } from '../../src/render/fields.js';
-import { renderMessage } from '../../src/render/message.js';
+import { renderMessage, searchText } from '../../src/render/message.js';
 import { at, dumps, parseMessage } from '../helpers/stores.js';
 
 const user = (content: string, ts = at(1)) => request([userPromptPart(content, { timestamp: ts })]);
@@ -46,7 +45,7 @@ test('unknown part kinds render nothing but stay in the key', () => {
   const plain = request([userPromptPart('hello', { timestamp: at(1) })]);
   const withUnknown = { ...plain, parts: [...(plain.parts as object[]), { part_kind: 'future-thing', content: 'SECRETWORD' }] };
   const m = parseMessage(withUnknown);
-  assert.equal(indexText(renderMessage(m)), 'User: hello');
+  assert.equal(searchText(renderMessage(m)), 'User: hello');
   assert.deepEqual(unknownPartKinds(m), ['future-thing']);
   assert.notEqual(messageKeys(m).loose, messageKeys(parseMessage(plain)).loose);
   const other = { ...plain, parts: [...(plain.parts as object[]), { part_kind: 'future-thing', content: 'OTHER' }] };

@@ -154,7 +154,7 @@ describe('markers that cannot be restored skip their snapshot (§1.6, §9.15)', 
       addRun(w, 'r1', 'c1');
       addRawSnapshot(w, 'r1', dumps([markedUser({ __harness_external_uri__: URI(sha('x')) })]));
     });
-    withSource(path, (_, store) => assert.equal(store.schema.hasMedia, false));
+    withSource(path, (_, store) => assert.equal(store.file.schema.hasMedia, false));
     assert.deepEqual(replayOf(path, 'r1').skipped, [{ runId: 'r1', seq: 1, reason: `media row ${sha('x')} is missing` }]);
   });
 

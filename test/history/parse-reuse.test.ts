@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { cloneJson, instructionDeltaPart, simulateRun, textPart, toolCallPart, type JsonObject } from '../../scripts/lib/messages.js';
 import { objectMembers } from '../../src/py/json-parse.js';
 import { RunReplayer, type ParsedSnapshot } from '../../src/history/replay.js';
-import type { MediaLookup } from '../../src/history/media.js';
+import type { MediaCache } from '../../src/history/media.js';
 import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';
 
 // No snapshot here carries media markers, so the lookup is never asked.
-const NO_MEDIA = { get: () => null } as unknown as MediaLookup;
+const NO_MEDIA = { get: () => null } as unknown as MediaCache;
 
 function replayer(seed: ParsedSnapshot | null = null): RunReplayer {
   return new RunReplayer('r1', NO_MEDIA, [], seed);

@@ -111,7 +111,7 @@ describe('snapshot states and old shapes (§1.3, §2.3)', () => {
     });
     assert.equal(recordTexts(path, 'r1').length, 2);
     assert.equal(toolReply(path, { query: 'cormorant', conversationId: 'c1' }), "No matches for 'cormorant' in 2 persisted messages.");
-    withSource(path, (s) => assert.deepEqual(s.snapshots.countsByRun().get('r1'), { complete: 1, interrupted: 1 }));
+    withSource(path, (s) => assert.deepEqual(s.store.countsByRun().get('r1'), { complete: 1, interrupted: 1 }));
   });
 
   test('a run whose only snapshot is interrupted has no history', () => {
@@ -138,8 +138,8 @@ describe('snapshot states and old shapes (§1.3, §2.3)', () => {
         opts,
       );
       withSource(path, (s, store) => {
-        assert.equal(store.schema.hasState, opts.shape !== 'pre-state');
-        assert.deepEqual(s.snapshots.countsByRun().get('r1'), { complete: 2, interrupted: 0 });
+        assert.equal(store.file.schema.hasState, opts.shape !== 'pre-state');
+        assert.deepEqual(s.store.countsByRun().get('r1'), { complete: 2, interrupted: 0 });
       });
       assert.match(toolReply(path, { query: 'albatross', conversationId: 'c1' }), /^Found 1 match\(es\) for 'albatross' in 3 persisted messages:/);
     });

@@ -11,8 +11,7 @@ import {
   type SummaryShape,
 } from '../../scripts/lib/messages.js';
 import { isSummaryArtifact } from '../../src/history/summary.js';
-import { indexText } from '../../src/render/fields.js';
-import { renderMessage } from '../../src/render/message.js';
+import { renderMessage, searchText } from '../../src/render/message.js';
 import { addRun, addSnapshot, assistantMsg, at, buildStore, parseMessage, recordTexts, toolReply, userMsg } from '../helpers/stores.js';
 
 const SHAPES: SummaryShape[] = ['legacy-system', 'marked-user', 'flattened-user'];
@@ -97,7 +96,7 @@ describe('summary artifacts (§3.1, §9.16)', () => {
     const m = request([systemPart(SUMMARY_PREFIX + 'dynamic', { timestamp: at(0), dynamicRef: 'fn' })]);
     const parsed = parseMessage(m);
     assert.equal(isSummaryArtifact(parsed), false);
-    assert.equal(indexText(renderMessage(parsed)), '[Compaction summary]');
+    assert.equal(searchText(renderMessage(parsed)), '[Compaction summary]');
   });
 
   test('responses are never artifacts', () => {

@@ -39,11 +39,16 @@ describe('output/human', () => {
     assert.ok(!out.includes(marked('refund')), '"prefund" is not the token "refund"');
   });
 
-  test('a token cut by the window edge is still highlighted for what shows of it', () => {
-    const text = `${'x'.repeat(520)} zeppelin ${'y'.repeat(30)} ${'z'.repeat(600)}`;
+  test('a query term cut by the window edge is highlighted for what shows of it', () => {
+    // the window centres on the first zeppelin and ends 4 code points into the second one
+    const text = `${'a '.repeat(300)}zeppelin ${'b '.repeat(120)} zeppelin ${'c '.repeat(100)}`;
     const f = clipFieldParts('User: ', text, 'tail500', new Set(['zeppelin']));
-    const out = clippedField(f, new Set(['zeppelin']), plain);
-    assert.equal(out, `User: …${f.body}…`);
+    assert.ok(f.body.endsWith(' zepp') && f.cutEnd, f.body.slice(-20));
+    const out = clippedField(f, new Set(['zeppelin']), c);
+    // tokenizing only the shown text would see "zepp", which is no query term
+    assert.ok(out.endsWith(`${marked('zepp')}${c.dim('…')}`), JSON.stringify(out.slice(-40)));
+    assert.equal(out.split(marked('zeppelin')).length, 2, 'the whole first occurrence is highlighted');
+    assert.equal(clippedField(f, new Set(['zeppelin']), plain), `User: …${f.body}…`, 'without colour: only the clip marks');
   });
 
   test('the parts label names roles once, with tool names', () => {

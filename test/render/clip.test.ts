@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clipField, displayText } from '../../src/render/clip.js';
-import type { RenderedField } from '../../src/render/fields.js';
+import type { Clippable } from '../../src/render/clip.js';
 
 const none = new Set<string>();
 const cp = (s: string) => Array.from(s);
@@ -89,7 +89,7 @@ describe('windowing around a match past the cutoff (§4.6, §9.27)', () => {
   });
 
   test('every field of a message is windowed independently, labels untouched', () => {
-    const fields: RenderedField[] = [
+    const fields: Clippable[] = [
       { label: 'Assistant: ', text: 'short', clip: 'tail500' },
       { label: 'Tool Call [t]: ', text: '{"a": "' + 'x'.repeat(300) + ' zebra"}', clip: 'tail200' },
     ];

@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { parseJson } from '../../src/py/json-parse.js';
 import { toMessage, type Message } from '../../src/history/messages.js';
 import { displayText } from '../../src/render/clip.js';
-import { indexText } from '../../src/render/fields.js';
-import { renderMessage } from '../../src/render/message.js';
+import { renderMessage, searchText } from '../../src/render/message.js';
 
 const TS = '"2026-01-02T03:04:05Z"';
 
@@ -12,7 +11,7 @@ const TS = '"2026-01-02T03:04:05Z"';
 function msg(kind: 'request' | 'response', partsJson: string): Message {
   return toMessage(parseJson(`{"parts": [${partsJson}], "kind": "${kind}"}`), 0);
 }
-const text = (m: Message) => indexText(renderMessage(m));
+const text = (m: Message) => searchText(renderMessage(m));
 const display = (m: Message) => displayText(renderMessage(m), new Set());
 
 const toolReturn = (content: string, name = 'lookup') =>

@@ -41,9 +41,9 @@ import { buildDemoStore, DEMO_MARKERS } from '../../scripts/make-demo-store.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-function parityDir(): string | undefined {
-  const candidates = [process.env.CONVSEARCH_PARITY_DIR, join(REPO_ROOT, '..', 'shared', 'parity'), '/work/shared/parity'];
-  return candidates.find((d) => d !== undefined && existsSync(join(d, 'small.db')));
+/** The parity stores: the repository's copies (test/fixtures/parity), unless CONVSEARCH_PARITY_DIR names others. */
+function parityDir(): string {
+  return process.env.CONVSEARCH_PARITY_DIR ?? join(REPO_ROOT, 'test', 'fixtures', 'parity');
 }
 
 const TMP_DIRS: string[] = [];
@@ -58,9 +58,8 @@ function tmp(): string {
 }
 
 /** Opens a copy: opening the shared store in place would create -shm/-wal files next to it. */
-function openParity(name: string): Database.Database | undefined {
+function openParity(name: string): Database.Database {
   const dir = parityDir();
-  if (!dir || !existsSync(join(dir, name))) return undefined;
   const copy = join(tmp(), name);
   copyFileSync(join(dir, name), copy);
   const wal = join(dir, `${name}-wal`);
@@ -92,8 +91,6 @@ function writeStore(path: string, sims: SimResult[], shape: SchemaShape = 'pre-i
     w.close();
   }
 }
-
-const SKIP_NO_PARITY = parityDir() === undefined ? 'shared/parity not present' : false;
 
 // ---------------------------------------------------------------------------------------------
 // (a) Python json.dumps
@@ -181,8 +178,8 @@ test('time formatting follows datetime.isoformat() and pydantic', () => {
 // ---------------------------------------------------------------------------------------------
 // (b) schema
 
-test('the pre-idempotency shape has exactly the DDL of shared/parity/small.db', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('small.db')!;
+test('the pre-idempotency shape has exactly the DDL of shared/parity/small.db', () => {
+  const parity = openParity('small.db');
   const dir = tmp();
   const w = new StepStoreWriter(join(dir, 'a.db'), { shape: 'pre-idempotency' });
   w.close();
@@ -190,13 +187,13 @@ test('the pre-idempotency shape has exactly the DDL of shared/parity/small.db', 
   assert.deepEqual(master(db), master(parity));
   // Like the parity files, the header records WAL mode (file format bytes 18/19 == 2).
   const header = readFileSync(join(dir, 'a.db')).subarray(18, 20);
-  const parityHeader = readFileSync(join(parityDir()!, 'small.db')).subarray(18, 20);
+  const parityHeader = readFileSync(join(parityDir(), 'small.db')).subarray(18, 20);
   assert.deepEqual([...header], [2, 2]);
   assert.deepEqual([...header], [...parityHeader]);
 });
 
-test('the newest shape extends the parity DDL and adds the idempotency machinery', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('small.db')!;
+test('the newest shape extends the parity DDL and adds the idempotency machinery', () => {
+  const parity = openParity('small.db');
   const dir = tmp();
   const path = join(dir, 'n.db');
   const w = new StepStoreWriter(path);
@@ -347,7 +344,7 @@ test('builders produce byte-identical JSON to a message of the parity store', ()
   );
 });
 
-test('builder key order matches every part kind found in the parity stores', { skip: SKIP_NO_PARITY }, () => {
+test('builder key order matches every part kind found in the parity stores', () => {
   const built: Record<string, JsonObject> = {
     'message:request': request([]),
     'message:response': response([], { timestamp: T }),
@@ -379,7 +376,6 @@ test('builder key order matches every part kind found in the parity stores', { s
   };
   for (const name of ['small.db', 'threaded.db', 'unicode.db', 'media.db']) {
     const db = openParity(name);
-    if (!db) continue;
     for (const [m] of rows(db, 'SELECT messages FROM snapshots') as Array<[string]>) {
       for (const msg of JSON.parse(m) as unknown[]) visit(msg, 'message');
     }
@@ -544,8 +540,8 @@ function smallDbSims(): SimResult[] {
   return [alpha1, alpha2, beta1, beta2];
 }
 
-test('simulateRun + writer reproduce shared/parity/small.db row for row', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('small.db')!;
+test('simulateRun + writer reproduce shared/parity/small.db row for row', () => {
+  const parity = openParity('small.db');
   const path = join(tmp(), 'small.db');
   const w = new StepStoreWriter(path, { shape: 'pre-idempotency' });
   w.writeSimulatedRuns(smallDbSims());
@@ -577,8 +573,8 @@ test('simulateRun + writer reproduce shared/parity/small.db row for row', { skip
   }
 });
 
-test('simulateRun reproduces shared/parity/threaded.db (threaded runs, instructions) row for row', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('threaded.db')!;
+test('simulateRun reproduces shared/parity/threaded.db (threaded runs, instructions) row for row', () => {
+  const parity = openParity('threaded.db');
   const payments = 'You are a careful payments engineer.';
   const t1 = simulateRun({
     runId: 'run-thread-1',
@@ -643,8 +639,8 @@ test('simulateRun reproduces shared/parity/threaded.db (threaded runs, instructi
   }
 });
 
-test('simulateRun reproduces shared/parity/unicode.db runs (non-ASCII escaping, string args)', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('unicode.db')!;
+test('simulateRun reproduces shared/parity/unicode.db runs (non-ASCII escaping, string args)', () => {
+  const parity = openParity('unicode.db');
   const ru = simulateRun({
     runId: 'run-uni-ru',
     conversationId: 'conv-unicode',
@@ -675,8 +671,8 @@ test('simulateRun reproduces shared/parity/unicode.db runs (non-ASCII escaping, 
   assert.deepEqual(mine, theirs);
 });
 
-test('externalization reproduces shared/parity/media.db (binary and text markers, media rows)', { skip: SKIP_NO_PARITY }, () => {
-  const parity = openParity('media.db')!;
+test('externalization reproduces shared/parity/media.db (binary and text markers, media rows)', () => {
+  const parity = openParity('media.db');
   const blobs = rows(parity, 'SELECT media_type, bytes FROM media ORDER BY rowid') as Array<[string, Buffer]>;
   const png = blobs.find(([t]) => t === 'image/png')![1];
   const log = blobs.find(([t]) => t === 'text/plain')![1].toString('utf8');

@@ -10,10 +10,10 @@ import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { ReplayCorpusSource } from '../../src/search/replay-source.js';
 import type { ParallelOptions } from '../../src/parallel/threads.js';
-import { ParallelCorpusSource } from '../../src/search/digest-source.js';
+import { DigestCorpusSource } from '../../src/search/digest-source.js';
 import { search, type SearchOptions, type SearchOutcome } from '../../src/search/search.js';
 import { queryTokens } from '../../src/text/tokenize.js';
-import { openStore, type Store } from '../../src/store/sqlite/open.js';
+import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { runCli } from '../helpers/cli.js';
 import { randomOptions, threadedStore, writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -29,12 +29,12 @@ function withFilter(random: () => number, o: SearchOptions): SearchOptions {
   return { ...o, filter: { roles, tools: new Set(r > 0.85 ? ['lookup'] : []), minScore: random() < 0.5 ? null : random() * 2 } };
 }
 
-function serial(store: Store, o: SearchOptions): SearchOutcome {
+function serial(store: SqliteReader, o: SearchOptions): SearchOutcome {
   return search(new ReplayCorpusSource(new HistorySource(store)), o);
 }
 
-function parallel(store: Store, o: SearchOptions, options: ParallelOptions): SearchOutcome {
-  return search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), options), o);
+function parallel(store: SqliteReader, o: SearchOptions, options: ParallelOptions): SearchOutcome {
+  return search(new DigestCorpusSource(new HistorySource(store), queryTokens(o.query), options), o);
 }
 
 function assertSameOutcome(got: SearchOutcome, want: SearchOutcome, label: string): void {
@@ -51,9 +51,9 @@ describe('parallel replay (--no-index on several threads)', () => {
     for (let seed = 1; seed <= 5; seed++) {
       const random = rng(seed);
       const { path, runs } = threadedStore(seed);
-      const store = openStore(path);
+      const store = openSqliteReader(path);
       try {
-        assert.notEqual(store.sharedUri, null, 'a closed store can be read by other threads');
+        assert.notEqual(store.share(), null, 'a closed store can be read by other threads');
         for (let q = 0; q < 10; q++) {
           const o = withFilter(random, randomOptions(random, runs));
           const want = serial(store, o);
@@ -79,9 +79,11 @@ describe('parallel replay (--no-index on several threads)', () => {
 
   test('a thread that cannot read the store leaves its share to the main thread: same answer', () => {
     const { path, runs } = threadedStore(9);
-    const store = openStore(path);
+    const store = openSqliteReader(path);
     try {
-      const broken: Store = { ...store, sharedUri: `file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      // its workers are told to open a file that is not there
+      const missing = { ...store.share()!, location: `immutable file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      const broken: SqliteReader = Object.assign(Object.create(store) as SqliteReader, { share: () => missing });
       const o = { ...randomOptions(rng(1), runs), scope: 'all' as const, conversationId: null, runId: null };
       assertSameOutcome(parallel(broken, o, { threads: 3, minSnapshots: 0 }), serial(store, o), 'failed workers');
     } finally {
@@ -102,14 +104,14 @@ describe('parallel replay (--no-index on several threads)', () => {
     w.close();
     const log = join(tempDir(), 'taken.log');
     process.env.FAILING_WORKER_LOG = log;
-    const store = openStore(path);
+    const store = openSqliteReader(path);
     try {
       const worker = new URL('../helpers/failing-replay-worker.js', import.meta.url);
       let lost = 0;
       for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
         writeFileSync(log, '');
         const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
-        const got = search(new ParallelCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }), o);
+        const got = search(new DigestCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }), o);
         assertSameOutcome(got, serial(store, o), 'failing workers');
         lost += readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+$/.test(l)).length;
       }
@@ -125,10 +127,10 @@ describe('parallel replay (--no-index on several threads)', () => {
     const w = new StepStoreWriter(path);
     try {
       writeRun(w, rng(5), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
-      const store = openStore(path);
+      const store = openSqliteReader(path);
       try {
         assert.equal(store.mode, 'wal-in-place');
-        assert.equal(store.sharedUri, null);
+        assert.equal(store.share(), null);
       } finally {
         store.close();
       }

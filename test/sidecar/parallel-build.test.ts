@@ -6,13 +6,13 @@ import { rng } from '../../scripts/bench/synthetic-store.js';
 import type { ParallelOptions } from '../../src/parallel/threads.js';
 import { IndexCorpusSource } from '../../src/sidecar/indexed-source.js';
 import { openIndexDatabase } from '../../src/sidecar/file.js';
-import { searchStore } from '../../src/sidecar/with-index.js';
+import { searchStore } from '../../src/api/search.js';
 import { decodePostings } from '../../src/sidecar/postings.js';
 import { IndexSync } from '../../src/sidecar/sync.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { search } from '../../src/search/search.js';
-import { openStore, type Store } from '../../src/store/sqlite/open.js';
+import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { randomOptions, threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -31,8 +31,8 @@ function indexContent(db: BetterSqlite3.Database): unknown {
   };
 }
 
-function build(store: Store, options: ParallelOptions): { db: BetterSqlite3.Database; replayed: number } {
-  const db = openIndexDatabase(join(tempDir(), 'idx.db'), store.realPath);
+function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; replayed: number } {
+  const db = openIndexDatabase(join(tempDir(), 'idx.db'), store.identity);
   const report = new IndexSync(db, store, options).sync();
   return { db, replayed: report.runsReplayed };
 }
@@ -41,7 +41,7 @@ describe('index build on several threads', () => {
   test('builds the same index as one thread, and searches through it give the replay answers (property)', () => {
     for (let seed = 1; seed <= 4; seed++) {
       const { path, runs } = threadedStore(seed);
-      const store = openStore(path);
+      const store = openSqliteReader(path);
       try {
         const serial = build(store, { threads: 1 });
         const want = indexContent(serial.db);
@@ -71,10 +71,12 @@ describe('index build on several threads', () => {
 
   test('runs a worker cannot deliver are replayed by the writer: same index', () => {
     const { path } = threadedStore(7);
-    const store = openStore(path);
+    const store = openSqliteReader(path);
     try {
       const serial = build(store, { threads: 1 });
-      const broken: Store = { ...store, sharedUri: `file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      // its workers are told to open a file that is not there
+      const missing = { ...store.share()!, location: `immutable file:${join(tempDir(), 'missing.db')}?mode=ro` };
+      const broken: SqliteReader = Object.assign(Object.create(store) as SqliteReader, { share: () => missing });
       const parallel = build(broken, { threads: 3, minSnapshots: 0 });
       assert.deepEqual(indexContent(parallel.db), indexContent(serial.db));
       serial.db.close();

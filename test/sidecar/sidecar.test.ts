@@ -7,13 +7,15 @@ import { join } from 'node:path';
 import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { openIndexedSource, searchStore, withRecordCounts } from '../../src/sidecar/with-index.js';
-import { summarizeConversations, summarizeRuns, type RecordCounts } from '../../src/api/listings.js';
+import { summarizeConversations, summarizeRuns, withRecordCounts } from '../../src/api/listings.js';
+import { searchStore } from '../../src/api/search.js';
+import type { RecordCounts } from '../../src/history/counts.js';
+import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { HistorySource } from '../../src/history/source.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import type { SearchOptions } from '../../src/search/search.js';
-import { openStore } from '../../src/store/sqlite/open.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { randomOptions, writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -24,7 +26,7 @@ function sha(path: string): string {
 
 /** Indexed and replayed searches must agree exactly, in the tool text and in the JSON document. */
 function assertSame(dbPath: string, indexPath: string, options: SearchOptions, label: string): void {
-  const store = openStore(dbPath);
+  const store = openSqliteReader(dbPath);
   try {
     const indexed = searchStore(store, options, { path: indexPath });
     const replayed = searchStore(store, options, false);
@@ -37,7 +39,7 @@ function assertSame(dbPath: string, indexPath: string, options: SearchOptions, l
 
 /** `runs` and `conversations` read their counts from the index: the same numbers as a replay. */
 function assertSameListings(dbPath: string, indexPath: string, label: string): void {
-  const store = openStore(dbPath);
+  const store = openSqliteReader(dbPath);
   try {
     const source = new HistorySource(store);
     const listing = (counts: RecordCounts) => ({
@@ -125,7 +127,7 @@ describe('persistent index', () => {
     const w = new StepStoreWriter(dbPath);
     for (let i = 0; i < 5; i++) writeRun(w, random, `r${i}`, 'c', new Date(Date.UTC(2026, 0, 1, i)));
     const sync = (): ReturnType<typeof openIndexedSource>['report'] => {
-      const store = openStore(dbPath);
+      const store = openSqliteReader(dbPath);
       try {
         const o = openIndexedSource(store, { path: indexPath });
         o.db.close();
@@ -171,12 +173,12 @@ describe('persistent index', () => {
       `INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT '${to}', step_index, timestamp, state, messages FROM snapshots WHERE run_id = '${from}' ORDER BY seq`,
     ];
     const sync = (): { report: ReturnType<typeof openIndexedSource>['report']; stamp: string | null; recorded: unknown } => {
-      const store = openStore(dbPath);
+      const store = openSqliteReader(dbPath);
       try {
         const o = openIndexedSource(store, { path: indexPath });
         const recorded = o.db.prepare("SELECT value FROM meta WHERE key = 'store_stamp'").pluck().get();
         o.db.close();
-        return { report: o.report, stamp: store.fileStamp, recorded };
+        return { report: o.report, stamp: store.stamp(), recorded };
       } finally {
         store.close();
       }

@@ -1,14 +1,7 @@
-import type { Command, Option } from 'commander';
-import { ROLES } from '../../render/roles.js';
+import { isGroup, type CommandDef } from '../command.js';
+import type { Flag, ValueKind } from '../flags.js';
 
-/** What a value slot completes to. */
-export type ValueKind =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'any' }
-  | { readonly kind: 'file' }
-  | { readonly kind: 'run' }
-  | { readonly kind: 'conversation' }
-  | { readonly kind: 'choices'; readonly choices: readonly string[] };
+export type { ValueKind };
 
 export interface OptionSpec {
   readonly long: string | null;
@@ -37,50 +30,36 @@ export interface CompletionModel {
   readonly commands: readonly CommandSpec[];
 }
 
-/** Flags and arguments whose values come from somewhere other than their definition. */
-const DYNAMIC: Record<string, ValueKind> = {
-  '--db': { kind: 'file' },
-  '--index': { kind: 'file' },
-  '--run': { kind: 'run' },
-  '--parent': { kind: 'run' },
-  '--conversation': { kind: 'conversation' },
-  'run-id': { kind: 'run' },
-  // comma-separated and repeatable, so not commander choices
-  '--role': { kind: 'choices', choices: ROLES },
-};
-
 const HELP: OptionSpec = { long: '--help', short: '-h', description: 'display help for command', value: { kind: 'none' }, repeatable: false };
+const ANY: ValueKind = { kind: 'any' };
 
-function valueOf(key: string, takesValue: boolean, choices: readonly string[] | undefined): ValueKind {
-  if (!takesValue) return { kind: 'none' };
-  if (choices) return { kind: 'choices', choices };
-  return DYNAMIC[key] ?? { kind: 'any' };
-}
-
-function optionSpec(o: Option, repeatable: (o: Option) => boolean): OptionSpec {
+function optionSpec(f: Flag): OptionSpec {
+  const words = f.spelling.split(/[ ,]+/);
+  const takesValue = words.some((w) => w.startsWith('<') || w.startsWith('['));
   return {
-    long: o.long ?? null,
-    short: o.short ?? null,
-    description: o.description,
-    value: valueOf(o.long ?? o.short ?? '', o.required || o.optional, o.argChoices),
-    repeatable: repeatable(o),
+    long: words.find((w) => w.startsWith('--')) ?? null,
+    short: words.find((w) => /^-[^-]/.test(w)) ?? null,
+    description: f.help,
+    value: !takesValue ? { kind: 'none' } : f.choices ? { kind: 'choices', choices: f.choices } : (f.completes ?? ANY),
+    repeatable: f.repeatable === true,
   };
 }
 
-/**
- * The command line as completion scripts see it, read off the commander definitions (names starting
- * with `__` are internal and left out).
- */
-export function completionModel(program: Command, repeatable: (o: Option) => boolean): CompletionModel {
-  const commands = program.commands
-    .filter((c) => !c.name().startsWith('__'))
-    .map((c) => ({
-      name: c.name(),
-      description: c.description(),
-      options: [...c.options.filter((o) => !o.hidden).map((o) => optionSpec(o, repeatable)), HELP],
-      args: c.registeredArguments.map((a) => ({ name: a.name(), value: valueOf(a.name(), true, a.argChoices), variadic: a.variadic })),
+/** The command line as completion scripts see it, from the command definitions (hidden ones left out). */
+export function completionModel(program: string, topFlags: readonly Flag[], defs: readonly CommandDef[]): CompletionModel {
+  const commands = defs
+    .filter((d) => !d.hidden)
+    .map((d) => ({
+      name: d.name,
+      description: d.description ?? '',
+      options: [...d.flags.flatMap((e) => (isGroup(e) ? [] : [optionSpec(e)])), HELP],
+      args: d.args.map((a) => ({
+        name: a.spelling.replace(/^[<[]|\.\.\.|[>\]]$/g, ''),
+        value: a.choices ? { kind: 'choices' as const, choices: a.choices } : (a.completes ?? ANY),
+        variadic: a.spelling.includes('...'),
+      })),
     }));
-  return { program: program.name(), options: [...program.options.map((o) => optionSpec(o, repeatable)), HELP], commands };
+  return { program, options: [...topFlags.map(optionSpec), HELP], commands };
 }
 
 /** Every spelling of an option: `-m`, `--max-matches`. */

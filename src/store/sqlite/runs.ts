@@ -1,21 +1,12 @@
-import type { Store } from './open.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { StoreError } from '../errors.js';
-
-/** One `runs` row, as search needs it. `rowid` breaks `started_at` ties deterministically. */
-export interface RunRecord {
-  readonly runId: string;
-  readonly conversationId: string | null;
-  readonly parentRunId: string | null;
-  readonly agentName: string | null;
-  readonly startedAt: string;
-  readonly rowid: number;
-}
+import type { StoreRun } from '../reader.js';
 
 const optionalText = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
 /** All runs in corpus order: `started_at` as TEXT (like SQLite in the reference), ties by rowid. */
-export function listRuns(store: Store): RunRecord[] {
-  const rows = store.db
+export function listRuns(db: BetterSqlite3.Database, label: string): StoreRun[] {
+  const rows = db
     .prepare(
       'SELECT rowid AS rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM runs ORDER BY started_at ASC, rowid ASC',
     )
@@ -30,29 +21,15 @@ export function listRuns(store: Store): RunRecord[] {
       !optionalText(r.agent_name)
     ) {
       // The reference fails the whole call on such a row ('run row has wrong types').
-      throw new StoreError(`${store.path}: runs row ${String(r.rowid)} has wrong types (run_id ${JSON.stringify(String(r.run_id))})`);
+      throw new StoreError(`${label}: runs row ${String(r.rowid)} has wrong types (run_id ${JSON.stringify(String(r.run_id))})`);
     }
-    return runRecord({ ...r, rowid: Number(r.rowid) } as RunColumns);
+    return {
+      runId: r.run_id,
+      conversationId: r.conversation_id,
+      parentRunId: r.parent_run_id,
+      agentName: r.agent_name,
+      startedAt: r.started_at,
+      rowid: Number(r.rowid),
+    };
   });
-}
-
-/** The columns of a runs row that a run record holds (the store's and the index's rows share them). */
-export interface RunColumns {
-  run_id: string;
-  conversation_id: string | null;
-  parent_run_id: string | null;
-  agent_name: string | null;
-  started_at: string;
-  rowid: number;
-}
-
-export function runRecord(r: RunColumns): RunRecord {
-  return {
-    runId: r.run_id,
-    conversationId: r.conversation_id,
-    parentRunId: r.parent_run_id,
-    agentName: r.agent_name,
-    startedAt: r.started_at,
-    rowid: r.rowid,
-  };
 }

@@ -1,24 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Store } from './open.js';
-
-/** One stored snapshot row; `messages` is untyped because a corrupt row may hold anything. */
-export interface SnapshotRow {
-  readonly seq: number;
-  readonly stepIndex: unknown;
-  readonly timestamp: unknown;
-  readonly messages: unknown;
-}
-
-export interface Watermark {
-  /** Snapshot rows of any state. */
-  readonly count: number;
-  readonly maxSeq: number;
-}
-
-export interface SnapshotCounts {
-  readonly complete: number;
-  readonly interrupted: number;
-}
+import type { SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
+import type { StoreSchema } from './schema.js';
 
 /** Prepared statements over `snapshots`, built once per store. */
 export class SnapshotReader {
@@ -30,67 +12,67 @@ export class SnapshotReader {
   private readonly marks: BetterSqlite3.Statement;
   private readonly total: BetterSqlite3.Statement;
 
-  constructor(store: Store) {
-    const stateFilter = store.schema.hasState ? " AND state = 'complete'" : '';
-    this.complete = store.db.prepare(
+  constructor(db: BetterSqlite3.Database, schema: StoreSchema) {
+    const stateFilter = schema.hasState ? " AND state = 'complete'" : '';
+    this.complete = db.prepare(
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ?${stateFilter} ORDER BY seq ASC`,
     );
-    this.interrupted = store.schema.hasState
-      ? store.db.prepare(
+    this.interrupted = schema.hasState
+      ? db.prepare(
           "SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'interrupted' ORDER BY seq ASC",
         )
       : null;
-    this.counts = store.schema.hasState
-      ? store.db.prepare(
+    this.counts = schema.hasState
+      ? db.prepare(
           "SELECT run_id AS runId, SUM(state = 'complete') AS complete, SUM(state = 'interrupted') AS interrupted FROM snapshots GROUP BY run_id",
         )
-      : store.db.prepare('SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted FROM snapshots GROUP BY run_id');
-    this.completeAfter = store.db.prepare(
+      : db.prepare('SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted FROM snapshots GROUP BY run_id');
+    this.completeAfter = db.prepare(
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND seq > ?${stateFilter} ORDER BY seq ASC`,
     );
-    this.completeUpTo = store.db.prepare(
+    this.completeUpTo = db.prepare(
       `SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots WHERE run_id = ? AND seq <= ?${stateFilter}`,
     );
     // (run_id, seq) is what idx_snapshots_run covers: these never touch the message text
-    this.marks = store.db.prepare('SELECT run_id AS runId, COUNT(*) AS count, MAX(seq) AS maxSeq FROM snapshots GROUP BY run_id');
-    this.total = store.db.prepare('SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots');
+    this.marks = db.prepare('SELECT run_id AS runId, COUNT(*) AS count, MAX(seq) AS maxSeq FROM snapshots GROUP BY run_id');
+    this.total = db.prepare('SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots');
   }
 
   /** Complete snapshots with `seq > afterSeq`, in order: what was added since a watermark. */
-  completeSnapshotsAfter(runId: string, afterSeq: number): IterableIterator<SnapshotRow> {
-    return this.completeAfter.iterate(runId, afterSeq) as IterableIterator<SnapshotRow>;
+  completeSnapshotsAfter(runId: string, afterSeq: number): IterableIterator<StoreSnapshot> {
+    return this.completeAfter.iterate(runId, afterSeq) as IterableIterator<StoreSnapshot>;
   }
 
   /** Count and last seq of the run's complete snapshots up to `seq`. */
-  completeUpToSeq(runId: string, seq: number): Watermark {
-    return this.completeUpTo.get(runId, seq) as Watermark;
+  completeUpToSeq(runId: string, seq: number): SnapshotMark {
+    return this.completeUpTo.get(runId, seq) as SnapshotMark;
   }
 
   /** Per run: number of snapshot rows (any state) and the highest seq. */
-  watermarks(): Map<string, Watermark> {
-    const out = new Map<string, Watermark>();
+  watermarks(): Map<string, SnapshotMark> {
+    const out = new Map<string, SnapshotMark>();
     for (const r of this.marks.all() as Array<{ runId: unknown; count: number; maxSeq: number }>) {
       if (typeof r.runId === 'string') out.set(r.runId, { count: r.count, maxSeq: r.maxSeq });
     }
     return out;
   }
 
-  totals(): Watermark {
-    return this.total.get() as Watermark;
+  totals(): SnapshotMark {
+    return this.total.get() as SnapshotMark;
   }
 
   /** The run's `complete` snapshots in `seq` order, streamed (a run's rows can be large). */
-  completeSnapshots(runId: string): IterableIterator<SnapshotRow> {
-    return this.complete.iterate(runId) as IterableIterator<SnapshotRow>;
+  completeSnapshots(runId: string): IterableIterator<StoreSnapshot> {
+    return this.complete.iterate(runId) as IterableIterator<StoreSnapshot>;
   }
 
-  interruptedSnapshots(runId: string): IterableIterator<SnapshotRow> {
+  interruptedSnapshots(runId: string): IterableIterator<StoreSnapshot> {
     if (!this.interrupted) return [][Symbol.iterator]();
-    return this.interrupted.iterate(runId) as IterableIterator<SnapshotRow>;
+    return this.interrupted.iterate(runId) as IterableIterator<StoreSnapshot>;
   }
 
-  countsByRun(): Map<string, SnapshotCounts> {
-    const out = new Map<string, SnapshotCounts>();
+  countsByRun(): Map<string, SnapshotStateCounts> {
+    const out = new Map<string, SnapshotStateCounts>();
     for (const r of this.counts.all() as Array<{ runId: unknown; complete: number | null; interrupted: number | null }>) {
       if (typeof r.runId === 'string') out.set(r.runId, { complete: r.complete ?? 0, interrupted: r.interrupted ?? 0 });
     }

@@ -1,11 +1,11 @@
-import type { Store } from './open.js';
+import type BetterSqlite3 from 'better-sqlite3';
 
 /**
  * Per run, the highest `step_index` among its snapshots of any state (how far the run got). `messages` is
  * the last column, so its overflow pages are never read. A non-integer step (a damaged row) counts as none.
  */
-export function lastSteps(store: Store): Map<string, number | null> {
-  const rows = store.db.prepare('SELECT run_id AS runId, MAX(step_index) AS step FROM snapshots GROUP BY run_id').all() as Array<{
+export function lastSteps(db: BetterSqlite3.Database): Map<string, number | null> {
+  const rows = db.prepare('SELECT run_id AS runId, MAX(step_index) AS step FROM snapshots GROUP BY run_id').all() as Array<{
     runId: unknown;
     step: unknown;
   }>;

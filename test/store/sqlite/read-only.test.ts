@@ -5,7 +5,8 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSyn
 import { join } from 'node:path';
 import { simulateRun, textPart, toolCallPart } from '../../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../../scripts/lib/store-writer.js';
-import { openStore, type OpenMode } from '../../../src/store/sqlite/open.js';
+import type { OpenMode } from '../../../src/store/sqlite/open.js';
+import { openSqliteReader } from '../../../src/store/sqlite/reader.js';
 import { runCliAsync } from '../../helpers/cli.js';
 import { addRun, addSnapshot, at, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
 
@@ -61,12 +62,12 @@ async function runAll(db: string, cacheHome: string): Promise<void> {
 
 /** Checks the open mode and that the library connection cannot write. */
 function assertReadOnlyOpen(db: string, mode: OpenMode): void {
-  const store = openStore(db);
+  const store = openSqliteReader(db);
   try {
     assert.equal(store.mode, mode);
-    assert.equal(store.db.readonly, true);
-    assert.throws(() => store.db.exec('CREATE TABLE convsearch_probe (x)'), /readonly|read-only/i);
-    assert.throws(() => store.db.exec("UPDATE runs SET agent_name = 'x'"), /readonly|read-only/i);
+    assert.equal(store.file.db.readonly, true);
+    assert.throws(() => store.file.db.exec('CREATE TABLE convsearch_probe (x)'), /readonly|read-only/i);
+    assert.throws(() => store.file.db.exec("UPDATE runs SET agent_name = 'x'"), /readonly|read-only/i);
   } finally {
     store.close();
   }
@@ -113,9 +114,9 @@ function assertMainFileLacksWalRows(db: string): void {
   // the main file alone (immutable, ignoring the -wal) must not have r2: it lives only in the -wal
   const dir = tempDir();
   copyFileSync(db, join(dir, 'main-only.db'));
-  const store = openStore(join(dir, 'main-only.db'));
+  const store = openSqliteReader(join(dir, 'main-only.db'));
   try {
-    assert.equal(store.db.prepare("SELECT count(*) FROM runs WHERE run_id = 'r2'").pluck().get(), 0);
+    assert.equal(store.file.db.prepare("SELECT count(*) FROM runs WHERE run_id = 'r2'").pluck().get(), 0);
   } finally {
     store.close();
   }

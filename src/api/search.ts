@@ -1,0 +1,63 @@
+import { HistorySource, type ProgressFn } from '../history/source.js';
+import { DigestCorpusSource } from '../search/digest-source.js';
+import { search, type HitFilter, type Scope, type SearchOptions, type SearchOutcome } from '../search/search.js';
+import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import { parallelOptionsFromEnv } from '../parallel/threads.js';
+import type { StoreReader } from '../store/reader.js';
+import { queryTokens } from '../text/tokenize.js';
+
+export type { ProgressFn } from '../history/source.js';
+export { isRole, ROLES, type Role } from '../render/roles.js';
+export { scopeMissMessage, type ScopeMiss } from '../search/scope.js';
+export type { ExcerptLine, Hit, HitFilter, Scope, SearchOptions, SearchOutcome } from '../search/search.js';
+import { DEFAULTS } from './defaults.js';
+import { checkSearchOptions } from './validate.js';
+
+/** A search as a library caller asks for it: what is left out takes its value from {@link DEFAULTS}. */
+export interface SearchRequest {
+  readonly query: string;
+  /** `conversation` searches `conversationId`'s runs (the reference's default scope); `all` every run. */
+  readonly scope: Scope;
+  readonly conversationId?: string | null;
+  /** Search only this run's full record (no attribution). */
+  readonly runId?: string | null;
+  readonly maxMatches?: number;
+  readonly contextLines?: number;
+  readonly bm25?: { readonly k1?: number; readonly b?: number };
+  /** Which ranked messages may become hits (the statistics stay those of the whole scope). */
+  readonly filter?: HitFilter;
+}
+
+/** The request with every default filled in, checked as the reference checks its parameters. */
+export function searchOptions(r: SearchRequest): SearchOptions {
+  const options: SearchOptions = {
+    query: r.query,
+    scope: r.scope,
+    conversationId: r.conversationId ?? null,
+    runId: r.runId ?? null,
+    maxMatches: r.maxMatches ?? DEFAULTS.maxMatches,
+    contextLines: r.contextLines ?? DEFAULTS.contextLines,
+    bm25: { k1: r.bm25?.k1 ?? DEFAULTS.bm25.k1, b: r.bm25?.b ?? DEFAULTS.bm25.b },
+    ...(r.filter ? { filter: r.filter } : {}),
+  };
+  checkSearchOptions(options);
+  return options;
+}
+
+/** What a long search reports while it runs. */
+export interface WorkHooks {
+  /** Replay or index-build progress: `done` of `total` runs. Keep it cheap. */
+  readonly onProgress?: ProgressFn;
+  /** Told when the index cannot be used and the store is replayed instead (same results). */
+  readonly onFallback?: (reason: string) => void;
+}
+
+/** One search over a store, through the sidecar index unless `index` is false. Same outcome either way. */
+export function searchStore(store: StoreReader, options: SearchOptions, index: IndexChoice, hooks: WorkHooks = {}): SearchOutcome {
+  const replay = (): SearchOutcome => {
+    const source = new HistorySource(store, { onProgress: hooks.onProgress });
+    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options);
+  };
+  if (index === false) return replay();
+  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
+}

@@ -1,0 +1,102 @@
+import { HistorySource } from '../history/source.js';
+import type { SearchOutcome } from '../search/search.js';
+import type { IndexChoice } from '../sidecar/with-index.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
+import { openSqliteReader } from '../store/sqlite/reader.js';
+import { listConversations, listRuns, type ConversationListing, type RunListing, type RunQuery } from './listings.js';
+import { searchOptions, searchStore, type SearchRequest, type WorkHooks } from './search.js';
+import { showRun, type ShowRequest, type ShowResult } from './show.js';
+
+export interface SessionOptions extends WorkHooks {
+  /**
+   * The sidecar index searches and listings read through: by default one per store in the user cache
+   * directory (`$XDG_CACHE_HOME/convsearch`); `{ path }` names the file; false replays the store every
+   * time (the reference's way; same results, slower).
+   */
+  readonly index?: IndexChoice;
+}
+
+/**
+ * One store opened read-only, and what can be asked of it. Every call reads one consistent state of the
+ * store; hooks given to a call replace the session's.
+ */
+export class Session {
+  private readonly index: IndexChoice;
+
+  constructor(
+    readonly store: StoreReader,
+    private readonly options: SessionOptions = {},
+  ) {
+    this.index = options.index ?? {};
+  }
+
+  private hooks(over: WorkHooks): WorkHooks {
+    return { ...this.options, ...over };
+  }
+
+  private source(hooks: WorkHooks): HistorySource {
+    return new HistorySource(this.store, { onProgress: hooks.onProgress });
+  }
+
+  /** Every run, in corpus order (`started_at`, ties by the store's own order). */
+  runs(): StoreRun[] {
+    return this.store.runs();
+  }
+
+  runCount(): number {
+    return this.store.runCount();
+  }
+
+  /** BM25 search with the reference's semantics; `scope-not-found` outcomes carry `missing`. */
+  search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
+    const options = searchOptions(request);
+    return searchStore(this.store, options, this.index, this.hooks(hooks));
+  }
+
+  /** Runs with snapshot and message counts; null when `query.parent` names a run the store does not hold. */
+  listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing | null {
+    const h = this.hooks(hooks);
+    return listRuns(this.source(h), query, this.index, h);
+  }
+
+  /** Conversations with their runs, time span, searchable messages and agents. */
+  listConversations(hooks: WorkHooks = {}): ConversationListing {
+    const h = this.hooks(hooks);
+    return listConversations(this.source(h), this.index, h);
+  }
+
+  /** A run's replayed full record (or a window of it), numbered as search excerpts number it. */
+  showRun(runId: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowResult {
+    return showRun(this.source(this.hooks(hooks)), runId, request);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+/** Opens the store at `target` read-only (no trace left beside it). Close the session when done. */
+export function openSession(target: string, options: SessionOptions & { readonly stable?: boolean } = {}): Session {
+  return new Session(openSqliteReader(target, { stable: options.stable }), options);
+}
+
+/**
+ * Opens the store, runs `fn` and closes the store, whatever happens. When a writer changed the store
+ * under a read in place (a checkpoint into the file being read), what `fn` saw may mix two states: it
+ * runs again on a stable copy. A store error that shows only when a query reaches it (a damaged page)
+ * is thrown as a StoreError naming the store.
+ */
+export async function withSession<T>(target: string, options: SessionOptions, fn: (session: Session) => T | Promise<T>): Promise<T> {
+  for (let stable = false; ; stable = true) {
+    const session = openSession(target, { ...options, stable });
+    try {
+      const result = await fn(session);
+      if (stable || session.store.unchanged()) return result;
+    } catch (e) {
+      if (!stable && !session.store.unchanged()) continue;
+      throw session.store.storeError(e) ?? e;
+    } finally {
+      session.close();
+    }
+  }
+}

@@ -1,0 +1,205 @@
+import { Option } from 'commander';
+import { DEFAULTS } from '../api/defaults.js';
+import type { SessionOptions } from '../api/session.js';
+import { RequestError } from '../api/errors.js';
+import { parseInstant } from '../api/listings.js';
+import { ROLES } from '../api/search.js';
+import { checkB, checkK1, checkNonNegative } from '../api/validate.js';
+import { UsageError } from './errors.js';
+
+/** What a flag's value (or an argument) completes to in the shell scripts. */
+export type ValueKind =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'any' }
+  | { readonly kind: 'file' }
+  | { readonly kind: 'run' }
+  | { readonly kind: 'conversation' }
+  | { readonly kind: 'choices'; readonly choices: readonly string[] };
+
+/**
+ * One flag of the command line, declared once: commands compose these, the completion scripts are
+ * generated from them, and defaults come from the library's {@link DEFAULTS}. Values are parsed by the
+ * command (with `parse` functions below) in the reference's order, not by commander.
+ */
+export interface Flag {
+  /** As commander takes it: `-m, --max-matches <n>`, `--json`, `--no-index`. */
+  readonly spelling: string;
+  readonly help: string;
+  /** Shown in the help and used when the flag is absent. */
+  readonly default?: string;
+  /** Values commander accepts (and the scripts complete). */
+  readonly choices?: readonly string[];
+  /** May be given several times, each time a comma-separated list. */
+  readonly repeatable?: boolean;
+  /** What the value completes to when `choices` does not say. */
+  readonly completes?: ValueKind;
+}
+
+const FILE: ValueKind = { kind: 'file' };
+const RUN: ValueKind = { kind: 'run' };
+const CONVERSATION: ValueKind = { kind: 'conversation' };
+
+const INDEX_PATH = 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)';
+
+/** Every flag of every command. A command may reword a flag's help for its own use, nothing else. */
+export const FLAGS = {
+  version: { spelling: '-V, --version', help: 'output the version number' },
+  db: { spelling: '--db <path>', help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)', completes: FILE },
+  index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
+  noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
+  conversation: { spelling: '--conversation <id>', help: "search this conversation's runs (the reference's default scope)", completes: CONVERSATION },
+  scope: { spelling: '--scope <scope>', help: 'all: every run in the store', choices: ['all', 'conversation'] },
+  run: { spelling: '--run <id>', help: "search only this run's full record", completes: RUN },
+  maxMatches: { spelling: '-m, --max-matches <n>', help: 'most hits to select', default: String(DEFAULTS.maxMatches) },
+  context: { spelling: '-C, --context <n>', help: 'messages of context around each hit', default: String(DEFAULTS.contextLines) },
+  bm25K1: { spelling: '--bm25-k1 <x>', help: 'BM25 term-frequency saturation', default: String(DEFAULTS.bm25.k1) },
+  bm25B: { spelling: '--bm25-b <x>', help: 'BM25 length normalization, 0..1', default: String(DEFAULTS.bm25.b) },
+  role: {
+    spelling: '--role <role>',
+    help: `only messages with a part of this role count as hits: ${ROLES.join(', ')} (repeatable, or comma-separated)`,
+    repeatable: true,
+    // comma-separated and repeatable, so not commander choices
+    completes: { kind: 'choices', choices: ROLES },
+  },
+  tool: { spelling: '--tool <name>', help: 'only messages with a tool call, tool return or retry of this tool count (repeatable)', repeatable: true },
+  minScore: { spelling: '--min-score <x>', help: 'only hits scoring at least x count' },
+  format: {
+    spelling: '--format <format>',
+    help: 'human (default), tool (the reference text, byte for byte), json, ndjson or plain',
+    choices: ['human', 'tool', 'json', 'ndjson', 'plain'],
+  },
+  json: { spelling: '--json', help: 'one JSON document (schema_version 1)' },
+  ndjson: { spelling: '--ndjson', help: 'one JSON event per line' },
+  plain: { spelling: '--plain', help: 'one line per hit: run_id:message_index:score:text' },
+  count: { spelling: '--count', help: 'print the number of hits' },
+  countBy: { spelling: '--count-by <key>', help: 'print run_id:hits per run (implies --count)', choices: ['run'] },
+  color: {
+    spelling: '--color <when>',
+    help: 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR',
+    choices: ['auto', 'always', 'never'],
+    default: DEFAULTS.color,
+  },
+  quiet: { spelling: '-q, --quiet', help: 'print nothing; only set the exit status' },
+  expectNone: { spelling: '--expect-none', help: 'fail (exit 1) when any hit is found; the hits go to stderr' },
+  expectMin: { spelling: '--expect-min <n>', help: 'fail (exit 1) unless at least n hits are found' },
+  agent: { spelling: '--agent <name>', help: 'only runs of this agent' },
+  since: { spelling: '--since <date>', help: 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)' },
+  until: { spelling: '--until <date>', help: 'only runs started at or before it (a bare date includes that whole day)' },
+  parent: { spelling: '--parent <run>', help: 'only this run and the runs it delegated to, transitively (its delegate tree)', completes: RUN },
+  limit: { spelling: '--limit <n>', help: 'at most n runs (after sorting)' },
+  sort: { spelling: '--sort <key>', help: 'started (corpus order) or messages (most first)', choices: ['started', 'messages'], default: DEFAULTS.runSort },
+  at: { spelling: '--at <n>', help: 'show only message [n] and its context (search hits name it: run_id:n)' },
+  includeInterrupted: { spelling: '--include-interrupted', help: 'also list what interrupted snapshots held beyond the record (never searchable)' },
+} as const satisfies Record<string, Flag>;
+
+/** A flag as one command uses it: in its own words, and without the default when the command has none. */
+export function reworded(flag: Flag, help: string, options: { readonly withoutDefault?: boolean } = {}): Flag {
+  const { default: _, ...rest } = flag;
+  return options.withoutDefault ? { ...rest, help } : { ...flag, help };
+}
+
+/** Accumulates a repeatable flag; each use may also hold a comma-separated list. */
+function collect(value: string, previous: string[] = []): string[] {
+  return previous.concat(
+    value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  );
+}
+
+/** The commander option for a flag. */
+export function option(flag: Flag): Option {
+  const o = new Option(flag.spelling, flag.help);
+  if (flag.choices) o.choices(flag.choices);
+  if (flag.default !== undefined) o.default(flag.default);
+  if (flag.repeatable) o.argParser(collect);
+  return o;
+}
+
+// ---- value parsers: syntax here, the library's own checks where it has them -------------------------
+
+/** A library check failing on a flag's value is a usage error of that flag. */
+function asUsage<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof RequestError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function integer(flag: string, raw: string): number {
+  if (!/^[+-]?\d+$/.test(raw.trim())) throw new UsageError(`${flag} expects an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} is out of range: ${raw}`);
+  return n;
+}
+
+/** An integer that must not be negative; `name` is what the reference calls it in its message. */
+export function parseCount(flag: string, raw: string, name: string): number {
+  const n = integer(flag, raw);
+  return asUsage(() => checkNonNegative(name, n));
+}
+
+function parseNumber(flag: string, raw: string): number {
+  const t = raw.trim().toLowerCase();
+  // Python float() spellings: nan/inf/infinity with optional sign
+  const special: Record<string, number> = {
+    nan: NaN,
+    '+nan': NaN,
+    '-nan': NaN,
+    inf: Infinity,
+    '+inf': Infinity,
+    infinity: Infinity,
+    '+infinity': Infinity,
+    '-inf': -Infinity,
+    '-infinity': -Infinity,
+  };
+  if (t in special) return special[t]!;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) throw new UsageError(`${flag} expects a number, got ${JSON.stringify(raw)}`);
+  return Number(t);
+}
+
+export function parseK1(raw: string): number {
+  const k1 = parseNumber('--bm25-k1', raw);
+  return asUsage(() => checkK1(k1));
+}
+
+export function parseB(raw: string): number {
+  const b = parseNumber('--bm25-b', raw);
+  return asUsage(() => checkB(b));
+}
+
+export function parseScore(flag: string, raw: string): number {
+  const x = parseNumber(flag, raw);
+  if (!Number.isFinite(x)) throw new UsageError(`${flag} expects a finite number, got ${JSON.stringify(raw)}`);
+  return x;
+}
+
+/** A non-negative integer written without a sign. */
+export function parseLimit(flag: string, raw: string): number {
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} expects a non-negative integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} is out of range: ${raw}`);
+  return n;
+}
+
+/** An ISO 8601 date or time as microseconds since the epoch; `endOfDay` for a bare date's last microsecond. */
+export function parseDate(flag: string, raw: string, endOfDay: boolean): number {
+  const t = parseInstant(raw, endOfDay);
+  if (t === null) throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
+  return t;
+}
+
+/** `--db`, else `$CONVSEARCH_DB` when non-empty, else the library's default file. */
+export function resolveDb(flag: string | undefined): string {
+  if (flag !== undefined) return flag;
+  const env = process.env.CONVSEARCH_DB;
+  return env ? env : DEFAULTS.db;
+}
+
+/** `--index <path>` / `--no-index` → which sidecar index the session reads through. */
+export function indexChoice(flags: { readonly index?: string | false }): NonNullable<SessionOptions['index']> {
+  return flags.index === false ? false : { path: flags.index };
+}

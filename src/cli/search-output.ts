@@ -1,0 +1,126 @@
+import type { SearchOutcome } from '../api/search.js';
+import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
+import { escapeForTerminal } from '../output/escape.js';
+import { humanHits, humanNotice } from '../output/human.js';
+import { searchJson, searchNdjson } from '../output/json.js';
+import { countLines, plainLines } from '../output/plain.js';
+import { outcomeStats, summaryLine } from '../output/stats.js';
+import { toolText } from '../output/tool-text.js';
+import { terminalWidth } from '../output/width.js';
+import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
+import { parseCount } from './flags.js';
+import { reportWarnings, writeErr, writeTo, type OutStream } from './io.js';
+
+/** The output side of the search flags. */
+export interface SearchOutputFlags {
+  format?: string;
+  json?: boolean;
+  ndjson?: boolean;
+  plain?: boolean;
+  count?: boolean;
+  countBy?: string;
+  color: ColorChoice;
+  quiet?: boolean;
+  expectNone?: boolean;
+  expectMin?: string;
+}
+
+export type SearchFormat = 'human' | 'tool' | 'json' | 'ndjson' | 'plain' | 'count';
+
+/** How the outcome is printed and judged. */
+export interface OutputPlan {
+  readonly format: SearchFormat;
+  readonly countBy: 'run' | null;
+  readonly quiet: boolean;
+  /** `--expect-none`: hits are a failure, printed to stderr. */
+  readonly expectNone: boolean;
+  /** `--expect-min n`. */
+  readonly expectMin: number | null;
+  readonly color: ColorChoice;
+}
+
+/** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
+export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan {
+  const chosen: Array<[string, SearchFormat]> = [];
+  if (f.format !== undefined) chosen.push([`--format ${f.format}`, f.format as SearchFormat]);
+  if (f.json) chosen.push(['--json', 'json']);
+  if (f.ndjson) chosen.push(['--ndjson', 'ndjson']);
+  if (f.plain) chosen.push(['--plain', 'plain']);
+  if (f.count || f.countBy !== undefined) chosen.push([f.countBy !== undefined ? '--count-by' : '--count', 'count']);
+  const distinct = chosen.filter(([, fmt], i) => chosen.findIndex(([, g]) => g === fmt) === i);
+  if (distinct.length > 1) {
+    throw new UsageError(`${distinct[0]![0]} and ${distinct[1]![0]} ask for different outputs; pass one`);
+  }
+  if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
+  const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
+  if (expectMin !== null && expectMin > maxMatches) {
+    throw new UsageError(`--expect-min ${expectMin} can never hold: at most --max-matches ${maxMatches} hits are selected; raise -m`);
+  }
+  return {
+    format: distinct[0]?.[1] ?? 'human',
+    countBy: f.countBy === 'run' ? 'run' : null,
+    quiet: Boolean(f.quiet),
+    expectNone: Boolean(f.expectNone),
+    expectMin,
+    color: f.color,
+  };
+}
+
+/** The reference text and its newline: byte-exact for pipes and files (the parity format); a terminal still never gets raw controls. */
+function toolPrintable(outcome: SearchOutcome, out: OutStream): string {
+  const text = toolText(outcome);
+  return (out.isTTY ? escapeForTerminal(text) : text) + '\n';
+}
+
+/** Prints the outcome in the planned format (nothing with `-q`). */
+export function printOutcome(outcome: SearchOutcome, plan: OutputPlan): void {
+  if (plan.quiet) return;
+  const out: OutStream = plan.expectNone ? process.stderr : process.stdout;
+  const lines = (ls: string[]): void => {
+    if (ls.length) writeTo(out, ls.join('\n') + '\n');
+  };
+  switch (plan.format) {
+    case 'tool':
+      writeTo(out, toolPrintable(outcome, out));
+      break;
+    case 'json':
+      writeTo(out, JSON.stringify(searchJson(outcome), null, 2) + '\n');
+      break;
+    case 'ndjson':
+      lines(searchNdjson(outcome));
+      break;
+    case 'plain':
+      lines(plainLines(outcome));
+      break;
+    case 'count':
+      lines(countLines(outcome, plan.countBy));
+      break;
+    case 'human': {
+      const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
+      if (text) writeTo(out, text + '\n');
+      const notice = humanNotice(outcome);
+      if (notice !== null) writeErr(notice + '\n');
+      break;
+    }
+  }
+  reportWarnings(outcome.warnings);
+  if (plan.format === 'human') writeErr(summaryLine(outcome) + '\n');
+}
+
+/** The exit status of a search under the plan (0 found / expectation met, 1 otherwise). */
+export function exitStatus(hits: number, plan: OutputPlan): number {
+  if (plan.expectNone) return hits === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+  if (plan.expectMin !== null) return hits >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
+  return hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+}
+
+/** Sets the exit status, saying on stderr which expectation failed. */
+export function judge(outcome: SearchOutcome, plan: OutputPlan): void {
+  const hits = outcomeStats(outcome).hits;
+  const status = exitStatus(hits, plan);
+  if (status !== EXIT_FOUND && !plan.quiet) {
+    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+  }
+  process.exitCode = status;
+}

@@ -1,0 +1,161 @@
+/**
+ * The one protocol between the main thread and the worker threads that replay for it (the `--no-index`
+ * digests and the index build): a worker opens the very bytes the main thread reads
+ * (`StoreReader.share()`), posts its results in batches, and finishes; the main thread receives the
+ * batches synchronously (it is busy replaying or writing itself, and the pipeline is synchronous).
+ * A worker never throws: a failure is posted as an error and the main thread does that work itself.
+ */
+import { MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import type { StoreReader, StoreShare } from '../store/reader.js';
+import { openSharedReader } from '../store/shared.js';
+
+/** Slots of the signal block both sides share. */
+const POSTED = 0;
+const DONE = 1;
+const TAKEN = 2;
+const PROGRESS = 3;
+const SLOTS = 4;
+
+/** What every pool worker is given; a task adds its own fields. */
+export interface PoolWorkerData {
+  readonly share: StoreShare;
+  readonly signal: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+type Message<T> = { readonly results: T[] } | { readonly error: string };
+
+/** The main thread's handle on one worker. */
+export class PoolWorker<T> {
+  private readonly signal: Int32Array;
+  private received = 0;
+  /** It posted an error, or finished without delivering what was asked of it. */
+  failed = false;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly port: MessagePort,
+    signal: SharedArrayBuffer,
+  ) {
+    this.signal = new Int32Array(signal);
+  }
+
+  /** Hands every batch posted so far to `onBatch` without waiting; true when any arrived. */
+  receive(onBatch: (results: T[]) => void): boolean {
+    let any = false;
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      any = true;
+      this.received++;
+      const message = m.message as Message<T>;
+      if ('error' in message) this.failed = true;
+      else onBatch(message.results);
+      Atomics.add(this.signal, TAKEN, 1);
+      Atomics.notify(this.signal, TAKEN);
+    }
+    return any;
+  }
+
+  /** It finished and everything it posted has been received. */
+  get finished(): boolean {
+    return Atomics.load(this.signal, DONE) === 1 && this.received >= Atomics.load(this.signal, POSTED);
+  }
+
+  /** Sleeps until it posts or finishes, or `ms` pass. */
+  wait(ms: number): void {
+    if (Atomics.load(this.signal, DONE) === 1) return;
+    Atomics.wait(this.signal, POSTED, Atomics.load(this.signal, POSTED), ms);
+  }
+
+  /** Its own count of the work done (for progress). */
+  get progress(): number {
+    return Atomics.load(this.signal, PROGRESS);
+  }
+
+  /** Every batch until it finishes, calling `onWait` between looks; false when it failed. */
+  drain(onBatch: (results: T[]) => void, onWait: () => void, pollMs: number): boolean {
+    while (!this.finished) {
+      if (this.receive(onBatch)) continue;
+      this.wait(pollMs);
+      onWait();
+    }
+    this.receive(onBatch);
+    return !this.failed;
+  }
+
+  /** Ends a worker whose results are no longer wanted. */
+  stop(): void {
+    this.port.close();
+    void this.worker.terminate();
+  }
+}
+
+/** Starts `script` on the store's shared bytes with the task's `data` (plain data: it is copied over). */
+export function startPoolWorker<T>(script: URL, share: StoreShare, data: object): PoolWorker<T> {
+  const { port1, port2 } = new MessageChannel();
+  const signal = new SharedArrayBuffer(4 * SLOTS);
+  const full: PoolWorkerData = { ...data, share, signal, port: port2 };
+  const worker = new Worker(script, { workerData: full, transferList: [port2] });
+  worker.unref();
+  return new PoolWorker<T>(worker, port1, signal);
+}
+
+/** The worker side: what a task posts its results through. */
+export class PoolChannel<T> {
+  private readonly signal: Int32Array;
+
+  constructor(private readonly data: PoolWorkerData) {
+    this.signal = new Int32Array(data.signal);
+  }
+
+  post(results: T[], transfer: ArrayBuffer[] = []): void {
+    this.send({ results }, transfer);
+  }
+
+  /** The work done so far, for the main thread's progress report. */
+  progress(done: number): void {
+    Atomics.store(this.signal, PROGRESS, done);
+  }
+
+  /** Waits while more than `ahead` batches are posted and not yet received (bounds the memory they hold). */
+  throttle(ahead: number): void {
+    for (let taken = Atomics.load(this.signal, TAKEN); Atomics.load(this.signal, POSTED) - taken > ahead; taken = Atomics.load(this.signal, TAKEN)) {
+      Atomics.wait(this.signal, TAKEN, taken, 100);
+    }
+  }
+
+  fail(e: unknown): void {
+    this.send({ error: e instanceof Error ? e.message : String(e) }, []);
+  }
+
+  finish(): void {
+    Atomics.store(this.signal, DONE, 1);
+    Atomics.notify(this.signal, POSTED);
+  }
+
+  private send(message: Message<T>, transfer: ArrayBuffer[]): void {
+    this.data.port.postMessage(message, transfer);
+    Atomics.add(this.signal, POSTED, 1);
+    Atomics.notify(this.signal, POSTED);
+  }
+}
+
+/**
+ * In a worker thread: opens the store the main thread reads, runs `task` with the task's data and a
+ * channel, and always finishes (a failure is posted, never thrown).
+ */
+export function runPoolWorker<D extends PoolWorkerData, T>(task: (store: StoreReader, data: D, channel: PoolChannel<T>) => void): void {
+  const data = workerData as D;
+  const channel = new PoolChannel<T>(data);
+  try {
+    const store = openSharedReader(data.share);
+    try {
+      task(store, data, channel);
+    } finally {
+      store.close();
+    }
+  } catch (e) {
+    channel.fail(e);
+  } finally {
+    channel.finish();
+  }
+}

@@ -1,0 +1,118 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { StoreError } from '../errors.js';
+import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import { storeFingerprint } from './fingerprint.js';
+import { openSharedStore, openStore, type OpenMode, type Store } from './open.js';
+import { listRuns } from './runs.js';
+import { SnapshotReader } from './snapshots.js';
+import { lastSteps } from './steps.js';
+
+export const SQLITE_BACKEND = 'sqlite';
+
+/** A SQLite step store (`SqliteStepStore`), read through one read-only connection (see open.ts). */
+export class SqliteReader implements StoreReader {
+  private statements: SnapshotReader | null = null;
+  private mediaStatement: BetterSqlite3.Statement | null = null;
+
+  /** `file` is the open connection (tests look at it; nothing above store/ does). */
+  constructor(readonly file: Store) {}
+
+  get label(): string {
+    return this.file.path;
+  }
+
+  get identity(): string {
+    return this.file.realPath;
+  }
+
+  /** How the file is read (every mode leaves it and its siblings byte-identical). */
+  get mode(): OpenMode {
+    return this.file.mode;
+  }
+
+  private get snapshots(): SnapshotReader {
+    return (this.statements ??= new SnapshotReader(this.file.db, this.file.schema));
+  }
+
+  runs(): StoreRun[] {
+    return listRuns(this.file.db, this.file.path);
+  }
+
+  runCount(): number {
+    return this.file.db.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
+  }
+
+  completeSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.snapshots.completeSnapshots(runId);
+  }
+
+  completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
+    return this.snapshots.completeSnapshotsAfter(runId, afterSeq);
+  }
+
+  completeUpToSeq(runId: string, seq: number): SnapshotMark {
+    return this.snapshots.completeUpToSeq(runId, seq);
+  }
+
+  interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.snapshots.interruptedSnapshots(runId);
+  }
+
+  watermarks(): Map<string, SnapshotMark> {
+    return this.snapshots.watermarks();
+  }
+
+  countsByRun(): Map<string, SnapshotStateCounts> {
+    return this.snapshots.countsByRun();
+  }
+
+  lastSteps(): Map<string, number | null> {
+    return lastSteps(this.file.db);
+  }
+
+  media(sha256: string): Buffer | null {
+    if (!this.file.schema.hasMedia) return null;
+    this.mediaStatement ??= this.file.db.prepare('SELECT bytes FROM media WHERE sha256 = ?');
+    const b = (this.mediaStatement.get(sha256) as { bytes: unknown } | undefined)?.bytes;
+    return Buffer.isBuffer(b) ? b : typeof b === 'string' ? Buffer.from(b, 'utf8') : null;
+  }
+
+  fingerprint(): string {
+    return storeFingerprint(this.file.db, this.file.schema, this.snapshots);
+  }
+
+  stamp(): string | null {
+    return this.file.fileStamp;
+  }
+
+  share(): StoreShare | null {
+    const uri = this.file.sharedUri;
+    return uri === null ? null : { backend: SQLITE_BACKEND, label: this.file.path, identity: this.file.realPath, location: `${this.file.mode} ${uri}` };
+  }
+
+  unchanged(): boolean {
+    return this.file.unchanged();
+  }
+
+  storeError(e: unknown): StoreError | null {
+    const code = (e as { code?: unknown }).code;
+    if (!(e instanceof Error) || typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
+    return new StoreError(`${this.file.path}: database error: ${e.message} (${code})`);
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}
+
+/** Opens a SQLite step store read-only without leaving a trace (see open.ts); `stable` reads a private copy. */
+export function openSqliteReader(path: string, options: OpenReaderOptions = {}): SqliteReader {
+  return new SqliteReader(openStore(path, { copy: options.stable === true }));
+}
+
+/** In another thread: the bytes a {@link SqliteReader} shared. The sharing thread owns the files. */
+export function openSharedSqliteReader(share: StoreShare): SqliteReader {
+  const space = share.location.indexOf(' ');
+  const mode = share.location.slice(0, space) as OpenMode;
+  return new SqliteReader(openSharedStore(share.location.slice(space + 1), share.label, share.identity, mode));
+}
