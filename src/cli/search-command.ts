@@ -1,13 +1,14 @@
 import { Command, Option } from 'commander';
 import { isRole, ROLES, type Role } from '../history/roles.js';
+import { GlobSet } from '../text/glob.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
 import { searchJson, searchNdjson } from '../output/json.js';
 import { countLines, plainLines } from '../output/plain.js';
-import { outcomeStats, summaryLine } from '../output/stats.js';
+import { outcomeStats, plural, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
-import { terminalWidth } from '../output/width.js';
+import { terminalWidth, wrapText } from '../output/width.js';
 import { searchStore, type IndexChoice } from '../index/indexed-search.js';
 import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
@@ -62,7 +63,7 @@ function hitFilter(f: SearchFlags): HitFilter | undefined {
     if (!isRole(r)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got ${JSON.stringify(r)}`);
     roles.add(r);
   }
-  const tools = new Set(f.tool ?? []);
+  const tools = new GlobSet([...new Set(f.tool ?? [])]);
   const minScore = f.minScore === undefined ? null : parseScore('--min-score', f.minScore);
   return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
 }
@@ -113,13 +114,13 @@ export function outputPlan(f: SearchFlags, options: SearchOptions): OutputPlan {
   }
   if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
   const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
-  if (expectMin !== null && expectMin > options.maxMatches) {
-    throw new UsageError(
-      `--expect-min ${expectMin} can never hold: at most --max-matches ${options.maxMatches} hits are selected; raise -m`,
-    );
+  const format = distinct[0]?.[1] ?? 'human';
+  if (options.maxMatches === 0 && !f.quiet && (format === 'human' || format === 'plain')) {
+    // the reference accepts max_matches=0 (tool, json, ndjson answer it); these formats would print nothing
+    throw new UsageError(`-m 0 selects no hit to print${format === 'plain' ? ' with --plain' : ''}: use --count for the number of matching messages, or -q for the exit status alone`);
   }
   return {
-    format: distinct[0]?.[1] ?? 'human',
+    format,
     countBy: f.countBy === 'run' ? 'run' : null,
     quiet: Boolean(f.quiet),
     expectNone: Boolean(f.expectNone),
@@ -165,27 +166,31 @@ function print(outcome: SearchOutcome, plan: OutputPlan): void {
       const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
       if (text) writeTo(out, text + '\n');
       const notice = humanNotice(outcome);
-      if (notice !== null) writeErr(notice + '\n');
+      if (notice !== null) writeErr(wrapText(notice, terminalWidth(process.stderr), '  ') + '\n');
       break;
     }
   }
   reportWarnings(outcome.warnings);
-  if (plan.format === 'human') writeErr(summaryLine(outcome) + '\n');
+  if (plan.format === 'human') writeErr(wrapText(summaryLine(outcome), terminalWidth(process.stderr), '  ') + '\n');
 }
 
-/** The exit status of a search under the plan (0 found / expectation met, 1 otherwise). */
-export function exitStatus(hits: number, plan: OutputPlan): number {
-  if (plan.expectNone) return hits === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
-  if (plan.expectMin !== null) return hits >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
-  return hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+/**
+ * The exit status of a search under the plan: the checks judge every matching message (`matches`, like
+ * `grep -c`); without one, 0 when a hit is shown and 1 otherwise, as the reference's parity answers say.
+ */
+export function exitStatus(shown: number, matches: number, plan: OutputPlan): number {
+  if (plan.expectNone) return matches === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+  if (plan.expectMin !== null) return matches >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
+  return shown > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
 }
 
 function judge(outcome: SearchOutcome, plan: OutputPlan): void {
-  const hits = outcomeStats(outcome).hits;
-  const status = exitStatus(hits, plan);
+  const { hits, matches } = outcomeStats(outcome);
+  const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
-    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
-    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+    const found = `${plural(matches, 'matching message')} found${matches > hits ? ` (${hits} shown)` : ''}`;
+    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${found}\n`);
+    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
   }
   process.exitCode = status;
 }
@@ -208,25 +213,27 @@ export function searchCommand(): Command {
     .option('--no-index', 'replay the store for this search instead of using the index (same results, slower)')
     .optionsGroup('Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):')
     .option('--role <role>', ROLE_HELP, collect)
-    .option('--tool <name>', 'only messages with a tool call, tool return or retry of this tool count (repeatable)', collect)
+    .option('--tool <name>', "only messages with a tool call, tool return or retry of this tool count: repeatable, comma-separated, globs ('delete_*,drop_?')", collect)
     .option('--min-score <x>', 'only hits scoring at least x count')
     .optionsGroup('Output:')
     .addOption(new Option('--format <format>', 'human (default), tool (the reference text, byte for byte), json, ndjson or plain').choices(['human', 'tool', 'json', 'ndjson', 'plain']))
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
     .option('--plain', 'one line per hit: run_id:message_index:score:text')
-    .option('--count', 'print the number of hits')
-    .addOption(new Option('--count-by <key>', 'print run_id:hits per run (implies --count)').choices(['run']))
+    .option('--count', 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)')
+    .addOption(new Option('--count-by <key>', 'print run_id:count of matching messages per run (implies --count)').choices(['run']))
     .addOption(colorOption())
-    .optionsGroup('Checks (exit status 0 when they hold, 1 when not, 2 on errors):')
+    .optionsGroup('Checks (exit status 0 when they hold, 1 when not, 2 on errors; they count every matching message, whatever -m and -C show):')
     .option('-q, --quiet', 'print nothing; only set the exit status')
-    .option('--expect-none', 'fail (exit 1) when any hit is found; the hits go to stderr')
-    .option('--expect-min <n>', 'fail (exit 1) unless at least n hits are found')
+    .option('--expect-none', 'fail (exit 1) when any message matches; the hits go to stderr')
+    .option('--expect-min <n>', 'fail (exit 1) unless at least n messages match')
     .addHelpText(
       'after',
       `
-Exit status: 0 when at least one hit is selected, 1 when none is, 2 on an error.
-With --expect-none: 0 when no hit is found, 1 when any is. With --expect-min n: 0 when at least n are.
+Exit status: 0 when at least one hit is shown, 1 when none is, 2 on an error (an unknown
+--conversation or --run included). With --expect-none: 0 when no message matches, 1 when any does.
+With --expect-min n: 0 when at least n match. Checks and --count count every matching message
+(score above 0, passing --role, --tool and --min-score), not only the hits -m and -C show.
 
 Examples:
   convsearch search refund idempotency --db sessions.db --conversation conv-42

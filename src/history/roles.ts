@@ -1,5 +1,6 @@
 import type { JsonObject } from './json-value.js';
 import type { Message } from './messages.js';
+import type { GlobSet } from '../text/glob.js';
 
 /**
  * Who a rendered part speaks for. A message can carry several (an assistant text plus a tool call),
@@ -79,11 +80,11 @@ export function messageRoles(m: Message): Role[] {
 
 /**
  * Which messages may count as hits: a message qualifies when one of its rendered parts has one of
- * `roles` (any role when empty) and, when `tools` is non-empty, a `tool_name` in `tools`.
+ * `roles` (any role when empty) and, when `tools` is non-empty, a `tool_name` matching one of its patterns.
  */
 export interface PartFilter {
   readonly roles: ReadonlySet<Role>;
-  readonly tools: ReadonlySet<string>;
+  readonly tools: GlobSet;
 }
 
 export function isEmptyPartFilter(f: PartFilter): boolean {

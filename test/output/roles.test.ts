@@ -6,12 +6,13 @@ import { parseJson } from '../../src/history/json-parse.js';
 import { toMessage } from '../../src/history/messages.js';
 import { classifyParts, messageRoles, partsMatch, type PartFilter, type Role } from '../../src/history/roles.js';
 import { HistorySource } from '../../src/history/source.js';
+import { GlobSet } from '../../src/text/glob.js';
 import { renderMessage } from '../../src/render/message.js';
 import { openStore } from '../../src/store/open.js';
 import { FIXTURES } from '../helpers/cli.js';
 
 const message = (o: unknown) => toMessage(parseJson(JSON.stringify(o)), 0);
-const filter = (roles: Role[], tools: string[] = []): PartFilter => ({ roles: new Set(roles), tools: new Set(tools) });
+const filter = (roles: Role[], tools: string[] = []): PartFilter => ({ roles: new Set(roles), tools: new GlobSet(tools) });
 
 describe('history/roles', () => {
   test('request parts: user prompt, system prompt, instruction delta, tool return, retry, speech', () => {
