@@ -4,7 +4,8 @@ import { fishScript } from '../completion/fish.js';
 import { completionModel } from '../completion/model.js';
 import { zshScript } from '../completion/zsh.js';
 import { listRuns } from '../store/runs.js';
-import { openStore } from '../store/open.js';
+import { openStore, type Store } from '../store/open.js';
+import { storeToolNames } from '../history/tool-names.js';
 import { writeOut } from './io.js';
 import { collect, dbOption, resolveDb } from './options.js';
 
@@ -25,13 +26,15 @@ export function completionCommand(program: () => Command): Command {
     .addHelpText(
       'after',
       `
-The scripts complete commands, flags and flag values; --run, --parent, --conversation and
-show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
+The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool
+and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
 Examples:
+  mkdir -p ~/.local/share/bash-completion/completions
   convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch
   source <(convsearch completion bash)                             # just this shell
-  convsearch completion zsh > ~/.zfunc/_convsearch                 # with fpath=(~/.zfunc $fpath)
+  mkdir -p ~/.zfunc && convsearch completion zsh > ~/.zfunc/_convsearch   # with fpath=(~/.zfunc $fpath)
+  mkdir -p ~/.config/fish/completions
   convsearch completion fish > ~/.config/fish/completions/convsearch.fish`,
     )
     .action((shell: Shell) => {
@@ -39,19 +42,25 @@ Examples:
     });
 }
 
+/** What `__complete` lists: run ids and conversation ids from the runs table, tool names from the snapshots. */
+function completionWords(store: Store, kind: 'runs' | 'conversations' | 'tools'): string[] {
+  if (kind === 'tools') return storeToolNames(store);
+  const runs = listRuns(store);
+  return kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+}
+
 /**
- * `convsearch __complete runs|conversations [--db path]`: ids for the completion scripts, one per
- * line, straight from the runs table (no replay). Hidden; silent on errors (the scripts drop stderr).
+ * `convsearch __complete runs|conversations|tools [--db path]`: words for the completion scripts, one
+ * per line, without replaying anything. Hidden; the scripts drop its stderr.
  */
 export function completeCommand(): Command {
   return new Command('__complete')
-    .addArgument(new Argument('<kind>').choices(['runs', 'conversations']))
+    .addArgument(new Argument('<kind>').choices(['runs', 'conversations', 'tools']))
     .addOption(dbOption())
-    .action((kind: 'runs' | 'conversations', flags: { db?: string }) => {
+    .action((kind: 'runs' | 'conversations' | 'tools', flags: { db?: string }) => {
       const store = openStore(resolveDb(flags.db));
       try {
-        const runs = listRuns(store);
-        const ids = kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+        const ids = completionWords(store, kind);
         // one id per line: ids holding a newline or control character cannot be completed safely
         const safe = ids.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
         if (safe.length) writeOut(safe.join('\n') + '\n');

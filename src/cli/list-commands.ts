@@ -3,12 +3,12 @@ import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFi
 import { parseInstant } from '../history/timestamps.js';
 import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { escapeInline } from '../output/escape.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
 import { terminalWidth } from '../output/width.js';
-import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { reportWarnings, warn, writeErr, writeOut } from './io.js';
-import { colorOption, dbOption, parseLimit, resolveDb } from './options.js';
+import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { scopeMiss, scopeMissMessage } from '../search/scope.js';
+import { reportWarnings, warn, writeOut } from './io.js';
+import { colorOption, dbOption, parseLimit } from './options.js';
 import { withSource } from './session.js';
 
 interface ListFlags {
@@ -98,7 +98,11 @@ Examples:
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const result = await withSource(flags.db, { color: flags.color }, (source) => {
-        if (filter.parent !== undefined && !source.runs().some((r) => r.runId === filter.parent)) return null;
+        // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
+        const miss =
+          (filter.conversationId !== undefined ? scopeMiss(source.runs(), { scope: 'conversation', conversationId: filter.conversationId, runId: null }) : null) ??
+          (filter.parent !== undefined ? scopeMiss(source.runs(), { scope: 'all', conversationId: null, runId: filter.parent }) : null);
+        if (miss) throw new CommandError(scopeMissMessage(miss));
         let runs = selectRuns(source.runs(), filter);
         // corpus order needs no replay to cut: replay only what is shown
         if (flags.sort === 'started' && limit !== null) runs = runs.slice(0, limit);
@@ -108,11 +112,6 @@ Examples:
           return { summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
         });
       });
-      if (result === null) {
-        writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
-        process.exitCode = EXIT_NOT_FOUND;
-        return;
-      }
       const { summaries, warnings } = result;
       if (format === 'json') writeOut(JSON.stringify(runsJson(summaries, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');

@@ -29,7 +29,7 @@ Examples:
   convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
   convsearch runs --since 2025-03-01 --sort messages --limit 10
   convsearch show run-7f3a --at 12 -C 2
-  convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch`,
+  source <(convsearch completion bash)`,
     );
   const exitWith2 = (cmd: Command): void => {
     cmd.exitOverride();

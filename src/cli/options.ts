@@ -1,16 +1,27 @@
 import { Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { pyFloatRepr } from '../render/python.js';
-import { UsageError } from './errors.js';
+import { CommandError, UsageError } from './errors.js';
 
 export function dbOption(): Option {
-  return new Option('--db <path>', 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)');
+  return new Option('--db <path>', 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)').argParser((path: string, previous: string | undefined) => {
+    // one store at a time (for now): a second --db must not silently replace the first
+    if (previous !== undefined) throw new UsageError(`--db given twice (${previous}, ${path}): convsearch reads one store at a time; pass one --db`);
+    return path;
+  });
 }
 
-/** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`. */
+export const DEFAULT_DB = 'sessions.db';
+
+/** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
 export function resolveDb(flag: string | undefined): string {
   if (flag !== undefined) return flag;
   const env = process.env.CONVSEARCH_DB;
-  return env ? env : 'sessions.db';
+  if (env) return env;
+  if (!existsSync(DEFAULT_DB)) {
+    throw new CommandError(`no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./${DEFAULT_DB} is`);
+  }
+  return DEFAULT_DB;
 }
 
 export function parseCount(flag: string, raw: string, pyName: string): number {

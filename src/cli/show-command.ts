@@ -5,9 +5,10 @@ import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { showJson, showNdjson, showText, type ShowView } from '../output/show.js';
 import { terminalWidth } from '../output/width.js';
-import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { reportWarnings, writeErr, writeOut } from './io.js';
-import { colorOption, dbOption, parseLimit, resolveDb } from './options.js';
+import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { scopeMiss, scopeMissMessage } from '../search/scope.js';
+import { reportWarnings, writeOut } from './io.js';
+import { colorOption, dbOption, parseLimit } from './options.js';
 import { withSource } from './session.js';
 
 interface ShowFlags {
@@ -36,7 +37,7 @@ export function showCommand(): Command {
     .addHelpText(
       'after',
       `
-Exit status: 0 when the run exists, 1 when it does not, 2 on an error.
+Exit status: 0 when the run exists; 2 when it does not (with the closest ids) or on another error.
 
 Examples:
   convsearch show run-alpha-1 --db sessions.db
@@ -50,9 +51,9 @@ Examples:
       const at = flags.at === undefined ? null : parseLimit('--at', flags.at);
       if (flags.context !== undefined && at === null) throw new UsageError('-C/--context needs --at <n>');
       const context = flags.context === undefined ? DEFAULT_CONTEXT : parseLimit('--context', flags.context);
-      const view = await withSource(flags.db, { color: flags.color }, (source): ShowView | null => {
+      const view = await withSource(flags.db, { color: flags.color }, (source): ShowView => {
         const run = source.runs().find((r) => r.runId === runId);
-        if (!run) return null;
+        if (!run) throw new CommandError(scopeMissMessage(scopeMiss(source.runs(), { scope: 'all', conversationId: null, runId })!));
         const [summary] = summarizeRuns(source, [run], replayCounts(source));
         const record = source.replay(runId).messages;
         if (at !== null && at >= record.length) {
@@ -66,11 +67,6 @@ Examples:
           warnings: source.warnings([runId]),
         };
       });
-      if (view === null) {
-        writeErr(`convsearch: no run '${escapeInline(runId)}' in ${escapeInline(resolveDb(flags.db))}\n`);
-        process.exitCode = EXIT_NOT_FOUND;
-        return;
-      }
       if (flags.json) writeOut(JSON.stringify(showJson(view), null, 2) + '\n');
       else if (flags.ndjson) writeOut(showNdjson(view).join('\n') + '\n');
       else writeOut(showText(view, { chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width: terminalWidth(process.stdout) }) + '\n');

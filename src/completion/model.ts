@@ -8,6 +8,7 @@ export type ValueKind =
   | { readonly kind: 'file' }
   | { readonly kind: 'run' }
   | { readonly kind: 'conversation' }
+  | { readonly kind: 'tool' }
   | { readonly kind: 'choices'; readonly choices: readonly string[] };
 
 export interface OptionSpec {
@@ -44,6 +45,7 @@ const DYNAMIC: Record<string, ValueKind> = {
   '--run': { kind: 'run' },
   '--parent': { kind: 'run' },
   '--conversation': { kind: 'conversation' },
+  '--tool': { kind: 'tool' },
   'run-id': { kind: 'run' },
   // comma-separated and repeatable, so not commander choices
   '--role': { kind: 'choices', choices: ROLES },

@@ -43,13 +43,13 @@ describe('runs', () => {
     assert.deepEqual(await runIds('--sort', 'messages', '--limit', '1', '--agent', 'billing'), ['run-a2']);
   });
 
-  test('bad filter values are usage errors; an unknown --parent is "not found"', async () => {
+  test('bad filter values are usage errors; an unknown --parent too (exit 2)', async () => {
     assert.equal((await cli(['runs', '--db', db, '--since', 'yesterday'])).status, 2);
     assert.equal((await cli(['runs', '--db', db, '--limit', '-1'])).status, 2);
     assert.equal((await cli(['runs', '--db', db, '--sort', 'size'])).status, 2);
     const r = await cli(['runs', '--db', db, '--parent', 'nope']);
-    assert.equal(r.status, 1);
-    assert.match(r.stderr, /no run 'nope'/);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^convsearch: error: no run 'nope' in the store/);
   });
 
   test('snapshot counts and last step', async () => {
@@ -134,10 +134,10 @@ describe('show', () => {
     assert.equal(search.status, 1, 'interrupted-only text is not searchable');
   });
 
-  test('an unknown run: exit 1 and one line on stderr', async () => {
+  test('an unknown run: exit 2 and one line on stderr', async () => {
     const r = await cli(['show', 'nope', '--db', db]);
-    assert.equal(r.status, 1);
+    assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^convsearch: no run 'nope' in .+\n$/);
+    assert.match(r.stderr, /^convsearch: error: no run 'nope' in the store\n$/);
   });
 });
