@@ -30,12 +30,10 @@ The scripts complete commands, flags and flag values; --run, --parent, --convers
 and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
 Examples:
-  mkdir -p ~/.local/share/bash-completion/completions
-  convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch
-  source <(convsearch completion bash)                             # just this shell
-  mkdir -p ~/.zfunc && convsearch completion zsh > ~/.zfunc/_convsearch   # with fpath=(~/.zfunc $fpath)
-  mkdir -p ~/.config/fish/completions
-  convsearch completion fish > ~/.config/fish/completions/convsearch.fish`,
+  source <(convsearch completion bash)      # this shell only
+  d=~/.local/share/bash-completion/completions && mkdir -p $d && convsearch completion bash > $d/convsearch
+  d=~/.zfunc && mkdir -p $d && convsearch completion zsh > $d/_convsearch    # with fpath=(~/.zfunc $fpath)
+  d=~/.config/fish/completions && mkdir -p $d && convsearch completion fish > $d/convsearch.fish`,
     )
     .action((shell: Shell) => {
       writeOut(completionScript(program(), shell));
