@@ -4,10 +4,11 @@ import { parseInstant } from '../history/timestamps.js';
 import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
-import { terminalWidth } from '../output/width.js';
+import { terminalWidth, wrapText } from '../output/width.js';
+import { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from '../output/tables.js';
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
 import { scopeMiss, scopeMissMessage } from '../search/scope.js';
-import { reportWarnings, warn, writeOut } from './io.js';
+import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { colorOption, dbOption, parseLimit } from './options.js';
 import { withSource } from './session.js';
 
@@ -15,6 +16,7 @@ interface ListFlags {
   db?: string;
   json?: boolean;
   ndjson?: boolean;
+  wide?: boolean;
   color: ColorChoice;
   /** a path with --index, false with --no-index */
   index?: string | false;
@@ -48,9 +50,19 @@ function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
   return flags.json ? 'json' : flags.ndjson ? 'ndjson' : null;
 }
 
-function tableStyle(color: ColorChoice) {
-  return { chalk: makeChalk(colorEnabled(color, process.stdout)), width: terminalWidth(process.stdout) };
+/**
+ * Prints a table for the terminal (or a pipe: never cut, never wrapped); columns left out to fit the
+ * terminal are named on stderr. `--wide` keeps them all, at their full width.
+ */
+async function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): Promise<void> {
+  const width = flags.wide ? null : terminalWidth(process.stdout);
+  const table = render({ chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width });
+  writeOut(table.text + '\n');
+  const note = width === null ? null : omittedNote(table.omitted, width);
+  if (note !== null) writeErr(wrapText(note, terminalWidth(process.stderr), '  ') + '\n');
 }
+
+
 
 function instant(flag: string, raw: string | undefined, endOfDay: boolean): number | undefined {
   if (raw === undefined) return undefined;
@@ -82,6 +94,7 @@ export function runsCommand(): Command {
     .addOption(new Option('--sort <key>', 'started (corpus order) or messages (most first)').choices(['started', 'messages']).default('started'))
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, run..., end')
+    .option('--wide', 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)')
     .addOption(colorOption())
     .addHelpText(
       'after',
@@ -115,10 +128,7 @@ Examples:
       const { summaries, warnings } = result;
       if (format === 'json') writeOut(JSON.stringify(runsJson(summaries, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
-      else {
-        const { runsTable } = await import('../output/tables.js');
-        writeOut(runsTable(summaries, tableStyle(flags.color)) + '\n');
-      }
+      else await printTable(flags, (style) => runsTable(summaries, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
     });
@@ -140,6 +150,7 @@ export function conversationsCommand(): Command {
     .addOption(dbOption())
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, conversation..., end')
+    .option('--wide', 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)')
     .addOption(colorOption())
     .addHelpText(
       'after',
@@ -160,10 +171,7 @@ Examples:
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(convs, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings).join('\n') + '\n');
-      else {
-        const { conversationsTable } = await import('../output/tables.js');
-        writeOut(conversationsTable(convs, tableStyle(flags.color)) + '\n');
-      }
+      else await printTable(flags, (style) => conversationsTable(convs, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
     });
