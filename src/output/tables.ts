@@ -171,5 +171,5 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
 /** The note for columns a table left out: what they were and how to see them. */
 export function omittedNote(omitted: readonly string[], width: number): string | null {
   if (omitted.length === 0) return null;
-  return `${omitted.length} column${omitted.length === 1 ? '' : 's'} left out to fit ${width} columns: ${omitted.join(', ')} (--wide shows every column, --json every field)`;
+  return `left out to fit ${width} columns: ${omitted.join(', ')} (--wide or --json shows them)`;
 }
