@@ -20,6 +20,8 @@ let ux: string;
 before(() => {
   socket = join(tempDir(), 'tmux.sock');
   ux = buildUxStore();
+  // a session that lives as long as the tests: the server would exit with its last session, racing the next one
+  if (hasTmux) spawnSync('tmux', ['-S', socket, 'new-session', '-d', '-s', 'keep', 'sleep 600']);
 });
 after(() => {
   if (hasTmux) spawnSync('tmux', ['-S', socket, 'kill-server']);
