@@ -79,7 +79,7 @@ _convsearch() {
                 --sort) COMPREPLY=($(compgen -W 'started messages' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --agent --since --until --parent --limit --sort --json --ndjson --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --agent --since --until --parent --limit --sort --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         conversations)
@@ -88,7 +88,7 @@ _convsearch() {
                 --db) _convsearch_files; return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --json --ndjson --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         show)

@@ -74,6 +74,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from runs' -l limit -x -d 'at 
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l sort -x -a 'started messages' -d 'started (corpus order) or messages (most first)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l json -d 'one JSON document (schema_version 1)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l ndjson -d 'one JSON event per line: begin, run..., end'
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l wide -d 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -s h -l help -d 'display help for command'
 
@@ -82,6 +83,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l no-inde
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l json -d 'one JSON document (schema_version 1)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l ndjson -d 'one JSON event per line: begin, conversation..., end'
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l wide -d 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -s h -l help -d 'display help for command'
 

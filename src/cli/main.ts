@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import { completeCommand, completionCommand } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
+import { leaveTerminalAloneAtExit } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
@@ -41,6 +42,7 @@ Examples:
 }
 
 export async function main(argv: string[]): Promise<void> {
+  leaveTerminalAloneAtExit();
   try {
     await buildProgram().parseAsync(argv);
   } catch (e) {

@@ -44,7 +44,7 @@ Examples:
   convsearch show run-alpha-1 --at 7 -C 2
   convsearch show run-alpha-1 --include-interrupted
   convsearch show run-alpha-1 --json | jq -r '.messages[] | select(.roles | index("tool-call")) | .parts[] | select(.role == "tool-call") | .tool_name'
-  convsearch search refund --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --color always'`,
+  convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db --color always'`,
     )
     .action(async (runId: string, flags: ShowFlags) => {
       if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
