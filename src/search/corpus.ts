@@ -41,6 +41,8 @@ export interface Corpus {
   readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
   document(section: number, position: number): DocumentText;
+  /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
+  parts?(section: number, position: number): readonly PartRole[];
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */

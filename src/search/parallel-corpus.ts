@@ -7,7 +7,8 @@ import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
 import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
-import { digestGroups, digestRuns, sharedQueue, type RunDigest } from './replay-digest.js';
+import { digestGroups, digestPartsAt, digestRuns, sharedQueue, type RunDigest } from './replay-digest.js';
+import type { PartRole } from '../history/roles.js';
 import type { ReplayWorkerData, ReplayWorkerReply } from './replay-worker.js';
 
 /** How often a waiting main thread wakes to report progress. */
@@ -116,6 +117,10 @@ class DigestCorpus implements Corpus {
 
   document(section: number, position: number): DocumentText {
     return renderRecordMessage(this.source.replay(this.sections[section]!.run.runId).messages[position]!);
+  }
+
+  parts(section: number, position: number): readonly PartRole[] {
+    return digestPartsAt(this.digests[section]!, position);
   }
 
   termStats(terms: readonly string[]): TermStats {

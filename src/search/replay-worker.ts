@@ -28,7 +28,11 @@ try {
     const source = new HistorySource(store, { retain: false });
     const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => Atomics.store(signal, 1, done));
     reply = { ok: true, digests };
-    transfer = digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]);
+    transfer = digests.flatMap((d) => [
+      d.lengths.buffer as ArrayBuffer,
+      ...d.termCounts.map((c) => c.buffer as ArrayBuffer),
+      ...[d.parts.starts, d.parts.roles, d.parts.tools].map((a) => a.buffer as ArrayBuffer),
+    ]);
   } finally {
     store.close();
   }
