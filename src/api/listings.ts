@@ -1,6 +1,7 @@
 import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import { parseInstant } from '../history/timestamps.js';
+import { scopeMiss, type ScopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import type { StoreRun } from '../store/reader.js';
 import type { WorkHooks } from './search.js';
@@ -141,6 +142,11 @@ export interface RunQuery extends RunFilter {
 export interface RunListing {
   readonly runs: RunSummary[];
   readonly warnings: Warning[];
+  /**
+   * Set when `conversationId` or `parent` names what the store does not hold (with the closest ids):
+   * then nothing is listed, and a caller must treat it as an error (a typo is never an empty list).
+   */
+  readonly missing: ScopeMiss | null;
 }
 
 export interface ConversationListing {
@@ -148,9 +154,13 @@ export interface ConversationListing {
   readonly warnings: Warning[];
 }
 
-/** The runs a query picks with their counts; null when `parent` names a run the store does not hold. */
-export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing | null {
-  if (query.parent !== undefined && !source.runs().some((r) => r.runId === query.parent)) return null;
+/** The runs a query picks, with their counts. */
+export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
+  const all = source.runs();
+  const missing =
+    (query.conversationId !== undefined ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null }) : null) ??
+    (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
+  if (missing) return { runs: [], warnings: [], missing };
   const sort = query.sort ?? 'started';
   const limit = query.limit ?? null;
   let runs = selectRuns(source.runs(), query);
@@ -159,7 +169,7 @@ export function listRuns(source: HistorySource, query: RunQuery, index: IndexCho
   return withRecordCounts(source, index, hooks, (counts) => {
     let summaries = sortRuns(summarizeRuns(source, runs, counts), sort);
     if (limit !== null) summaries = summaries.slice(0, limit);
-    return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
+    return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)), missing: null };
   });
 }
 

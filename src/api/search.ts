@@ -9,7 +9,8 @@ import { queryTokens } from '../text/tokenize.js';
 export type { ProgressFn } from '../history/source.js';
 export { isRole, ROLES, type Role } from '../render/roles.js';
 export { scopeMissMessage, type ScopeMiss } from '../search/scope.js';
-export type { ExcerptLine, Hit, HitFilter, Scope, SearchOptions, SearchOutcome } from '../search/search.js';
+export type { ExcerptLine, Hit, HitFilter, MatchCounts, Scope, SearchOptions, SearchOutcome } from '../search/search.js';
+export { GlobSet } from '../text/glob.js';
 import { DEFAULTS } from './defaults.js';
 import { checkSearchOptions } from './validate.js';
 

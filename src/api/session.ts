@@ -1,4 +1,5 @@
 import { HistorySource } from '../history/source.js';
+import { storeToolNames } from '../history/tool-names.js';
 import type { SearchOutcome } from '../search/search.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
@@ -47,14 +48,19 @@ export class Session {
     return this.store.runCount();
   }
 
+  /** The tool names the runs mention (each run's latest snapshot, read as text: for shell completion). */
+  toolNames(): string[] {
+    return storeToolNames(this.store);
+  }
+
   /** BM25 search with the reference's semantics; `scope-not-found` outcomes carry `missing`. */
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
     const options = searchOptions(request);
     return searchStore(this.store, options, this.index, this.hooks(hooks));
   }
 
-  /** Runs with snapshot and message counts; null when `query.parent` names a run the store does not hold. */
-  listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing | null {
+  /** Runs with snapshot and message counts (`missing` set when the query names what the store lacks). */
+  listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
     const h = this.hooks(hooks);
     return listRuns(this.source(h), query, this.index, h);
   }

@@ -2,6 +2,7 @@ import { replayCounts } from '../history/counts.js';
 import { beyondRecord, type InterruptedExtra } from '../history/interrupted.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource, Warning } from '../history/source.js';
+import { scopeMiss, type ScopeMiss } from '../search/scope.js';
 import { DEFAULTS } from './defaults.js';
 import { summarizeRuns, type RunSummary } from './listings.js';
 
@@ -27,14 +28,15 @@ export interface ShowRequest {
 
 export type ShowResult =
   | { readonly kind: 'shown'; readonly view: ShowView }
-  | { readonly kind: 'no-run' }
+  /** The store holds no such run: `missing` names the closest ids. */
+  | { readonly kind: 'no-run'; readonly missing: ScopeMiss }
   /** `at` lies past the end of the record, which holds `length` messages. */
   | { readonly kind: 'past-end'; readonly length: number };
 
 /** A run's replayed full record, numbered as search excerpts number it. */
 export function showRun(source: HistorySource, runId: string, request: ShowRequest = {}): ShowResult {
   const run = source.runs().find((r) => r.runId === runId);
-  if (!run) return { kind: 'no-run' };
+  if (!run) return { kind: 'no-run', missing: scopeMiss(source.runs(), { scope: 'all', conversationId: null, runId })! };
   const [summary] = summarizeRuns(source, [run], replayCounts(source));
   const record = source.replay(runId).messages;
   const at = request.at ?? null;

@@ -22,35 +22,40 @@ export function completionCommand(script: (shell: Shell) => string): CommandDef 
     args: [{ spelling: '<shell>', help: 'the shell', choices: ['bash', 'zsh', 'fish'] }],
     flags: [],
     helpAfter: `
-The scripts complete commands, flags and flag values; --run, --parent, --conversation and
-show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
+The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool
+and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
 Examples:
-  convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch
-  source <(convsearch completion bash)                             # just this shell
-  convsearch completion zsh > ~/.zfunc/_convsearch                 # with fpath=(~/.zfunc $fpath)
-  convsearch completion fish > ~/.config/fish/completions/convsearch.fish`,
+  source <(convsearch completion bash)      # this shell only
+  d=~/.local/share/bash-completion/completions && mkdir -p $d && convsearch completion bash > $d/convsearch
+  d=~/.zfunc && mkdir -p $d && convsearch completion zsh > $d/_convsearch    # with fpath=(~/.zfunc $fpath)
+  d=~/.config/fish/completions && mkdir -p $d && convsearch completion fish > $d/convsearch.fish`,
     action(shell: Shell) {
       writeOut(script(shell));
     },
   };
 }
 
+type Words = 'runs' | 'conversations' | 'tools';
+
 /**
- * `convsearch __complete runs|conversations [--db path]`: ids for the completion scripts, one per
- * line, straight from the store's run list (no replay). Hidden; silent on errors (the scripts drop stderr).
+ * `convsearch __complete runs|conversations|tools [--db path]`: words for the completion scripts, one
+ * per line, without replaying anything. Hidden; the scripts drop its stderr.
  */
 export function completeCommand(): CommandDef {
   return {
     name: '__complete',
     hidden: true,
-    args: [{ spelling: '<kind>', choices: ['runs', 'conversations'] }],
+    args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools'] }],
     flags: [FLAGS.db],
-    async action(kind: 'runs' | 'conversations', flags: { db?: string }) {
-      const runs = await withCliSession(flags.db, { quiet: true }, (session) => session.runs());
-      const ids = kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
-      // one id per line: ids holding a newline or control character cannot be completed safely
-      const safe = ids.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
+    async action(kind: Words, flags: { db?: string }) {
+      const words = await withCliSession(flags.db, { quiet: true }, (session) => {
+        if (kind === 'tools') return session.toolNames();
+        const runs = session.runs();
+        return kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+      });
+      // one word per line: ids holding a newline or control character cannot be completed safely
+      const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
       if (safe.length) writeOut(safe.join('\n') + '\n');
     },
   };

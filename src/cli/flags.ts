@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Option } from 'commander';
 import { DEFAULTS } from '../api/defaults.js';
 import type { SessionOptions } from '../api/session.js';
@@ -5,7 +6,7 @@ import { RequestError } from '../api/errors.js';
 import { parseInstant } from '../api/listings.js';
 import { ROLES } from '../api/search.js';
 import { checkB, checkK1, checkNonNegative } from '../api/validate.js';
-import { UsageError } from './errors.js';
+import { CommandError, UsageError } from './errors.js';
 
 /** What a flag's value (or an argument) completes to in the shell scripts. */
 export type ValueKind =
@@ -14,6 +15,7 @@ export type ValueKind =
   | { readonly kind: 'file' }
   | { readonly kind: 'run' }
   | { readonly kind: 'conversation' }
+  | { readonly kind: 'tool' }
   | { readonly kind: 'choices'; readonly choices: readonly string[] };
 
 /**
@@ -33,6 +35,8 @@ export interface Flag {
   readonly repeatable?: boolean;
   /** What the value completes to when `choices` does not say. */
   readonly completes?: ValueKind;
+  /** Given twice, the usage error this says (instead of the last one silently winning). */
+  readonly once?: (first: string, second: string) => string;
 }
 
 const FILE: ValueKind = { kind: 'file' };
@@ -44,7 +48,13 @@ const INDEX_PATH = 'persistent index file (default: one per store under $XDG_CAC
 /** Every flag of every command. A command may reword a flag's help for its own use, nothing else. */
 export const FLAGS = {
   version: { spelling: '-V, --version', help: 'output the version number' },
-  db: { spelling: '--db <path>', help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)', completes: FILE },
+  db: {
+    spelling: '--db <path>',
+    help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)',
+    completes: FILE,
+    // one store at a time (for now): a second --db must not silently replace the first
+    once: (first, second) => `--db given twice (${first}, ${second}): convsearch reads one store at a time; pass one --db`,
+  },
   index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
   conversation: { spelling: '--conversation <id>', help: "search this conversation's runs (the reference's default scope)", completes: CONVERSATION },
@@ -61,7 +71,12 @@ export const FLAGS = {
     // comma-separated and repeatable, so not commander choices
     completes: { kind: 'choices', choices: ROLES },
   },
-  tool: { spelling: '--tool <name>', help: 'only messages with a tool call, tool return or retry of this tool count (repeatable)', repeatable: true },
+  tool: {
+    spelling: '--tool <name>',
+    help: "only messages with a tool call, tool return or retry of this tool count: repeatable, comma-separated, globs ('delete_*,drop_?')",
+    repeatable: true,
+    completes: { kind: 'tool' },
+  },
   minScore: { spelling: '--min-score <x>', help: 'only hits scoring at least x count' },
   format: {
     spelling: '--format <format>',
@@ -71,8 +86,8 @@ export const FLAGS = {
   json: { spelling: '--json', help: 'one JSON document (schema_version 1)' },
   ndjson: { spelling: '--ndjson', help: 'one JSON event per line' },
   plain: { spelling: '--plain', help: 'one line per hit: run_id:message_index:score:text' },
-  count: { spelling: '--count', help: 'print the number of hits' },
-  countBy: { spelling: '--count-by <key>', help: 'print run_id:hits per run (implies --count)', choices: ['run'] },
+  count: { spelling: '--count', help: 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)' },
+  countBy: { spelling: '--count-by <key>', help: 'print run_id:count of matching messages per run (implies --count)', choices: ['run'] },
   color: {
     spelling: '--color <when>',
     help: 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR',
@@ -80,8 +95,9 @@ export const FLAGS = {
     default: DEFAULTS.color,
   },
   quiet: { spelling: '-q, --quiet', help: 'print nothing; only set the exit status' },
-  expectNone: { spelling: '--expect-none', help: 'fail (exit 1) when any hit is found; the hits go to stderr' },
-  expectMin: { spelling: '--expect-min <n>', help: 'fail (exit 1) unless at least n hits are found' },
+  expectNone: { spelling: '--expect-none', help: 'fail (exit 1) when any message matches; the hits go to stderr' },
+  expectMin: { spelling: '--expect-min <n>', help: 'fail (exit 1) unless at least n messages match' },
+  wide: { spelling: '--wide', help: 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)' },
   agent: { spelling: '--agent <name>', help: 'only runs of this agent' },
   since: { spelling: '--since <date>', help: 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)' },
   until: { spelling: '--until <date>', help: 'only runs started at or before it (a bare date includes that whole day)' },
@@ -114,6 +130,13 @@ export function option(flag: Flag): Option {
   if (flag.choices) o.choices(flag.choices);
   if (flag.default !== undefined) o.default(flag.default);
   if (flag.repeatable) o.argParser(collect);
+  const once = flag.once;
+  if (once) {
+    o.argParser((value: string, previous: string | undefined) => {
+      if (previous !== undefined) throw new UsageError(once(previous, value));
+      return value;
+    });
+  }
   return o;
 }
 
@@ -192,11 +215,15 @@ export function parseDate(flag: string, raw: string, endOfDay: boolean): number 
   return t;
 }
 
-/** `--db`, else `$CONVSEARCH_DB` when non-empty, else the library's default file. */
+/** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
 export function resolveDb(flag: string | undefined): string {
   if (flag !== undefined) return flag;
   const env = process.env.CONVSEARCH_DB;
-  return env ? env : DEFAULTS.db;
+  if (env) return env;
+  if (!existsSync(DEFAULTS.db)) {
+    throw new CommandError(`no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./${DEFAULTS.db} is`);
+  }
+  return DEFAULTS.db;
 }
 
 /** `--index <path>` / `--no-index` → which sidecar index the session reads through. */

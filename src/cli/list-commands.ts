@@ -1,11 +1,12 @@
 import type { RunFilter, RunSort } from '../api/listings.js';
+import { scopeMissMessage } from '../api/search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { escapeInline } from '../output/escape.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing-json.js';
-import { terminalWidth } from '../output/width.js';
+import { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from '../output/tables.js';
+import { terminalWidth, wrapText } from '../output/width.js';
 import type { CommandDef } from './command.js';
-import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { FLAGS, indexChoice, parseDate, parseLimit, resolveDb, reworded, type Flag } from './flags.js';
+import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { FLAGS, indexChoice, parseDate, parseLimit, reworded, type Flag } from './flags.js';
 import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { withCliSession } from './session.js';
 
@@ -13,6 +14,7 @@ interface ListFlags {
   db?: string;
   json?: boolean;
   ndjson?: boolean;
+  wide?: boolean;
   color: ColorChoice;
   /** a path with --index, false with --no-index */
   index?: string | false;
@@ -41,8 +43,16 @@ function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
   return flags.json ? 'json' : flags.ndjson ? 'ndjson' : null;
 }
 
-function tableStyle(color: ColorChoice) {
-  return { chalk: makeChalk(colorEnabled(color, process.stdout)), width: terminalWidth(process.stdout) };
+/**
+ * Prints a table for the terminal (or a pipe: never cut, never wrapped); columns left out to fit the
+ * terminal are named on stderr. `--wide` keeps them all, at their full width.
+ */
+function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
+  const width = flags.wide ? null : terminalWidth(process.stdout);
+  const table = render({ chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width });
+  writeOut(table.text + '\n');
+  const note = width === null ? null : omittedNote(table.omitted, width);
+  if (note !== null) writeErr(wrapText(note, terminalWidth(process.stderr), '  ') + '\n');
 }
 
 export function runFilter(f: RunsFlags): RunFilter {
@@ -82,6 +92,7 @@ export function runsCommand(): CommandDef {
       FLAGS.sort,
       FLAGS.json,
       reworded(FLAGS.ndjson, 'one JSON event per line: begin, run..., end'),
+      FLAGS.wide,
       FLAGS.color,
     ],
     helpAfter: `
@@ -98,18 +109,12 @@ Examples:
       const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
         session.listRuns({ ...filter, sort: flags.sort, limit }, hooks),
       );
-      if (listing === null) {
-        writeErr(`convsearch: no run '${escapeInline(filter.parent!)}' in ${escapeInline(resolveDb(flags.db))}\n`);
-        process.exitCode = EXIT_NOT_FOUND;
-        return;
-      }
+      // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
+      if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
       const { runs, warnings } = listing;
       if (format === 'json') writeOut(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
-      else {
-        const { runsTable } = await import('../output/tables.js');
-        writeOut(runsTable(runs, tableStyle(flags.color)) + '\n');
-      }
+      else printTable(flags, (style) => runsTable(runs, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
     },
@@ -121,7 +126,7 @@ export function conversationsCommand(): CommandDef {
     name: 'conversations',
     description: 'list conversations: their runs, time span, searchable messages and agents',
     args: [],
-    flags: [...INDEX_FLAGS, FLAGS.db, FLAGS.json, reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'), FLAGS.color],
+    flags: [...INDEX_FLAGS, FLAGS.db, FLAGS.json, reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'), FLAGS.wide, FLAGS.color],
     helpAfter: `
 "messages" counts what a search of the conversation covers: inherited history is counted once.
 
@@ -135,10 +140,7 @@ Examples:
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings).join('\n') + '\n');
-      else {
-        const { conversationsTable } = await import('../output/tables.js');
-        writeOut(conversationsTable(conversations, tableStyle(flags.color)) + '\n');
-      }
+      else printTable(flags, (style) => conversationsTable(conversations, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
     },

@@ -4,6 +4,7 @@ import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
 import { FLAGS } from './flags.js';
+import { leaveTerminalAloneAtExit } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
@@ -41,7 +42,7 @@ Examples:
   convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
   convsearch runs --since 2025-03-01 --sort messages --limit 10
   convsearch show run-7f3a --at 12 -C 2
-  convsearch completion bash > ~/.local/share/bash-completion/completions/convsearch`,
+  source <(convsearch completion bash)`,
   );
   const exitWith2 = (cmd: Command): void => {
     cmd.exitOverride();
@@ -53,6 +54,7 @@ Examples:
 }
 
 export async function main(argv: string[]): Promise<void> {
+  leaveTerminalAloneAtExit();
   try {
     await buildProgram().parseAsync(argv);
   } catch (e) {

@@ -1,5 +1,5 @@
 import type { HitFilter, SearchRequest } from '../api/search.js';
-import { isRole, ROLES, scopeMissMessage, type Role } from '../api/search.js';
+import { GlobSet, isRole, ROLES, scopeMissMessage, type Role } from '../api/search.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded } from './flags.js';
@@ -29,7 +29,7 @@ function hitFilter(f: SearchFlags): HitFilter | undefined {
     if (!isRole(r)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got ${JSON.stringify(r)}`);
     roles.add(r);
   }
-  const tools = new Set(f.tool ?? []);
+  const tools = new GlobSet([...new Set(f.tool ?? [])]);
   const minScore = f.minScore === undefined ? null : parseScore('--min-score', f.minScore);
   return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
 }
@@ -93,21 +93,23 @@ export function searchCommand(): CommandDef {
       FLAGS.count,
       FLAGS.countBy,
       FLAGS.color,
-      { group: 'Checks (exit status 0 when they hold, 1 when not, 2 on errors):' },
+      { group: 'Checks (exit status 0 when they hold, 1 when not, 2 on errors; they count every matching message, whatever -m and -C show):' },
       FLAGS.quiet,
       FLAGS.expectNone,
       FLAGS.expectMin,
     ],
     helpAfter: `
-Exit status: 0 when at least one hit is selected, 1 when none is, 2 on an error.
-With --expect-none: 0 when no hit is found, 1 when any is. With --expect-min n: 0 when at least n are.
+Exit status: 0 when at least one hit is shown, 1 when none is, 2 on an error (an unknown
+--conversation or --run included). With --expect-none: 0 when no message matches, 1 when any does.
+With --expect-min n: 0 when at least n match. Checks and --count count every matching message
+(score above 0, passing --role, --tool and --min-score), not only the hits -m and -C show.
 
 Examples:
   convsearch search refund idempotency --db sessions.db --conversation conv-42
   convsearch search "connection pool" --scope all --max-matches 3 --context 1
   convsearch search timeout --run run-7f3a --format tool
   convsearch search billing --scope all --json | jq -r '.hits[].run_id'
-  convsearch search refund --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3'
+  convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
     async action(words: string[], flags: SearchFlags) {

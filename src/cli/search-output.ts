@@ -4,9 +4,9 @@ import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
 import { searchJson, searchNdjson } from '../output/json.js';
 import { countLines, plainLines } from '../output/plain.js';
-import { outcomeStats, summaryLine } from '../output/stats.js';
+import { outcomeStats, plural, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
-import { terminalWidth } from '../output/width.js';
+import { terminalWidth, wrapText } from '../output/width.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { parseCount } from './flags.js';
 import { reportWarnings, writeErr, writeTo, type OutStream } from './io.js';
@@ -53,11 +53,15 @@ export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan
   }
   if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
   const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
-  if (expectMin !== null && expectMin > maxMatches) {
-    throw new UsageError(`--expect-min ${expectMin} can never hold: at most --max-matches ${maxMatches} hits are selected; raise -m`);
+  const format = distinct[0]?.[1] ?? 'human';
+  if (maxMatches === 0 && !f.quiet && (format === 'human' || format === 'plain')) {
+    // the reference accepts max_matches=0 (tool, json, ndjson answer it); these formats would print nothing
+    throw new UsageError(
+      `-m 0 selects no hit to print${format === 'plain' ? ' with --plain' : ''}: use --count for the number of matching messages, or -q for the exit status alone`,
+    );
   }
   return {
-    format: distinct[0]?.[1] ?? 'human',
+    format,
     countBy: f.countBy === 'run' ? 'run' : null,
     quiet: Boolean(f.quiet),
     expectNone: Boolean(f.expectNone),
@@ -99,28 +103,32 @@ export function printOutcome(outcome: SearchOutcome, plan: OutputPlan): void {
       const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
       if (text) writeTo(out, text + '\n');
       const notice = humanNotice(outcome);
-      if (notice !== null) writeErr(notice + '\n');
+      if (notice !== null) writeErr(wrapText(notice, terminalWidth(process.stderr), '  ') + '\n');
       break;
     }
   }
   reportWarnings(outcome.warnings);
-  if (plan.format === 'human') writeErr(summaryLine(outcome) + '\n');
+  if (plan.format === 'human') writeErr(wrapText(summaryLine(outcome), terminalWidth(process.stderr), '  ') + '\n');
 }
 
-/** The exit status of a search under the plan (0 found / expectation met, 1 otherwise). */
-export function exitStatus(hits: number, plan: OutputPlan): number {
-  if (plan.expectNone) return hits === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
-  if (plan.expectMin !== null) return hits >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
-  return hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+/**
+ * The exit status of a search under the plan: the checks judge every matching message (`matches`, like
+ * `grep -c`); without one, 0 when a hit is shown and 1 otherwise, as the reference's parity answers say.
+ */
+export function exitStatus(shown: number, matches: number, plan: OutputPlan): number {
+  if (plan.expectNone) return matches === 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
+  if (plan.expectMin !== null) return matches >= plan.expectMin ? EXIT_FOUND : EXIT_NOT_FOUND;
+  return shown > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
 }
 
 /** Sets the exit status, saying on stderr which expectation failed. */
 export function judge(outcome: SearchOutcome, plan: OutputPlan): void {
-  const hits = outcomeStats(outcome).hits;
-  const status = exitStatus(hits, plan);
+  const { hits, matches } = outcomeStats(outcome);
+  const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
-    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
-    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${hits} hit${hits === 1 ? '' : 's'} found\n`);
+    const found = `${plural(matches, 'matching message')} found${matches > hits ? ` (${hits} shown)` : ''}`;
+    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${found}\n`);
+    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
   }
   process.exitCode = status;
 }

@@ -1,12 +1,13 @@
 import { DEFAULTS } from '../api/defaults.js';
+import { scopeMissMessage } from '../api/search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { escapeInline } from '../output/escape.js';
 import { showJson, showNdjson, showText } from '../output/show.js';
 import { terminalWidth } from '../output/width.js';
 import type { CommandDef } from './command.js';
-import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { FLAGS, parseCount, parseLimit, resolveDb, reworded } from './flags.js';
-import { reportWarnings, writeErr, writeOut } from './io.js';
+import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { FLAGS, parseCount, parseLimit, reworded } from './flags.js';
+import { reportWarnings, writeOut } from './io.js';
 import { withCliSession } from './session.js';
 
 interface ShowFlags {
@@ -34,14 +35,14 @@ export function showCommand(): CommandDef {
       FLAGS.color,
     ],
     helpAfter: `
-Exit status: 0 when the run exists, 1 when it does not, 2 on an error.
+Exit status: 0 when the run exists; 2 when it does not (with the closest ids) or on another error.
 
 Examples:
   convsearch show run-alpha-1 --db sessions.db
   convsearch show run-alpha-1 --at 7 -C 2
   convsearch show run-alpha-1 --include-interrupted
   convsearch show run-alpha-1 --json | jq -r '.messages[] | select(.roles | index("tool-call")) | .parts[] | select(.role == "tool-call") | .tool_name'
-  convsearch search refund --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --color always'`,
+  convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db --color always'`,
     async action(runId: string, flags: ShowFlags) {
       if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
       const at = flags.at === undefined ? null : parseLimit('--at', flags.at);
@@ -49,11 +50,7 @@ Examples:
       const context = flags.context === undefined ? DEFAULTS.showContext : parseCount('--context', flags.context, 'context_lines');
       const request = { at, context, includeInterrupted: flags.includeInterrupted === true };
       const shown = await withCliSession(flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks));
-      if (shown.kind === 'no-run') {
-        writeErr(`convsearch: no run '${escapeInline(runId)}' in ${escapeInline(resolveDb(flags.db))}\n`);
-        process.exitCode = EXIT_NOT_FOUND;
-        return;
-      }
+      if (shown.kind === 'no-run') throw new CommandError(scopeMissMessage(shown.missing));
       if (shown.kind === 'past-end') {
         const n = shown.length;
         throw new UsageError(`--at ${at} is past the end: run ${escapeInline(runId)} has ${n} message${n === 1 ? '' : 's'}`);

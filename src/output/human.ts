@@ -2,9 +2,8 @@ import type { ChalkInstance } from 'chalk';
 import type { PartRole } from '../render/roles.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import type { ClippedField } from '../render/clip.js';
-import { codePointSlice } from '../py/repr.js';
-import { formatScore1f } from '../py/repr.js';
-import type { ExcerptLine, Hit, SearchOutcome } from '../search/search.js';
+import { codePointSlice, formatScore1f } from '../py/repr.js';
+import type { ExcerptLine, Hit, HitFilter, SearchOutcome } from '../search/search.js';
 import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
@@ -138,7 +137,23 @@ export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
   return outcome.hits.map((h) => [hitHeader(h, style), ...excerptLines(h, terms, style)].join('\n')).join('\n\n');
 }
 
-/** For an outcome without hits: the reference's reply text, escaped (the notice goes to stderr). */
+/** The filter flags of a search as typed: `--role assistant --tool delete_*`. */
+export function filterFlags(filter: HitFilter | undefined): string[] {
+  if (!filter) return [];
+  const flags: string[] = [];
+  if (filter.roles.size) flags.push(`--role ${[...filter.roles].join(',')}`);
+  if (filter.tools.size) flags.push(`--tool ${filter.tools.patterns.join(',')}`);
+  if (filter.minScore !== null) flags.push(`--min-score ${filter.minScore}`);
+  return flags;
+}
+
+/**
+ * For an outcome without hits (the notice goes to stderr): the reference's reply when nothing matched
+ * the query, or what the filters removed when they removed everything.
+ */
 export function humanNotice(outcome: SearchOutcome): string | null {
-  return outcome.kind === 'found' ? null : escapeForTerminal(toolText(outcome));
+  if (outcome.kind !== 'found') return escapeForTerminal(toolText(outcome));
+  if (outcome.hits.length > 0 || outcome.matches.total > 0) return null;
+  const n = outcome.matches.unfiltered;
+  return escapeInline(`no hits: ${n} matching message${n === 1 ? '' : 's'}, ${n === 1 ? 'removed' : 'all removed'} by ${filterFlags(outcome.options.filter).join(' ')}`);
 }

@@ -77,7 +77,8 @@ function errorJson(outcome: SearchOutcome): Json | null {
 
 function summaryData(outcome: SearchOutcome): Json {
   const s = outcomeStats(outcome);
-  return { hits: s.hits, messages: s.messages, runs: s.runs, skipped_snapshots: s.skippedSnapshots };
+  // hits: shown under -m and -C; total_matches: every matching message (what --count counts)
+  return { hits: s.hits, total_matches: s.matches, messages: s.messages, runs: s.runs, skipped_snapshots: s.skippedSnapshots };
 }
 
 /** The `--json` document for a search: every printer consumes the same outcome. */

@@ -16,11 +16,11 @@ export function plainLines(outcome: SearchOutcome): string[] {
   });
 }
 
-/** `--count`: the number of hits; `--count-by run`: `run_id:count` per run with hits, in corpus order. */
+/**
+ * `--count`: every matching message in scope, like `grep -c` (not only those `-m` and `-C` would show);
+ * `--count-by run`: `run_id:count` per run with matches, in corpus order.
+ */
 export function countLines(outcome: SearchOutcome, by: 'run' | null): string[] {
-  const hits = outcome.kind === 'found' ? outcome.hits : [];
-  if (by === null) return [String(hits.length)];
-  const perRun = new Map<string, number>();
-  for (const h of hits) perRun.set(h.run.runId, (perRun.get(h.run.runId) ?? 0) + 1);
-  return outcome.runs.filter((r) => perRun.has(r.runId)).map((r) => `${escapeInline(r.runId)}:${perRun.get(r.runId)}`);
+  if (by === null) return [String(outcome.matches.total)];
+  return outcome.matches.byRun.map((m) => `${escapeInline(m.run.runId)}:${m.count}`);
 }

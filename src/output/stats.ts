@@ -1,7 +1,12 @@
 import type { SearchOutcome } from '../search/search.js';
 
 export interface OutcomeStats {
+  /** Hits selected for display (under `-m` and `-C`). */
   readonly hits: number;
+  /** Every matching message in scope, shown or not (see MatchCounts). */
+  readonly matches: number;
+  /** Runs holding at least one matching message. */
+  readonly matchingRuns: number;
   /** Messages searched (the reference's "persisted messages"). */
   readonly messages: number;
   /** Runs whose sections were searched. */
@@ -12,16 +17,24 @@ export interface OutcomeStats {
 export function outcomeStats(outcome: SearchOutcome): OutcomeStats {
   return {
     hits: outcome.kind === 'found' ? outcome.hits.length : 0,
+    matches: outcome.matches.total,
+    matchingRuns: outcome.matches.byRun.length,
     messages: outcome.kind === 'found' || outcome.kind === 'no-matches' ? outcome.total : 0,
     runs: outcome.runs.length,
     skippedSnapshots: outcome.warnings.filter((w) => w.kind === 'unreadable-snapshot').length,
   };
 }
 
-const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
-/** `3 hits in 120 messages across 4 runs (0 skipped snapshots)`: the human summary on stderr. */
+/**
+ * The human summary on stderr: `showing 10 of 147 matching messages in 12 runs (searched 1200 messages
+ * in 40 runs)`, with skipped snapshots named when there are any.
+ */
 export function summaryLine(outcome: SearchOutcome): string {
   const s = outcomeStats(outcome);
-  return `${plural(s.hits, 'hit')} in ${plural(s.messages, 'message')} across ${plural(s.runs, 'run')} (${plural(s.skippedSnapshots, 'skipped snapshot')})`;
+  const where = s.matchingRuns > 0 ? ` in ${plural(s.matchingRuns, 'run')}` : '';
+  const skipped = s.skippedSnapshots > 0 ? `; ${plural(s.skippedSnapshots, 'unreadable snapshot')} skipped` : '';
+  const shown = s.matches > 0 ? `showing ${s.hits} of ` : '';
+  return `${shown}${plural(s.matches, 'matching message')}${where} (searched ${plural(s.messages, 'message')} in ${plural(s.runs, 'run')}${skipped})`;
 }

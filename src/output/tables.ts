@@ -1,67 +1,175 @@
-import Table from 'cli-table3';
 import type { ChalkInstance } from 'chalk';
 import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import { escapeInline } from './escape.js';
-import { displayWidth, fitColumns } from './width.js';
+import { displayWidth, fitColumns, truncateToWidth } from './width.js';
 
-/** Table layout: the stream's width (null: as wide as the content) and colours. */
+/** Table layout: the stream's width (null: as wide as the content, never cut) and colours. */
 export interface TableStyle {
   readonly chalk: ChalkInstance;
   readonly width: number | null;
 }
 
-/** Narrowest a column gets (padding included); headers wrap too before the grid would. */
-const MIN_COLUMN = 6;
+/**
+ * What a column holds decides how it may give way: ids and timestamps are shown whole or left out
+ * (they are copied into other commands), free text may be shortened with `…`, numbers align right.
+ */
+export type ColumnKind = 'id' | 'time' | 'number' | 'text';
+
+export interface Column {
+  readonly header: string;
+  readonly kind: ColumnKind;
+  /** Optional columns are left out, highest number first, when the table does not fit; absent: always shown. */
+  readonly drop?: number;
+}
+
+/** One cell: single-line text, already escaped; `dim` for placeholders such as `-`. */
+export interface Cell {
+  readonly text: string;
+  readonly dim?: boolean;
+}
+
+export interface RenderedTable {
+  /** The grid, one line per row, without a final newline. */
+  readonly text: string;
+  /** Headers of the columns left out to fit the width, in table order. */
+  readonly omitted: readonly string[];
+}
+
+/** Narrowest a shortened text column gets (its header still shows whole when it is narrower). */
+const MIN_TEXT = 6;
+
+/** Columns a grid of `n` columns spends on borders and padding: `│ a │ b │`. */
+const chrome = (n: number): number => 3 * n + 1;
 
 /**
- * A bordered table (cli-table3, compact rows) that fits the terminal: the widest columns shrink first
- * and their cells wrap inside the column, so the grid itself never breaks.
+ * Which columns show, and how wide, within `available` columns (null: all, at their natural width).
+ * While the narrowest the visible columns can get does not fit, the optional column with the highest
+ * `drop` goes; then free text gives up width, widest first. When only required columns are left and
+ * they still do not fit, those are shortened too, as the last resort (ids then end in `…`).
  */
-function render(head: readonly string[], rows: readonly string[][], style: TableStyle): string {
-  const c = style.chalk;
-  const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i]!))) + 2);
-  let colWidths: number[] | undefined;
-  const borders = head.length + 1;
-  if (style.width !== null && natural.reduce((a, b) => a + b, 0) + borders > style.width) {
-    const minimum = natural.map((n) => Math.min(n, MIN_COLUMN));
-    colWidths = fitColumns(natural, style.width - borders, minimum);
+export function layoutColumns(columns: readonly Column[], natural: readonly number[], available: number | null): { visible: number[]; widths: number[] } {
+  const all = columns.map((_, i) => i);
+  if (available === null) return { visible: all, widths: natural.slice() };
+  const floor = (i: number): number => {
+    const c = columns[i]!;
+    return c.kind === 'text' ? Math.min(natural[i]!, Math.max(MIN_TEXT, displayWidth(c.header))) : natural[i]!;
+  };
+  const visible = all.slice();
+  const dropOrder = all.filter((i) => columns[i]!.drop !== undefined).sort((a, b) => columns[b]!.drop! - columns[a]!.drop! || b - a);
+  const sum = (f: (i: number) => number): number => visible.reduce((n, i) => n + f(i), 0);
+  while (sum(floor) + chrome(visible.length) > available && dropOrder.length > 0) {
+    visible.splice(visible.indexOf(dropOrder.shift()!), 1);
   }
-  const t = new Table({
-    head: head.map((h) => c.bold(h)),
-    style: { head: [], border: [], compact: true },
-    ...(colWidths ? { colWidths, wordWrap: true, wrapOnWordBoundary: false } : {}),
+  const room = available - chrome(visible.length);
+  const fits = sum(floor) <= room;
+  // last resort: every visible column may shrink to one character and its `…`
+  const widths = fitColumns(
+    visible.map((i) => natural[i]!),
+    room,
+    visible.map((i) => (fits ? floor(i) : Math.min(natural[i]!, 2))),
+  );
+  return { visible, widths };
+}
+
+/**
+ * A bordered table, one line per row whatever the width: cells are measured without escape codes and
+ * styled after they are cut, so no escape sequence is ever split. Linear in the number of rows.
+ */
+export function renderTable(columns: readonly Column[], rows: readonly (readonly Cell[])[], style: TableStyle): RenderedTable {
+  const c = style.chalk;
+  const natural = columns.map((col) => displayWidth(col.header));
+  const cellWidths = rows.map((r) =>
+    r.map((cell, i) => {
+      const w = displayWidth(cell.text);
+      if (w > natural[i]!) natural[i] = w;
+      return w;
+    }),
+  );
+  const { visible, widths } = layoutColumns(columns, natural, style.width);
+  const fit = (text: string, w: number, width: number, right: boolean): string => {
+    const shown = w > width ? truncateToWidth(text, width) : text;
+    const pad = ' '.repeat(Math.max(0, width - (w > width ? displayWidth(shown) : w)));
+    return right ? pad + shown : shown + pad;
+  };
+  const line = (cells: string[]): string => `│ ${cells.join(' │ ')} │`;
+  const rule = (l: string, m: string, r: string): string => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
+  const out: string[] = [rule('┌', '┬', '┐')];
+  out.push(line(visible.map((i, k) => {
+    const h = columns[i]!.header;
+    const hw = displayWidth(h);
+    const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
+    return c.bold(shown) + ' '.repeat(Math.max(0, widths[k]! - displayWidth(shown)));
+  })));
+  out.push(rule('├', '┼', '┤'));
+  rows.forEach((r, ri) => {
+    out.push(line(visible.map((i, k) => {
+      const cell = r[i]!;
+      const text = fit(cell.text, cellWidths[ri]![i]!, widths[k]!, columns[i]!.kind === 'number');
+      return cell.dim ? dimText(text, c) : text;
+    })));
   });
-  for (const r of rows) t.push(r);
-  return t.toString();
+  out.push(rule('└', '┴', '┘'));
+  return { text: out.join('\n'), omitted: columns.filter((_, i) => !visible.includes(i)).map((col) => col.header) };
 }
 
-const cell = (v: string | null, c: ChalkInstance): string => (v === null ? c.dim('-') : escapeInline(v));
-
-export function runsTable(runs: readonly RunSummary[], style: TableStyle): string {
-  const c = style.chalk;
-  const rows = runs.map((s) => [
-    cell(s.run.runId, c),
-    cell(s.run.conversationId, c),
-    cell(s.run.agentName, c),
-    cell(s.run.parentRunId, c),
-    escapeInline(compactTimestamp(s.run.startedAt)),
-    s.interruptedSnapshots ? `${s.snapshots} (+${s.interruptedSnapshots} interrupted)` : String(s.snapshots),
-    String(s.messages),
-    s.lastStep === null ? c.dim('-') : String(s.lastStep),
-  ]);
-  return render(['run', 'conversation', 'agent', 'parent', 'started', 'snapshots', 'messages', 'last step'], rows, style);
+/** Dims the text of a padded cell, not its padding. */
+function dimText(padded: string, c: ChalkInstance): string {
+  const m = /^( *)(.*?)( *)$/.exec(padded)!;
+  return m[1]! + c.dim(m[2]!) + m[3]!;
 }
 
-export function conversationsTable(convs: readonly ConversationSummary[], style: TableStyle): string {
-  const c = style.chalk;
-  const rows = convs.map((v) => [
-    v.conversationId === null ? c.dim('(none)') : escapeInline(v.conversationId),
-    String(v.runs),
-    escapeInline(compactTimestamp(v.firstStartedAt)),
-    escapeInline(compactTimestamp(v.lastStartedAt)),
-    String(v.messages),
-    v.agents.map(escapeInline).join(', ') || c.dim('-'),
+const text = (v: string): Cell => ({ text: escapeInline(v) });
+const orDash = (v: string | null): Cell => (v === null ? { text: '-', dim: true } : text(v));
+
+const RUN_COLUMNS: readonly Column[] = [
+  { header: 'run', kind: 'id' },
+  { header: 'conversation', kind: 'id', drop: 4 },
+  { header: 'agent', kind: 'text', drop: 6 },
+  { header: 'parent', kind: 'id', drop: 7 },
+  { header: 'started', kind: 'time', drop: 2 },
+  { header: 'snapshots', kind: 'text', drop: 5 },
+  { header: 'messages', kind: 'number', drop: 3 },
+  { header: 'last step', kind: 'number', drop: 8 },
+];
+
+export function runsTable(runs: readonly RunSummary[], style: TableStyle): RenderedTable {
+  const rows = runs.map((s): Cell[] => [
+    text(s.run.runId),
+    orDash(s.run.conversationId),
+    orDash(s.run.agentName),
+    orDash(s.run.parentRunId),
+    text(compactTimestamp(s.run.startedAt)),
+    { text: s.interruptedSnapshots ? `${s.snapshots} (+${s.interruptedSnapshots} interrupted)` : String(s.snapshots) },
+    { text: String(s.messages) },
+    s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
   ]);
-  return render(['conversation', 'runs', 'first started', 'last started', 'messages', 'agents'], rows, style);
+  return renderTable(RUN_COLUMNS, rows, style);
+}
+
+const CONVERSATION_COLUMNS: readonly Column[] = [
+  { header: 'conversation', kind: 'id' },
+  { header: 'runs', kind: 'number', drop: 3 },
+  { header: 'first started', kind: 'time', drop: 5 },
+  { header: 'last started', kind: 'time', drop: 4 },
+  { header: 'messages', kind: 'number', drop: 2 },
+  { header: 'agents', kind: 'text', drop: 6 },
+];
+
+export function conversationsTable(convs: readonly ConversationSummary[], style: TableStyle): RenderedTable {
+  const rows = convs.map((v): Cell[] => [
+    v.conversationId === null ? { text: '(none)', dim: true } : text(v.conversationId),
+    { text: String(v.runs) },
+    text(compactTimestamp(v.firstStartedAt)),
+    text(compactTimestamp(v.lastStartedAt)),
+    { text: String(v.messages) },
+    v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
+  ]);
+  return renderTable(CONVERSATION_COLUMNS, rows, style);
+}
+
+/** The note for columns a table left out: what they were and how to see them. */
+export function omittedNote(omitted: readonly string[], width: number): string | null {
+  if (omitted.length === 0) return null;
+  return `left out to fit ${width} columns: ${omitted.join(', ')} (--wide or --json shows them)`;
 }

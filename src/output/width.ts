@@ -60,8 +60,11 @@ function cells(line: string): Cell[] {
   return out;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Columns a single-line string takes, ignoring SGR codes. */
 export function displayWidth(text: string): number {
+  if (PRINTABLE_ASCII.test(text)) return text.length; // the common case, without a cell per character
   let col = 0;
   for (const c of cells(text)) col += c.w === -1 ? 8 - (col % 8) : c.w;
   return col;
@@ -124,6 +127,24 @@ export function wrapLine(line: string, width: number, indent = ''): string[] {
   }
   if (row.length || rows.length === 0) flush();
   return rows;
+}
+
+/**
+ * Plain single-line text (no SGR codes, no tab) cut to at most `width` columns, ending in `…` when cut;
+ * a wide character that would straddle the edge goes whole.
+ */
+export function truncateToWidth(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let out = '';
+  let col = 0;
+  for (const ch of text) {
+    const w = charWidth(ch);
+    if (col + w > width - 1) break;
+    out += ch;
+    col += w;
+  }
+  return out + '…';
 }
 
 /** Wraps multi-line text row by row (see wrapLine); null width leaves it as is. */

@@ -1,3 +1,5 @@
+import type { GlobSet } from '../text/glob.js';
+
 /**
  * Who a rendered part speaks for. A message can carry several (an assistant text plus a tool call),
  * so a message matches every role of its parts.
@@ -19,11 +21,11 @@ export interface PartRole {
 
 /**
  * Which messages may count as hits: a message qualifies when one of its rendered parts has one of
- * `roles` (any role when empty) and, when `tools` is non-empty, a `tool_name` in `tools`.
+ * `roles` (any role when empty) and, when `tools` is non-empty, a `tool_name` matching one of its patterns.
  */
 export interface PartFilter {
   readonly roles: ReadonlySet<Role>;
-  readonly tools: ReadonlySet<string>;
+  readonly tools: GlobSet;
 }
 
 export function isEmptyPartFilter(f: PartFilter): boolean {

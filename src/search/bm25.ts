@@ -43,6 +43,11 @@ export class RankedList implements Iterable<Ranked> {
     return this.docs.length;
   }
 
+  /** Every ranked document once, in no particular order (no sorting: for counts). */
+  forEachUnordered(fn: (doc: number, score: number) => void): void {
+    for (let i = 0; i < this.docs.length; i++) fn(this.docs[i]!, this.scores[i]!);
+  }
+
   *[Symbol.iterator](): Iterator<Ranked> {
     const { docs, scores } = this;
     let size = docs.length;

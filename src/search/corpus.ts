@@ -1,5 +1,6 @@
 import type { Warning } from '../history/source.js';
 import type { RenderedMessage } from '../render/record.js';
+import type { PartRole } from '../render/roles.js';
 import type { StoreRun } from '../store/reader.js';
 import type { TermStats } from './bm25.js';
 import type { ScopeFilter } from './scope.js';
@@ -23,6 +24,8 @@ export interface Corpus {
   readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
   document(section: number, position: number): RenderedMessage;
+  /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
+  parts?(section: number, position: number): readonly PartRole[];
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */

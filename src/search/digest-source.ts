@@ -9,7 +9,8 @@ import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
 import { sectionSize, type Corpus, type CorpusSource, type SectionView } from './corpus.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './replay-source.js';
-import { digestGroups, digestRuns, type RunDigest } from './digest.js';
+import { digestGroups, digestPartsAt, digestRuns, type RunDigest } from './digest.js';
+import type { PartRole } from '../render/roles.js';
 import type { DigestWorkerData } from './digest-worker.js';
 
 /** How often a waiting main thread wakes to report progress. */
@@ -116,6 +117,10 @@ class DigestCorpus implements Corpus {
 
   document(section: number, position: number): RenderedMessage {
     return renderRecordMessage(this.source.replay(this.sections[section]!.run.runId).messages[position]!);
+  }
+
+  parts(section: number, position: number): readonly PartRole[] {
+    return digestPartsAt(this.digests[section]!, position);
   }
 
   termStats(terms: readonly string[]): TermStats {

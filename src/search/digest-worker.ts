@@ -19,6 +19,10 @@ runPoolWorker<DigestWorkerData, RunDigest>((store, data, channel) => {
   const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => channel.progress(done));
   channel.post(
     digests,
-    digests.flatMap((d) => [d.lengths.buffer as ArrayBuffer, ...d.termCounts.map((c) => c.buffer as ArrayBuffer)]),
+    digests.flatMap((d) => [
+      d.lengths.buffer as ArrayBuffer,
+      ...d.termCounts.map((c) => c.buffer as ArrayBuffer),
+      ...[d.parts.starts, d.parts.roles, d.parts.tools].map((a) => a.buffer as ArrayBuffer),
+    ]),
   );
 });

@@ -2,6 +2,7 @@ import { claimInherited } from '../history/attribution.js';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import { renderMessage, searchText } from '../render/message.js';
+import { ROLES, type PartRole } from '../render/roles.js';
 import { QueryTermCounter } from '../text/tokenize.js';
 
 /**
@@ -19,8 +20,54 @@ export interface RunDigest {
   readonly lengths: Int32Array;
   /** Per query term: `[position, tf, position, tf, ...]`, positions ascending, `>= localStart`. */
   readonly termCounts: Int32Array[];
+  /** The parts' roles and tools of each message from `localStart` on: what hit filters test, without a replay. */
+  readonly parts: DigestParts;
   readonly skipped: SkippedSnapshot[];
   readonly unknownPartKinds: Array<[string, number]>;
+}
+
+/**
+ * Message parts, flat: message `i` (from `localStart`) has the parts `starts[i] .. starts[i+1]-1`, each a
+ * role (index into ROLES) and a tool (index into `toolNames`, -1 for none).
+ */
+export interface DigestParts {
+  readonly starts: Int32Array;
+  readonly roles: Uint8Array;
+  readonly tools: Int32Array;
+  readonly toolNames: string[];
+}
+
+class PartsBuilder {
+  private readonly starts: number[] = [0];
+  private readonly roles: number[] = [];
+  private readonly tools: number[] = [];
+  private readonly toolIds = new Map<string, number>();
+
+  add(parts: readonly PartRole[]): void {
+    for (const p of parts) {
+      this.roles.push(ROLES.indexOf(p.role));
+      let t = -1;
+      if (p.toolName !== null) {
+        t = this.toolIds.get(p.toolName) ?? this.toolIds.size;
+        this.toolIds.set(p.toolName, t);
+      }
+      this.tools.push(t);
+    }
+    this.starts.push(this.roles.length);
+  }
+
+  finish(): DigestParts {
+    return { starts: Int32Array.from(this.starts), roles: Uint8Array.from(this.roles), tools: Int32Array.from(this.tools), toolNames: [...this.toolIds.keys()] };
+  }
+}
+
+/** The parts of message `position` of a digested run (`position >= localStart`). */
+export function digestPartsAt(d: RunDigest, position: number): PartRole[] {
+  const { starts, roles, tools, toolNames } = d.parts;
+  const i = position - d.localStart;
+  const out: PartRole[] = [];
+  for (let k = starts[i]!; k < starts[i + 1]!; k++) out.push({ role: ROLES[roles[k]!]!, toolName: tools[k]! < 0 ? null : toolNames[tools[k]!]! });
+  return out;
 }
 
 /**
@@ -41,8 +88,11 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
     const localStart = claimInherited(claimed, strictKeys);
     const lengths = new Int32Array(record.length - localStart);
     const perTerm: number[][] = terms.map(() => []);
+    const parts = new PartsBuilder();
     for (let pos = localStart; pos < record.length; pos++) {
-      lengths[pos - localStart] = counter.count(searchText(renderMessage(record[pos]!.message)));
+      const rendered = renderMessage(record[pos]!.message);
+      lengths[pos - localStart] = counter.count(searchText(rendered));
+      parts.add(rendered);
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
     out.push({
@@ -51,6 +101,7 @@ export function digestRuns(source: HistorySource, runIds: readonly string[], ter
       localStart,
       lengths,
       termCounts: perTerm.map((a) => Int32Array.from(a)),
+      parts: parts.finish(),
       skipped: replay.skipped,
       unknownPartKinds: [...replay.unknownPartKinds],
     });

@@ -1,6 +1,6 @@
 import { rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
-import { partsMatch, type PartFilter, type PartRole } from '../render/roles.js';
+import { isEmptyPartFilter, partsMatch, type PartFilter, type PartRole } from '../render/roles.js';
 import type { Warning } from '../history/source.js';
 import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
@@ -70,6 +70,27 @@ export interface RankedHit {
   readonly eligible: boolean;
 }
 
+/** A run and how many of its messages match (see {@link MatchCounts}). */
+export interface RunMatches {
+  readonly run: StoreRun;
+  readonly count: number;
+}
+
+/**
+ * Every matching message of the scope, shown or not, like `grep -c`: what `--count`, `--count-by` and the
+ * `--expect-*` checks judge, whatever `-m` and `-C` select for display.
+ */
+export interface MatchCounts {
+  /** Messages scoring above 0 that pass the hit filter. */
+  readonly total: number;
+  /** The same per run, for the runs with at least one, in corpus order. */
+  readonly byRun: readonly RunMatches[];
+  /** Messages scoring above 0 before the hit filter (what the filter had to choose from). */
+  readonly unfiltered: number;
+}
+
+const NO_MATCHES: MatchCounts = { total: 0, byRun: [], unfiltered: 0 };
+
 interface OutcomeBase {
   readonly options: SearchOptions;
   readonly warnings: readonly Warning[];
@@ -80,6 +101,7 @@ interface OutcomeBase {
    * the reference's reply, but a caller must treat it as an error (a typo must never pass a check).
    */
   readonly missing: ScopeMiss | null;
+  readonly matches: MatchCounts;
 }
 
 /** Every way a search can end; printers turn it into text and the CLI into an exit status. */
@@ -95,11 +117,11 @@ export type SearchOutcome = OutcomeBase &
 /** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
 export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
-    return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null };
+    return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
   }
   const corpus = source.corpus(options);
   const missing = corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null;
-  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing };
+  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
@@ -107,8 +129,10 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   const terms = queryTokens(options.query);
   const ranked = rankBm25(corpus.termStats(terms), terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
-  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options);
-  const outcome = { ...base, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
+  const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
+  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter);
+  const matches = countMatches(corpus, ranked, filter);
+  const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
   Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
@@ -124,12 +148,12 @@ function selectWindows(
   ranked: RankedList,
   terms: ReadonlySet<string>,
   o: SearchOptions,
+  filter: HitFilter | null,
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
   const consumed: RankedHit[] = [];
-  const filter = o.filter && !isEmptyFilter(o.filter) ? o.filter : null;
   const order = ranked[Symbol.iterator]();
   const entry = (doc: number, score: number, emit: boolean, eligible: boolean): RankedHit => {
     const { section: si, position } = ids.locate(doc);
@@ -179,6 +203,35 @@ function selectWindows(
     return consumed.concat(rest);
   };
   return { hits, ranking };
+}
+
+/**
+ * Counts every ranked message the filter accepts, in document order (a corpus that replays documents on
+ * demand then replays each run once); parts are read only when the filter looks at roles or tools.
+ */
+function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | null): MatchCounts {
+  const ids = new DocumentIds(corpus.sections);
+  const docs = new Int32Array(ranked.length);
+  let n = 0;
+  const minScore = filter?.minScore ?? null;
+  ranked.forEachUnordered((doc, score) => {
+    if (minScore === null || score >= minScore) docs[n++] = doc;
+  });
+  const needParts = filter !== null && !isEmptyPartFilter(filter);
+  const sorted = docs.subarray(0, n).sort();
+  const perSection = new Int32Array(corpus.sections.length);
+  let total = 0;
+  for (const doc of sorted) {
+    const { section, position } = ids.locate(doc);
+    if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter)) continue;
+    perSection[section] = perSection[section]! + 1;
+    total++;
+  }
+  const byRun: RunMatches[] = [];
+  perSection.forEach((count, si) => {
+    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count });
+  });
+  return { total, byRun, unfiltered: ranked.length };
 }
 
 function isEmptyFilter(f: HitFilter): boolean {

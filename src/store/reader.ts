@@ -58,6 +58,8 @@ export interface StoreReader {
   /** Count and last seq of the run's complete snapshots up to `seq`. */
   completeUpToSeq(runId: string, seq: number): SnapshotMark;
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot>;
+  /** Per run, its latest snapshot (highest seq, any state), streamed: a quick look at each run, no replay. */
+  latestSnapshots(): Iterable<StoreSnapshot>;
   /** Per run: snapshots of any state and the highest seq. */
   watermarks(): Map<string, SnapshotMark>;
   countsByRun(): Map<string, SnapshotStateCounts>;

@@ -10,9 +10,11 @@ export function closestIds(wanted: string, known: Iterable<string>, limit = 3): 
   for (const id of new Set(known)) {
     if (id === wanted) continue;
     const lower = id.toLowerCase();
-    const d = editDistance(w, lower, bound);
+    const extends_ = w.length >= 3 && lower.startsWith(w);
+    // an id that extends what was typed is a likely target however long its tail (`conv-pay` → `conv-payments`)
+    const d = extends_ ? Math.min(editDistance(w, lower, bound), bound) : editDistance(w, lower, bound);
     if (d > bound) continue;
-    scored.push({ id, key: [d, lower.startsWith(w) ? 0 : 1, editDistance(wanted, id, bound * 2)] });
+    scored.push({ id, key: [d, extends_ ? 0 : 1, editDistance(wanted, id, bound * 2)] });
   }
   scored.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2] || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return scored.slice(0, limit).map((s) => s.id);

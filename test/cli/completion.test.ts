@@ -52,6 +52,8 @@ describe('shell completions', () => {
       [['convsearch', 'search', '--db', SMALL, '--conversation', ''], 'conv-alpha conv-beta'],
       [['convsearch', 'runs', '--db', SMALL, '--parent', 'run-b'], 'run-beta-1 run-beta-2'],
       [['convsearch', 'show', '--db', SMALL, 'run-o'], 'run-orphan-1'],
+      [['convsearch', 'search', '--db', SMALL, '--tool', ''], 'get_weather read_file run_shell search_docs'],
+      [['convsearch', 'search', '--db', SMALL, '--tool', 'r'], 'read_file run_shell'],
       [['convsearch', 'completion', ''], 'bash fish zsh'],
       [['convsearch', 'search', '--db', 'test/fixtures/parity/sm'], 'test/fixtures/parity/small.db'],
     ];
@@ -84,6 +86,14 @@ describe('shell completions', () => {
 
   test('__complete lists ids without replaying, and is silent on a bad store', async () => {
     assert.equal((await cli(['__complete', 'conversations', '--db', SMALL])).stdout, 'conv-alpha\nconv-beta\n');
+    // the tool names a search can filter on: those of the replayed records' parts
+    const shown = new Set<string>();
+    for (const run of (await cli(['__complete', 'runs', '--db', SMALL])).stdout.trim().split('\n')) {
+      const doc = JSON.parse((await cli(['show', run, '--db', SMALL, '--json'])).stdout) as { messages: Array<{ parts: Array<{ tool_name: string | null }> }> };
+      for (const m of doc.messages) for (const p of m.parts) if (p.tool_name !== null) shown.add(p.tool_name);
+    }
+    assert.ok(shown.size > 0);
+    assert.equal((await cli(['__complete', 'tools', '--db', SMALL])).stdout, [...shown].sort().join('\n') + '\n');
     const bad = await cli(['__complete', 'runs', '--db', '/nonexistent.db']);
     assert.equal(bad.stdout, '');
     assert.equal(bad.status, 2);

@@ -1,5 +1,6 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request, response, textPart, userPromptPart, utc } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
@@ -85,6 +86,61 @@ describe('a scope naming what the store lacks is an error (exit 2), whatever the
       const run = await cli(['search', 'refund', '--db', path, '--scope', 'all', '--run', 'run-i1', '--format', 'tool', ...extra]);
       assert.equal(run.status, 1, run.stderr);
       assert.equal(run.stdout, "No persisted history for run 'run-i1'.\n");
+    }
+  });
+});
+
+describe('the same rule for show and the listings: an id the store lacks is an error with the closest ids', () => {
+  test('show of an unknown run: exit 2, did you mean', async () => {
+    const path = join(tempDir(), 'dashed.db');
+    const w = new StepStoreWriter(path);
+    for (const id of ['m-000', 'm-001', 'other']) {
+      w.registerRun({ runId: id, conversationId: 'c', startedAt: '2025-03-01T09:00:00Z' });
+      const t = utc('2025-03-01T09:00:01Z');
+      w.saveSnapshot({ runId: id, stepIndex: 1, timestamp: t, messages: [request([userPromptPart('hello', { timestamp: t })], { timestamp: t })] });
+    }
+    w.close();
+    const r = await cli(['show', 'm000', '--db', path]);
+    assert.deepEqual(r, { status: 2, stdout: '', stderr: "convsearch: error: no run 'm000' in the store; did you mean m-000, m-001?\n" });
+    const far = await cli(['show', 'zzzzzz', '--db', path, '--json']);
+    assert.deepEqual(far, { status: 2, stdout: '', stderr: "convsearch: error: no run 'zzzzzz' in the store\n" });
+    assert.equal((await cli(['show', 'm-000', '--db', path])).status, 0);
+  });
+
+  test('runs --conversation and --parent naming what the store lacks: exit 2, did you mean', async () => {
+    const conv = await cli(['runs', '--db', db, '--conversation', 'conv-X']);
+    assert.deepEqual(conv, { status: 2, stdout: '', stderr: "convsearch: error: no conversation 'conv-X' in the store (no run has that conversation id); did you mean conv-x, conv-y?\n" });
+    const parent = await cli(['runs', '--db', db, '--parent', 'run-a3', '--json']);
+    assert.equal(parent.status, 2);
+    assert.equal(parent.stdout, '');
+    assert.match(parent.stderr, /^convsearch: error: no run 'run-a3' in the store; did you mean run-a1, run-a2/);
+    // an id that exists but whose runs other filters drop is an empty list, not an error
+    const empty = await cli(['runs', '--db', db, '--conversation', 'conv-x', '--agent', 'nobody', '--json']);
+    assert.equal(empty.status, 0, empty.stderr);
+    assert.deepEqual((JSON.parse(empty.stdout) as { runs: unknown[] }).runs, []);
+  });
+});
+
+describe('naming the store', () => {
+  test('no --db, no $CONVSEARCH_DB and no ./sessions.db: say how to name one', async () => {
+    const empty = tempDir();
+    for (const args of [['runs'], ['conversations'], ['show', 'x'], ['search', 'x', '--scope', 'all']]) {
+      const r = await cli(args, { cwd: empty });
+      assert.equal(r.status, 2, args.join(' '));
+      assert.equal(r.stderr, 'convsearch: error: no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./sessions.db is\n');
+    }
+    // each way of naming it works
+    assert.equal((await cli(['runs', '--json'], { cwd: empty, env: { CONVSEARCH_DB: db } })).status, 0);
+    copyFileSync(db, join(empty, 'sessions.db'));
+    assert.equal((await cli(['runs', '--json'], { cwd: empty })).status, 0);
+  });
+
+  test('--db given twice is an error, never a silent last-one-wins', async () => {
+    for (const args of [['runs'], ['conversations'], ['show', 'run-a1'], ['search', 'refund', '--scope', 'all']]) {
+      const r = await cli([...args, '--db', db, '--db', '/tmp/other.db']);
+      assert.equal(r.status, 2, args.join(' '));
+      assert.equal(r.stdout, '');
+      assert.equal(r.stderr, `convsearch: error: --db given twice (${db}, /tmp/other.db): convsearch reads one store at a time; pass one --db\n`);
     }
   });
 });

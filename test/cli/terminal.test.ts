@@ -41,7 +41,7 @@ describe('the real terminal path', { skip: !hasScript && 'script(1) not installe
     const args = `search refund policy --db ${sq(db)} --scope all -m 2`;
     const tty = onTerminal(`${node} ${args}`);
     assert.ok(tty.includes(`${ESC}[1m${ESC}[31mrefund`), 'highlighted on a terminal');
-    assert.ok(tty.includes('2 hits in 16 messages'), 'summary on the terminal (stderr)');
+    assert.ok(tty.includes('showing 2 of 6 matching messages in 2 runs'), 'summary on the terminal (stderr)');
     const piped = onTerminal(`${node} ${args} | cat`);
     assert.ok(piped.includes('refund policy'));
     assert.ok(!piped.includes(ESC), 'no colour into a pipe');

@@ -35,7 +35,7 @@ const searchParams = {
   filters,
 };
 const scopeError: Shape = 'object|null';
-const summary: Shape = { hits: 'integer', messages: 'integer', runs: 'integer', skipped_snapshots: 'integer' };
+const summary: Shape = { hits: 'integer', total_matches: 'integer', messages: 'integer', runs: 'integer', skipped_snapshots: 'integer' };
 
 export const SEARCH_DOC: Shape = {
   schema_version: 'integer',

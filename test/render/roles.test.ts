@@ -3,13 +3,14 @@ import assert from 'node:assert/strict';
 import { parseJson } from '../../src/py/json-parse.js';
 import { toMessage } from '../../src/history/messages.js';
 import { partsMatch, type PartFilter, type PartRole, type Role } from '../../src/render/roles.js';
+import { GlobSet } from '../../src/text/glob.js';
 import { renderMessage } from '../../src/render/message.js';
 import type { Message } from '../../src/history/messages.js';
 
 const message = (o: unknown) => toMessage(parseJson(JSON.stringify(o)), 0);
 /** Who speaks in each rendered part, in part order. */
 const classifyParts = (m: Message): PartRole[] => renderMessage(m).map((p) => ({ role: p.role, toolName: p.toolName }));
-const filter = (roles: Role[], tools: string[] = []): PartFilter => ({ roles: new Set(roles), tools: new Set(tools) });
+const filter = (roles: Role[], tools: string[] = []): PartFilter => ({ roles: new Set(roles), tools: new GlobSet(tools) });
 
 describe('render/roles', () => {
   test('request parts: user prompt, system prompt, instruction delta, tool return, retry, speech', () => {

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { HistorySource } from '../../src/history/source.js';
+import { GlobSet } from '../../src/text/glob.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { ReplayCorpusSource } from '../../src/search/replay-source.js';
@@ -26,7 +27,7 @@ function withFilter(random: () => number, o: SearchOptions): SearchOptions {
   const r = random();
   if (r < 0.6) return o;
   const roles = new Set(r < 0.75 ? (['assistant'] as const) : r < 0.9 ? (['tool-return', 'user'] as const) : ([] as const));
-  return { ...o, filter: { roles, tools: new Set(r > 0.85 ? ['lookup'] : []), minScore: random() < 0.5 ? null : random() * 2 } };
+  return { ...o, filter: { roles, tools: new GlobSet(r > 0.85 ? ['lookup'] : []), minScore: random() < 0.5 ? null : random() * 2 } };
 }
 
 function serial(store: SqliteReader, o: SearchOptions): SearchOutcome {
@@ -41,7 +42,26 @@ function assertSameOutcome(got: SearchOutcome, want: SearchOutcome, label: strin
   assert.equal(toolText(got), toolText(want), label);
   assert.deepEqual(searchJson(got), searchJson(want), label);
   assert.deepEqual(got.warnings, want.warnings, label);
-  if (got.kind === 'found' && want.kind === 'found') assert.deepEqual(got.ranking, want.ranking, label);
+  assert.deepEqual(got.matches, want.matches, label);
+  if (got.kind === 'found' && want.kind === 'found') {
+    assert.deepEqual(got.ranking, want.ranking, label);
+    assertCountsMatchRanking(got, label);
+  }
+}
+
+/** The match counts are the eligible entries of the whole ranking, shown or not, grouped by run in corpus order. */
+function assertCountsMatchRanking(o: Extract<SearchOutcome, { kind: 'found' }>, label: string): void {
+  const eligible = o.ranking.filter((r) => r.eligible);
+  assert.equal(o.matches.total, eligible.length, label);
+  assert.equal(o.matches.unfiltered, o.ranking.length, label);
+  const perRun = new Map<string, number>();
+  for (const r of eligible) perRun.set(r.run.runId, (perRun.get(r.run.runId) ?? 0) + 1);
+  assert.deepEqual(
+    o.matches.byRun.map((m) => [m.run.runId, m.count]),
+    o.runs.filter((r) => perRun.has(r.runId)).map((r) => [r.runId, perRun.get(r.runId)]),
+    label,
+  );
+  assert.ok(o.hits.length <= o.matches.total, label);
 }
 
 describe('parallel replay (--no-index on several threads)', () => {

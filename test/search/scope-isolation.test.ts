@@ -307,9 +307,9 @@ test('hostile run and conversation ids get the not-found replies and leave the s
       assert.equal(byConv.status, 2);
     }
     const show = await runCliAsync(['show', id, '--db', MIXED], { env });
-    assert.equal(show.status, 1, id);
+    assert.equal(show.status, 2, id);
     assert.equal(show.stdout, '');
-    assert.match(show.stderr, /^convsearch: no run '.*' in /);
+    assert.match(show.stderr, /^convsearch: error: no run '.*' in the store(; did you mean [^\n]*)?\n$/);
   }
   // a query made of SQL still just ranks words: `OR` and `1` are words
   const q = await search(MIXED, [`zebrafish' OR '1'='1`, '--scope', 'all', '--json', '--no-index']);

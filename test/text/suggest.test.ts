@@ -13,6 +13,9 @@ describe('did-you-mean suggestions', () => {
   test('the closest ids first, case differences ranked after exact-case ones', () => {
     assert.deepEqual(closestIds('conv-X', ['conv-x1', 'conv-y', 'billing', 'conv-X1']), ['conv-X1', 'conv-x1', 'conv-y']);
     assert.deepEqual(closestIds('m000', ['m-000', 'm-001', 'zzzzzz']), ['m-000', 'm-001']);
+    // a typed prefix finds the long ids it begins, however far their tails go
+    assert.deepEqual(closestIds('conv-pay', ['conv-payments-refunds', 'conv-ops-billing-api']), ['conv-payments-refunds']);
+    assert.deepEqual(closestIds('co', ['conv-payments-refunds']), []);
   });
 
   test('nothing close, nothing suggested; the id itself is never suggested', () => {

@@ -58,6 +58,10 @@ export class SqliteReader implements StoreReader {
     return this.snapshots.interruptedSnapshots(runId);
   }
 
+  latestSnapshots(): Iterable<StoreSnapshot> {
+    return this.snapshots.latestSnapshots();
+  }
+
   watermarks(): Map<string, SnapshotMark> {
     return this.snapshots.watermarks();
   }

@@ -11,6 +11,7 @@ export class SnapshotReader {
   private readonly completeUpTo: BetterSqlite3.Statement;
   private readonly marks: BetterSqlite3.Statement;
   private readonly total: BetterSqlite3.Statement;
+  private readonly latest: BetterSqlite3.Statement;
 
   constructor(db: BetterSqlite3.Database, schema: StoreSchema) {
     const stateFilter = schema.hasState ? " AND state = 'complete'" : '';
@@ -36,6 +37,9 @@ export class SnapshotReader {
     // (run_id, seq) is what idx_snapshots_run covers: these never touch the message text
     this.marks = db.prepare('SELECT run_id AS runId, COUNT(*) AS count, MAX(seq) AS maxSeq FROM snapshots GROUP BY run_id');
     this.total = db.prepare('SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots');
+    this.latest = db.prepare(
+      'SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE seq IN (SELECT MAX(seq) FROM snapshots GROUP BY run_id)',
+    );
   }
 
   /** Complete snapshots with `seq > afterSeq`, in order: what was added since a watermark. */
@@ -64,6 +68,10 @@ export class SnapshotReader {
   /** The run's `complete` snapshots in `seq` order, streamed (a run's rows can be large). */
   completeSnapshots(runId: string): IterableIterator<StoreSnapshot> {
     return this.complete.iterate(runId) as IterableIterator<StoreSnapshot>;
+  }
+
+  latestSnapshots(): IterableIterator<StoreSnapshot> {
+    return this.latest.iterate() as IterableIterator<StoreSnapshot>;
   }
 
   interruptedSnapshots(runId: string): IterableIterator<StoreSnapshot> {
