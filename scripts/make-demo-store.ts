@@ -264,7 +264,7 @@ export function demoRuns(): SimResult[] {
   });
 
   const delegateStarted = ops2.rows.find((r) => r.table === 'events' && r.row.kind === 'tool_call_started' && r.row.toolName === 'delegate');
-  if (!delegateStarted || delegateStarted.table !== 'events') throw new Error('delegate call not found');
+  if (delegateStarted?.table !== 'events') throw new Error('delegate call not found');
   const verifier = simulateRun({
     runId: 'deploy-verifier-5c1e7a92',
     // With agent_name set, RunRecord.run_id is `{agent_name}-{uuid4().hex[:8]}` while messages carry ctx.run_id.

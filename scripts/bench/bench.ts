@@ -149,7 +149,7 @@ function queriesFor(store: string, storeWide: boolean): Array<{ query: string; s
   const out: Array<{ query: string; scope: Partial<SearchOptions> }> = [];
   for (let i = 0; i < 50; i++) {
     // common, mid and rare words, one to three terms
-    const words = Array.from({ length: 1 + (i % 3) }, (_, k) => vocab.words[Math.floor(Math.pow(random(), 2 + k) * 20_000)]!);
+    const words = Array.from({ length: 1 + (i % 3) }, (_, k) => vocab.words[Math.floor(random() ** (2 + k) * 20_000)]!);
     const run = runs[Math.floor(random() * runs.length)]!;
     const scope: Partial<SearchOptions> = storeWide || i % 3 === 0 ? { scope: 'all' } : i % 3 === 1 ? { scope: 'conversation', conversationId: run.conversation_id } : { scope: 'all', runId: run.run_id };
     out.push({ query: words.join(' '), scope });

@@ -703,7 +703,7 @@ export function simulateRun(sim: SimRun): SimResult {
   let pending: JsonObject;
   if (sim.prompt === null) {
     const last = history[history.length - 1];
-    if (!last || last.kind !== 'request') throw new Error('prompt null needs a history ending with a request');
+    if (last?.kind !== 'request') throw new Error('prompt null needs a history ending with a request');
     pending = history.pop()!;
   } else {
     const parts: JsonObject[] = [];

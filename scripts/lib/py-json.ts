@@ -75,13 +75,13 @@ function pyNumber(value: number): string {
 }
 
 const SHORT_ESCAPES: Record<number, string> = {
-  0x22: '\\"',
-  0x5c: '\\\\',
-  0x08: '\\b',
-  0x0c: '\\f',
-  0x0a: '\\n',
-  0x0d: '\\r',
-  0x09: '\\t',
+  34: '\\"',
+  92: '\\\\',
+  8: '\\b',
+  12: '\\f',
+  10: '\\n',
+  13: '\\r',
+  9: '\\t',
 };
 
 function hex4(code: number): string {

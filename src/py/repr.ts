@@ -14,7 +14,7 @@ import { PyFloat, PyInt, type JsonValue } from './json-value.js';
  * least one fractional digit.
  */
 export function pyFloatRepr(x: number): string {
-  if (x !== x) return 'nan';
+  if (Number.isNaN(x)) return 'nan';
   if (x === Infinity) return 'inf';
   if (x === -Infinity) return '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
@@ -44,7 +44,7 @@ export function pyFloatRepr(x: number): string {
 
 /** Python `repr(float)` as used by `json.dumps`: NaN / Infinity / -Infinity spelled the JSON way. */
 function jsonFloatRepr(x: number): string {
-  if (x !== x) return 'NaN';
+  if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return 'Infinity';
   if (x === -Infinity) return '-Infinity';
   return pyFloatRepr(x);
@@ -61,7 +61,7 @@ const LO = 1 - HI;
  * ties (exact halves only) to even; the sign of negative values (and -0.0) is kept, e.g. `'-0.0'`.
  */
 export function formatScore1f(x: number): string {
-  if (x !== x) return 'nan';
+  if (Number.isNaN(x)) return 'nan';
   if (x === Infinity) return 'inf';
   if (x === -Infinity) return '-inf';
   F64[0] = x;

@@ -1,4 +1,4 @@
-import { type JsonObject, type JsonValue } from '../py/json-value.js';
+import type { JsonObject, JsonValue } from '../py/json-value.js';
 import { pyRepr, pyReprWith } from '../py/repr.js';
 
 const URL_CLASSES: Record<string, string> = {

@@ -35,7 +35,10 @@ export class PrefetchedBuilds {
         return build;
       }
       if (w.pool.failed) return null;
-      if (w.pool.receive((builds) => builds.forEach((b) => w.ready.set(b.runId, b)))) continue;
+      const received = w.pool.receive((builds) => {
+        for (const b of builds) w.ready.set(b.runId, b);
+      });
+      if (received) continue;
       // everything it posted before finishing has been received: it will not deliver this run
       if (w.pool.finished) return null;
       w.pool.wait(POLL_MS);

@@ -207,8 +207,17 @@ function slots(root: unknown, cap = 4000): Array<{ parent: Record<string, unknow
   const queue: unknown[] = [root];
   while (queue.length && out.length < cap) {
     const v = queue.shift();
-    if (Array.isArray(v)) v.forEach((x, i) => (out.push({ parent: v, key: i }), queue.push(x)));
-    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push({ parent: v as Record<string, unknown>, key: k }), queue.push(x);
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        out.push({ parent: v, key: i });
+        queue.push(x);
+      });
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        out.push({ parent: v as Record<string, unknown>, key: k });
+        queue.push(x);
+      }
+    }
   }
   return out;
 }

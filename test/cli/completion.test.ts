@@ -63,7 +63,9 @@ describe('shell completions', () => {
     const r = shell('bash', ['-c', `source completions/convsearch.bash\n${script}`]);
     assert.equal(r.status, 0, r.stderr);
     const got = r.stdout.split('\n').slice(0, -1).map((l) => l.trim());
-    cases.forEach(([words, want], i) => assert.equal(got[i], want, words.join(' ')));
+    cases.forEach(([words, want], i) => {
+      assert.equal(got[i], want, words.join(' '));
+    });
   });
 
   test('zsh: the script parses and compinit picks it up', { skip: !has('zsh') && 'zsh not installed' }, () => {

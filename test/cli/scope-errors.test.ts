@@ -58,7 +58,8 @@ describe('a scope naming what the store lacks is an error (exit 2), whatever the
       const nd = await cli(['search', 'refund', '--db', db, '--conversation', 'nope', '--ndjson', ...extra]);
       assert.equal(nd.status, 2);
       const end = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { error: unknown } }).find((e) => e.type === 'end');
-      assert.equal((end?.data.error as { missing: string }).missing, 'conversation');
+      assert.ok(end);
+      assert.equal((end.data.error as { missing: string }).missing, 'conversation');
     });
 
     test(`every CI flag and every other format exits 2 with nothing on stdout (${label})`, async () => {

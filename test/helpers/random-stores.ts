@@ -27,7 +27,7 @@ export function writeRun(w: StepStoreWriter, random: () => number, id: string, c
 }
 
 export function randomOptions(random: () => number, runs: Array<{ id: string; conv: string | null }>): SearchOptions {
-  const words = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocab.words[Math.floor(Math.pow(random(), 2) * vocab.words.length)]!);
+  const words = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocab.words[Math.floor(random() ** 2 * vocab.words.length)]!);
   if (random() < 0.1) words.push('user');
   const pick = runs[Math.floor(random() * runs.length)] ?? { id: 'nope', conv: 'nope' };
   const kind = Math.floor(random() * 4);

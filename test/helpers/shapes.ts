@@ -137,7 +137,9 @@ export function checkShape(value: unknown, shape: Shape, path = '$'): void {
   }
   if ('$array' in shape && Object.keys(shape).length === 1) {
     if (!Array.isArray(value)) throw new Error(`${path}: expected an array`);
-    value.forEach((v, i) => checkShape(v, (shape as { $array: Shape }).$array, `${path}[${i}]`));
+    value.forEach((v, i) => {
+      checkShape(v, (shape as { $array: Shape }).$array, `${path}[${i}]`);
+    });
     return;
   }
   if (typeOf(value) !== 'object') throw new Error(`${path}: expected an object, got ${typeOf(value)}`);
@@ -170,7 +172,10 @@ export function shapeKeys(shapes: readonly Shape[]): Set<string> {
   const out = new Set<string>();
   const walk = (s: Shape): void => {
     if (typeof s === 'string') return;
-    if ('$array' in s && Object.keys(s).length === 1) return walk((s as { $array: Shape }).$array);
+    if ('$array' in s && Object.keys(s).length === 1) {
+      walk((s as { $array: Shape }).$array);
+      return;
+    }
     for (const [k, v] of Object.entries(s)) {
       out.add(k);
       walk(v);

@@ -16,7 +16,9 @@ function replayer(seed: ParsedSnapshot | null = null): RunReplayer {
 /** Feeds the texts in order; returns the last snapshot as parsed. */
 function parsed(texts: string[], seed: ParsedSnapshot | null = null): { last: ParsedSnapshot; r: RunReplayer } {
   const r = replayer(seed);
-  texts.forEach((messages, i) => r.add({ seq: i + 1, stepIndex: i, timestamp: null, messages }));
+  texts.forEach((messages, i) => {
+    r.add({ seq: i + 1, stepIndex: i, timestamp: null, messages });
+  });
   return { last: r.lastSnapshot!, r };
 }
 

@@ -362,7 +362,10 @@ test('builder key order matches every part kind found in the parity stores', () 
   };
   const seen = new Map<string, string[]>();
   const visit = (node: unknown, ctx: string): void => {
-    if (Array.isArray(node)) return node.forEach((n) => visit(n, ctx));
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n, ctx);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     const o = node as JsonObject;
     if ('__harness_external_media__' in o) return; // markers are checked by the media tests

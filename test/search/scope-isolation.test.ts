@@ -436,6 +436,7 @@ test('all SQL in src uses bound parameters: text is literal or interpolates only
 test('the SQL scanner catches interpolated values (self-check)', () => {
   const probe = join(tempDir('scan'), 'probe.ts');
   const body = [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the probe is source text holding an interpolation
     "db.prepare(`SELECT * FROM runs WHERE run_id = '${runId}'`).all();",
     "store.db.prepare('SELECT * FROM runs WHERE run_id = ' + runId);",
     'db.exec(sqlText);',

@@ -1,4 +1,4 @@
-import { type CompletionModel, type OptionSpec, type ValueKind } from './model.js';
+import type { CompletionModel, OptionSpec, ValueKind } from './model.js';
 
 function q(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;

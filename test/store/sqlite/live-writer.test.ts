@@ -67,7 +67,9 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 /** The state after commit `i` (0: the empty store), and the window in which it was the current state. */
 function states(commits: readonly Commit[]): Array<{ state: Record<string, RunState>; from: number; until: number; commit: number }> {
   const out = [{ state: {} as Record<string, RunState>, from: 0, until: commits[0]?.at ?? Infinity, commit: 0 }];
-  commits.forEach((c, i) => out.push({ state: c.state, from: c.at, until: commits[i + 1]?.at ?? Infinity, commit: c.commit }));
+  commits.forEach((c, i) => {
+    out.push({ state: c.state, from: c.at, until: commits[i + 1]?.at ?? Infinity, commit: c.commit });
+  });
   return out;
 }
 
