@@ -1,7 +1,6 @@
 import type { StoreReader, StoreRun } from '../store/reader.js';
-import { MediaCache } from './media.js';
-import { replayRun, RunReplayer, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
-import { ConversationSeeds } from './seeds.js';
+import { ReplayDriver } from './driver.js';
+import { replayRun, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
 
 /** Something the reference would have skipped silently; convsearch counts and reports it. */
 export type Warning =
@@ -28,17 +27,16 @@ export interface InterruptedSnapshot {
 
 /** Replays runs of one store on demand, each at most once per process. */
 export class HistorySource {
-  private readonly media: MediaCache;
+  private readonly driver: ReplayDriver;
   private readonly replays = new Map<string, RunReplay>();
   private runList: StoreRun[] | null = null;
   private conversationOf: Map<string, string | null> | null = null;
-  private seeds = new ConversationSeeds();
 
   constructor(
     readonly store: StoreReader,
     private readonly options: HistorySourceOptions = {},
   ) {
-    this.media = new MediaCache(store);
+    this.driver = new ReplayDriver(store);
   }
 
   runs(): StoreRun[] {
@@ -57,18 +55,14 @@ export class HistorySource {
 
   /** The runs about to be replayed, in order: a conversation's parse seed is dropped after its last one. */
   plan(runIds: readonly string[]): void {
-    this.seeds = new ConversationSeeds(runIds.map((id) => this.conversation(id)));
+    this.driver.plan(runIds.map((id) => this.conversation(id)));
   }
 
   replay(runId: string): RunReplay {
     let r = this.replays.get(runId);
     if (!r) {
-      const conversation = this.conversation(runId);
-      const replayer = new RunReplayer(runId, this.media, [], this.seeds.seedFor(conversation));
-      for (const row of this.store.completeSnapshots(runId)) replayer.add(row);
-      r = replayer.result();
+      r = this.driver.replay({ runId, conversationId: this.conversation(runId) }).replayer.result();
       if (this.options.retain !== false) this.replays.set(runId, r);
-      this.seeds.done(conversation, replayer.lastSnapshot);
     }
     return r;
   }
@@ -88,7 +82,7 @@ export class HistorySource {
   interruptedSnapshots(runId: string): InterruptedSnapshot[] {
     const out: InterruptedSnapshot[] = [];
     for (const row of [...this.store.interruptedSnapshots(runId)]) {
-      const r = replayRun(runId, [row], this.media);
+      const r = replayRun(runId, [row], this.driver.mediaCache);
       const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
       const reason = r.skipped[0]?.reason ?? null;
       out.push({ seq: row.seq, step, messages: reason === null ? r.messages : null, reason });
