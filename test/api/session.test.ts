@@ -1,0 +1,103 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULTS } from '../../src/api/defaults.js';
+import { RequestError, StoreError } from '../../src/api/errors.js';
+import { openSession, withSession } from '../../src/api/session.js';
+import { warningNotices } from '../../src/api/warnings.js';
+import { toolText } from '../../src/output/tool-text.js';
+import { FIXTURES, runCli, TEST_CACHE } from '../helpers/cli.js';
+import { tempDir } from '../helpers/stores.js';
+
+const SMALL = join(FIXTURES, 'parity', 'small.db');
+
+/** The library and the CLI over one store: the CLI is only a caller of the API. */
+describe('api/session', () => {
+  test('a search with left-out fields takes DEFAULTS and answers as the CLI does, through the index or not', () => {
+    process.env.XDG_CACHE_HOME = TEST_CACHE;
+    for (const index of [false, {}] as const) {
+      const session = openSession(SMALL, { index });
+      try {
+        const outcome = session.search({ query: 'billing', scope: 'all' });
+        assert.equal(outcome.options.maxMatches, DEFAULTS.maxMatches);
+        assert.deepEqual(outcome.options.bm25, DEFAULTS.bm25);
+        const cli = runCli(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', SMALL]);
+        assert.equal(toolText(outcome) + '\n', cli.stdout);
+      } finally {
+        session.close();
+      }
+    }
+  });
+
+  test("the reference's parameter checks reject what the reference rejects, before reading anything", () => {
+    const session = openSession(SMALL);
+    try {
+      assert.throws(() => session.search({ query: 'x', scope: 'all', maxMatches: -1 }), new RequestError('max_matches must be non-negative, got -1.'));
+      assert.throws(() => session.search({ query: 'x', scope: 'all', bm25: { k1: Number.NaN } }), /bm25_k1 must be a non-negative finite number, got nan\./);
+      assert.throws(() => session.search({ query: 'x', scope: 'all', bm25: { b: 1.5 } }), /bm25_b must be between 0\.0 and 1\.0, got 1\.5\./);
+    } finally {
+      session.close();
+    }
+  });
+
+  test('listings and show report ids the store lacks as data, with the closest ids', () => {
+    const session = openSession(SMALL, { index: false });
+    try {
+      const listing = session.listRuns({ conversationId: 'conv-alph' });
+      assert.equal(listing.runs.length, 0);
+      assert.equal(listing.missing?.kind, 'conversation');
+      assert.ok(listing.missing?.suggestions.includes('conv-alpha'));
+      assert.equal(session.listRuns({ parent: 'run-alpha-9' }).missing?.kind, 'run');
+      const all = session.listRuns();
+      assert.equal(all.missing, null);
+      assert.deepEqual(
+        all.runs.map((r) => r.run.runId),
+        session.runs().map((r) => r.runId),
+      );
+      // the limit cuts corpus order before anything is replayed, and sorting by messages after counting
+      assert.deepEqual(session.listRuns({ limit: 2 }).runs.map((r) => r.run.runId), all.runs.slice(0, 2).map((r) => r.run.runId));
+      const most = session.listRuns({ sort: 'messages', limit: 1 }).runs[0]!;
+      assert.equal(most.messages, Math.max(...all.runs.map((r) => r.messages)));
+      const shown = session.showRun('run-alpha-9');
+      assert.equal(shown.kind, 'no-run');
+      if (shown.kind === 'no-run') assert.ok(shown.missing.suggestions.includes('run-alpha-1'));
+      const first = all.runs[0]!;
+      assert.deepEqual(session.showRun(first.run.runId, { at: first.messages }), { kind: 'past-end', length: first.messages });
+      const window = session.showRun(first.run.runId, { at: 1, context: 1 });
+      assert.equal(window.kind, 'shown');
+      if (window.kind === 'shown') assert.deepEqual(window.view.window, { at: 1, context: 1, first: 0, last: 2 });
+    } finally {
+      session.close();
+    }
+  });
+
+  test('warnings group per run as data: unreadable snapshots together, unknown part kinds summed', () => {
+    const notices = warningNotices([
+      { kind: 'unreadable-snapshot', runId: 'r1', seq: 3, reason: 'x' },
+      { kind: 'unknown-part-kind', runId: 'r1', partKind: 'future', count: 2 },
+      { kind: 'unreadable-snapshot', runId: 'r1', seq: 7, reason: 'y' },
+      { kind: 'unknown-part-kind', runId: 'r1', partKind: 'future', count: 1 },
+    ]);
+    assert.deepEqual(notices, [
+      { kind: 'unreadable-snapshots', runId: 'r1', seqs: [3, 7] },
+      { kind: 'unknown-part-kind', runId: 'r1', partKind: 'future', count: 3 },
+    ]);
+  });
+
+  test('withSession closes the store and names it in errors', async () => {
+    const db = join(tempDir(), 'sessions.db');
+    copyFileSync(SMALL, db);
+    let seen: ReturnType<typeof openSession> | null = null;
+    const n = await withSession(db, {}, (s) => {
+      seen = s;
+      return s.runCount();
+    });
+    assert.ok(n > 0);
+    assert.throws(() => seen!.runs(), /not open|closed/i);
+    await assert.rejects(
+      withSession(join(tempDir(), 'missing.db'), {}, () => 0),
+      (e: unknown) => e instanceof StoreError && /missing\.db: no such file/.test(e.message),
+    );
+  });
+});
