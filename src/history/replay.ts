@@ -1,4 +1,5 @@
-import { objectMembers, parseJson, splitTopLevelArray } from '../py/json-parse.js';
+import { parseJson } from '../py/json-parse.js';
+import { objectMembers, splitTopLevelArray } from '../py/json-scan.js';
 import type { JsonValue } from '../py/json-value.js';
 import { KEYLESS_FIELDS, messageKeys, type MessageKeys } from './keys.js';
 import { toMessage, unknownPartKinds, type Message } from './messages.js';

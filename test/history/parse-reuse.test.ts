@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloneJson, instructionDeltaPart, simulateRun, textPart, toolCallPart, type JsonObject } from '../../scripts/lib/messages.js';
-import { objectMembers } from '../../src/py/json-parse.js';
+import { objectMembers } from '../../src/py/json-scan.js';
 import { RunReplayer, type ParsedSnapshot } from '../../src/history/replay.js';
 import type { MediaCache } from '../../src/history/media.js';
 import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';

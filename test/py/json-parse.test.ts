@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JsonParseError, MAX_JSON_DEPTH, parseJson, splitTopLevelArray } from '../../src/py/json-parse.js';
+import { JsonParseError, MAX_JSON_DEPTH, parseJson } from '../../src/py/json-parse.js';
+import { splitTopLevelArray } from '../../src/py/json-scan.js';
 import { PyFloat, PyInt, type JsonObject, type JsonValue } from '../../src/py/json-value.js';
 import { pyJsonDumps, pyRepr } from '../../src/py/repr.js';
 
