@@ -524,7 +524,7 @@ function runFuzz(): FuzzReport {
     if (rnd() < 0.3) mutateBytes(path, rnd, log);
     else mutateRows(path, rnd, log);
     // a file written in the last few ms makes openStore wait for the kernel's coarse clock to tick
-    // (store/open.ts settledStamp); date the copy back so the fuzz loop does not pay that
+    // (store/sqlite/open.ts settledStamp); date the copy back so the fuzz loop does not pay that
     utimesSync(path, PAST, PAST);
     const indexPath = i % INDEX_EVERY === 0 ? join(work, `case-${i}.index.db`) : null;
     const r = exercise(path, rnd, indexPath);

@@ -229,7 +229,7 @@ function checkSession(s: Session, label: string): string {
   let note = '';
   if (label.startsWith('long')) assert.equal(closed.after['-wal'], '-', 'a -wal was left after the writer closed');
   else if (closed.after['-wal'] !== '-') {
-    // Known residual race (see store/open.ts): when the writer's close deletes -wal/-shm between
+    // Known residual race (see store/sqlite/open.ts): when the writer's close deletes -wal/-shm between
     // convsearch's look at them and SQLite's first read, SQLite's read-only open creates an empty -wal.
     // Empty: the store's content is untouched, but the file is a trace. Anything else would be a bug.
     assert.equal(closed.after['-wal'], EMPTY_SHA256, 'a non-empty -wal was left after the writer closed');
