@@ -102,18 +102,18 @@ function exercise(path: string, rnd: () => number, indexPath: string | null): Ou
         const shown = session.showRun(pick.runId, { includeInterrupted: true });
         if (shown.kind === 'shown') JSON.stringify(showJson(shown.view));
       }
+      if (indexPath) {
+        const indexed = openSession(path, { index: { path: indexPath } });
+        try {
+          const outcome = indexed.search(scoped[Math.floor(rnd() * scoped.length)]!);
+          toolText(outcome);
+          JSON.stringify(searchJson(outcome));
+        } finally {
+          indexed.close();
+        }
+      }
     } finally {
       session.close();
-    }
-    if (indexPath) {
-      const indexed = openSession(path, { index: { path: indexPath } });
-      try {
-        const outcome = indexed.search(request(rnd, 'all', null, null));
-        toolText(outcome);
-        JSON.stringify(searchJson(outcome));
-      } finally {
-        indexed.close();
-      }
     }
     return { ok: true };
   } catch (e) {
