@@ -1,0 +1,89 @@
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { StoreError } from './errors.js';
+
+/**
+ * An asynchronous database driver behind a synchronous call, because the replay pipeline (and the
+ * `StoreReader` seam) is synchronous. The driver runs in a worker thread (`sync-worker.ts`); `call`
+ * posts a request and blocks this thread on `Atomics.wait` until the worker has posted its reply,
+ * which `receiveMessageOnPort` then takes without the event loop. The driver module is imported only
+ * inside the worker, so a process that never opens a server store never loads a driver.
+ */
+
+/** What a driver module exports: `open(config)` resolving to a session that answers requests in order. */
+export interface DriverSession {
+  handle(request: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+export type OpenDriver = (config: unknown) => Promise<DriverSession>;
+
+export type DriverReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string };
+
+/** Signal slots shared with the worker. */
+export const REPLIES = 0;
+export const STOPPED = 1;
+
+const WORKER = new URL('./sync-worker.js', import.meta.url);
+/** How often a blocked call looks whether the worker stopped without replying. */
+const POLL_MS = 1000;
+
+export interface BridgeData {
+  readonly driver: string;
+  readonly config: unknown;
+  readonly signal: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+export class SyncBridge {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly signal: Int32Array;
+  private closed = false;
+
+  /** `label` names the store in errors (never with credentials). */
+  constructor(
+    driver: URL,
+    config: unknown,
+    private readonly label: string,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    const shared = new SharedArrayBuffer(8);
+    const workerData: BridgeData = { driver: driver.href, config, signal: shared, port: port2 };
+    this.worker = new Worker(WORKER, { workerData, transferList: [port2] });
+    // a reader that is never closed must not keep the process alive
+    this.worker.unref();
+    this.port = port1;
+    this.signal = new Int32Array(shared);
+  }
+
+  /** Sends one request and waits for its reply; a driver failure becomes a StoreError. */
+  call<T>(request: unknown): T {
+    if (this.closed) throw new StoreError(`${this.label}: the store was closed`);
+    const before = Atomics.load(this.signal, REPLIES);
+    this.port.postMessage(request);
+    while (Atomics.load(this.signal, REPLIES) === before) {
+      Atomics.wait(this.signal, REPLIES, before, POLL_MS);
+      if (Atomics.load(this.signal, STOPPED) === 1 && Atomics.load(this.signal, REPLIES) === before) {
+        this.closed = true;
+        throw new StoreError(`${this.label}: the driver thread stopped`);
+      }
+    }
+    const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;
+    if (reply === undefined) throw new StoreError(`${this.label}: the driver thread gave no reply`);
+    if (!reply.ok) throw new StoreError(`${this.label}: ${reply.message}`);
+    return reply.value as T;
+  }
+
+  /** Ends the session (the driver closes its connection) and the thread. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    try {
+      this.call({ op: 'close' });
+    } catch {
+      // closing is best effort: the connection dies with the thread anyway
+    } finally {
+      this.closed = true;
+      this.port.close();
+      void this.worker.terminate();
+    }
+  }
+}
