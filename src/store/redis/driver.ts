@@ -50,11 +50,12 @@ export async function open(config: unknown): Promise<DriverSession> {
   const client = new Redis({
     host: c.host,
     port: c.port,
-    db: c.db,
     username: c.username,
     password: c.password,
     tls: c.tls ? {} : undefined,
     lazyConnect: true,
+    // RESP2: AUTH and SELECT only, on any server since Redis 2 (RESP3 would send HELLO and return sets as sets)
+    protocol: 2,
     // no INFO ready check, no CLIENT SETINFO, no reconnects or retries: a failure is reported, not hidden
     enableReadyCheck: false,
     disableClientInfo: true,
@@ -66,6 +67,8 @@ export async function open(config: unknown): Promise<DriverSession> {
     // surfaced by the failing command
   });
   await client.connect();
+  // ioredis' own SELECT (option `db`) only emits an error event when refused and reads db 0 instead
+  if (c.db !== 0) await client.select(c.db);
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest;
