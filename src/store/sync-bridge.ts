@@ -38,6 +38,9 @@ export class SyncBridge {
   private readonly port: MessagePort;
   private readonly signal: Int32Array;
   private closed = false;
+  /** Requests posted and replies taken so far (replies arrive in request order). */
+  private posted = 0;
+  private received = 0;
 
   /** `label` names the store in errors (never with credentials). */
   constructor(
@@ -55,29 +58,58 @@ export class SyncBridge {
     this.signal = new Int32Array(shared);
   }
 
+  /**
+   * Sends a request without waiting: the driver thread works on it while this one goes on. Its reply
+   * is taken with `take(ticket)` (or dropped by the next `call`/`take` of a later ticket).
+   */
+  post(request: unknown): number {
+    if (this.closed) throw new StoreError(`${this.label}: the store was closed`);
+    this.port.postMessage(request);
+    return ++this.posted;
+  }
+
+  /** Whether the reply to `ticket` can still be taken (not taken, not dropped). */
+  pending(ticket: number): boolean {
+    return ticket > this.received && ticket <= this.posted;
+  }
+
+  /** Waits for the reply to `ticket` (replies come in order; earlier unclaimed ones are dropped). */
+  take<T>(ticket: number): T {
+    let reply: DriverReply | undefined;
+    while (this.received < ticket) {
+      reply = this.next();
+      this.received++;
+    }
+    if (reply === undefined) throw new StoreError(`${this.label}: reply ${ticket} was already taken`);
+    if (!reply.ok) throw new StoreError(`${this.label}: ${reply.message}`);
+    return reply.value as T;
+  }
+
   /** Sends one request and waits for its reply; a driver failure becomes a StoreError. */
   call<T>(request: unknown): T {
-    if (this.closed) throw new StoreError(`${this.label}: the store was closed`);
-    const before = Atomics.load(this.signal, REPLIES);
-    this.port.postMessage(request);
-    while (Atomics.load(this.signal, REPLIES) === before) {
-      Atomics.wait(this.signal, REPLIES, before, POLL_MS);
-      if (Atomics.load(this.signal, STOPPED) === 1 && Atomics.load(this.signal, REPLIES) === before) {
+    return this.take<T>(this.post(request));
+  }
+
+  /** Blocks until the driver thread has posted one more reply than taken so far, and takes it. */
+  private next(): DriverReply {
+    while (Atomics.load(this.signal, REPLIES) === this.received) {
+      Atomics.wait(this.signal, REPLIES, this.received, POLL_MS);
+      if (Atomics.load(this.signal, STOPPED) === 1 && Atomics.load(this.signal, REPLIES) === this.received) {
         this.closed = true;
         throw new StoreError(`${this.label}: the driver thread stopped`);
       }
     }
     const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;
     if (reply === undefined) throw new StoreError(`${this.label}: the driver thread gave no reply`);
-    if (!reply.ok) throw new StoreError(`${this.label}: ${reply.message}`);
-    return reply.value as T;
+    return reply;
   }
 
   /** Ends the session (the driver closes its connection) and the thread. Idempotent. */
   close(): void {
     if (this.closed) return;
     try {
-      this.call({ op: 'close' });
+      if (this.received === this.posted) this.call({ op: 'close' });
+      else this.take(this.post({ op: 'close' }));
     } catch {
       // closing is best effort: the connection dies with the thread anyway
     } finally {

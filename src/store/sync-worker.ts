@@ -1,6 +1,6 @@
 /**
  * The driver thread of a {@link SyncBridge}: imports the driver module named by the main thread, opens
- * a session on the first request and answers each request with one reply, counted in the shared signal
+ * a session at once and answers each request with one reply, counted in the shared signal
  * so that the blocked main thread wakes. Never run on the main thread.
  */
 import { isMainThread, workerData } from 'node:worker_threads';
@@ -30,20 +30,21 @@ if (!isMainThread) {
   process.on('uncaughtException', stop);
   process.on('unhandledRejection', stop);
 
-  let session: Promise<DriverSession> | null = null;
-  const open = import(data.driver).then((m: { open: OpenDriver }) => m.open);
+  // connect at once: the main thread usually has other work before its first request
+  const session: Promise<DriverSession> = import(data.driver).then((m: { open: OpenDriver }) => m.open(data.config));
+  // a failure is reported by the first request, not as an unhandled rejection now
+  session.catch(() => undefined);
   // requests are served one at a time, in order (the main thread waits for each anyway)
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (request: { op?: string }) => {
     queue = queue.then(async () => {
       try {
         if (request.op === 'close') {
-          if (session) await (await session.catch(() => null))?.close();
+          await (await session.catch(() => null))?.close();
           reply({ ok: true, value: null });
           port.close();
           return;
         }
-        session ??= open.then((o) => o(data.config));
         reply({ ok: true, value: await (await session).handle(request) });
       } catch (e) {
         reply({ ok: false, message: errorText(e) });

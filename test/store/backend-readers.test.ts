@@ -178,6 +178,21 @@ for (const store of STORES) {
         });
       });
 
+      it(`${backend}: runs read out of order, interleaved with other calls (read-ahead guessing wrong), give the same snapshots`, (t) => {
+        withBackend(t, backend, store, (r) => {
+          const runs = r.runs();
+          const forward = new Map(runs.map((run) => [run.runId, JSON.stringify([...r.completeSnapshots(run.runId)])]));
+          for (const run of [...runs].reverse()) {
+            const it = r.completeSnapshots(run.runId)[Symbol.iterator]();
+            const first = it.next();
+            r.countsByRun();
+            [...r.interruptedSnapshots(run.runId)];
+            const rest = [...{ [Symbol.iterator]: () => it }];
+            assert.equal(JSON.stringify(first.done ? [] : [first.value, ...rest]), forward.get(run.runId));
+          }
+        });
+      });
+
       it(`${backend}: media by digest as SQLite holds it (Redis: inline, none)`, (t) => {
         withBackend(t, backend, store, (r, sqlite) => {
           const s = openStore(join(SQLITE_FIXTURES, `${store}.db`));

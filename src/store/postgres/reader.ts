@@ -11,12 +11,14 @@ import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
+import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import type { SelectRequest } from './driver.js';
 
 const DRIVER = new URL('./driver.js', import.meta.url);
 /** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
 const PAGE_BYTES = 16 << 20;
+const FIRST_PAGE_ROWS = 64;
 const MAX_PAGE_ROWS = 1000;
 
 type Row = unknown[];
@@ -32,6 +34,8 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
   private readonly t: { runs: string; snapshots: string; media: string | null };
   private readonly notes = new Notices();
   private runList: StoreRun[] | null = null;
+  private position: Map<string, number> | null = null;
+  private readonly ahead: ReadAhead;
   private readonly mediaCache = new Map<string, Buffer | null>();
 
   constructor(target: string) {
@@ -39,6 +43,7 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
     this.label = t.label;
     this.identity = t.identity;
     this.bridge = new SyncBridge(DRIVER, t.connection, t.label);
+    this.ahead = new ReadAhead(this.bridge);
     try {
       // the transaction's snapshot is taken here, by its first query
       const [probe] = this.select('SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL', [
@@ -74,22 +79,34 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
       }
       return { runId, conversationId: text(conversationId), parentRunId: text(parentRunId), agentName: text(agentName), startedAt };
     });
-    return (this.runList = orderRuns(fields, this.label, this.notes));
+    this.runList = orderRuns(fields, this.label, this.notes);
+    this.position = new Map(this.runList.map((run, i) => [run.runId, i]));
+    return this.runList;
   }
 
   runCount(): number {
     return this.runList?.length ?? num(this.select(`SELECT count(*) FROM ${this.t.runs}`)[0]![0]);
   }
 
-  /** A run's snapshots of one state after `afterSeq`, in seq order, fetched in pages (keyset, same snapshot). */
+  private pageRequest(runId: string, state: 'complete' | 'interrupted', afterSeq: number, limit: number): SelectRequest {
+    return {
+      op: 'select',
+      text: `SELECT seq, step_index, timestamp, messages FROM ${this.t.snapshots} WHERE run_id = $1 AND state = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      values: [runId, state, afterSeq, limit],
+    };
+  }
+
+  /**
+   * A run's snapshots of one state after `afterSeq`, in seq order, fetched in pages (keyset, same
+   * snapshot). Reading a run's complete snapshots sends the next run's first page ahead.
+   */
   private *pages(runId: string, state: 'complete' | 'interrupted', afterSeq: number): Generator<StoreSnapshot> {
-    let limit = 16;
+    let limit = FIRST_PAGE_ROWS;
     let after = afterSeq;
-    for (;;) {
-      const rows = this.select(
-        `SELECT seq, step_index, timestamp, messages FROM ${this.t.snapshots} WHERE run_id = $1 AND state = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-        [runId, state, after, limit],
-      );
+    for (let first = true; ; first = false) {
+      const request = this.pageRequest(runId, state, after, limit);
+      const rows = this.ahead.fetch<Row[]>(JSON.stringify(request.values), request);
+      if (first && state === 'complete' && afterSeq < 0) this.sendNextRun(runId);
       let bytes = 0;
       for (const [seq, stepIndex, timestamp, messages] of rows) {
         after = num(seq);
@@ -99,6 +116,15 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
       if (rows.length < limit) return;
       limit = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_BYTES / Math.max(1, bytes / rows.length))));
     }
+  }
+
+  /** Once the runs are listed (a pass over many of them), the run after `runId` is likely read next. */
+  private sendNextRun(runId: string): void {
+    const i = this.position?.get(runId);
+    const next = i === undefined ? undefined : this.runList![i + 1];
+    if (next === undefined) return;
+    const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
+    this.ahead.send(JSON.stringify(request.values), request);
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {

@@ -21,12 +21,14 @@ import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { redisTarget } from '../server-url.js';
+import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
 
 const DRIVER = new URL('./driver.js', import.meta.url);
 /** Payloads per MGET: adapted so that one page holds about this many characters. */
 const PAGE_CHARS = 16 << 20;
+const FIRST_PAGE_KEYS = 32;
 const MAX_PAGE_KEYS = 256;
 /** Enough of a payload to hold `step_index` (second member in both layouts). */
 const HEAD_BYTES = 511;
@@ -48,6 +50,8 @@ interface RunView {
 
 interface View {
   readonly runs: StoreRun[];
+  /** Index of each run in `runs`. */
+  readonly position: Map<string, number>;
   readonly byId: Map<string, RunView>;
   readonly digest: string;
 }
@@ -61,6 +65,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   private readonly bridge: SyncBridge;
   private readonly notes = new Notices();
   private viewed: View | null = null;
+  private readonly ahead: ReadAhead;
   private steps: Map<string, number | null> | null = null;
 
   constructor(target: string) {
@@ -70,6 +75,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
     this.prefix = t.prefix;
     const connection: RedisConnection = { host: t.host, port: t.port, db: t.db, username: t.username, password: t.password, tls: t.tls };
     this.bridge = new SyncBridge(DRIVER, connection, t.label);
+    this.ahead = new ReadAhead(this.bridge);
   }
 
   private pipeline(commands: string[][]): RedisReply[] {
@@ -154,7 +160,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
       byId.set(run.runId, { run, entries: e, complete, interrupted });
       parts.push(`s${run.runId}\0${e.map((x) => `${x.seq}:${x.state}`).join(',')}\0${complete}\0${interrupted}`);
     }
-    return { runs, byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest: hash('sha1', parts.join('\n'), 'base64') };
   }
 
   /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
@@ -184,13 +190,22 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
     return this.view().byId.get(runId)?.entries ?? [];
   }
 
-  /** The payloads of `entries`, in order, fetched in pages; a payload gone is skipped with a notice. */
-  private *payloads(runId: string, entries: Entry[]): Generator<StoreSnapshot> {
-    let size = 8;
+  private static mget(page: Entry[]): PipelineRequest {
+    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => e.key)]] };
+  }
+
+  /**
+   * The payloads of `entries`, in order, fetched in pages; a payload gone is skipped with a notice.
+   * Reading a run's complete snapshots sends the next run's first page ahead.
+   */
+  private *payloads(runId: string, entries: Entry[], readAhead = false): Generator<StoreSnapshot> {
+    let size = FIRST_PAGE_KEYS;
     for (let i = 0; i < entries.length; ) {
       const page = entries.slice(i, i + size);
+      const request = RedisStoreReader.mget(page);
+      const [values] = this.ahead.fetch<RedisReply[]>(JSON.stringify(request.commands), request) as [RedisReply[]];
+      if (readAhead && i === 0) this.sendNextRun(runId);
       i += page.length;
-      const [values] = this.pipeline([['MGET', ...page.map((e) => e.key)]]) as [RedisReply[]];
       let chars = 0;
       for (let k = 0; k < page.length; k++) {
         const e = page[k]!;
@@ -210,6 +225,18 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
     }
   }
 
+  /** The run after `runId` in corpus order is likely read next: its first page goes ahead. */
+  private sendNextRun(runId: string): void {
+    const view = this.view();
+    const i = view.position.get(runId);
+    const next = i === undefined ? undefined : view.runs[i + 1];
+    if (next === undefined) return;
+    const page = view.byId.get(next.runId)!.entries.filter((e) => e.state === 'complete').slice(0, FIRST_PAGE_KEYS);
+    if (page.length === 0) return;
+    const request = RedisStoreReader.mget(page);
+    this.ahead.send(JSON.stringify(request.commands), request);
+  }
+
   runs(): StoreRun[] {
     return this.view().runs;
   }
@@ -219,7 +246,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
-    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete'));
+    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete'), true);
   }
 
   completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
