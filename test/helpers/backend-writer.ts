@@ -6,6 +6,8 @@
  *   node backend-writer.js redis <url> <prefix> <run_id> <count> <keep>
  *   node backend-writer.js postgres <url> <table> <run_id> <count> <keep>
  *
+ * Without arguments (the test runner loading it) it does nothing.
+ *
  * Redis: INCR, SET payload, ZADD member (no MULTI, like RedisStepStore), then DEL + ZREM of the
  * oldest. Postgres: one transaction per snapshot (INSERT, DELETE of the oldest), like PostgresStepStore.
  */
@@ -62,4 +64,6 @@ async function postgres(): Promise<void> {
   await client.end();
 }
 
-await (kind === 'redis' ? redis() : postgres());
+// the test runner also loads every compiled helper as a test file: do nothing without arguments
+if (kind === 'redis') await redis();
+else if (kind === 'postgres') await postgres();
