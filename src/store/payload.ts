@@ -121,18 +121,22 @@ function memberColon(text: string, i: number): number {
   return i + 1;
 }
 
-/** Offset just past the value at `i`, following only strings and brackets (containers); scalars are validated. */
-function skipStructural(text: string, i: number): number {
+/**
+ * Offset just past the value at `i`, following only strings and brackets (containers); scalars are
+ * validated. With `depth` > 0, `i` is inside that many open containers (between their elements). With
+ * `ends`, the offset of every `,` or `]` that ends an element of the outermost array is recorded.
+ */
+function skipStructural(text: string, i: number, depth = 0, ends?: number[]): number {
   const c = text.charCodeAt(i);
-  if (c !== LBRACKET && c !== LBRACE) return skipValue(text, i);
-  let depth = 0;
+  if (depth === 0 && c !== LBRACKET && c !== LBRACE) return skipValue(text, i);
   for (; i < text.length; i++) {
     const d = text.charCodeAt(i);
     if (d === QUOTE) i = closingQuote(text, i);
     else if (d === LBRACKET || d === LBRACE) depth++;
     else if (d === RBRACKET || d === RBRACE) {
+      if (depth === 1) ends?.push(i);
       if (--depth === 0) return i + 1;
-    }
+    } else if (d === COMMA && depth === 1) ends?.push(i);
   }
   throw new PayloadError('unterminated container');
 }
@@ -142,10 +146,51 @@ function decodeKey(raw: string): string {
 }
 
 /**
+ * What a reader carries from one payload to the next: the previous `messages` text and where each of
+ * its elements ends. A run's snapshots repeat the history (core restamps the newest message once) and
+ * append to it, so the next `messages` usually starts with the same bytes up to one of those ends,
+ * where the structure is known (inside the array, between elements): only the rest needs scanning.
+ */
+export class MessagesHint {
+  text = '';
+  /** Offsets in `text` of the `,` or `]` after each element. */
+  ends: number[] = [];
+}
+
+/** How many element ends, from the last, are tried as the repeated prefix (the replay tries as many). */
+const HINT_TRIES = 4;
+
+/** Offset just past the `messages` value at `start`, using and updating `hint`. */
+function skipMessages(text: string, start: number, hint: MessagesHint | undefined): number {
+  if (hint === undefined || text.charCodeAt(start) !== LBRACKET) return skipStructural(text, start);
+  const ends: number[] = [];
+  let i = -1;
+  const prev = hint.ends;
+  for (let k = prev.length - 1; k >= 0 && k >= prev.length - HINT_TRIES; k--) {
+    const e = prev[k]!;
+    if (text.length > start + e && text.slice(start, start + e) === hint.text.slice(0, e)) {
+      for (let j = 0; j < k; j++) ends.push(prev[j]!);
+      const rel: number[] = [];
+      i = skipStructural(text, start + e, 1, rel);
+      for (const r of rel) ends.push(r - start);
+      break;
+    }
+  }
+  if (i < 0) {
+    const abs: number[] = [];
+    i = skipStructural(text, start, 0, abs);
+    for (const a of abs) ends.push(a - start);
+  }
+  hint.text = text.slice(start, i);
+  hint.ends = ends;
+  return i;
+}
+
+/**
  * The top-level members of a payload object; throws {@link PayloadError} when it is not one. With
  * `headOnly`, stops at the `messages` key (for a prefix of a file: the members written before it).
  */
-export function scanPayload(text: string, headOnly = false): PayloadMembers {
+export function scanPayload(text: string, headOnly = false, hint?: MessagesHint): PayloadMembers {
   const members = new Map<string, string>();
   let messages: string | undefined;
   let i = skipWs(text, 0);
@@ -162,7 +207,7 @@ export function scanPayload(text: string, headOnly = false): PayloadMembers {
       const start = skipWs(text, i + 1);
       if (key === 'messages') {
         if (headOnly) return { members, messages: undefined, stopped: true };
-        i = skipStructural(text, start);
+        i = skipMessages(text, start, hint);
         messages = text.slice(start, i);
       } else {
         i = skipValue(text, start);

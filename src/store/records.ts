@@ -3,10 +3,11 @@
  * validated as upstream validates them (spec backends.md §1–§3), with the `messages` value kept as raw
  * text for the replay.
  */
+import { isAscii } from 'node:buffer';
 import { StoreError } from './errors.js';
 import { parseIsoDateTime, pyIsoformat } from './instant.js';
 import { unreadable, type UnreadableSnapshot } from './notices.js';
-import { integerMember, isOptionalString, PayloadError, scanPayload, stringMember, type PayloadMembers } from './payload.js';
+import { integerMember, isOptionalString, PayloadError, scanPayload, stringMember, type MessagesHint, type PayloadMembers } from './payload.js';
 import type { StoreSnapshot } from './reader.js';
 import type { RunFields } from './run-order.js';
 
@@ -14,6 +15,8 @@ import type { RunFields } from './run-order.js';
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function decodeUtf8(bytes: Uint8Array): string | null {
+  // json.dumps writes ASCII (ensure_ascii): a latin1 copy is the same text, and much faster
+  if (isAscii(bytes)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   try {
     return UTF8.decode(bytes);
   } catch {
@@ -63,10 +66,10 @@ export interface PayloadSnapshot {
   readonly snapshot: StoreSnapshot | UnreadableSnapshot;
 }
 
-function scan(seq: number, text: string | null): PayloadMembers | UnreadableSnapshot {
+function scan(seq: number, text: string | null, hint?: MessagesHint): PayloadMembers | UnreadableSnapshot {
   if (text === null) return unreadable(seq, 'snapshot payload is not valid UTF-8');
   try {
-    return scanPayload(text);
+    return scanPayload(text, false, hint);
   } catch (e) {
     return unreadable(seq, `snapshot payload is not a JSON object (${e instanceof PayloadError ? e.message : String(e)})`);
   }
@@ -84,8 +87,8 @@ function stateOf(p: PayloadMembers, nullIsComplete: boolean): SnapshotState | st
  * `step_index` an int (Python's bool is one), `timestamp` an ISO string, the optional ids strings.
  * `timestamp` is passed on as stored (isoformat text, like SQLite's column).
  */
-export function fileSnapshot(seq: number, text: string | null): PayloadSnapshot {
-  const p = scan(seq, text);
+export function fileSnapshot(seq: number, text: string | null, hint?: MessagesHint): PayloadSnapshot {
+  const p = scan(seq, text, hint);
   if (!('members' in p)) return { state: null, snapshot: p };
   const state = stateOf(p, true);
   if (state !== 'complete' && state !== 'interrupted') return { state: null, snapshot: unreadable(seq, state) };
@@ -108,8 +111,8 @@ export function fileSnapshot(seq: number, text: string | null): PayloadSnapshot 
  * a date-time, `messages` present, `state` absent or `complete`/`interrupted`. The timestamp is given
  * as Python's `isoformat()` of the parsed value, so that `…Z` (pydantic) reads as `…+00:00` (SQLite).
  */
-export function redisSnapshot(seq: number, text: string | null): StoreSnapshot | UnreadableSnapshot {
-  const p = scan(seq, text);
+export function redisSnapshot(seq: number, text: string | null, hint?: MessagesHint): StoreSnapshot | UnreadableSnapshot {
+  const p = scan(seq, text, hint);
   if (!('members' in p)) return p;
   const state = stateOf(p, false);
   if (state !== 'complete' && state !== 'interrupted') return unreadable(seq, state);

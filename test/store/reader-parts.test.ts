@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { StoreError } from '../../src/store/errors.js';
 import { compareCodePoints, epochMicros, parseIsoDateTime, pyIsoformat } from '../../src/store/instant.js';
 import { Notices } from '../../src/store/notices.js';
-import { PayloadError, scanPayload } from '../../src/store/payload.js';
+import { MessagesHint, PayloadError, scanPayload } from '../../src/store/payload.js';
 import { pgpassLookup } from '../../src/store/postgres/pgpass.js';
 import { pyInt } from '../../src/store/py-int.js';
 import { fileSnapshot, runFromJson } from '../../src/store/records.js';
@@ -138,6 +138,23 @@ describe('payload scanner', () => {
     for (const bad of ['', '[]', '{"a": 1,}', '{"a" 1}', '{"a": tru}', '{"a": "x\ny"}', '{"a": 01}', '{"a": 1} x', '\ufeff{}', '{"a": "\\q"}', '{"messages": [1]']) {
       assert.throws(() => scanPayload(bad), PayloadError, JSON.stringify(bad));
     }
+  });
+
+  it("scans only what follows the previous payload's messages, and still cuts exactly", () => {
+    const hint = new MessagesHint();
+    const cut = (messages: string, tail = ''): string | undefined => scanPayload(`{"run_id": "r", "messages": ${messages}${tail}}`, false, hint).messages;
+    assert.equal(cut('[1, "a]"]'), '[1, "a]"]');
+    assert.deepEqual(hint.ends, [2, 8]);
+    assert.equal(cut('[1, "a]", {"b": ["]"]}]', ', "state": "complete"'), '[1, "a]", {"b": ["]"]}]');
+    assert.equal(cut('[1, "a]", {"b": ["]"]}, 2]'), '[1, "a]", {"b": ["]"]}, 2]');
+    // the same bytes, a longer scalar: still inside the array, between structure
+    assert.equal(cut('[1, "a]", {"b": ["]"]}, 23]'), '[1, "a]", {"b": ["]"]}, 23]');
+    assert.equal(cut('[1,"a]"]'), '[1,"a]"]', 'another spelling: a full scan');
+    // the last element restamped (another value), a new one appended: the repeated elements are skipped
+    assert.equal(cut('[1,"a]", 3]'), '[1,"a]", 3]');
+    assert.equal(cut('[1,"b]", [4]]'), '[1,"b]", [4]]');
+    assert.deepEqual(hint.ends, [2, 7, 12]);
+    assert.throws(() => cut('[1,"a]"', ''), PayloadError);
   });
 
   it('stops at messages when asked (a file head)', () => {

@@ -16,7 +16,7 @@ import { StoreError } from '../errors.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
 import { pyInt } from '../py-int.js';
 import { decodeUtf8, fileSnapshot, runFromJson, type PayloadSnapshot, type SnapshotState } from '../records.js';
-import { integerMember, scanPayload, stringMember } from '../payload.js';
+import { integerMember, MessagesHint, scanPayload, stringMember } from '../payload.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { compareCodePoints } from '../instant.js';
@@ -74,6 +74,7 @@ export class FileStoreReader implements StoreReader, NoticeSource {
   private readonly heads = new Map<string, Head>();
   private readonly mediaCache = new Map<string, Buffer | null>();
   private replaced = false;
+  private readonly hint = new MessagesHint();
 
   constructor(root: string) {
     this.label = root;
@@ -208,7 +209,7 @@ export class FileStoreReader implements StoreReader, NoticeSource {
       // upstream logs `Skipping unreadable snapshot file` for any OSError
       return { state: null, snapshot: unreadable(f.seq, `cannot read snapshot file (${errno(e)})`) };
     }
-    const r = fileSnapshot(f.seq, decodeUtf8(bytes));
+    const r = fileSnapshot(f.seq, decodeUtf8(bytes), this.hint);
     this.heads.set(f.path, { state: r.state, step: typeof r.snapshot.stepIndex === 'number' ? r.snapshot.stepIndex : null });
     return r;
   }

@@ -15,7 +15,7 @@ import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
-import { integerMember, scanPayload } from '../payload.js';
+import { integerMember, MessagesHint, scanPayload } from '../payload.js';
 import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
@@ -66,6 +66,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   private readonly notes = new Notices();
   private viewed: View | null = null;
   private readonly ahead: ReadAhead;
+  private readonly hint = new MessagesHint();
   private steps: Map<string, number | null> | null = null;
 
   constructor(target: string) {
@@ -219,7 +220,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
           continue;
         }
         chars += v.length;
-        yield redisSnapshot(e.seq, v);
+        yield redisSnapshot(e.seq, v, this.hint);
       }
       size = Math.max(1, Math.min(MAX_PAGE_KEYS, Math.floor(PAGE_CHARS / Math.max(1, chars / page.length))));
     }
