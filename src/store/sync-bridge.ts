@@ -18,13 +18,21 @@ export type OpenDriver = (config: unknown) => Promise<DriverSession>;
 
 export type DriverReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string };
 
-/** Signal slots shared with the worker. */
+/** Signal slots shared with the worker: replies posted, stopped, and a heartbeat that ticks while it lives. */
 export const REPLIES = 0;
 export const STOPPED = 1;
+export const HEARTBEAT = 2;
+export const HEARTBEAT_MS = 250;
 
 const WORKER = new URL('./sync-worker.js', import.meta.url);
 /** How often a blocked call looks whether the worker stopped without replying. */
 const POLL_MS = 1000;
+/**
+ * A worker whose heartbeat has not ticked for this long is gone (it failed to start, or died without
+ * its handlers running): the call fails instead of waiting forever. Generous: a loaded machine can take
+ * seconds to start a thread.
+ */
+const SILENT_MS = 30_000;
 
 export interface BridgeData {
   readonly driver: string;
@@ -37,21 +45,26 @@ export class SyncBridge {
   private readonly worker: Worker;
   private readonly port: MessagePort;
   private readonly signal: Int32Array;
+  /** No more calls: closed, or the driver thread is gone. */
   private closed = false;
+  private ended = false;
   /** Requests posted and replies taken so far (replies arrive in request order). */
   private posted = 0;
   private received = 0;
 
-  /** `label` names the store in errors (never with credentials). */
+  /** `label` names the store in errors (never with credentials); `silentMs` overrides how long a silent thread is waited for. */
   constructor(
     driver: URL,
     config: unknown,
     private readonly label: string,
+    private readonly silentMs = SILENT_MS,
   ) {
     const { port1, port2 } = new MessageChannel();
-    const shared = new SharedArrayBuffer(8);
+    const shared = new SharedArrayBuffer(12);
     const workerData: BridgeData = { driver: driver.href, config, signal: shared, port: port2 };
-    this.worker = new Worker(WORKER, { workerData, transferList: [port2] });
+    // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+    this.worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
     // a reader that is never closed must not keep the process alive
     this.worker.unref();
     this.port = port1;
@@ -92,11 +105,22 @@ export class SyncBridge {
 
   /** Blocks until the driver thread has posted one more reply than taken so far, and takes it. */
   private next(): DriverReply {
+    let beat = Atomics.load(this.signal, HEARTBEAT);
+    let beatAt = Date.now();
     while (Atomics.load(this.signal, REPLIES) === this.received) {
       Atomics.wait(this.signal, REPLIES, this.received, POLL_MS);
-      if (Atomics.load(this.signal, STOPPED) === 1 && Atomics.load(this.signal, REPLIES) === this.received) {
+      if (Atomics.load(this.signal, REPLIES) !== this.received) break;
+      if (Atomics.load(this.signal, STOPPED) === 1) {
         this.closed = true;
         throw new StoreError(`${this.label}: the driver thread stopped`);
+      }
+      const now = Atomics.load(this.signal, HEARTBEAT);
+      if (now !== beat) {
+        beat = now;
+        beatAt = Date.now();
+      } else if (Date.now() - beatAt > this.silentMs) {
+        this.closed = true;
+        throw new StoreError(`${this.label}: the driver thread is not running (${beat === 0 ? 'it did not start' : 'it stopped answering'})`);
       }
     }
     const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;
@@ -106,10 +130,11 @@ export class SyncBridge {
 
   /** Ends the session (the driver closes its connection) and the thread. Idempotent. */
   close(): void {
-    if (this.closed) return;
+    if (this.ended) return;
+    this.ended = true;
     try {
-      if (this.received === this.posted) this.call({ op: 'close' });
-      else this.take(this.post({ op: 'close' }));
+      // a session still answering ends its transaction and connection itself
+      if (!this.closed) this.take(this.post({ op: 'close' }));
     } catch {
       // closing is best effort: the connection dies with the thread anyway
     } finally {

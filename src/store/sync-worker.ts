@@ -4,7 +4,7 @@
  * so that the blocked main thread wakes. Never run on the main thread.
  */
 import { isMainThread, workerData } from 'node:worker_threads';
-import { REPLIES, STOPPED, type BridgeData, type DriverReply, type DriverSession, type OpenDriver } from './sync-bridge.js';
+import { HEARTBEAT, HEARTBEAT_MS, REPLIES, STOPPED, type BridgeData, type DriverReply, type DriverSession, type OpenDriver } from './sync-bridge.js';
 
 function errorText(e: unknown): string {
   const text = e instanceof Error ? e.message || e.name : String(e);
@@ -16,6 +16,9 @@ if (!isMainThread) {
   const data = workerData as BridgeData;
   const signal = new Int32Array(data.signal);
   const port = data.port;
+  // alive: the main thread, blocked in Atomics.wait, cannot see an 'exit' event; it watches this instead
+  Atomics.add(signal, HEARTBEAT, 1);
+  setInterval(() => Atomics.add(signal, HEARTBEAT, 1), HEARTBEAT_MS);
   const reply = (r: DriverReply): void => {
     port.postMessage(r);
     Atomics.add(signal, REPLIES, 1);

@@ -1,6 +1,7 @@
 /** The synchronous bridge to a driver thread: replies in order, requests sent ahead, failures as StoreErrors, never a hang. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { StoreError } from '../../src/store/errors.js';
 import { ReadAhead } from '../../src/store/read-ahead.js';
 import { SyncBridge } from '../../src/store/sync-bridge.js';
@@ -40,6 +41,21 @@ describe('SyncBridge', () => {
     const refused = new SyncBridge(DRIVER, { refuse: true }, 'pg');
     assert.throws(() => refused.call({ op: 'echo' }), /pg: connection refused by the test/);
     refused.close();
+  });
+
+  it('a driver thread that never gets going fails the call after its heartbeat stops, instead of hanging', () => {
+    const b = new SyncBridge(new URL('../helpers/stuck-driver.js', import.meta.url), {}, 's', 2000);
+    const t0 = Date.now();
+    assert.throws(() => b.call({ op: 'echo' }), /driver thread is not running/);
+    assert.ok(Date.now() - t0 < 10_000);
+    b.close();
+  });
+
+  it('starts under node -e with --input-type=module (flags a worker cannot take are dropped)', () => {
+    const bridge = new URL('../../src/store/sync-bridge.js', import.meta.url).href;
+    const code = `const { SyncBridge } = await import(${JSON.stringify(bridge)}); const b = new SyncBridge(new URL(${JSON.stringify(DRIVER.href)}), {}, 's', 5000); console.log(b.call({ op: 'echo', value: 'from -e' })); b.close();`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.stdout.trim(), 'from -e', r.stderr);
   });
 
   it('a driver thread that dies mid-request fails the call instead of hanging', () => {
