@@ -1,5 +1,7 @@
 /**
- * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--regenerate]`: speed of convsearch on a synthetic store.
+ * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--regenerate] [--backends | --backends-only]`: speed of
+ * convsearch on a synthetic store. `--backends` adds the raw read of the store copied into a FileStepStore tree,
+ * Postgres and Redis (throwaway servers), against the SQLite read; `--backends-only` measures only that.
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
@@ -18,6 +20,7 @@ import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
+import { phaseBackendRead, phaseBackendReplay, prepareBackends } from './backends.js';
 
 const require = createRequire(import.meta.url);
 const self = fileURLToPath(import.meta.url);
@@ -157,7 +160,7 @@ function queriesFor(store: string, storeWide: boolean): Array<{ query: string; s
   return out;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const mb = Number(arg('mb', '750'));
   const seed = Number(arg('seed', '42'));
   const dir = join(tmpdir(), 'convsearch-bench');
@@ -206,6 +209,22 @@ function main(): void {
   const dropIndex = (): void => {
     for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
   };
+  if (process.argv.includes('--backends') || process.argv.includes('--backends-only')) {
+    process.stderr.write('copying the store into the other backends ...\n');
+    const { targets, stop } = await prepareBackends(work, dir);
+    try {
+      phase('raw read of every complete snapshot: sqlite', ['backend-read', 'sqlite', work]);
+      for (const [kind, target] of targets) phase(`raw read of every complete snapshot: ${kind}`, ['backend-read', kind, target]);
+      phase('replay of every run (1 thread): sqlite', ['backend-replay', 'sqlite', work]);
+      for (const [kind, target] of targets) phase(`replay of every run (1 thread): ${kind}`, ['backend-replay', kind, target]);
+    } finally {
+      stop();
+    }
+    if (process.argv.includes('--backends-only')) {
+      printTable(storeMb, counts, rows, null);
+      return;
+    }
+  }
   const read = phase('floor: read all snapshot rows', ['floor-read', work]);
   const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
   phase(`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, ['no-index', work, 'all', '', 'kalo quarzite']);
@@ -217,9 +236,18 @@ function main(): void {
   phase('update after appending one run', ['sync', work, index], { before: () => appendRun(work) });
   phase('update after appending 100 snapshots', ['sync', work, index], { before: () => appendSnapshots(work, 100) });
   const indexMb = statSync(index).size / 1e6;
+  printTable(storeMb, counts, rows, { parse, read, warm, indexMb });
+}
 
-  const floor = parse.ms;
-  const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+
+function printTable(
+  storeMb: number,
+  counts: Record<string, number>,
+  rows: Array<[string, PhaseResult]>,
+  floors: { parse: PhaseResult; read: PhaseResult; warm: PhaseResult; indexMb: number } | null,
+): void {
+  const floor = floors?.parse.ms ?? NaN;
   const lines = [
     `convsearch bench: ${storeMb.toFixed(0)} MB store, ${counts.runs} runs, ${counts.convs} conversations, ${counts.snaps} snapshots (node ${process.version})`,
     '',
@@ -229,10 +257,12 @@ function main(): void {
   for (const [label, r] of rows) {
     const extra = r.extra ? Object.entries(r.extra).map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`).join(' ') : '';
     const time = label.startsWith('warm') ? `p50 ${fmt(Number(r.extra!.p50))}, p95 ${fmt(Number(r.extra!.p95))}` : fmt(r.ms);
-    lines.push(`| ${label} | ${time} | ${(r.ms / floor).toFixed(3)} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
+    lines.push(`| ${label} | ${time} | ${floors ? (r.ms / floor).toFixed(3) : '–'} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
   }
-  lines.push('', `index size: ${indexMb.toFixed(1)} MB = ${(indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`);
-  lines.push(`floors: read ${fmt(read.ms)}, read + JSON.parse ${fmt(parse.ms)}; warm store-wide p50 ${fmt(Number(warm.extra!.p50))}`);
+  if (floors) {
+    lines.push('', `index size: ${floors.indexMb.toFixed(1)} MB = ${(floors.indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`);
+    lines.push(`floors: read ${fmt(floors.read.ms)}, read + JSON.parse ${fmt(floors.parse.ms)}; warm store-wide p50 ${fmt(Number(floors.warm.extra!.p50))}`);
+  }
   process.stdout.write(lines.join('\n') + '\n');
 }
 
@@ -244,8 +274,10 @@ if (process.argv[2] === '--phase') {
   else if (name === 'no-index') r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);
   else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!, b === 'all'));
+  else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };
+  else if (name === 'backend-replay') r = { ...phaseBackendReplay(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
 } else {
-  main();
+  await main();
 }

@@ -3,7 +3,7 @@ import { storeToolNames } from '../history/tool-names.js';
 import type { SearchOutcome } from '../search/search.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
-import { openSqliteReader } from '../store/sqlite/reader.js';
+import { openStoreReader } from '../store/open-reader.js';
 import { listConversations, listRuns, type ConversationListing, type RunListing, type RunQuery } from './listings.js';
 import { searchOptions, searchStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
@@ -81,9 +81,12 @@ export class Session {
   }
 }
 
-/** Opens the store at `target` read-only (no trace left beside it). Close the session when done. */
+/**
+ * Opens the store `target` names read-only (a SQLite file, a FileStepStore directory, a `postgresql://`
+ * or `redis://` URL), leaving no trace. Close the session when done.
+ */
 export function openSession(target: string, options: SessionOptions & { readonly stable?: boolean } = {}): Session {
-  return new Session(openSqliteReader(target, { stable: options.stable }), options);
+  return new Session(openStoreReader(target, { stable: options.stable }), options);
 }
 
 /**

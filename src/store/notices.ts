@@ -1,0 +1,63 @@
+import type { StoreSnapshot } from './reader.js';
+
+/**
+ * What a File, Postgres or Redis reader tells beyond the `StoreReader` seam (proposed for it): items the
+ * reference skips or tolerates silently, which convsearch counts instead of losing them quietly.
+ */
+export type StoreNoticeKind =
+  /** A naive `started_at` among aware ones (Python raises): read as UTC. */
+  | 'naive-started-at'
+  /** A snapshot listed (index member, file name) whose payload was gone when read: skipped. */
+  | 'vanished-snapshot'
+  /** A snapshot index entry that is not `<seq>:<state>` or repeats a seq: ignored. */
+  | 'foreign-snapshot-entry'
+  /** A run listed in an index set whose record has gone (expired): skipped. */
+  | 'vanished-run'
+  /** A second run record with a run id already seen: ignored. */
+  | 'duplicate-run'
+  /** A run whose snapshots cannot be located (a run id that is not a valid FileStepStore directory name). */
+  | 'unreachable-run';
+
+export interface StoreNotice {
+  readonly kind: StoreNoticeKind;
+  readonly runId: string | null;
+  readonly seq: number | null;
+  readonly detail: string;
+}
+
+/** A reader that reports notices (the new backends; the seam should grow this method). */
+export interface NoticeSource {
+  /** Notices so far, in the order they arose; each item once. */
+  notices(): readonly StoreNotice[];
+}
+
+/** Collects notices once each (a view read twice reports its skips once). */
+export class Notices implements NoticeSource {
+  private readonly list: StoreNotice[] = [];
+  private readonly seen = new Set<string>();
+
+  add(kind: StoreNoticeKind, runId: string | null, seq: number | null, detail: string): void {
+    const key = JSON.stringify([kind, runId, seq, detail]);
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.list.push({ kind, runId, seq, detail });
+  }
+
+  notices(): readonly StoreNotice[] {
+    return this.list;
+  }
+}
+
+/**
+ * A snapshot that is listed but cannot be read (not UTF-8, not a JSON object, a wrong field type, an
+ * unknown state). Its `messages` is null and `problem` says why; the replay must count it as skipped
+ * with that reason (the seam's `StoreSnapshot` should grow `problem`).
+ */
+export interface UnreadableSnapshot extends StoreSnapshot {
+  readonly messages: null;
+  readonly problem: string;
+}
+
+export function unreadable(seq: number, problem: string): UnreadableSnapshot {
+  return { seq, stepIndex: null, timestamp: null, messages: null, problem };
+}

@@ -1,0 +1,73 @@
+/**
+ * The Postgres driver session, run on the driver thread of a SyncBridge (never imported by the main
+ * thread, so a SQLite search never loads `pg`). One connection, one transaction for the whole session:
+ * `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, rolled back on close. Only single `SELECT`
+ * statements are sent; the server refuses any write in a read-only transaction anyway.
+ */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import pg from 'pg';
+import type { DriverSession } from '../sync-bridge.js';
+import type { PostgresConnection } from '../server-url.js';
+import { pgpassLookup } from './pgpass.js';
+
+export interface SelectRequest {
+  readonly op: 'select';
+  readonly text: string;
+  readonly values?: readonly unknown[];
+}
+
+/** libpq's sslmode in node's TLS terms (`prefer`/`allow` cannot fall back here: they mean no TLS). */
+function tlsOptions(c: PostgresConnection): false | ConnectionOptions {
+  const mode = c.sslmode ?? (process.env.PGSSLMODE || 'disable');
+  if (mode === 'disable' || mode === 'allow' || mode === 'prefer') return false;
+  const tls: ConnectionOptions = {};
+  const rootcert = c.sslrootcert ?? process.env.PGSSLROOTCERT;
+  if (rootcert) tls.ca = readFileSync(rootcert);
+  if (c.sslcert) tls.cert = readFileSync(c.sslcert);
+  if (c.sslkey) tls.key = readFileSync(c.sslkey);
+  if (mode === 'require' && !rootcert) tls.rejectUnauthorized = false;
+  // verify-ca checks the chain but not the host name
+  if (mode === 'verify-ca' || (mode === 'require' && rootcert)) tls.checkServerIdentity = () => undefined;
+  return tls;
+}
+
+export async function open(config: unknown): Promise<DriverSession> {
+  const c = config as PostgresConnection;
+  const client = new pg.Client({
+    host: c.host,
+    port: c.port,
+    user: c.user,
+    database: c.database,
+    // asked only when the server wants one: the URL's, else PGPASSWORD, else ~/.pgpass (libpq's order)
+    password: async (p: { host: string; port: number; database: string; user: string }) =>
+      c.password ??
+      (process.env.PGPASSWORD || undefined) ??
+      pgpassLookup({ host: p.host, port: String(p.port), database: p.database, user: p.user }),
+    ssl: tlsOptions(c),
+    application_name: c.applicationName,
+    connectionTimeoutMillis: c.connectTimeoutSeconds * 1000,
+    options: c.options,
+  } as pg.ClientConfig);
+  // int8 (seq, counts) as text, turned into numbers by the reader; bytea as Buffer (the default)
+  client.on('error', () => {
+    // a dropped connection fails the pending query; nothing else to do here
+  });
+  await client.connect();
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  return {
+    async handle(request: unknown) {
+      const r = request as SelectRequest;
+      if (r.op !== 'select' || !/^\s*SELECT\s/i.test(r.text) || r.text.includes(';')) throw new Error('only single SELECT statements are sent');
+      const result = await client.query({ text: r.text, values: r.values as unknown[] | undefined, rowMode: 'array' });
+      return result.rows;
+    },
+    async close() {
+      try {
+        await client.query('ROLLBACK');
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

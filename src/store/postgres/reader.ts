@@ -1,0 +1,237 @@
+/**
+ * A PostgresStepStore database (spec backends.md §4), read through one `REPEATABLE READ READ ONLY`
+ * transaction held from the first query to `close()`: every call of a command sees the same committed
+ * state, whatever a live writer commits meanwhile, and media committed before a visible snapshot is
+ * visible too. Tables are `{table}_runs`, `{table}_snapshots`, `{table}_media` (optional), resolved
+ * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
+ */
+import { hash } from 'node:crypto';
+import { StoreError } from '../errors.js';
+import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
+import { orderRuns, type RunFields } from '../run-order.js';
+import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import { postgresTarget } from '../server-url.js';
+import { ReadAhead } from '../read-ahead.js';
+import { SyncBridge } from '../sync-bridge.js';
+import type { SelectRequest } from './driver.js';
+
+const DRIVER = new URL('./driver.js', import.meta.url);
+/** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
+const PAGE_BYTES = 16 << 20;
+const FIRST_PAGE_ROWS = 64;
+const MAX_PAGE_ROWS = 1000;
+
+type Row = unknown[];
+
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** int8 and count(*) arrive as text (they may exceed 2^53 in principle). */
+const num = (v: unknown): number => Number(v);
+
+export class PostgresStoreReader implements StoreReader, NoticeSource {
+  readonly label: string;
+  readonly identity: string;
+  private readonly bridge: SyncBridge;
+  private readonly t: { runs: string; snapshots: string; media: string | null };
+  private readonly notes = new Notices();
+  private runList: StoreRun[] | null = null;
+  private position: Map<string, number> | null = null;
+  private readonly ahead: ReadAhead;
+  private readonly mediaCache = new Map<string, Buffer | null>();
+
+  constructor(target: string) {
+    const t = postgresTarget(target);
+    this.label = t.label;
+    this.identity = t.identity;
+    this.bridge = new SyncBridge(DRIVER, t.connection, t.label);
+    this.ahead = new ReadAhead(this.bridge);
+    try {
+      // the transaction's snapshot is taken here, by its first query
+      const [probe] = this.select('SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL', [
+        `${t.table}_runs`,
+        `${t.table}_snapshots`,
+        `${t.table}_media`,
+      ]);
+      const [runs, snapshots, media] = probe as [boolean, boolean, boolean];
+      if (!runs || !snapshots) {
+        const missing = [runs ? '' : `${t.table}_runs`, snapshots ? '' : `${t.table}_snapshots`].filter(Boolean).join(' and ');
+        throw new StoreError(`${t.label}: no ${missing} table (not a PostgresStepStore database, or another ?table= prefix)`);
+      }
+      // validated names ([a-z_][a-z0-9_]{0,39}), so they can stand unquoted in SQL like upstream's
+      this.t = { runs: `${t.table}_runs`, snapshots: `${t.table}_snapshots`, media: media ? `${t.table}_media` : null };
+    } catch (e) {
+      this.bridge.close();
+      throw e;
+    }
+  }
+
+  private select(sql: string, values?: readonly unknown[]): Row[] {
+    const request: SelectRequest = { op: 'select', text: sql, values };
+    return this.bridge.call<Row[]>(request);
+  }
+
+  runs(): StoreRun[] {
+    if (this.runList) return this.runList;
+    const rows = this.select(`SELECT run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM ${this.t.runs}`);
+    const fields: RunFields[] = rows.map(([runId, conversationId, parentRunId, agentName, metadata, startedAt]) => {
+      // the columns are TEXT (NOT NULL where upstream says so); a changed schema is a bad record
+      if (typeof runId !== 'string' || typeof startedAt !== 'string' || typeof metadata !== 'string') {
+        throw new StoreError(`${this.label}: ${this.t.runs} row has wrong types (run_id ${JSON.stringify(String(runId))})`);
+      }
+      return { runId, conversationId: text(conversationId), parentRunId: text(parentRunId), agentName: text(agentName), startedAt };
+    });
+    this.runList = orderRuns(fields, this.label, this.notes);
+    this.position = new Map(this.runList.map((run, i) => [run.runId, i]));
+    return this.runList;
+  }
+
+  runCount(): number {
+    return this.runList?.length ?? num(this.select(`SELECT count(*) FROM ${this.t.runs}`)[0]![0]);
+  }
+
+  private pageRequest(runId: string, state: 'complete' | 'interrupted', afterSeq: number, limit: number): SelectRequest {
+    return {
+      op: 'select',
+      text: `SELECT seq, step_index, timestamp, messages FROM ${this.t.snapshots} WHERE run_id = $1 AND state = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      values: [runId, state, afterSeq, limit],
+    };
+  }
+
+  /**
+   * A run's snapshots of one state after `afterSeq`, in seq order, fetched in pages (keyset, same
+   * snapshot). Reading a run's complete snapshots sends the next run's first page ahead.
+   */
+  private *pages(runId: string, state: 'complete' | 'interrupted', afterSeq: number): Generator<StoreSnapshot> {
+    let limit = FIRST_PAGE_ROWS;
+    let after = afterSeq;
+    for (let first = true; ; first = false) {
+      const request = this.pageRequest(runId, state, after, limit);
+      const rows = this.ahead.fetch<Row[]>(JSON.stringify(request.values), request);
+      if (first && state === 'complete' && afterSeq < 0) this.sendNextRun(runId);
+      let bytes = 0;
+      for (const [seq, stepIndex, timestamp, messages] of rows) {
+        after = num(seq);
+        bytes += typeof messages === 'string' ? messages.length : 0;
+        yield { seq: after, stepIndex, timestamp, messages };
+      }
+      if (rows.length < limit) return;
+      limit = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_BYTES / Math.max(1, bytes / rows.length))));
+    }
+  }
+
+  /** Once the runs are listed (a pass over many of them), the run after `runId` is likely read next. */
+  private sendNextRun(runId: string): void {
+    const i = this.position?.get(runId);
+    const next = i === undefined ? undefined : this.runList![i + 1];
+    if (next === undefined) return;
+    const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
+    this.ahead.send(JSON.stringify(request.values), request);
+  }
+
+  completeSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.pages(runId, 'complete', -1);
+  }
+
+  completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
+    return this.pages(runId, 'complete', afterSeq);
+  }
+
+  completeUpToSeq(runId: string, seq: number): SnapshotMark {
+    const [row] = this.select(
+      `SELECT count(*), COALESCE(max(seq), 0) FROM ${this.t.snapshots} WHERE run_id = $1 AND seq <= $2 AND state = 'complete'`,
+      [runId, seq],
+    );
+    return { count: num(row![0]), maxSeq: num(row![1]) };
+  }
+
+  interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.pages(runId, 'interrupted', -1);
+  }
+
+  *latestSnapshots(): Iterable<StoreSnapshot> {
+    // seq is store-wide (bigserial): each run's highest
+    const rows = this.select(
+      `SELECT seq, step_index, timestamp, messages FROM ${this.t.snapshots} WHERE seq IN (SELECT max(seq) FROM ${this.t.snapshots} GROUP BY run_id)`,
+    );
+    for (const [seq, stepIndex, timestamp, messages] of rows) yield { seq: num(seq), stepIndex, timestamp, messages };
+  }
+
+  watermarks(): Map<string, SnapshotMark> {
+    const out = new Map<string, SnapshotMark>();
+    for (const [runId, count, maxSeq] of this.select(`SELECT run_id, count(*), max(seq) FROM ${this.t.snapshots} GROUP BY run_id`)) {
+      out.set(runId as string, { count: num(count), maxSeq: num(maxSeq) });
+    }
+    return out;
+  }
+
+  countsByRun(): Map<string, SnapshotStateCounts> {
+    const out = new Map<string, SnapshotStateCounts>();
+    const rows = this.select(
+      `SELECT run_id, count(*) FILTER (WHERE state = 'complete'), count(*) FILTER (WHERE state = 'interrupted') FROM ${this.t.snapshots} GROUP BY run_id`,
+    );
+    for (const [runId, complete, interrupted] of rows) out.set(runId as string, { complete: num(complete), interrupted: num(interrupted) });
+    return out;
+  }
+
+  lastSteps(): Map<string, number | null> {
+    const out = new Map<string, number | null>();
+    for (const [runId, step] of this.select(`SELECT run_id, max(step_index) FROM ${this.t.snapshots} GROUP BY run_id`)) {
+      out.set(runId as string, typeof step === 'number' ? step : null);
+    }
+    return out;
+  }
+
+  /** `PostgresMediaStore('{table}_media')`: `sha256` (bare hex) → `bytes`. */
+  media(sha256: string): Buffer | null {
+    if (this.t.media === null) return null;
+    let hit = this.mediaCache.get(sha256);
+    if (hit === undefined) {
+      const [row] = this.select(`SELECT bytes FROM ${this.t.media} WHERE sha256 = $1`, [sha256]);
+      const b = row?.[0];
+      hit = b instanceof Uint8Array ? Buffer.from(b.buffer, b.byteOffset, b.byteLength) : null;
+      this.mediaCache.set(sha256, hit);
+    }
+    return hit;
+  }
+
+  /**
+   * One query: snapshot count and last seq (an identity never reused, so any insert or prune changes
+   * them), media count, and a digest of the run rows. Like SQLite's, it assumes rows are not rewritten
+   * in place, which no harness writer does.
+   */
+  fingerprint(): string {
+    const media = this.t.media === null ? '-1' : `(SELECT count(*) FROM ${this.t.media})`;
+    const [row] = this.select(
+      `SELECT (SELECT count(*) || ':' || COALESCE(max(seq), 0) FROM ${this.t.snapshots}), ${media},
+         (SELECT COALESCE(string_agg(concat_ws(',', quote_nullable(run_id), quote_nullable(conversation_id), quote_nullable(parent_run_id),
+            quote_nullable(agent_name), quote_nullable(started_at)), E'\\n' ORDER BY run_id COLLATE "C"), '') FROM ${this.t.runs})`,
+    );
+    return `${String(row![0])}:${String(row![1])}:${hash('sha1', String(row![2]), 'base64')}`;
+  }
+
+  /** Always true: the transaction shows one committed state to every call. */
+  /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
+  stamp(): string | null {
+    return null;
+  }
+
+  /** Threads are not shared out: another connection would see another snapshot of the database. */
+  share(): StoreShare | null {
+    return null;
+  }
+
+  storeError(): StoreError | null {
+    return null; // its failures are StoreErrors already
+  }
+
+  unchanged(): boolean {
+    return true;
+  }
+
+  notices(): readonly StoreNotice[] {
+    return this.notes.notices();
+  }
+
+  close(): void {
+    this.bridge.close();
+  }
+}

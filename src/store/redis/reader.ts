@@ -1,0 +1,373 @@
+/**
+ * A RedisStepStore key space (spec backends.md §3), read with read commands only and never `SREM`.
+ *
+ * The index is read once, at the first call that needs it, in three pipelined round trips: the run
+ * sets (`runs:all`, plus the older layout's `runs`), then every run record with its snapshot index
+ * (`ZRANGE`), then which indexed payloads exist. That is the reader's view; the fingerprint is its
+ * digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
+ * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
+ *
+ * Media: RedisStepStore keeps payloads inline by default; the reader is not told of any media store,
+ * so `media()` has none.
+ */
+import { hash } from 'node:crypto';
+import { StoreError } from '../errors.js';
+import { compareCodePoints } from '../instant.js';
+import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
+import { integerMember, MessagesHint, scanPayload } from '../payload.js';
+import { pyInt } from '../py-int.js';
+import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
+import { orderRuns, type RunFields } from '../run-order.js';
+import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import { redisTarget } from '../server-url.js';
+import { ReadAhead } from '../read-ahead.js';
+import { SyncBridge } from '../sync-bridge.js';
+import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
+
+const DRIVER = new URL('./driver.js', import.meta.url);
+/** Payloads per MGET: adapted so that one page holds about this many characters. */
+const PAGE_CHARS = 16 << 20;
+const FIRST_PAGE_KEYS = 32;
+const MAX_PAGE_KEYS = 256;
+/** Enough of a payload to hold `step_index` (second member in both layouts). */
+const HEAD_BYTES = 511;
+
+interface Entry {
+  readonly seq: number;
+  readonly state: SnapshotState;
+  readonly key: string;
+}
+
+interface RunView {
+  readonly run: StoreRun;
+  /** Index entries in seq order. */
+  readonly entries: Entry[];
+  /** Existing payloads per state when the view was taken. */
+  readonly complete: number;
+  readonly interrupted: number;
+}
+
+interface View {
+  readonly runs: StoreRun[];
+  /** Index of each run in `runs`. */
+  readonly position: Map<string, number>;
+  readonly byId: Map<string, RunView>;
+  readonly digest: string;
+}
+
+const isText = (r: RedisReply): r is string => typeof r === 'string';
+
+export class RedisStoreReader implements StoreReader, NoticeSource {
+  readonly label: string;
+  readonly identity: string;
+  private readonly prefix: string;
+  private readonly bridge: SyncBridge;
+  private readonly notes = new Notices();
+  private viewed: View | null = null;
+  private readonly ahead: ReadAhead;
+  private readonly hint = new MessagesHint();
+  private steps: Map<string, number | null> | null = null;
+
+  constructor(target: string) {
+    const t = redisTarget(target);
+    this.label = t.label;
+    this.identity = t.identity;
+    this.prefix = t.prefix;
+    const connection: RedisConnection = { host: t.host, port: t.port, db: t.db, username: t.username, password: t.password, tls: t.tls };
+    this.bridge = new SyncBridge(DRIVER, connection, t.label);
+    this.ahead = new ReadAhead(this.bridge);
+  }
+
+  private pipeline(commands: string[][]): RedisReply[] {
+    if (commands.length === 0) return [];
+    const request: PipelineRequest = { op: 'pipeline', commands };
+    return this.bridge.call<RedisReply[]>(request);
+  }
+
+  private runKey(runId: string): string {
+    return `${this.prefix}:run:{${runId}}`;
+  }
+
+  private indexKey(runId: string): string {
+    return `${this.prefix}:snapshots:{${runId}}`;
+  }
+
+  private payloadKey(runId: string, seq: number): string {
+    return `${this.prefix}:snapshot:{${runId}}:${seq}`;
+  }
+
+  private view(): View {
+    return (this.viewed ??= this.load());
+  }
+
+  private load(): View {
+    const parts: string[] = [];
+    // 1. run ids: the newer layout's set and the older one's (a store written by both has both)
+    const sets = this.pipeline([
+      ['SMEMBERS', `${this.prefix}:runs:all`],
+      ['SMEMBERS', `${this.prefix}:runs`],
+    ]);
+    const ids = new Set<string>();
+    for (const members of sets) {
+      for (const m of members as RedisReply[]) {
+        // upstream's decode raises out of list_runs here
+        if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
+        ids.add(m);
+      }
+    }
+    const members = [...ids].sort(compareCodePoints);
+    parts.push(`i${members.join('\0')}`);
+    // 2. run records and snapshot indexes
+    const replies = this.pipeline(members.flatMap((id) => [['GET', this.runKey(id)], ['ZRANGE', this.indexKey(id), '0', '-1']]));
+    const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
+    members.forEach((id, i) => {
+      const raw = replies[2 * i]!;
+      if (raw === null) {
+        // expired under a TTL while the set (which has none) kept the id; upstream SREMs it
+        this.notes.add('vanished-run', id, null, 'run set member whose run record has gone: skipped');
+        return;
+      }
+      parts.push(`r${id}\0${isText(raw) ? raw : '?'}`);
+      const fields = runFromJson(isText(raw) ? raw : null, `${this.label}: ${this.runKey(id)}`);
+      if (records.has(fields.runId)) {
+        this.notes.add('duplicate-run', fields.runId, null, `${this.runKey(id)} repeats run id ${fields.runId}: ignored`);
+        return;
+      }
+      // snapshots live under the record's run id (upstream reads them so); usually the member itself
+      records.set(fields.runId, { fields, index: fields.runId === id ? (replies[2 * i + 1] as RedisReply[]) : null });
+    });
+    const strays = [...records.entries()].filter(([, r]) => r.index === null);
+    this.pipeline(strays.map(([runId]) => ['ZRANGE', this.indexKey(runId), '0', '-1'])).forEach((index, k) => {
+      strays[k]![1].index = index as RedisReply[];
+    });
+    const runs = orderRuns([...records.values()].map((r) => r.fields), this.label, this.notes);
+    const entries = new Map(runs.map((run) => [run.runId, this.entries(run.runId, records.get(run.runId)!.index!)]));
+    // 3. which indexed payloads exist, per state (a payload can expire before its index member)
+    const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
+    for (const run of runs) {
+      for (const state of ['complete', 'interrupted'] as const) {
+        const keys = entries.get(run.runId)!.filter((x) => x.state === state).map((x) => x.key);
+        if (keys.length > 0) jobs.push({ runId: run.runId, state, keys });
+      }
+    }
+    const existing = new Map<string, number>();
+    this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => existing.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number));
+    const byId = new Map<string, RunView>();
+    for (const run of runs) {
+      const e = entries.get(run.runId)!;
+      const complete = existing.get(`complete:${run.runId}`) ?? 0;
+      const interrupted = existing.get(`interrupted:${run.runId}`) ?? 0;
+      byId.set(run.runId, { run, entries: e, complete, interrupted });
+      parts.push(`s${run.runId}\0${e.map((x) => `${x.seq}:${x.state}`).join(',')}\0${complete}\0${interrupted}`);
+    }
+    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+  }
+
+  /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
+  private entries(runId: string, index: RedisReply[]): Entry[] {
+    const out: Entry[] = [];
+    const seen = new Set<number>();
+    for (const m of index) {
+      const cut = isText(m) ? m.lastIndexOf(':') : -1;
+      const seq = cut < 0 ? null : pyInt((m as string).slice(0, cut));
+      const state = cut < 0 ? '' : (m as string).slice(cut + 1);
+      if (seq === null || (state !== 'complete' && state !== 'interrupted')) {
+        this.notes.add('foreign-snapshot-entry', runId, null, `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`);
+        continue;
+      }
+      if (seen.has(seq)) {
+        this.notes.add('foreign-snapshot-entry', runId, seq, `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`);
+        continue;
+      }
+      seen.add(seq);
+      out.push({ seq, state, key: this.payloadKey(runId, seq) });
+    }
+    // ZRANGE orders by score (the writer's score is the seq); a hand-written score cannot reorder a run
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  private entriesOf(runId: string): Entry[] {
+    return this.view().byId.get(runId)?.entries ?? [];
+  }
+
+  private static mget(page: Entry[]): PipelineRequest {
+    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => e.key)]] };
+  }
+
+  /**
+   * The payloads of `entries`, in order, fetched in pages; a payload gone is skipped with a notice.
+   * Reading a run's complete snapshots sends the next run's first page ahead.
+   */
+  private *payloads(runId: string, entries: Entry[], readAhead = false): Generator<StoreSnapshot> {
+    let size = FIRST_PAGE_KEYS;
+    for (let i = 0; i < entries.length; ) {
+      const page = entries.slice(i, i + size);
+      const request = RedisStoreReader.mget(page);
+      const [values] = this.ahead.fetch<RedisReply[]>(JSON.stringify(request.commands), request) as [RedisReply[]];
+      if (readAhead && i === 0) this.sendNextRun(runId);
+      i += page.length;
+      let chars = 0;
+      for (let k = 0; k < page.length; k++) {
+        const e = page[k]!;
+        const v = values[k]!;
+        if (v === null) {
+          this.notes.add('vanished-snapshot', runId, e.seq, 'snapshot payload gone since the index was read: skipped');
+          continue;
+        }
+        if (!isText(v)) {
+          yield unreadable(e.seq, 'snapshot payload is not valid UTF-8');
+          continue;
+        }
+        chars += v.length;
+        yield redisSnapshot(e.seq, v, this.hint);
+      }
+      size = Math.max(1, Math.min(MAX_PAGE_KEYS, Math.floor(PAGE_CHARS / Math.max(1, chars / page.length))));
+    }
+  }
+
+  /** The run after `runId` in corpus order is likely read next: its first page goes ahead. */
+  private sendNextRun(runId: string): void {
+    const view = this.view();
+    const i = view.position.get(runId);
+    const next = i === undefined ? undefined : view.runs[i + 1];
+    if (next === undefined) return;
+    const page = view.byId.get(next.runId)!.entries.filter((e) => e.state === 'complete').slice(0, FIRST_PAGE_KEYS);
+    if (page.length === 0) return;
+    const request = RedisStoreReader.mget(page);
+    this.ahead.send(JSON.stringify(request.commands), request);
+  }
+
+  runs(): StoreRun[] {
+    return this.view().runs;
+  }
+
+  runCount(): number {
+    return this.view().runs.length;
+  }
+
+  completeSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete'), true);
+  }
+
+  completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
+    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq > afterSeq));
+  }
+
+  /** Counts only payloads that still exist: what `completeSnapshots` would yield up to `seq`. */
+  completeUpToSeq(runId: string, seq: number): SnapshotMark {
+    const wanted = this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq <= seq);
+    const exists = this.pipeline(wanted.map((e) => ['EXISTS', e.key]));
+    let count = 0;
+    let maxSeq = 0;
+    wanted.forEach((e, k) => {
+      if (exists[k] !== 1) return;
+      count++;
+      maxSeq = e.seq;
+    });
+    return { count, maxSeq };
+  }
+
+  interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
+    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'interrupted'));
+  }
+
+  *latestSnapshots(): Iterable<StoreSnapshot> {
+    for (const run of this.view().runs) {
+      const entries = this.entriesOf(run.runId);
+      const last = entries[entries.length - 1];
+      if (last !== undefined) yield* this.payloads(run.runId, [last]);
+    }
+  }
+
+  watermarks(): Map<string, SnapshotMark> {
+    const out = new Map<string, SnapshotMark>();
+    for (const [runId, v] of this.view().byId) {
+      if (v.entries.length > 0) out.set(runId, { count: v.complete + v.interrupted, maxSeq: v.entries[v.entries.length - 1]!.seq });
+    }
+    return out;
+  }
+
+  countsByRun(): Map<string, SnapshotStateCounts> {
+    const out = new Map<string, SnapshotStateCounts>();
+    for (const [runId, v] of this.view().byId) {
+      if (v.entries.length > 0) out.set(runId, { complete: v.complete, interrupted: v.interrupted });
+    }
+    return out;
+  }
+
+  /** From the first bytes of every indexed payload (`GETRANGE`), the whole payload when they do not tell. */
+  lastSteps(): Map<string, number | null> {
+    if (this.steps) return this.steps;
+    const all = [...this.view().byId.values()].flatMap((v) => v.entries.map((e) => ({ runId: v.run.runId, e })));
+    const heads = this.pipeline(all.map(({ e }) => ['GETRANGE', e.key, '0', String(HEAD_BYTES)]));
+    const out = new Map<string, number | null>();
+    const full: typeof all = [];
+    all.forEach((x, k) => {
+      const h = heads[k]!;
+      if (!out.has(x.runId)) out.set(x.runId, null);
+      if (h === '' || h === null) return; // gone
+      const step = isText(h) ? headStep(h) : undefined;
+      if (step === undefined) full.push(x);
+      else if (step !== null) out.set(x.runId, Math.max(out.get(x.runId) ?? step, step));
+    });
+    const values = this.pipeline(full.map(({ e }) => ['GET', e.key]));
+    full.forEach((x, k) => {
+      const v = values[k]!;
+      const s = isText(v) ? redisSnapshot(x.e.seq, v).stepIndex : null;
+      if (typeof s === 'number') out.set(x.runId, Math.max(out.get(x.runId) ?? s, s));
+    });
+    return (this.steps = out);
+  }
+
+  media(): Buffer | null {
+    return null;
+  }
+
+  fingerprint(): string {
+    return this.view().digest;
+  }
+
+  /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
+  /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
+  stamp(): string | null {
+    return null;
+  }
+
+  /** Threads are not shared out: another connection could see other writes. */
+  share(): StoreShare | null {
+    return null;
+  }
+
+  storeError(): StoreError | null {
+    return null; // its failures are StoreErrors already
+  }
+
+  unchanged(): boolean {
+    return true;
+  }
+
+  notices(): readonly StoreNotice[] {
+    return this.notes.notices();
+  }
+
+  close(): void {
+    this.bridge.close();
+  }
+}
+
+/**
+ * `step_index` from a payload's first bytes: a number, null when the head shows it is not an integer,
+ * undefined when the head does not tell (read the whole payload).
+ */
+function headStep(head: string): number | null | undefined {
+  const cut = head.lastIndexOf(',');
+  if (cut < 0) return undefined;
+  try {
+    const p = scanPayload(head.slice(0, cut + 1) + '"messages": 0}', true);
+    if (!p.stopped || !p.members.has('step_index')) return undefined;
+    return integerMember(p, 'step_index') ?? null;
+  } catch {
+    return undefined;
+  }
+}

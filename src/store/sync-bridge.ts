@@ -1,0 +1,146 @@
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { StoreError } from './errors.js';
+
+/**
+ * An asynchronous database driver behind a synchronous call, because the replay pipeline (and the
+ * `StoreReader` seam) is synchronous. The driver runs in a worker thread (`sync-worker.ts`); `call`
+ * posts a request and blocks this thread on `Atomics.wait` until the worker has posted its reply,
+ * which `receiveMessageOnPort` then takes without the event loop. The driver module is imported only
+ * inside the worker, so a process that never opens a server store never loads a driver.
+ */
+
+/** What a driver module exports: `open(config)` resolving to a session that answers requests in order. */
+export interface DriverSession {
+  handle(request: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+export type OpenDriver = (config: unknown) => Promise<DriverSession>;
+
+export type DriverReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string };
+
+/** Signal slots shared with the worker: replies posted, stopped, and a heartbeat that ticks while it lives. */
+export const REPLIES = 0;
+export const STOPPED = 1;
+export const HEARTBEAT = 2;
+export const HEARTBEAT_MS = 250;
+
+const WORKER = new URL('./sync-worker.js', import.meta.url);
+/** How often a blocked call looks whether the worker stopped without replying. */
+const POLL_MS = 1000;
+/**
+ * A worker whose heartbeat has not ticked for this long is gone (it failed to start, or died without
+ * its handlers running): the call fails instead of waiting forever. Generous: a loaded machine can take
+ * seconds to start a thread.
+ */
+const SILENT_MS = 30_000;
+
+export interface BridgeData {
+  readonly driver: string;
+  readonly config: unknown;
+  readonly signal: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+export class SyncBridge {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly signal: Int32Array;
+  /** No more calls: closed, or the driver thread is gone. */
+  private closed = false;
+  private ended = false;
+  /** Requests posted and replies taken so far (replies arrive in request order). */
+  private posted = 0;
+  private received = 0;
+
+  /** `label` names the store in errors (never with credentials); `silentMs` overrides how long a silent thread is waited for. */
+  constructor(
+    driver: URL,
+    config: unknown,
+    private readonly label: string,
+    private readonly silentMs = SILENT_MS,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    const shared = new SharedArrayBuffer(12);
+    const workerData: BridgeData = { driver: driver.href, config, signal: shared, port: port2 };
+    // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+    this.worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
+    // a reader that is never closed must not keep the process alive
+    this.worker.unref();
+    this.port = port1;
+    this.signal = new Int32Array(shared);
+  }
+
+  /**
+   * Sends a request without waiting: the driver thread works on it while this one goes on. Its reply
+   * is taken with `take(ticket)` (or dropped by the next `call`/`take` of a later ticket).
+   */
+  post(request: unknown): number {
+    if (this.closed) throw new StoreError(`${this.label}: the store was closed`);
+    this.port.postMessage(request);
+    return ++this.posted;
+  }
+
+  /** Whether the reply to `ticket` can still be taken (not taken, not dropped). */
+  pending(ticket: number): boolean {
+    return ticket > this.received && ticket <= this.posted;
+  }
+
+  /** Waits for the reply to `ticket` (replies come in order; earlier unclaimed ones are dropped). */
+  take<T>(ticket: number): T {
+    let reply: DriverReply | undefined;
+    while (this.received < ticket) {
+      reply = this.next();
+      this.received++;
+    }
+    if (reply === undefined) throw new StoreError(`${this.label}: reply ${ticket} was already taken`);
+    if (!reply.ok) throw new StoreError(`${this.label}: ${reply.message}`);
+    return reply.value as T;
+  }
+
+  /** Sends one request and waits for its reply; a driver failure becomes a StoreError. */
+  call<T>(request: unknown): T {
+    return this.take<T>(this.post(request));
+  }
+
+  /** Blocks until the driver thread has posted one more reply than taken so far, and takes it. */
+  private next(): DriverReply {
+    let beat = Atomics.load(this.signal, HEARTBEAT);
+    let beatAt = Date.now();
+    while (Atomics.load(this.signal, REPLIES) === this.received) {
+      Atomics.wait(this.signal, REPLIES, this.received, POLL_MS);
+      if (Atomics.load(this.signal, REPLIES) !== this.received) break;
+      if (Atomics.load(this.signal, STOPPED) === 1) {
+        this.closed = true;
+        throw new StoreError(`${this.label}: the driver thread stopped`);
+      }
+      const now = Atomics.load(this.signal, HEARTBEAT);
+      if (now !== beat) {
+        beat = now;
+        beatAt = Date.now();
+      } else if (Date.now() - beatAt > this.silentMs) {
+        this.closed = true;
+        throw new StoreError(`${this.label}: the driver thread is not running (${beat === 0 ? 'it did not start' : 'it stopped answering'})`);
+      }
+    }
+    const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;
+    if (reply === undefined) throw new StoreError(`${this.label}: the driver thread gave no reply`);
+    return reply;
+  }
+
+  /** Ends the session (the driver closes its connection) and the thread. Idempotent. */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    try {
+      // a session still answering ends its transaction and connection itself
+      if (!this.closed) this.take(this.post({ op: 'close' }));
+    } catch {
+      // closing is best effort: the connection dies with the thread anyway
+    } finally {
+      this.closed = true;
+      this.port.close();
+      void this.worker.terminate();
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The driver thread of a {@link SyncBridge}: imports the driver module named by the main thread, opens
+ * a session at once and answers each request with one reply, counted in the shared signal
+ * so that the blocked main thread wakes. Never run on the main thread.
+ */
+import { isMainThread, workerData } from 'node:worker_threads';
+import { HEARTBEAT, HEARTBEAT_MS, REPLIES, STOPPED, type BridgeData, type DriverReply, type DriverSession, type OpenDriver } from './sync-bridge.js';
+
+function errorText(e: unknown): string {
+  const text = e instanceof Error ? e.message || e.name : String(e);
+  // one line: server messages may carry detail lines
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+if (!isMainThread) {
+  const data = workerData as BridgeData;
+  const signal = new Int32Array(data.signal);
+  const port = data.port;
+  // alive: the main thread, blocked in Atomics.wait, cannot see an 'exit' event; it watches this instead
+  Atomics.add(signal, HEARTBEAT, 1);
+  setInterval(() => Atomics.add(signal, HEARTBEAT, 1), HEARTBEAT_MS);
+  const reply = (r: DriverReply): void => {
+    port.postMessage(r);
+    Atomics.add(signal, REPLIES, 1);
+    Atomics.notify(signal, REPLIES);
+  };
+  const stop = (e: unknown): void => {
+    // a crash outside a request (a driver's stray error event): fail the pending call, then stop
+    Atomics.store(signal, STOPPED, 1);
+    reply({ ok: false, message: errorText(e) });
+    process.exit(1);
+  };
+  process.on('uncaughtException', stop);
+  process.on('unhandledRejection', stop);
+
+  // connect at once: the main thread usually has other work before its first request
+  const session: Promise<DriverSession> = import(data.driver).then((m: { open: OpenDriver }) => m.open(data.config));
+  // a failure is reported by the first request, not as an unhandled rejection now
+  session.catch(() => undefined);
+  // requests are served one at a time, in order (the main thread waits for each anyway)
+  let queue: Promise<void> = Promise.resolve();
+  port.on('message', (request: { op?: string }) => {
+    queue = queue.then(async () => {
+      try {
+        if (request.op === 'close') {
+          await (await session.catch(() => null))?.close();
+          reply({ ok: true, value: null });
+          port.close();
+          return;
+        }
+        reply({ ok: true, value: await (await session).handle(request) });
+      } catch (e) {
+        reply({ ok: false, message: errorText(e) });
+      }
+    });
+  });
+}

@@ -1,0 +1,19 @@
+/** A driver for the SyncBridge tests: echoes after a delay, fails or crashes its thread on request. */
+import type { DriverSession } from '../../src/store/sync-bridge.js';
+
+export async function open(config: unknown): Promise<DriverSession> {
+  if ((config as { refuse?: boolean }).refuse) throw new Error('connection refused by the test');
+  return {
+    async handle(request: unknown) {
+      const r = request as { op: string; value?: unknown; ms?: number };
+      await new Promise((res) => setTimeout(res, r.ms ?? 0));
+      if (r.op === 'fail') throw new Error('failed\non purpose');
+      if (r.op === 'crash') setTimeout(() => {
+        throw new Error('stray error event');
+      });
+      if (r.op === 'crash') return new Promise(() => undefined);
+      return r.value;
+    },
+    async close() {},
+  };
+}

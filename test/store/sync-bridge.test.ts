@@ -1,0 +1,67 @@
+/** The synchronous bridge to a driver thread: replies in order, requests sent ahead, failures as StoreErrors, never a hang. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { StoreError } from '../../src/store/errors.js';
+import { ReadAhead } from '../../src/store/read-ahead.js';
+import { SyncBridge } from '../../src/store/sync-bridge.js';
+
+const DRIVER = new URL('../helpers/echo-driver.js', import.meta.url);
+
+describe('SyncBridge', () => {
+  it('answers synchronously, in order, with structured values', () => {
+    const b = new SyncBridge(DRIVER, {}, 'test-store');
+    assert.deepEqual(b.call({ op: 'echo', value: { a: [1, 'x', null] } }), { a: [1, 'x', null] });
+    assert.equal(b.call({ op: 'echo', value: 2, ms: 30 }), 2);
+    b.close();
+    assert.throws(() => b.call({ op: 'echo' }), /closed/);
+  });
+
+  it('sends ahead: a reply is taken later, or dropped when a later one is taken first', () => {
+    const b = new SyncBridge(DRIVER, {}, 's');
+    const t1 = b.post({ op: 'echo', value: 'one', ms: 20 });
+    const t2 = b.post({ op: 'echo', value: 'two' });
+    assert.ok(b.pending(t1) && b.pending(t2));
+    assert.equal(b.take(t2), 'two');
+    assert.equal(b.pending(t1), false);
+    assert.throws(() => b.take(t1), /already taken/);
+    const ahead = new ReadAhead(b);
+    ahead.send('k', { op: 'echo', value: 'sent ahead' });
+    assert.equal(ahead.fetch('k', { op: 'echo', value: 'fetched now' }), 'sent ahead');
+    ahead.send('k', { op: 'echo', value: 'stale' });
+    assert.equal(ahead.fetch('other', { op: 'echo', value: 'fetched now' }), 'fetched now');
+    b.close();
+  });
+
+  it('turns driver failures into one-line StoreErrors naming the store', () => {
+    const b = new SyncBridge(DRIVER, {}, 'redis://h/0');
+    assert.throws(() => b.call({ op: 'fail' }), (e: unknown) => e instanceof StoreError && e.message === 'redis://h/0: failed on purpose');
+    assert.equal(b.call({ op: 'echo', value: 'still usable' }), 'still usable');
+    b.close();
+    const refused = new SyncBridge(DRIVER, { refuse: true }, 'pg');
+    assert.throws(() => refused.call({ op: 'echo' }), /pg: connection refused by the test/);
+    refused.close();
+  });
+
+  it('a driver thread that never gets going fails the call after its heartbeat stops, instead of hanging', () => {
+    const b = new SyncBridge(new URL('../helpers/stuck-driver.js', import.meta.url), {}, 's', 2000);
+    const t0 = Date.now();
+    assert.throws(() => b.call({ op: 'echo' }), /driver thread is not running/);
+    assert.ok(Date.now() - t0 < 10_000);
+    b.close();
+  });
+
+  it('starts under node -e with --input-type=module (flags a worker cannot take are dropped)', () => {
+    const bridge = new URL('../../src/store/sync-bridge.js', import.meta.url).href;
+    const code = `const { SyncBridge } = await import(${JSON.stringify(bridge)}); const b = new SyncBridge(new URL(${JSON.stringify(DRIVER.href)}), {}, 's', 5000); console.log(b.call({ op: 'echo', value: 'from -e' })); b.close();`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.stdout.trim(), 'from -e', r.stderr);
+  });
+
+  it('a driver thread that dies mid-request fails the call instead of hanging', () => {
+    const b = new SyncBridge(DRIVER, {}, 's');
+    assert.throws(() => b.call({ op: 'crash' }), (e: unknown) => e instanceof StoreError && /stray error event|stopped/.test(e.message));
+    assert.throws(() => b.call({ op: 'echo', value: 1 }), StoreError);
+    b.close();
+  });
+});
