@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { copyFileSync, existsSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -31,9 +31,10 @@ export interface Store {
    */
   readonly sharedUri: string | null;
   /**
-   * For a file read without locks (`immutable`): its identity, size and times when opened, taken once
-   * its last write was old enough that any later write changes them. The same stamp later means the
-   * same bytes. Null in the other modes (a live writer's -wal holds data the file's stamp does not show).
+   * Identity, size and times of the store file and of its `-wal` (in every mode: the copy's source),
+   * taken before anything was read and once their last write was old enough that any later write must
+   * change them: the same stamp later means the same committed content (a change time cannot be set
+   * back). Null when the files kept being written while we looked: then nothing may be inferred from it.
    */
   readonly fileStamp: string | null;
   /**
@@ -72,14 +73,6 @@ function oneLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-function nonEmpty(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
 /** What changes when a file is written: identity, size and times (nanoseconds). */
 function stamp(path: string): string {
   const st = statSync(path, { bigint: true });
@@ -90,18 +83,113 @@ function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/**
- * The file's stamp, taken once its last write is old enough that any later write must change it:
- * kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as the stat
- * could otherwise go unseen.
- */
-function settledStamp(path: string): string {
-  for (let i = 0; i < 10; i++) {
+/** A file's stamp, or `-` when it is missing or empty (an empty -wal holds nothing). */
+function stampOrNone(path: string): string {
+  try {
     const st = statSync(path, { bigint: true });
-    if (BigInt(Date.now()) * 1_000_000n - st.mtimeNs > 25_000_000n) break;
-    sleepMs(10);
+    return st.size > 0n ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : '-';
+  } catch {
+    return '-';
   }
-  return stamp(path);
+}
+
+/** Whether every one of the files was last changed long enough ago (see settledStamps). */
+function settled(paths: readonly string[]): boolean {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  return paths.every((p) => {
+    try {
+      // the change time: a write moves it, and unlike mtime it cannot be set back
+      return now - statSync(p, { bigint: true }).ctimeNs > 25_000_000n;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * The files' stamps, taken once their last writes are old enough that any later write must change
+ * them: kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as
+ * the stat could otherwise go unseen. `settled` is false when they kept changing for 100 ms.
+ */
+function settledStamps(main: string, wal: string): { main: string; wal: string; settled: boolean } {
+  let ok = false;
+  for (let i = 0; i < 10 && !(ok = settled([main, wal])); i++) sleepMs(10);
+  return { main: stamp(main), wal: stampOrNone(wal), settled: ok };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private copies: named for this process, removed on every exit path we can catch, and left-overs of
+// killed processes removed by the next run.
+
+const COPY_PREFIX = 'convsearch-copy-';
+const liveCopies = new Set<string>();
+let exitHooks = false;
+
+function removeLiveCopies(): void {
+  for (const dir of liveCopies) rmSync(dir, { recursive: true, force: true });
+  liveCopies.clear();
+}
+
+/** On SIGINT/SIGTERM/SIGHUP: remove the copies, then die of the same signal (the default action). */
+function onSignal(signal: NodeJS.Signals): void {
+  removeLiveCopies();
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+  process.kill(process.pid, signal);
+}
+
+function installExitHooks(): void {
+  if (exitHooks) return;
+  exitHooks = true;
+  process.on('exit', removeLiveCopies);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
+  }
+}
+
+/** Removes private copies whose process is gone (SIGKILL, a crash); only ours, and never a live one. */
+export function removeStaleCopies(dir = tmpdir()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const m = /^convsearch-copy-(\d+)-/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
+/** A private directory for a copy of the store, removed on close and on every exit path. */
+function copyDirectory(): { dir: string; remove: () => void } {
+  installExitHooks();
+  const dir = mkdtempSync(join(tmpdir(), `${COPY_PREFIX}${process.pid}-`));
+  liveCopies.add(dir);
+  return {
+    dir,
+    remove: () => {
+      liveCopies.delete(dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 interface Opened {
@@ -154,12 +242,13 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
   let sharedUri: string | null = null;
   let fileStamp: string | null = null;
   try {
-    // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
-    const before = settledStamp(realPath);
-    const withWal = nonEmpty(wal);
+    // stamped before anything is read: a commit or checkpoint that ends after this changes the stamp
+    const stamps = settledStamps(realPath, wal);
+    const before = stamps.main;
+    const withWal = stamps.wal !== '-';
+    fileStamp = stamps.settled ? `${stamps.main}|${stamps.wal}` : null;
     if (!withWal && !opts.copy) {
       mode = 'immutable';
-      fileStamp = before;
       sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
       db = new Database(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
@@ -176,13 +265,12 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
       // writer touched it meanwhile
       mode = 'private-copy';
-      const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
-      cleanup = () => rmSync(dir, { recursive: true, force: true });
+      const { dir, remove } = copyDirectory();
+      cleanup = remove;
       const copy = join(dir, basename(realPath));
-      const walBefore = withWal ? stamp(wal) : '-';
       copyFileSync(realPath, copy);
       if (withWal) copyFileSync(wal, `${copy}-wal`);
-      if (stamp(realPath) !== before || (withWal ? stamp(wal) : nonEmpty(wal) ? 'new' : '-') !== walBefore) {
+      if (stamp(realPath) !== before || stampOrNone(wal) !== stamps.wal) {
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
       sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
@@ -238,6 +326,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
   if (!header) throw new StoreError(`${inputPath}: not an SQLite database`);
 
   const realPath = realpathSync(path);
+  removeStaleCopies();
   // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
   // Python store's path mode does so for every call): an open that fails then is tried again.
   let opened: Opened;
