@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { copyFileSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
+import { copyFileSync, fstatSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -83,27 +84,38 @@ function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** A file's stamp, or `-` when it is missing or empty (an empty -wal holds nothing). */
-function stampOrNone(path: string): string {
+/**
+ * The -wal's stamp: identity, size, and a digest of its bytes, or `-` when it is missing or empty (an
+ * empty -wal holds nothing). Its times say little: SQLite re-owns a -wal on every open by root, which
+ * moves its change time, and its modification time can be set back; a log is small (a checkpoint
+ * recycles it), so reading it is cheap.
+ */
+function walStamp(path: string): string {
+  let fd: number;
   try {
-    const st = statSync(path, { bigint: true });
-    return st.size > 0n ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : '-';
+    fd = openSync(path, 'r');
   } catch {
     return '-';
   }
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    if (st.size === 0n) return '-';
+    const h = createHash('sha256');
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+    return `${st.ino}:${st.size}:${h.digest('base64')}`;
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** Whether every one of the files was last changed long enough ago (see settledStamps). */
-function settled(paths: readonly string[]): boolean {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  return paths.every((p) => {
-    try {
-      // the change time: a write moves it, and unlike mtime it cannot be set back
-      return now - statSync(p, { bigint: true }).ctimeNs > 25_000_000n;
-    } catch {
-      return true;
-    }
-  });
+/** Whether the file was last changed long enough ago (see settledStamps), by its change or modification time. */
+function settled(path: string, time: 'ctimeNs' | 'mtimeNs'): boolean {
+  try {
+    return BigInt(Date.now()) * 1_000_000n - statSync(path, { bigint: true })[time] > 25_000_000n;
+  } catch {
+    return true;
+  }
 }
 
 /**
@@ -113,8 +125,9 @@ function settled(paths: readonly string[]): boolean {
  */
 function settledStamps(main: string, wal: string): { main: string; wal: string; settled: boolean } {
   let ok = false;
-  for (let i = 0; i < 10 && !(ok = settled([main, wal])); i++) sleepMs(10);
-  return { main: stamp(main), wal: stampOrNone(wal), settled: ok };
+  // the store file's change time: a write moves it, and it cannot be set back
+  for (let i = 0; i < 10 && !(ok = settled(main, 'ctimeNs') && settled(wal, 'mtimeNs')); i++) sleepMs(10);
+  return { main: stamp(main), wal: walStamp(wal), settled: ok };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,7 +283,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       const copy = join(dir, basename(realPath));
       copyFileSync(realPath, copy);
       if (withWal) copyFileSync(wal, `${copy}-wal`);
-      if (stamp(realPath) !== before || stampOrNone(wal) !== stamps.wal) {
+      if (stamp(realPath) !== before || walStamp(wal) !== stamps.wal) {
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
       sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
