@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
@@ -316,5 +316,57 @@ describe('persistent index', () => {
     }
     const check = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--json', '--index', indexPath]);
     assert.equal(check.status, 0, check.stderr);
+  });
+});
+
+describe('an index that is not exactly current is never used', () => {
+  test('a same-length in-place rewrite, with the old mtime restored or moved in with mv, is seen at once and after later appends', async () => {
+    const random = rng(41);
+    const dir = tempDir();
+    const dbPath = join(dir, 'sessions.db');
+    const w = new StepStoreWriter(dbPath);
+    for (let i = 0; i < 4; i++) writeRun(w, random, `r${i}`, `c${i % 2}`, new Date(Date.UTC(2026, 0, 1, i)));
+    w.close();
+    const indexPath = join(tempDir(), 'idx.db');
+    const both = async (word: string): Promise<void> => {
+      const args = ['search', word, '--db', dbPath, '--scope', 'all', '--json'];
+      const [indexed, replayed] = [await runCliAsync([...args, '--index', indexPath]), await runCliAsync([...args, '--no-index'])];
+      assert.equal(indexed.stdout, replayed.stdout, word);
+      assert.equal(indexed.status, replayed.status, word);
+      const runsArgs = ['runs', '--json', '--db', dbPath];
+      assert.equal((await runCliAsync([...runsArgs, '--index', indexPath])).stdout, (await runCliAsync([...runsArgs, '--no-index'])).stdout);
+    };
+    await both('user');
+    const edit = (sql: string, keepTimes: boolean): void => {
+      const before = statSync(dbPath);
+      const db = new Database(dbPath);
+      db.exec(sql);
+      db.close();
+      assert.equal(statSync(dbPath).size, before.size, 'the file keeps its size');
+      if (keepTimes) utimesSync(dbPath, before.atime, before.mtime);
+    };
+    const word = (new Database(dbPath, { readonly: true }).prepare("SELECT messages FROM snapshots WHERE run_id = 'r1' ORDER BY seq DESC LIMIT 1").pluck().get() as string).match(/"content": "(\w{4,})/)![1]!;
+    const swapped = word.replace(/^./, (c) => (c === 'q' ? 'z' : 'q'));
+    edit(`UPDATE snapshots SET messages = replace(messages, '${word}', '${swapped}')`, true);
+    await both(word);
+    await both(swapped);
+    // a run cut short in place: a later snapshot made identical to an earlier one (same length not needed: the count stays)
+    edit("UPDATE snapshots SET messages = (SELECT messages FROM snapshots s2 WHERE s2.run_id = 'r2' ORDER BY seq LIMIT 1) WHERE run_id = 'r2' AND seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = 'r2')", true);
+    await both('user');
+    // an edited copy moved over the store
+    const copy = join(dir, 'edited.db');
+    copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    db.exec(`UPDATE snapshots SET messages = replace(messages, '${swapped}', '${word}')`);
+    db.close();
+    renameSync(copy, dbPath);
+    await both(word);
+    await both(swapped);
+    // and it stays right through later appends
+    const db2 = new Database(dbPath);
+    db2.exec("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = 'r3' ORDER BY seq DESC LIMIT 1");
+    db2.close();
+    await both(word);
+    await both('user');
   });
 });
