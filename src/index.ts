@@ -9,5 +9,6 @@ export { search, DEFAULT_SEARCH, type SearchOptions, type SearchOutcome, type Hi
 export { ReplayCorpusSource } from './search/memory-corpus.js';
 export { searchStore, withIndex, openIndexedSource, type IndexChoice } from './index/indexed-search.js';
 export { defaultIndexPath } from './index/location.js';
+export { IndexRefusedError } from './index/errors.js';
 export { toolText } from './output/tool-text.js';
 export { searchJson } from './output/json.js';

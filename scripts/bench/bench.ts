@@ -209,7 +209,10 @@ function main(): void {
   }
   const work = join(dir, 'work.db');
   copyFileSync(store, work);
-  const index = join(dir, 'work.index.db');
+  // never beside the store: convsearch refuses that
+  const indexDir = join(dir, 'index');
+  mkdirSync(indexDir, { recursive: true, mode: 0o700 });
+  const index = join(indexDir, 'work.index.db');
   for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
 
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
@@ -279,7 +282,7 @@ function main(): void {
       process.stderr.write(`generating a store of ${n} small runs at ${small} ...\n`);
       writeSyntheticStore(small, { targetBytes: 0, seed, smallRuns: n });
     }
-    const smallIndex = join(dir, `work-${n}.index.db`);
+    const smallIndex = join(indexDir, `work-${n}.index.db`);
     const dropSmall = (): void => {
       for (const s of ['', '-wal', '-shm', '.nospace']) rmSync(smallIndex + s, { force: true });
     };

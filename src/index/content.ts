@@ -60,14 +60,8 @@ interface Running {
 export function scanStore(store: Store, cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
   const db = store.db;
   const state = store.schema.hasState ? 'state' : "'complete'";
-  // text and blobs as their bytes (no decoding into JS strings); other types as values
-  const rows = db
-    .prepare(
-      `SELECT run_id, seq, step_index, timestamp, ${state}, typeof(messages),
-         CASE WHEN typeof(messages) IN ('text', 'blob') THEN CAST(messages AS BLOB) ELSE messages END
-       FROM snapshots ORDER BY seq`,
-    )
-    .raw();
+  // the values as the replay receives them (text as JS strings: SQLite's blob copies cost more memory)
+  const rows = db.prepare(`SELECT run_id, seq, step_index, timestamp, ${state}, typeof(messages), messages FROM snapshots ORDER BY seq`).raw();
   const running = new Map<string, Running>();
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;

@@ -1,7 +1,7 @@
 import { rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
-import { IndexDamagedError } from './errors.js';
+import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
 import { EMPTY_META } from './sync.js';
 import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
@@ -32,10 +32,13 @@ function expected(): string {
   return expectedSchema;
 }
 
-/** Drops everything in the file (another format, another store) and lays out an empty index. */
+/** Every table any index format had: what a file must hold some of to be taken for an index. */
+const INDEX_TABLES = ['meta', 'runs', 'messages', 'postings', 'corpus_cache', 'terms'];
+const DROP_INDEX_TABLES = 'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms;';
+
+/** Drops an index of another format or store and lays out an empty one. */
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
-  const objects = db.prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'view', 'trigger')").raw().all() as Array<[string, string]>;
-  for (const [type, name] of objects) db.exec(`DROP ${type.toUpperCase()} IF EXISTS "${name.replace(/"/g, '""')}"`);
+  db.exec(DROP_INDEX_TABLES);
   db.exec(INDEX_DDL);
   const t = new IndexTables(db);
   t.putMeta('format', INDEX_FORMAT);
@@ -62,6 +65,7 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
   try {
     return guard(() => {
       db.pragma('busy_timeout = 60000');
+      db.pragma('cache_size = -8000');
       const schema = schemaOf(db);
       if (schema === expected()) {
         const tables = new IndexTables(db);
@@ -70,6 +74,9 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
         if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined) throw new IndexDamagedError('the index meta lacks its store');
       } else if (schema !== '[]' && formatOf(db) === INDEX_FORMAT) {
         throw new IndexDamagedError('the index schema is not the one this version writes');
+      } else if (schema !== '[]' && !hasIndexTables(db)) {
+        // somebody's database: never dropped to make room for an index
+        throw new IndexRefusedError(`refusing --index ${path}: it is an SQLite database that is not a convsearch index`);
       }
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -89,6 +96,11 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
     closeIndexDatabase(db, path);
     throw e;
   }
+}
+
+function hasIndexTables(db: BetterSqlite3.Database): boolean {
+  const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  return names.some((n) => INDEX_TABLES.includes(n));
 }
 
 /** The format an older or damaged file says it has, if it says. */

@@ -41,7 +41,7 @@ export type SyncProgress = (done: number, total: number) => void;
 /** Segments beyond this are merged into one, so a query reads few rows per term. */
 const MAX_SEGMENTS = 8;
 /** A segment is written out once its postings reach this size: a build's memory does not grow with the store. */
-const SEGMENT_BYTES = 32 * 1024 * 1024;
+const SEGMENT_BYTES = 8 * 1024 * 1024;
 
 /** Meta values the index cannot do without (anything else missing means damage). */
 export interface IndexMeta {
@@ -97,6 +97,8 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
 
 /** The segment holding a run's live postings: its own, unless a later compaction merged it. */
 export const liveSegment = (seg: number, compacted: number): number => (seg > compacted ? seg : compacted);
+
+const EMPTY_BLOB = Buffer.alloc(0);
 
 /** Strict keys (base64 SHA-1) as the 20-byte blob `runs.keys` holds. */
 function keysBlob(keys: readonly string[]): Buffer {
@@ -195,8 +197,7 @@ export class IndexSync {
 
     let nextRunKey = meta.nextRunKey;
     const work: Work[] = [];
-    const byOrd: RunRow[] = [];
-    const dirty = new Set<RunRow>();
+    let runCount = 0;
     runs.forEach((run, ord) => {
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const ex = indexed.get(run.runId);
@@ -210,7 +211,7 @@ export class IndexSync {
         ex.started_at === run.startedAt;
       const contentSame = ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
       const row: RunRow = ex ?? newRunRow(nextRunKey++, run.runId);
-      byOrd.push(row);
+      runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
       Object.assign(row, {
@@ -221,8 +222,10 @@ export class IndexSync {
         started_at: run.startedAt,
         ord,
       });
-      dirty.add(row);
-      if (contentSame) return;
+      if (contentSame) {
+        this.t.putRun(row);
+        return;
+      }
       // only rows appended since the index read the run (those it read are byte-identical): resume
       // its replay; any other change: rebuild it
       const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
@@ -260,18 +263,19 @@ export class IndexSync {
     onProgress?.(work.length, work.length);
     flush();
 
-    if (minAffected !== Infinity) this.attribute(byOrd, minAffected, dirty);
-    for (const row of dirty) this.t.putRun(row);
+    // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
+    indexed.clear();
+    if (minAffected !== Infinity) this.attribute(runCount, minAffected);
     let compacted = meta.compacted;
     const compact = liveSegments > MAX_SEGMENTS;
     if (compact) {
       compacted = segment;
-      this.compact(byOrd, meta.compacted, segment++);
+      this.compact(runCount, meta.compacted, segment++);
       liveSegments = 1;
     }
-    this.writeCorpusCache(byOrd, compacted);
+    this.writeCorpusCache(runCount, compacted);
     for (const [k, v] of [
-      ['run_count', String(byOrd.length)],
+      ['run_count', String(runCount)],
       ['next_segment', String(segment)],
       ['next_run_key', String(nextRunKey)],
       ['compacted', String(compacted)],
@@ -345,6 +349,9 @@ export class IndexSync {
       lengths: encodeLengths(lengths),
       keys: keysBlob(keys),
     });
+    this.t.putRun(row);
+    // written: the blobs are not needed again before attribution reads them back
+    row.lengths = row.keys = EMPTY_BLOB;
   }
 
   /** Stores one replayed message and adds it to the segment; returns its document length. */
@@ -380,61 +387,57 @@ export class IndexSync {
   /**
    * Recomputes cross-run attribution (spec §3.4) for every run from corpus position `fromOrd` on:
    * a run's section starts after the leading prefix of its record that earlier runs already hold,
-   * store-wide and within its conversation. Reads the runs' key blobs, never the messages.
+   * store-wide and within its conversation. Reads the runs' key blobs in corpus order, never the
+   * messages; holds one 20-byte key per message, and rewrites the rows whose values changed.
    */
-  private attribute(byOrd: readonly RunRow[], fromOrd: number, dirty: Set<RunRow>): void {
+  private attribute(runCount: number, fromOrd: number): void {
     const all = new Set<string>();
     const byConv = new Map<string, Set<string>>();
-    const keysOf = (r: RunRow): string[] => {
-      const out: string[] = [];
-      for (let i = 0; i < r.keys.length; i += 20) out.push(r.keys.toString('latin1', i, i + 20));
-      return out;
-    };
-    byOrd.forEach((run, ord) => {
-      const keys = keysOf(run);
+    const changed: Array<[number, Pick<RunRow, 'start_all' | 'start_conv' | 'dl_full' | 'dl_all' | 'dl_conv'>]> = [];
+    for (const run of this.t.runsInOrder(runCount)) {
+      const keys: string[] = [];
+      for (let i = 0; i < run.keys.length; i += 20) keys.push(run.keys.toString('latin1', i, i + 20));
       const conv = run.conversation_id;
       const convSet = conv === null ? null : (byConv.get(conv) ?? byConv.set(conv, new Set()).get(conv)!);
-      if (ord >= fromOrd) {
+      if (run.ord >= fromOrd) {
         let startAll = 0;
         while (startAll < keys.length && all.has(keys[startAll]!)) startAll++;
         let startConv = 0;
         while (convSet !== null && startConv < keys.length && convSet.has(keys[startConv]!)) startConv++;
-        const lengths = readVarints(run.lengths);
         let dlFull = 0;
         let dlAll = 0;
         let dlConv = 0;
-        lengths.forEach((dl, pos) => {
+        readVarints(run.lengths).forEach((dl, pos) => {
           dlFull += dl;
           if (pos >= startAll) dlAll += dl;
           if (pos >= startConv) dlConv += dl;
         });
         const next = { start_all: startAll, start_conv: startConv, dl_full: dlFull, dl_all: dlAll, dl_conv: dlConv };
-        if ((Object.keys(next) as Array<keyof typeof next>).some((k) => run[k] !== next[k])) {
-          Object.assign(run, next);
-          dirty.add(run);
-        }
+        if ((Object.keys(next) as Array<keyof typeof next>).some((k) => run[k] !== next[k])) changed.push([run.run_key, next]);
       }
       for (const k of keys) {
         all.add(k);
         convSet?.add(k);
       }
-    });
+    }
+    for (const [runKey, next] of changed) this.t.putRun(Object.assign(this.t.run(runKey), next));
   }
 
   /**
    * What every search needs of every run, in corpus order, as one JSON row plus one blob of document
    * lengths: reading it costs a single row instead of one per run.
    */
-  private writeCorpusCache(byOrd: readonly RunRow[], compacted: number): void {
+  private writeCorpusCache(runCount: number, compacted: number): void {
     const blobs: Buffer[] = [];
+    const runs: unknown[][] = [];
     let offset = 0;
-    const runs = byOrd.map((r) => {
+    for (const r of this.t.runsInOrder(runCount)) {
       const entry: unknown[] = CORPUS_RUN_COLUMNS.map((c) => (c === 'seg' ? liveSegment(r.seg, compacted) : r[c]));
       entry.push(r.skipped !== '[]' || r.unknown !== '[]' ? 1 : 0, offset, r.lengths.length);
+      runs.push(entry);
       blobs.push(r.lengths);
       offset += r.lengths.length;
-      return entry;
-    });
+    }
     this.t.putCache(JSON.stringify(runs), Buffer.concat(blobs));
   }
 
@@ -442,8 +445,9 @@ export class IndexSync {
    * Merges every term's live postings into one row of segment `into`, term by term (memory follows the
    * largest term, not the index); entries of replaced or removed runs are dropped.
    */
-  private compact(byOrd: readonly RunRow[], compacted: number, into: number): void {
-    const live = new Map(byOrd.map((r) => [r.run_key, liveSegment(r.seg, compacted)]));
+  private compact(runCount: number, compacted: number, into: number): void {
+    const live = new Map<number, number>();
+    for (const r of this.t.runsInOrder(runCount)) live.set(r.run_key, liveSegment(r.seg, compacted));
     for (let b = 0; b < TERM_BUCKETS; b++) {
       const entries = this.t.bucket(b);
       if (entries.size === 0) continue;

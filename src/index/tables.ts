@@ -170,6 +170,7 @@ export class IndexTables {
       meta: p('SELECT key, value, sum FROM meta'),
       putMeta: p('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum'),
       runs: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs`),
+      runsInOrder: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs ORDER BY ord`),
       runByKey: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs WHERE run_key = ?`),
       putRun: p(`INSERT OR REPLACE INTO runs (${RUN_COLUMNS.join(', ')}, sum) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}, ?)`),
       deleteRun: p('DELETE FROM runs WHERE run_key = ?'),
@@ -225,6 +226,19 @@ export class IndexTables {
     const rows = (this.s.runs.all() as Array<RunRow & { sum: number }>).map((r) => this.checkRun(r));
     if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
     return rows;
+  }
+
+  /**
+   * Every run row in corpus order, streamed; read to the end (the count is checked there), and write
+   * nothing meanwhile (better-sqlite3 allows no statement while one iterates).
+   */
+  *runsInOrder(expected: number): IterableIterator<RunRow> {
+    let n = 0;
+    for (const r of this.s.runsInOrder.iterate() as IterableIterator<RunRow & { sum: number }>) {
+      n++;
+      yield this.checkRun(r);
+    }
+    if (n !== expected) throw new IndexDamagedError(`the index holds ${n} runs, its meta says ${expected}`);
   }
 
   run(runKey: number): RunRow {

@@ -294,6 +294,8 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     throw new OpenFailure('open', e);
   }
   try {
+    // reads go run by run through idx_snapshots_run: a small page cache does (memory follows the largest run)
+    db.pragma('cache_size = -4000');
     // One read transaction for the whole session: every query of a command sees the same committed
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
@@ -385,6 +387,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
 export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
   const db = new Database(uri, { readonly: true, fileMustExist: true });
   try {
+    db.pragma('cache_size = -4000');
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
     return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };
