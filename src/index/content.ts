@@ -59,9 +59,12 @@ interface Running {
  */
 export function scanStore(store: Store, cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
   const db = store.db;
-  const state = store.schema.hasState ? 'state' : "'complete'";
   // the values as the replay receives them (text as JS strings: SQLite's blob copies cost more memory)
-  const rows = db.prepare(`SELECT run_id, seq, step_index, timestamp, ${state}, typeof(messages), messages FROM snapshots ORDER BY seq`).raw();
+  const rows = (
+    store.schema.hasState
+      ? db.prepare('SELECT run_id, seq, step_index, timestamp, state, typeof(messages), messages FROM snapshots ORDER BY seq')
+      : db.prepare("SELECT run_id, seq, step_index, timestamp, 'complete', typeof(messages), messages FROM snapshots ORDER BY seq")
+  ).raw();
   const running = new Map<string, Running>();
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
@@ -87,14 +90,13 @@ export function scanStore(store: Store, cuts: ReadonlyMap<string, number>, media
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   if (store.schema.hasMedia) {
     const h = createHash('sha256');
-    const cols = "sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END";
     let stmt;
     let ordered = true;
     try {
-      stmt = db.prepare(`SELECT ${cols} FROM media ORDER BY rowid`).raw();
+      stmt = db.prepare("SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid").raw();
     } catch {
       // a table without rowids has no insertion order: then any change counts as a rewrite
-      stmt = db.prepare(`SELECT ${cols} FROM media ORDER BY sha256`).raw();
+      stmt = db.prepare("SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY sha256").raw();
       ordered = false;
     }
     let count = 0;

@@ -40,13 +40,13 @@ function openAt(store: Store, path: string, onProgress?: SyncProgress): IndexedS
       const report = sync.sync(onProgress);
       // the search reads one commit, and only the one that answers for this store's content: another
       // process may have updated the index (to another state of the store) since
-      tables.exec('BEGIN');
+      tables.begin();
       const meta = readIndexMeta(tables.readMeta());
       if (meta.content === report.content || attempt >= 5) {
         if (meta.content !== report.content) throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
         return { db, source: new IndexCorpusSource(tables, meta.runCount), report, path };
       }
-      tables.exec('COMMIT');
+      tables.commit();
     }
   } catch (e) {
     closeIndexDatabase(db, path);

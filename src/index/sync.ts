@@ -137,7 +137,7 @@ export class IndexSync {
     const none = (contentChecked: boolean, content: string): SyncReport => ({ upToDate: true, contentChecked, content, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false });
     const stamp = this.store.fileStamp;
     // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
-    this.t.exec('BEGIN');
+    this.t.begin();
     let meta: IndexMeta;
     let rows: RunRow[];
     try {
@@ -145,11 +145,11 @@ export class IndexSync {
       if (stamp !== null && meta.storeStamp === stamp) return none(false, meta.content);
       rows = this.t.allRuns(meta.runCount);
     } finally {
-      this.t.exec('COMMIT');
+      this.t.commit();
     }
     let content = this.scan(rows, meta);
     if (content.total === meta.content && stamp === null) return none(true, meta.content);
-    this.t.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
+    this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
       const now = readIndexMeta(this.t.readMeta());
       if (now.content !== meta.content || now.runCount !== meta.runCount) {
@@ -164,10 +164,10 @@ export class IndexSync {
       this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
       if (!this.store.unchanged()) throw new StoreError(`${this.store.path}: the store changed while it was indexed`);
-      this.t.exec('COMMIT');
+      this.t.commit();
       return report;
     } catch (e) {
-      if (this.t.inTransaction) this.t.exec('ROLLBACK');
+      if (this.t.inTransaction) this.t.rollback();
       throw e;
     }
   }

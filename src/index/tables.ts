@@ -117,6 +117,12 @@ class Stmt {
   }
 }
 
+/** Column lists and parameter lists for the SQL below: constants, never input. */
+const RUN_LIST = RUN_COLUMNS.join(', ');
+const RUN_PARAMS = RUN_COLUMNS.map(() => '?').join(', ');
+const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
+const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
+
 const runValues = (r: RunRow): Cell[] => RUN_COLUMNS.map((c) => r[c]);
 const messageValues = (m: MessageRecord): Cell[] => MESSAGE_COLUMNS.map((c) => m[c]);
 
@@ -165,31 +171,45 @@ export class IndexTables {
   private readonly s;
 
   constructor(readonly db: BetterSqlite3.Database) {
-    const p = (sql: string): Stmt => new Stmt(guard(() => db.prepare(sql)));
-    this.s = {
-      meta: p('SELECT key, value, sum FROM meta'),
-      putMeta: p('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum'),
-      runs: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs`),
-      runsInOrder: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs ORDER BY ord`),
-      runByKey: p(`SELECT ${RUN_COLUMNS.join(', ')}, sum FROM runs WHERE run_key = ?`),
-      putRun: p(`INSERT OR REPLACE INTO runs (${RUN_COLUMNS.join(', ')}, sum) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}, ?)`),
-      deleteRun: p('DELETE FROM runs WHERE run_key = ?'),
-      messagesFrom: p(`SELECT ${MESSAGE_COLUMNS.join(', ')}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`),
-      message: p(`SELECT ${MESSAGE_COLUMNS.join(', ')}, sum FROM messages WHERE run_key = ? AND pos = ?`),
-      putMessage: p(`INSERT INTO messages (${MESSAGE_COLUMNS.join(', ')}, sum) VALUES (${MESSAGE_COLUMNS.map(() => '?').join(', ')}, ?)`),
-      deleteMessages: p('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
-      posting: p('SELECT id, term, seg, data, sum FROM postings WHERE id = ?'),
-      insertPosting: p('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)'),
-      deletePosting: p('DELETE FROM postings WHERE id = ?'),
-      bucket: p('SELECT bucket, data, sum FROM terms WHERE bucket = ?'),
-      putBucket: p('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)'),
-      cache: p('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1'),
-      putCache: p('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)'),
-    };
+    const p = (s: BetterSqlite3.Statement): Stmt => new Stmt(s);
+    this.s = guard(() => ({
+      meta: p(db.prepare('SELECT key, value, sum FROM meta')),
+      putMeta: p(db.prepare('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum')),
+      runs: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
+      runsInOrder: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
+      runByKey: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),
+      putRun: p(db.prepare(`INSERT OR REPLACE INTO runs (${RUN_LIST}, sum) VALUES (${RUN_PARAMS}, ?)`)),
+      deleteRun: p(db.prepare('DELETE FROM runs WHERE run_key = ?')),
+      messagesFrom: p(db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`)),
+      message: p(db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos = ?`)),
+      putMessage: p(db.prepare(`INSERT INTO messages (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`)),
+      deleteMessages: p(db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?')),
+      posting: p(db.prepare('SELECT id, term, seg, data, sum FROM postings WHERE id = ?')),
+      insertPosting: p(db.prepare('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)')),
+      deletePosting: p(db.prepare('DELETE FROM postings WHERE id = ?')),
+      bucket: p(db.prepare('SELECT bucket, data, sum FROM terms WHERE bucket = ?')),
+      putBucket: p(db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
+      cache: p(db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
+      putCache: p(db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
+    }));
   }
 
-  exec(sql: string): void {
-    guard(() => this.db.exec(sql));
+  /** A read transaction: every read until commit() sees one commit of the index. */
+  begin(): void {
+    guard(() => this.db.exec('BEGIN'));
+  }
+
+  /** The write lock: one writer at a time; readers keep reading the last commit. */
+  beginImmediate(): void {
+    guard(() => this.db.exec('BEGIN IMMEDIATE'));
+  }
+
+  commit(): void {
+    guard(() => this.db.exec('COMMIT'));
+  }
+
+  rollback(): void {
+    guard(() => this.db.exec('ROLLBACK'));
   }
 
   get inTransaction(): boolean {
