@@ -128,6 +128,8 @@ function checkOwned(path: string, kind: 'directory' | 'file', what: string, repa
     }
     if (code === 'ENOTDIR' && kind === 'directory') throw new IndexRefusedError(`refusing ${what}: ${path} is not a directory`);
     if (code === 'EISDIR') throw new IndexRefusedError(`refusing ${what}: ${path} is a directory, not an index file`);
+    // a -wal or -shm that another process's SQLite removed as we looked
+    if (code === 'ENOENT' && !create) return;
     throw new IndexUnavailableError(`cannot open ${path}: ${describeFsError(e)}`);
   }
   try {

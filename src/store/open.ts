@@ -300,7 +300,11 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
     db.exec('BEGIN');
-    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, fileStamp, cleanup, unchanged };
+    const schema = probeSchema(db, inputPath);
+    // the read transaction now sees one state: the stamp names it only if nothing was written since
+    // it was taken (a commit in between would be in what we read, and not in the stamp)
+    if (fileStamp !== null && mode !== 'private-copy' && `${stamp(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
+    return { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();

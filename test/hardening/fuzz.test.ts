@@ -681,7 +681,7 @@ test('regression: a snapshot nested deeper than 1,000 levels is skipped and repo
   });
   const r = exercise(path, prng(1), join(indexWork, 'regression-deep-2500-skip.index.db'));
   assert.ok(r.ok, r.ok ? '' : r.detail);
-  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(work, 'deep-skip-cache')) });
+  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(indexWork, 'deep-skip-cache')) });
   assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
   assert.match(cli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
   assert.doesNotMatch(cli.stderr, /error|\n\s+at /);

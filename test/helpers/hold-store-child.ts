@@ -8,8 +8,11 @@ import { tmpdir } from 'node:os';
 import { openStore } from '../../src/store/open.js';
 
 const [, , path, then] = process.argv;
-const store = openStore(path!);
-const copies = readdirSync(tmpdir()).filter((n) => n.startsWith(`convsearch-copy-${process.pid}-`));
-process.stdout.write(`${store.mode} ${copies.join(',')}\n`);
-if (then === 'wait') setInterval(() => {}, 1000);
-else if (then === 'throw') throw new Error('boom');
+// the test runner loads every file under dist/test: without a store to hold, do nothing
+if (path !== undefined) {
+  const store = openStore(path);
+  const copies = readdirSync(tmpdir()).filter((n) => n.startsWith(`convsearch-copy-${process.pid}-`));
+  process.stdout.write(`${store.mode} ${copies.join(',')}\n`);
+  if (then === 'wait') setInterval(() => {}, 1000);
+  else if (then === 'throw') throw new Error('boom');
+}
