@@ -61,11 +61,10 @@ export interface OpenedIndex {
  * writes is damaged (IndexDamagedError): the caller removes it and builds again.
  */
 export function openIndexDatabase(path: string, storeRealPath: string): OpenedIndex {
-  const db = guard(() => new Database(path, { fileMustExist: true }));
+  const db = guard(() => new Database(path, { fileMustExist: true, timeout: 60_000 }));
   try {
     return guard(() => {
-      db.pragma('busy_timeout = 60000');
-      db.pragma('cache_size = -8000');
+      db.exec('PRAGMA cache_size = -8000');
       const schema = schemaOf(db);
       if (schema === expected()) {
         const tables = new IndexTables(db);

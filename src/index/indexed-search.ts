@@ -124,7 +124,7 @@ function unavailable(e: unknown): IndexUnavailableError | null {
   if (e instanceof IndexUnavailableError) return e;
   const code = (e as { code?: unknown }).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') return new IndexSpaceError(describeFsError(e));
-  if (typeof code === 'string' && /^(EACCES|EPERM|EROFS|ENOTDIR|EISDIR|ELOOP|EMFILE|ENFILE|EIO)$/.test(code)) return new IndexUnavailableError(describeFsError(e));
+  if (typeof code === 'string' && /^(EACCES|EPERM|EROFS|ENOTDIR|EISDIR|ELOOP|EMFILE|ENFILE|EIO|ENOENT)$/.test(code)) return new IndexUnavailableError(describeFsError(e));
   return null;
 }
 

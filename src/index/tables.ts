@@ -95,20 +95,28 @@ export function guard<T>(fn: () => T): T {
   }
 }
 
-/** A prepared statement whose errors are index errors. */
+/** A statement prepared on first use (a warm search needs few of them), whose errors are index errors. */
 class Stmt {
-  constructor(private readonly s: BetterSqlite3.Statement) {}
+  private s: BetterSqlite3.Statement | null = null;
+  constructor(private readonly make: () => BetterSqlite3.Statement) {}
+  private get stmt(): BetterSqlite3.Statement {
+    return (this.s ??= guard(this.make));
+  }
   run(...args: unknown[]): BetterSqlite3.RunResult {
-    return guard(() => this.s.run(...args));
+    const s = this.stmt;
+    return guard(() => s.run(...args));
   }
   get(...args: unknown[]): unknown {
-    return guard(() => this.s.get(...args));
+    const s = this.stmt;
+    return guard(() => s.get(...args));
   }
   all(...args: unknown[]): unknown[] {
-    return guard(() => this.s.all(...args));
+    const s = this.stmt;
+    return guard(() => s.all(...args));
   }
   *iterate(...args: unknown[]): IterableIterator<unknown> {
-    const it = guard(() => this.s.iterate(...args));
+    const s = this.stmt;
+    const it = guard(() => s.iterate(...args));
     for (;;) {
       const r = guard(() => it.next());
       if (r.done) return;
@@ -171,27 +179,27 @@ export class IndexTables {
   private readonly s;
 
   constructor(readonly db: BetterSqlite3.Database) {
-    const p = (s: BetterSqlite3.Statement): Stmt => new Stmt(s);
-    this.s = guard(() => ({
-      meta: p(db.prepare('SELECT key, value, sum FROM meta')),
-      putMeta: p(db.prepare('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum')),
-      runs: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
-      runsInOrder: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
-      runByKey: p(db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),
-      putRun: p(db.prepare(`INSERT OR REPLACE INTO runs (${RUN_LIST}, sum) VALUES (${RUN_PARAMS}, ?)`)),
-      deleteRun: p(db.prepare('DELETE FROM runs WHERE run_key = ?')),
-      messagesFrom: p(db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`)),
-      message: p(db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos = ?`)),
-      putMessage: p(db.prepare(`INSERT INTO messages (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`)),
-      deleteMessages: p(db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?')),
-      posting: p(db.prepare('SELECT id, term, seg, data, sum FROM postings WHERE id = ?')),
-      insertPosting: p(db.prepare('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)')),
-      deletePosting: p(db.prepare('DELETE FROM postings WHERE id = ?')),
-      bucket: p(db.prepare('SELECT bucket, data, sum FROM terms WHERE bucket = ?')),
-      putBucket: p(db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
-      cache: p(db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
-      putCache: p(db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
-    }));
+    const p = (make: () => BetterSqlite3.Statement): Stmt => new Stmt(make);
+    this.s = {
+      meta: p(() => db.prepare('SELECT key, value, sum FROM meta')),
+      putMeta: p(() => db.prepare('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum')),
+      runs: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
+      runsInOrder: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
+      runByKey: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),
+      putRun: p(() => db.prepare(`INSERT OR REPLACE INTO runs (${RUN_LIST}, sum) VALUES (${RUN_PARAMS}, ?)`)),
+      deleteRun: p(() => db.prepare('DELETE FROM runs WHERE run_key = ?')),
+      messagesFrom: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`)),
+      message: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos = ?`)),
+      putMessage: p(() => db.prepare(`INSERT INTO messages (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`)),
+      deleteMessages: p(() => db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?')),
+      posting: p(() => db.prepare('SELECT id, term, seg, data, sum FROM postings WHERE id = ?')),
+      insertPosting: p(() => db.prepare('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)')),
+      deletePosting: p(() => db.prepare('DELETE FROM postings WHERE id = ?')),
+      bucket: p(() => db.prepare('SELECT bucket, data, sum FROM terms WHERE bucket = ?')),
+      putBucket: p(() => db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
+      cache: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
+      putCache: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
+    };
   }
 
   /** A read transaction: every read until commit() sees one commit of the index. */

@@ -135,6 +135,7 @@ function settledStamps(main: string, wal: string): { main: string; wal: string; 
 // killed processes removed by the next run.
 
 const COPY_PREFIX = 'convsearch-copy-';
+let staleCopiesRemoved = false;
 const liveCopies = new Set<string>();
 let exitHooks = false;
 
@@ -295,7 +296,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
   }
   try {
     // reads go run by run through idx_snapshots_run: a small page cache does (memory follows the largest run)
-    db.pragma('cache_size = -4000');
+    db.exec('PRAGMA cache_size = -4000');
     // One read transaction for the whole session: every query of a command sees the same committed
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
@@ -345,7 +346,10 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
   if (!header) throw new StoreError(`${inputPath}: not an SQLite database`);
 
   const realPath = realpathSync(path);
-  removeStaleCopies();
+  if (!staleCopiesRemoved) {
+    staleCopiesRemoved = true; // once per process: a directory listing of $TMPDIR is not free
+    removeStaleCopies();
+  }
   // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
   // Python store's path mode does so for every call): an open that fails then is tried again.
   let opened: Opened;
@@ -391,7 +395,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
 export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
   const db = new Database(uri, { readonly: true, fileMustExist: true });
   try {
-    db.pragma('cache_size = -4000');
+    db.exec('PRAGMA cache_size = -4000');
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
     return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };
