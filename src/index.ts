@@ -10,5 +10,6 @@ export { GlobSet } from './text/glob.js';
 export { ReplayCorpusSource } from './search/memory-corpus.js';
 export { searchStore, withIndex, openIndexedSource, type IndexChoice } from './index/indexed-search.js';
 export { defaultIndexPath } from './index/location.js';
+export { IndexRefusedError } from './index/errors.js';
 export { toolText } from './output/tool-text.js';
 export { searchJson } from './output/json.js';

@@ -29,7 +29,8 @@ export function writeErr(text: string): void {
 }
 
 export function warn(message: string): void {
-  writeErr(`convsearch: warning: ${message}\n`);
+  // paths and ids inside are the user's or the store's: one line, nothing a terminal would act on
+  writeErr(`convsearch: warning: ${escapeInline(message)}\n`);
 }
 
 /** Counted warnings on stderr, one line per run and kind; details go to the JSON output. */

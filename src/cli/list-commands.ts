@@ -33,7 +33,7 @@ function indexChoice(flags: ListFlags): IndexChoice {
   return flags.index === false ? false : { path: flags.index };
 }
 
-const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`) };
+const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`), onWarning: warn };
 
 interface RunsFlags extends ListFlags {
   conversation?: string;

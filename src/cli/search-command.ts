@@ -253,6 +253,9 @@ Examples:
           onFallback: (reason) => {
             if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
           },
+          onWarning: (message) => {
+            if (!plan.quiet) warn(message);
+          },
         }),
       );
       if (outcome.missing) {

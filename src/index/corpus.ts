@@ -1,4 +1,3 @@
-import type BetterSqlite3 from 'better-sqlite3';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
@@ -7,9 +6,11 @@ import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../
 import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import type { RunRecord } from '../store/runs.js';
+import { IndexDamagedError } from './errors.js';
 import { decodePostings } from './postings.js';
 import { readVarints } from './varint.js';
 import { fieldsFromJson } from './sync.js';
+import type { IndexTables } from './tables.js';
 import { indexText } from '../render/fields.js';
 
 /** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
@@ -49,7 +50,7 @@ class IndexCorpus implements Corpus {
   private readonly lengthCache = new Map<number, number[]>();
 
   constructor(
-    private readonly q: IndexQueries,
+    private readonly t: IndexTables,
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
@@ -73,13 +74,18 @@ class IndexCorpus implements Corpus {
     const postings = new Map<string, Postings>();
     for (const term of terms) {
       const list = new PostingsBuilder();
-      for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
+      // the rows the term's (checked) directory entry lists, each checked: none is silently missing
+      for (const id of this.t.termRows(term)) {
+        const row = this.t.posting(id, term);
         decodePostings(
           row.data,
           (runKey, pos, tf) => {
             const si = this.byRunKey.get(runKey)!;
             const s = this.sections[si]!;
-            if (pos < s.start || pos >= s.end) return;
+            if (pos < s.start || pos >= s.end) {
+              if (pos >= s.end) throw new IndexDamagedError(`a posting of run key ${runKey} points past its record`);
+              return;
+            }
             const doc = this.firsts[si]! + pos - s.start;
             list.add(doc, tf);
             lengths[doc] = this.lengthsOf(si)[pos]!;
@@ -98,7 +104,12 @@ class IndexCorpus implements Corpus {
 
   private lengthsOf(section: number): number[] {
     let l = this.lengthCache.get(section);
-    if (!l) this.lengthCache.set(section, (l = readVarints(this.sections[section]!.lengths)));
+    if (!l) {
+      const s = this.sections[section]!;
+      l = readVarints(s.lengths);
+      if (l.length !== s.end) throw new IndexDamagedError(`run key ${s.runKey} has ${l.length} document lengths for ${s.end} messages`);
+      this.lengthCache.set(section, l);
+    }
     return l;
   }
 
@@ -107,7 +118,7 @@ class IndexCorpus implements Corpus {
     const key = `${s.runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
-      const row = this.q.document.get(s.runKey, position) as { fields: string; roles: string; timestamp: string | null; first_seq: number; first_step: number | null };
+      const row = this.t.message(s.runKey, position);
       const fields = fieldsFromJson(row.fields);
       d = {
         fields,
@@ -123,31 +134,25 @@ class IndexCorpus implements Corpus {
   }
 }
 
-interface IndexQueries {
-  readonly postings: BetterSqlite3.Statement;
-  readonly document: BetterSqlite3.Statement;
-  readonly cache: BetterSqlite3.Statement;
-  readonly warnings: BetterSqlite3.Statement;
-}
-
 /** Corpus source over an up-to-date index (the caller syncs it first). */
 export class IndexCorpusSource implements CorpusSource {
-  private readonly q: IndexQueries;
   private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
 
-  constructor(db: BetterSqlite3.Database) {
-    this.q = {
-      postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
-      document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
-      cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
-      warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
-    };
-  }
+  /** `runCount`: the runs the index's meta says it holds (the cache must list as many). */
+  constructor(
+    private readonly t: IndexTables,
+    private readonly runCount: number,
+  ) {}
 
   private cache(): { runs: CachedRun[]; lengths: Buffer } {
     if (!this.cached) {
-      const row = this.q.cache.get() as { runs: string; lengths: Buffer } | undefined;
-      this.cached = row ? { runs: JSON.parse(row.runs) as CachedRun[], lengths: row.lengths } : { runs: [], lengths: Buffer.alloc(0) };
+      if (this.runCount === 0) this.cached = { runs: [], lengths: Buffer.alloc(0) };
+      else {
+        const row = this.t.cache();
+        const runs = JSON.parse(row.runs) as CachedRun[];
+        if (!Array.isArray(runs) || runs.length !== this.runCount) throw new IndexDamagedError('the corpus cache does not list every run');
+        this.cached = { runs, lengths: row.lengths };
+      }
     }
     return this.cached;
   }
@@ -181,7 +186,7 @@ export class IndexCorpusSource implements CorpusSource {
         });
       }
     }
-    return new IndexCorpus(this.q, sections, warnings, scopeRuns);
+    return new IndexCorpus(this.t, sections, warnings, scopeRuns);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
@@ -202,7 +207,7 @@ export class IndexCorpusSource implements CorpusSource {
   }
 
   private warningsOf(runKey: number): Warning[] {
-    const row = this.q.warnings.get(runKey) as { run_id: string; skipped: string; unknown: string };
+    const row = this.t.run(runKey);
     const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
       kind: 'unreadable-snapshot' as const,
       runId: s.runId,

@@ -337,10 +337,12 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // CORPUS_RUN_COLUMNS (src/index/schema.ts) is a constant array of column-name literals
   'src/index/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/index/corpus.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
+  // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS
+  'src/index/tables.ts': ['RUN_LIST', 'RUN_PARAMS', 'MESSAGE_LIST', 'MESSAGE_PARAMS'],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
-  'src/index/index-file.ts': ['INDEX_DDL'],
+  'src/index/index-file.ts': ['INDEX_DDL', 'DROP_INDEX_TABLES'],
   'src/index/schema.ts': ['INDEX_DDL'],
 };
 

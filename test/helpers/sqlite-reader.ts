@@ -3,7 +3,7 @@
  * every reader with what the SQLite store gives through one interface (the real SQLite adapter is built
  * by the layout refactor).
  */
-import { storeFingerprint } from '../../src/index/sync.js';
+import { scanStore } from '../../src/index/content.js';
 import { MediaLookup } from '../../src/store/media.js';
 import { openStore } from '../../src/store/open.js';
 import type { StoreReader } from '../../src/store/reader.js';
@@ -29,7 +29,7 @@ export function openSqliteReader(path: string): StoreReader {
     countsByRun: () => snapshots.countsByRun(),
     lastSteps: () => lastSteps(store),
     media: (sha) => media.get(sha),
-    fingerprint: () => storeFingerprint(store, snapshots),
+    fingerprint: () => scanStore(store, new Map(), 0).total,
     unchanged: () => store.unchanged(),
     close: () => store.close(),
   };
