@@ -3,7 +3,7 @@
  * show a run's replayed record. Printers for the reference's text and the JSON document are included.
  */
 export { DEFAULTS } from './api/defaults.js';
-export { RequestError, StoreError } from './api/errors.js';
+export { IndexRefusedError, RequestError, StoreError } from './api/errors.js';
 export type { ConversationListing, ConversationSummary, RunFilter, RunListing, RunQuery, RunSort, RunSummary } from './api/listings.js';
 export { GlobSet } from './api/search.js';
 export type { ExcerptLine, Hit, HitFilter, MatchCounts, Role, Scope, SearchOptions, SearchOutcome, SearchRequest, WorkHooks } from './api/search.js';

@@ -74,7 +74,37 @@ function phaseSync(store: string, index: string): PhaseResult {
   opened.db.close();
   s.close();
   const r = opened.report;
-  return { ms: performance.now() - t, rssMb: rssMb(), extra: { replayed: r.runsReplayed, resumed: r.runsResumed, snapshots: r.snapshotsRead } };
+  return {
+    ms: performance.now() - t,
+    rssMb: rssMb(),
+    extra: { mode: s.mode, checked: r.contentChecked ? 'content' : 'stamp', replayed: r.runsReplayed, resumed: r.runsResumed, snapshots: r.snapshotsRead },
+  };
+}
+
+/** One search through the index, as a user runs it: open, bring the index up to date, query. */
+function phaseSearch(store: string, index: string, query: string): PhaseResult {
+  const t = performance.now();
+  const s = openSqliteReader(store);
+  searchStore(s, options(query, { scope: 'all' }), { path: index });
+  const mode = s.mode;
+  s.close();
+  return { ms: performance.now() - t, rssMb: rssMb(), extra: { mode } };
+}
+
+/** A CLI command in this process (its output is thrown away). */
+async function phaseCli(args: string[]): Promise<PhaseResult> {
+  const { main } = await import('../../src/cli/main.js');
+  const write = process.stdout.write.bind(process.stdout);
+  let bytes = 0;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    bytes += chunk.length;
+    return true;
+  }) as typeof process.stdout.write;
+  const t = performance.now();
+  await main(['node', 'convsearch', ...args]);
+  const ms = performance.now() - t;
+  process.stdout.write = write;
+  return { ms, rssMb: rssMb(), extra: { exit: process.exitCode ?? 0, kb: Math.round(bytes / 1024) } };
 }
 
 function phaseWarm(store: string, index: string, queries: Array<{ query: string; scope: Partial<SearchOptions> }>): PhaseResult {
@@ -114,6 +144,15 @@ function appendRun(store: string): void {
     ).run(id, last.run_id);
   })();
   db.close();
+}
+
+/** A writer that stays connected (its -wal and -shm stay), as an agent process keeps its store open. */
+function liveWriter(store: string): BetterSqlite3.Database {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  return db;
 }
 
 function appendSnapshots(store: string, count: number): void {
@@ -175,7 +214,10 @@ async function main(): Promise<void> {
   }
   const work = join(dir, 'work.db');
   copyFileSync(store, work);
-  const index = join(dir, 'work.index.db');
+  // never beside the store: convsearch refuses that
+  const indexDir = join(dir, 'index');
+  mkdirSync(indexDir, { recursive: true, mode: 0o700 });
+  const index = join(indexDir, 'work.index.db');
   for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
 
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
@@ -233,9 +275,43 @@ async function main(): Promise<void> {
   phase('index build from nothing', ['sync', work, index], { before: dropIndex });
   phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied'], { once: true });
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
-  phase('update after appending one run', ['sync', work, index], { before: () => appendRun(work) });
-  phase('update after appending 100 snapshots', ['sync', work, index], { before: () => appendSnapshots(work, 100) });
+  phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
+  phase('update after appending 100 snapshots (content check included)', ['sync', work, index], { before: () => appendSnapshots(work, 100) });
+  phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
+  phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], { before: () => appendRun(work) });
+  // a live writer: its connection stays open; the first search after its commit checks the content,
+  // later ones while it is idle only stamp the store file and its -wal
+  const live = liveWriter(work);
+  try {
+    phase('live writer: search after its commit (content check + update)', ['search', work, index, 'kalo quarzite'], {
+      before: () => {
+        const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
+        live.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1").run(r);
+      },
+    });
+    phase('live writer idle: search (stamp of file and -wal only)', ['search', work, index, 'kalo quarzite']);
+  } finally {
+    live.close();
+  }
   const indexMb = statSync(index).size / 1e6;
+  // many small runs: the index build's memory and the listings
+  for (const n of [8000, 20000]) {
+    const small = join(dir, `synthetic-${n}-small-runs-seed${seed}.db`);
+    if (process.argv.includes('--regenerate') || !existsSync(small)) {
+      rmSync(small, { force: true });
+      process.stderr.write(`generating a store of ${n} small runs at ${small} ...\n`);
+      writeSyntheticStore(small, { targetBytes: 0, seed, smallRuns: n });
+    }
+    const smallIndex = join(indexDir, `work-${n}.index.db`);
+    const dropSmall = (): void => {
+      for (const s of ['', '-wal', '-shm', '.nospace']) rmSync(smallIndex + s, { force: true });
+    };
+    phase(`${n} small runs (${(statSync(small).size / 1e6).toFixed(0)} MB): index build from nothing`, ['sync', small, smallIndex], { before: dropSmall });
+    phase(`${n} small runs: runs --json`, ['cli', 'runs', '--json', '--db', small, '--index', smallIndex]);
+    phase(`${n} small runs: conversations --json`, ['cli', 'conversations', '--json', '--db', small, '--index', smallIndex]);
+    phase(`${n} small runs: runs --json --no-index`, ['cli', 'runs', '--json', '--db', small, '--no-index'], { once: true });
+  }
+
   printTable(storeMb, counts, rows, { parse, read, warm, indexMb });
 }
 
@@ -269,7 +345,9 @@ function printTable(
 if (process.argv[2] === '--phase') {
   const [, , , name, store, a, b, c] = process.argv;
   let r: PhaseResult;
-  if (name === 'floor-read') r = phaseFloor(store!, false);
+  if (name === 'cli') r = await phaseCli(process.argv.slice(4));
+  else if (name === 'search') r = phaseSearch(store!, a!, b!);
+  else if (name === 'floor-read') r = phaseFloor(store!, false);
   else if (name === 'floor-parse') r = phaseFloor(store!, true);
   else if (name === 'no-index') r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);

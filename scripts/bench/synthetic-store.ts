@@ -66,6 +66,12 @@ export interface SyntheticOptions {
   readonly seed?: number;
   /** Called after each conversation is written. */
   readonly onProgress?: (conversations: number, bytesSoFar: number) => void;
+  /**
+   * Many small runs instead of a few big ones: this many runs in all (10 per conversation), each of
+   * 1 to 3 steps; `targetBytes` is then ignored. What listings and the index build meet in a store
+   * that an agent fleet fills with short tasks.
+   */
+  readonly smallRuns?: number;
 }
 
 export interface SyntheticStore {
@@ -93,7 +99,8 @@ function step(v: Vocabulary, random: () => number, callId: string): SimStep {
 export function writeSyntheticStore(path: string, opts: SyntheticOptions): SyntheticStore {
   const random = rng(opts.seed ?? 42);
   const vocab = new Vocabulary(60_000, random);
-  const conversations = Math.max(1, Math.round(opts.targetBytes / BYTES_PER_CONVERSATION));
+  const small = opts.smallRuns !== undefined;
+  const conversations = small ? Math.max(1, Math.ceil(opts.smallRuns! / RUNS_PER_CONVERSATION)) : Math.max(1, Math.round(opts.targetBytes / BYTES_PER_CONVERSATION));
   const writer = new StepStoreWriter(path, { overwrite: false });
   writer.db.pragma('synchronous = OFF'); // generation speed only; the layout is the Python store's
   let runs = 0;
@@ -106,11 +113,11 @@ export function writeSyntheticStore(path: string, opts: SyntheticOptions): Synth
     for (let r = 0; r < RUNS_PER_CONVERSATION; r++) {
       const threaded = r > 0 && random() < 0.3;
       const steps: SimStep[] = [];
-      const nSteps = 8 + Math.floor(random() * 10);
+      const nSteps = small ? 1 + Math.floor(random() * 3) : 8 + Math.floor(random() * 10);
       for (let s = 0; s < nSteps; s++) steps.push(step(vocab, random, `call-${c}-${r}-${s}`));
       steps.push({ parts: [textPart(vocab.text(random, 40 + Math.floor(random() * 60)))] });
       if (random() < 0.05) steps[nSteps - 1]!.results = [{ error: 'worker lost' }];
-      if (random() < 0.08 && nSteps > 6) {
+      if (!small && random() < 0.08 && nSteps > 6) {
         steps[nSteps - 2]!.compaction = { summary: vocab.text(random, 60), keepLast: 4, shape: 'marked-user' };
       }
       const sim = simulateRun({

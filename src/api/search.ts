@@ -51,6 +51,8 @@ export interface WorkHooks {
   readonly onProgress?: ProgressFn;
   /** Told when the index cannot be used and the store is replayed instead (same results). */
   readonly onFallback?: (reason: string) => void;
+  /** Told of what the index repaired or rebuilt on the way (one line each). */
+  readonly onWarning?: (message: string) => void;
 }
 
 /** One search over a store, through the sidecar index unless `index` is false. Same outcome either way. */

@@ -1,6 +1,7 @@
 import { closeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { warningNotices, type Warning } from '../api/warnings.js';
+import { escapeInline } from '../output/escape.js';
 import { warningLine } from '../output/warnings.js';
 
 /** Where a command's output goes: a real stream, or nowhere (`-q`). */
@@ -29,7 +30,8 @@ export function writeErr(text: string): void {
 }
 
 export function warn(message: string): void {
-  writeErr(`convsearch: warning: ${message}\n`);
+  // paths and ids inside are the user's or the store's: one line, nothing a terminal would act on
+  writeErr(`convsearch: warning: ${escapeInline(message)}\n`);
 }
 
 /** Counted warnings on stderr, one line per run and kind; details go to the JSON output. */

@@ -26,7 +26,8 @@ const INDEX_FLAGS: Flag[] = [
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
 ];
 
-const onFallback = (reason: string): void => warn(`index unavailable, replaying the store: ${reason}`);
+/** What the index has to say on the way: why it is not used, what it repaired or rebuilt. */
+const indexHooks = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`), onWarning: warn };
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
@@ -106,7 +107,7 @@ Examples:
       const format = machineFormat(flags);
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
-      const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
+      const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), ...indexHooks }, (session, hooks) =>
         session.listRuns({ ...filter, sort: flags.sort, limit }, hooks),
       );
       // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
@@ -135,7 +136,7 @@ Examples:
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
     async action(flags: ListFlags) {
       const format = machineFormat(flags);
-      const { conversations, warnings } = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
+      const { conversations, warnings } = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), ...indexHooks }, (session, hooks) =>
         session.listConversations(hooks),
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');

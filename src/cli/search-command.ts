@@ -115,11 +115,16 @@ Examples:
     async action(words: string[], flags: SearchFlags) {
       const request = searchRequest(words, flags);
       const plan = outputPlan(flags, request.maxMatches);
-      const onFallback = (reason: string): void => {
-        if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
+      const hooks = {
+        onFallback: (reason: string): void => {
+          if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
+        },
+        onWarning: (message: string): void => {
+          if (!plan.quiet) warn(message);
+        },
       };
-      const outcome = await withCliSession(flags.db, { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), onFallback }, (session, hooks) =>
-        session.search(request, hooks),
+      const outcome = await withCliSession(flags.db, { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks }, (session, progress) =>
+        session.search(request, progress),
       );
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing

@@ -17,7 +17,19 @@ export function escapeForTerminal(text: string): string {
   return text.replace(UNSAFE, visible);
 }
 
-/** For single-line fields (ids, headers): newlines and tabs are escaped too. */
+/**
+ * In single-line fields, characters that show nothing or move what follows: format characters (zero
+ * width space and joiners, U+FEFF, bidi marks), other default-ignorable ones (variation selectors,
+ * fillers) and line/paragraph separators. `conv-\u200b\u200bzw` must not pass for `conv-zw`.
+ */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+
+function codePoint(ch: string): string {
+  const c = ch.codePointAt(0)!;
+  return c <= 0xffff ? `\\u${c.toString(16).padStart(4, '0')}` : `\\u{${c.toString(16)}}`;
+}
+
+/** For single-line fields (ids, headers): newlines and tabs are escaped too, and invisible characters. */
 export function escapeInline(text: string): string {
-  return escapeForTerminal(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+  return escapeForTerminal(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(INVISIBLE, codePoint);
 }

@@ -7,6 +7,8 @@ import type { RunBuild } from './run-build.js';
 const WORKER = new URL('./build-worker.js', import.meta.url);
 /** How long a waiting writer sleeps between looks (a finished or failed worker always wakes it sooner). */
 const POLL_MS = 100;
+/** Runs with fewer snapshots than this on average are replayed by the writer itself. */
+const LIGHT_RUN_SNAPSHOTS = 8;
 
 interface BuildWorker {
   readonly pool: PoolWorker<RunBuild>;
@@ -58,7 +60,10 @@ export function prefetchBuilds(store: StoreReader, runs: readonly StoreRun[], we
   const workers = Math.min((options.threads ?? defaultThreads()) - 1, runs.length);
   const share = workers < 1 ? null : store.share();
   if (share === null) return null;
-  if (runs.reduce((n, r) => n + weight(r), 0) < (options.minSnapshots ?? MIN_SNAPSHOTS)) return null;
+  const snapshots = runs.reduce((n, r) => n + weight(r), 0);
+  if (snapshots < (options.minSnapshots ?? MIN_SNAPSHOTS)) return null;
+  // many light runs: the writer is the bottleneck, and another thread's heap would cost more than it saves
+  if (options.minSnapshots === undefined && snapshots < LIGHT_RUN_SNAPSHOTS * runs.length) return null;
   const owner = new Map<string, number>();
   const started = partitionByConversation(runs, workers, weight).map((part, k): BuildWorker => {
     for (const r of part) owner.set(r.runId, k);

@@ -3,8 +3,7 @@
  * from nothing and posts them in batches, staying at most a few batches ahead of the writer
  * (parallel/pool.ts).
  */
-import { MediaCache } from '../history/media.js';
-import { ConversationSeeds } from '../history/seeds.js';
+import { ReplayDriver } from '../history/driver.js';
 import { runPoolWorker, type PoolWorkerData } from '../parallel/pool.js';
 import { buildRun, type RunBuild } from './run-build.js';
 
@@ -18,13 +17,11 @@ const BATCH_RUNS = 8;
 const MAX_AHEAD = 4;
 
 runPoolWorker<BuildWorkerData, RunBuild>((store, data, channel) => {
-  const media = new MediaCache(store);
-  const seeds = new ConversationSeeds(data.runs.map(([, conversation]) => conversation));
+  const driver = new ReplayDriver(store);
+  driver.plan(data.runs.map(([, conversation]) => conversation));
   let batch: RunBuild[] = [];
-  for (const [runId, conversation] of data.runs) {
-    const { build, last } = buildRun(runId, store, media, seeds.seedFor(conversation));
-    seeds.done(conversation, last);
-    batch.push(build);
+  for (const [runId, conversationId] of data.runs) {
+    batch.push(buildRun(driver, { runId, conversationId }));
     if (batch.length < BATCH_RUNS) continue;
     channel.post(batch);
     batch = [];

@@ -1,118 +1,151 @@
-import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
+import { EMPTY_META } from './meta.js';
+import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
 
 const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3') as typeof BetterSqlite3;
 
-/** The index cannot be used (unwritable location, repeated corruption): search falls back to replaying. */
-export class IndexUnavailableError extends Error {}
-
-/** The index file reads fine as SQLite but holds data convsearch cannot decode: discard it and rebuild. */
-export class IndexDamagedError extends Error {}
-
-function isCorruption(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT_INDEX' || code === 'SQLITE_IOERR_SHORT_READ';
-}
-
-function removeIndexFiles(path: string): void {
+export function removeIndexFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
 }
 
-function createEmpty(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  try {
-    // the index holds store text: owner-only from its first byte (SQLite gives -wal/-shm the same mode)
-    closeSync(openSync(path, 'wx', 0o600));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  }
+/** The schema objects an index of this format has, as SQLite lists them. */
+let expectedSchema: string | null = null;
+function schemaOf(db: BetterSqlite3.Database): string {
+  const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").raw().all();
+  return JSON.stringify(rows);
 }
-
-function wipe(db: BetterSqlite3.Database): void {
-  db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache;');
-}
-
-/** The common case: an index of this format for this store already exists; no write, no DDL. */
-function isReady(db: BetterSqlite3.Database, storeRealPath: string): boolean {
-  try {
-    const rows = db.prepare("SELECT key, value FROM meta WHERE key IN ('format', 'store')").all() as Array<{ key: string; value: string }>;
-    const meta = new Map(rows.map((r) => [r.key, r.value]));
-    return meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath;
-  } catch (e) {
-    if (isCorruption(e)) throw e;
-    return false; // no meta table yet
-  }
-}
-
-function prepare(path: string, storeRealPath: string): BetterSqlite3.Database {
-  createEmpty(path);
-  const db = new Database(path);
-  try {
-    db.pragma('busy_timeout = 60000');
-    if (isReady(db, storeRealPath)) return db;
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.exec('BEGIN IMMEDIATE');
+function expected(): string {
+  if (expectedSchema === null) {
+    const db = new Database(':memory:');
     try {
       db.exec(INDEX_DDL);
-      const meta = new Map(
-        (db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>).map((r) => [r.key, r.value]),
-      );
-      if (meta.get('format') !== INDEX_FORMAT || meta.get('store') !== storeRealPath) {
-        // another format, another store, or a fresh file: start from nothing
-        wipe(db);
-        db.exec(INDEX_DDL);
-        const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
-        put.run('format', INDEX_FORMAT);
-        put.run('store', storeRealPath);
-        put.run('next_segment', '1');
-      }
-      db.exec('COMMIT');
-    } catch (e) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      throw e;
+      expectedSchema = schemaOf(db);
+    } finally {
+      db.close();
     }
-    return db;
+  }
+  return expectedSchema;
+}
+
+/** Every table any index format had: what a file must hold some of to be taken for an index. */
+const INDEX_TABLES = ['meta', 'runs', 'messages', 'postings', 'corpus_cache', 'terms'];
+const DROP_INDEX_TABLES = 'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms;';
+
+/** Drops an index of another format or store and lays out an empty one. */
+function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
+  db.exec(DROP_INDEX_TABLES);
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(db);
+  t.putMeta('format', INDEX_FORMAT);
+  t.putMeta('store', storeRealPath);
+  for (const [k, v] of EMPTY_META) t.putMeta(k, v);
+  const empty = new Map<string, number[]>();
+  for (let b = 0; b < TERM_BUCKETS; b++) t.putBucket(b, empty);
+}
+
+export interface OpenedIndex {
+  readonly db: BetterSqlite3.Database;
+  readonly tables: IndexTables;
+  /** The file was laid out anew (it was empty, or of another format or store). */
+  readonly fresh: boolean;
+}
+
+/**
+ * Opens the index file (which placement.ts created or checked) for one store. A file of another
+ * format or for another store is laid out anew; one whose schema or meta is not what this format
+ * writes is damaged (IndexDamagedError): the caller removes it and builds again.
+ */
+export function openIndexDatabase(path: string, storeRealPath: string): OpenedIndex {
+  const db = guard(() => new Database(path, { fileMustExist: true, timeout: 60_000 }));
+  try {
+    return guard(() => {
+      db.exec('PRAGMA cache_size = -8000');
+      const schema = schemaOf(db);
+      if (schema === expected()) {
+        const tables = new IndexTables(db);
+        const meta = tables.readMeta();
+        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) return { db, tables, fresh: false };
+        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined) throw new IndexDamagedError('the index meta lacks its store');
+      } else if (schema !== '[]' && formatOf(db) === INDEX_FORMAT) {
+        throw new IndexDamagedError('the index schema is not the one this version writes');
+      } else if (schema !== '[]' && !hasIndexTables(db)) {
+        // somebody's database: never dropped to make room for an index
+        throw new IndexRefusedError(`refusing --index ${path}: it is an SQLite database that is not a convsearch index`);
+      }
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        // another process may have laid it out while we waited for the lock
+        const again = schemaOf(db) === expected() ? new IndexTables(db).readMeta() : null;
+        if (!again || again.get('format') !== INDEX_FORMAT || again.get('store') !== storeRealPath) initialize(db, storeRealPath);
+        db.exec('COMMIT');
+      } catch (e) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw e;
+      }
+      return { db, tables: new IndexTables(db), fresh: true };
+    });
   } catch (e) {
-    db.close();
+    closeIndexDatabase(db, path);
     throw e;
   }
 }
 
-/**
- * Opens (creating if needed) the index file for one store. A corrupt or foreign file is discarded and
- * rebuilt: the index is derived data and is never trusted over the store.
- */
-export function openIndexDatabase(path: string, storeRealPath: string): BetterSqlite3.Database {
+function hasIndexTables(db: BetterSqlite3.Database): boolean {
+  const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  return names.some((n) => INDEX_TABLES.includes(n));
+}
+
+/** The format an older or damaged file says it has, if it says. */
+function formatOf(db: BetterSqlite3.Database): string | undefined {
   try {
-    return prepare(path, storeRealPath);
-  } catch (e) {
-    if (!isCorruption(e)) throw new IndexUnavailableError(`index ${path}: ${(e as Error).message}`);
-  }
-  removeIndexFiles(path);
-  try {
-    return prepare(path, storeRealPath);
-  } catch (e) {
-    throw new IndexUnavailableError(`index ${path}: ${(e as Error).message}`);
+    return db.prepare("SELECT value FROM meta WHERE key = 'format'").pluck().get() as string | undefined;
+  } catch {
+    return undefined;
   }
 }
 
-/** Whether the index file passes SQLite's own structural check (only asked after a corruption error). */
-export function indexIsSound(path: string): boolean {
+/**
+ * Closes the index connection and leaves no `-wal` behind: a failed write (a full disk) can keep the
+ * log from being checkpointed; then the whole index goes (it is derived data, rebuilt on demand).
+ */
+export function closeIndexDatabase(db: BetterSqlite3.Database, path: string): void {
   try {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
+    if (db.inTransaction) db.exec('ROLLBACK');
+  } catch {
+    // closing rolls back too
+  }
+  try {
+    db.close();
+  } catch {
+    // closed already
+  }
+  if (!hasLog(path)) return;
+  try {
+    const again = new Database(path, { fileMustExist: true });
     try {
-      return db.pragma('quick_check(1)', { simple: true }) === 'ok';
+      again.pragma('busy_timeout = 2000');
+      // busy: another process is using the index, and its -wal is its own
+      again.pragma('wal_checkpoint(TRUNCATE)');
     } finally {
-      db.close();
+      again.close();
     }
+  } catch {
+    // cannot checkpoint it (no space, no permission): the index goes
+    removeIndexFiles(path);
+  }
+}
+
+function hasLog(path: string): boolean {
+  try {
+    return statSync(`${path}-wal`).size > 0;
   } catch {
     return false;
   }
 }
-
-export { isCorruption, removeIndexFiles };

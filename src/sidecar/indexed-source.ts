@@ -1,17 +1,18 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { RecordCounts } from '../history/counts.js';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { Warning } from '../history/source.js';
-import type { RecordCounts } from '../history/counts.js';
-import type { TermStats } from '../search/bm25.js';
-import { TermStatsBuilder } from '../search/term-stats.js';
+import { searchText } from '../render/message.js';
 import type { RenderedMessage } from '../render/record.js';
+import type { TermStats } from '../search/bm25.js';
 import type { Corpus, CorpusSource, SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
+import { TermStatsBuilder } from '../search/term-stats.js';
 import type { StoreRun } from '../store/reader.js';
+import { IndexDamagedError } from './errors.js';
 import { decodePostings } from './postings.js';
-import { readVarints } from './varint.js';
 import { partsFromStored } from './run-build.js';
-import { searchText } from '../render/message.js';
+import type { IndexTables } from './tables.js';
+import { readVarints } from './varint.js';
 
 /** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
 type CachedRun = [
@@ -50,7 +51,7 @@ class IndexCorpus implements Corpus {
   private readonly lengthCache = new Map<number, number[]>();
 
   constructor(
-    private readonly q: IndexQueries,
+    private readonly t: IndexTables,
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
@@ -73,13 +74,18 @@ class IndexCorpus implements Corpus {
     // only the documents that hold a query term have their length looked up
     const stats = new TermStatsBuilder(terms, n);
     terms.forEach((term, k) => {
-      for (const row of this.q.postings.iterate(term) as IterableIterator<{ seg: number; data: Buffer }>) {
+      // the rows the term's (checked) directory entry lists, each checked: none is silently missing
+      for (const id of this.t.termRows(term)) {
+        const row = this.t.posting(id, term);
         decodePostings(
           row.data,
           (runKey, pos, tf) => {
             const si = this.byRunKey.get(runKey)!;
             const s = this.sections[si]!;
-            if (pos < s.start || pos >= s.end) return;
+            if (pos < s.start || pos >= s.end) {
+              if (pos >= s.end) throw new IndexDamagedError(`a posting of run key ${runKey} points past its record`);
+              return;
+            }
             const doc = this.firsts[si]! + pos - s.start;
             stats.add(k, doc, tf);
             stats.setLength(doc, this.lengthsOf(si)[pos]!);
@@ -97,7 +103,12 @@ class IndexCorpus implements Corpus {
 
   private lengthsOf(section: number): number[] {
     let l = this.lengthCache.get(section);
-    if (!l) this.lengthCache.set(section, (l = readVarints(this.sections[section]!.lengths)));
+    if (!l) {
+      const s = this.sections[section]!;
+      l = readVarints(s.lengths);
+      if (l.length !== s.end) throw new IndexDamagedError(`run key ${s.runKey} has ${l.length} document lengths for ${s.end} messages`);
+      this.lengthCache.set(section, l);
+    }
     return l;
   }
 
@@ -106,7 +117,7 @@ class IndexCorpus implements Corpus {
     const key = `${s.runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
-      const row = this.q.document.get(s.runKey, position) as { fields: string; roles: string; timestamp: string | null; first_seq: number; first_step: number | null };
+      const row = this.t.message(s.runKey, position);
       const parts = partsFromStored(row.roles, row.fields);
       d = {
         parts,
@@ -121,38 +132,32 @@ class IndexCorpus implements Corpus {
   }
 }
 
-interface IndexQueries {
-  readonly postings: BetterSqlite3.Statement;
-  readonly document: BetterSqlite3.Statement;
-  readonly cache: BetterSqlite3.Statement;
-  readonly warnings: BetterSqlite3.Statement;
-}
-
 /** Corpus source over an up-to-date index (the caller syncs it first). */
 export class IndexCorpusSource implements CorpusSource {
-  private readonly q: IndexQueries;
   private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
 
-  constructor(db: BetterSqlite3.Database) {
-    this.q = {
-      postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
-      document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
-      cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
-      warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
-    };
-  }
+  /** `runCount`: the runs the index's meta says it holds (the cache must list as many). */
+  constructor(
+    private readonly t: IndexTables,
+    private readonly runCount: number,
+  ) {}
 
   private cache(): { runs: CachedRun[]; lengths: Buffer } {
     if (!this.cached) {
-      const row = this.q.cache.get() as { runs: string; lengths: Buffer } | undefined;
-      this.cached = row ? { runs: JSON.parse(row.runs) as CachedRun[], lengths: row.lengths } : { runs: [], lengths: Buffer.alloc(0) };
+      if (this.runCount === 0) this.cached = { runs: [], lengths: Buffer.alloc(0) };
+      else {
+        const row = this.t.cache();
+        const runs = JSON.parse(row.runs) as CachedRun[];
+        if (!Array.isArray(runs) || runs.length !== this.runCount) throw new IndexDamagedError('the corpus cache does not list every run');
+        this.cached = { runs, lengths: row.lengths };
+      }
     }
     return this.cached;
   }
 
   /** Runs in corpus order, as the store lists them. */
   runs(): StoreRun[] {
-    return this.cache().runs.map(toRunRecord);
+    return this.cache().runs.map(toStoreRun);
   }
 
   corpus(scope: ScopeFilter): Corpus {
@@ -169,7 +174,7 @@ export class IndexCorpusSource implements CorpusSource {
       const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
       if (start < r[7]) {
         sections.push({
-          run: toRunRecord(r),
+          run: toStoreRun(r),
           start,
           end: r[7],
           runKey: r[0],
@@ -179,7 +184,7 @@ export class IndexCorpusSource implements CorpusSource {
         });
       }
     }
-    return new IndexCorpus(this.q, sections, warnings, scopeRuns);
+    return new IndexCorpus(this.t, sections, warnings, scopeRuns);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
@@ -200,7 +205,7 @@ export class IndexCorpusSource implements CorpusSource {
   }
 
   private warningsOf(runKey: number): Warning[] {
-    const row = this.q.warnings.get(runKey) as { run_id: string; skipped: string; unknown: string };
+    const row = this.t.run(runKey);
     const out: Warning[] = (JSON.parse(row.skipped) as SkippedSnapshot[]).map((s) => ({
       kind: 'unreadable-snapshot' as const,
       runId: s.runId,
@@ -214,6 +219,6 @@ export class IndexCorpusSource implements CorpusSource {
   }
 }
 
-function toRunRecord(r: CachedRun): StoreRun {
+function toStoreRun(r: CachedRun): StoreRun {
   return { runId: r[1], conversationId: r[3], parentRunId: r[4], agentName: r[5], startedAt: r[6], rowid: r[2] };
 }

@@ -1,5 +1,5 @@
 import { forEachToken } from '../text/tokenize.js';
-import { IndexDamagedError } from './file.js';
+import { IndexDamagedError } from './errors.js';
 import { VarintWriter } from './varint.js';
 
 /**
@@ -8,30 +8,32 @@ import { VarintWriter } from './varint.js';
  * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
  * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
-const CHUNK_BITS = 16;
-const CHUNK_ENTRIES = 1 << CHUNK_BITS;
-const CHUNK_MASK = CHUNK_ENTRIES - 1;
-
 export class SegmentBuilder {
   /** Term → dense id, in first-seen order. */
   private readonly ids = new Map<string, number>();
   private readonly terms: string[] = [];
   /**
-   * Every posting so far, in arrival order (run, then position): term id, run ordinal, position, tf;
-   * in fixed-size chunks, so growing never copies (a build holds millions).
+   * Per term id, its postings so far, already encoded (entries arrive in run, then position order,
+   * so they are appended in place): the builder holds about the size of the blobs it will write.
    */
-  private readonly chunks: Int32Array[] = [];
-  private size = 0;
-  private runKey = -1;
+  private bufs: Uint8Array[] = [];
+  private lens = new Int32Array(1024);
+  /** Per term id, the run (ordinal within this segment) of its open group, and its last position. */
+  private lastRun = new Int32Array(1024).fill(-1);
+  private lastPos = new Int32Array(1024);
+  private runOrdinal = -1;
+  private runKey = 0;
   private runTerms = new Map<string, number>();
   /** Per term id, its count in the document being added; `touched` lists the ids counted. */
   private counts = new Int32Array(1024);
   private readonly touched: number[] = [];
-  private runKeys: number[] = [];
+  /** Bytes of postings held. */
+  size = 0;
+  private closed = false;
 
   beginRun(runKey: number): void {
-    this.runKey = this.runKeys.length;
-    this.runKeys.push(runKey);
+    this.runOrdinal++;
+    this.runKey = runKey;
     this.runTerms = new Map();
   }
 
@@ -51,62 +53,70 @@ export class SegmentBuilder {
       if (this.counts[id]++ === 0) this.touched.push(id);
     });
     for (const id of this.touched) {
-      const offset = (this.size & CHUNK_MASK) * 4;
-      if (offset === 0) this.chunks.push(new Int32Array(CHUNK_ENTRIES * 4));
-      const e = this.chunks[this.chunks.length - 1]!;
-      e[offset] = id;
-      e[offset + 1] = this.runKey;
-      e[offset + 2] = pos;
-      e[offset + 3] = this.counts[id]!;
+      if (this.lastRun[id] !== this.runOrdinal) {
+        if (this.lastRun[id] !== -1) this.put(id, 0);
+        this.put(id, this.runKey);
+        this.lastRun[id] = this.runOrdinal;
+        this.lastPos[id] = -1;
+      }
+      const tf = this.counts[id]!;
+      const gap = pos - this.lastPos[id]!;
+      if (tf > 1) {
+        this.put(id, 2 * gap + 1);
+        this.put(id, tf);
+      } else this.put(id, 2 * gap);
+      this.lastPos[id] = pos;
       this.counts[id] = 0;
-      this.size++;
     }
     this.touched.length = 0;
     return length;
+  }
+
+  /** Appends one varint to a term's postings. */
+  private put(id: number, n: number): void {
+    let buf = this.bufs[id]!;
+    let len = this.lens[id]!;
+    if (len + 10 > buf.length) {
+      const grown = new Uint8Array(buf.length * 2);
+      grown.set(buf.subarray(0, len));
+      this.size += buf.length;
+      this.bufs[id] = buf = grown;
+    }
+    while (n >= 0x80) {
+      buf[len++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    buf[len++] = n;
+    this.lens[id] = len;
   }
 
   private newTerm(term: string): number {
     const id = this.terms.length;
     this.ids.set(term, id);
     this.terms.push(term);
+    this.bufs.push(new Uint8Array(16));
+    this.size += 16 + term.length;
     if (id >= this.counts.length) {
-      const grown = new Int32Array(this.counts.length * 2);
-      grown.set(this.counts);
-      this.counts = grown;
+      const grow = (a: Int32Array<ArrayBuffer>, fill = 0): Int32Array<ArrayBuffer> => {
+        const g = new Int32Array(a.length * 2).fill(fill);
+        g.set(a);
+        return g;
+      };
+      this.counts = grow(this.counts);
+      this.lens = grow(this.lens);
+      this.lastRun = grow(this.lastRun, -1);
+      this.lastPos = grow(this.lastPos);
     }
     return id;
   }
 
   /** Each term's postings blob (the segment is complete: add nothing after). */
   *postings(): IterableIterator<[string, Buffer]> {
-    // a stable counting sort by term keeps each term's postings in arrival order
-    const n = this.size;
-    const chunks = this.chunks;
-    const termOf = (i: number): number => chunks[i >>> CHUNK_BITS]![(i & CHUNK_MASK) * 4]!;
-    const starts = new Int32Array(this.terms.length + 1);
-    for (let i = 0; i < n; i++) starts[termOf(i) + 1]!++;
-    for (let t = 0; t < this.terms.length; t++) starts[t + 1]! += starts[t]!;
-    const order = new Int32Array(n);
-    const fill = starts.slice(0, this.terms.length);
-    for (let i = 0; i < n; i++) order[fill[termOf(i)]!++] = i;
-    for (let t = 0; t < this.terms.length; t++) {
-      const w = new VarintWriter();
-      let run = -1;
-      let prev = -1;
-      for (let j = starts[t]!; j < starts[t + 1]!; j++) {
-        const e = chunks[order[j]! >>> CHUNK_BITS]!;
-        const i = (order[j]! & CHUNK_MASK) * 4;
-        if (e[i + 1] !== run) {
-          if (run !== -1) w.write(0);
-          run = e[i + 1]!;
-          w.write(this.runKeys[run]!);
-          prev = -1;
-        }
-        writeEntry(w, e[i + 2]! - prev, e[i + 3]!);
-        prev = e[i + 2]!;
-      }
-      w.write(0);
-      yield [this.terms[t]!, w.bytes()];
+    if (!this.closed) for (let id = 0; id < this.terms.length; id++) this.put(id, 0); // closes each term's last group
+    this.closed = true;
+    for (let id = 0; id < this.terms.length; id++) {
+      const buf = this.bufs[id]!;
+      yield [this.terms[id]!, Buffer.from(buf.buffer, buf.byteOffset, this.lens[id]!)];
     }
   }
 }

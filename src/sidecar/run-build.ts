@@ -1,10 +1,9 @@
 import { unknownPartKinds } from '../history/messages.js';
-import { RunReplayer, type ParsedSnapshot, type RecordMessage, type SkippedSnapshot } from '../history/replay.js';
+import type { DriverRun, ReplayDriver } from '../history/driver.js';
+import type { RecordMessage, SkippedSnapshot } from '../history/replay.js';
 import { searchText, type ClipRule, type RenderedPart } from '../render/message.js';
 import { renderRecordMessage } from '../render/record.js';
 import type { Role } from '../render/roles.js';
-import type { MediaCache } from '../history/media.js';
-import type { StoreReader } from '../store/reader.js';
 
 /**
  * One replayed message as the index stores it (columns of `messages` but the position and length),
@@ -71,16 +70,15 @@ export interface RunBuild {
   readonly rows: MessageRow[];
 }
 
-/** Replays a run's complete snapshots from nothing (starting from `seed` when its first snapshot repeats it). */
-export function buildRun(runId: string, reader: StoreReader, media: MediaCache, seed: ParsedSnapshot | null): { build: RunBuild; last: ParsedSnapshot | null } {
-  const replayer = new RunReplayer(runId, media, [], seed);
-  let completeCount = 0;
-  let maxSeq = 0;
-  for (const row of reader.completeSnapshots(runId)) {
-    replayer.add(row);
-    completeCount++;
-    maxSeq = row.seq;
-  }
-  const build = { runId, completeCount, maxSeq, snapshotsRead: replayer.snapshotsRead, skipped: replayer.skipped, rows: replayer.freshMessages(0).map(messageRow) };
-  return { build, last: replayer.lastSnapshot };
+/** Replays a run's complete snapshots from nothing, through the driver (seeded with its conversation's last parse). */
+export function buildRun(driver: ReplayDriver, run: DriverRun): RunBuild {
+  const { replayer, maxSeq } = driver.replay(run);
+  return {
+    runId: run.runId,
+    completeCount: replayer.snapshotsRead,
+    maxSeq,
+    snapshotsRead: replayer.snapshotsRead,
+    skipped: replayer.skipped,
+    rows: replayer.freshMessages(0).map(messageRow),
+  };
 }

@@ -1,9 +1,14 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-7';
+export const INDEX_FORMAT = 'convsearch-index-8';
 
+/**
+ * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read.
+ * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
+ * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
+ */
 export const INDEX_DDL = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, sum INTEGER NOT NULL);
+CREATE TABLE runs (
   run_key INTEGER PRIMARY KEY,
   run_id TEXT NOT NULL UNIQUE,
   store_rowid INTEGER NOT NULL,
@@ -14,6 +19,7 @@ CREATE TABLE IF NOT EXISTS runs (
   ord INTEGER NOT NULL,
   snap_count INTEGER NOT NULL,
   snap_max_seq INTEGER NOT NULL,
+  content TEXT NOT NULL,
   complete_count INTEGER NOT NULL,
   complete_max_seq INTEGER NOT NULL,
   len INTEGER NOT NULL,
@@ -25,9 +31,11 @@ CREATE TABLE IF NOT EXISTS runs (
   seg INTEGER NOT NULL,
   skipped TEXT NOT NULL,
   unknown TEXT NOT NULL,
-  lengths BLOB NOT NULL
+  lengths BLOB NOT NULL,
+  keys BLOB NOT NULL,
+  sum INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS messages (
+CREATE TABLE messages (
   run_key INTEGER NOT NULL,
   pos INTEGER NOT NULL,
   loose_key TEXT NOT NULL,
@@ -39,31 +47,19 @@ CREATE TABLE IF NOT EXISTS messages (
   dl INTEGER NOT NULL,
   unknown_parts TEXT,
   roles TEXT NOT NULL,
-  fields TEXT NOT NULL
+  fields TEXT NOT NULL,
+  sum INTEGER NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS messages_pos ON messages(run_key, pos);
-CREATE INDEX IF NOT EXISTS messages_strict ON messages(strict_key);
-CREATE TABLE IF NOT EXISTS corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS postings (term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS postings_term ON postings(term, seg);
+CREATE UNIQUE INDEX messages_pos ON messages(run_key, pos);
+CREATE TABLE corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL, sum INTEGER NOT NULL);
+CREATE TABLE postings (id INTEGER PRIMARY KEY, term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL, sum INTEGER NOT NULL);
+CREATE TABLE terms (bucket INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER NOT NULL);
 `;
-
-/** The `runs` columns that mirror the store's run record. */
-export interface IndexRunIdentity {
-  run_key: number;
-  run_id: string;
-  store_rowid: number;
-  conversation_id: string | null;
-  parent_run_id: string | null;
-  agent_name: string | null;
-  started_at: string;
-  seg: number;
-  skipped: string;
-}
 
 /**
  * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
  * (the run has warnings to report) and the offset and size of its document lengths in `corpus_cache.lengths`.
+ * `seg` is the segment that holds the run's live postings.
  */
 export const CORPUS_RUN_COLUMNS = [
   'run_key',

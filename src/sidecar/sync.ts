@@ -1,17 +1,23 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import { RunReplayer, type SkippedSnapshot, type StoredPosition } from '../history/replay.js';
-import { ConversationSeeds } from '../history/seeds.js';
+import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
-import { MediaCache } from '../history/media.js';
+import { EMPTY_DIGEST, type RunContent, type StoreContent } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
-import type { SnapshotMark, StoreReader, StoreRun } from '../store/reader.js';
-import { CORPUS_RUN_COLUMNS, type IndexRunIdentity } from './schema.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
+import { attribute } from './attribution.js';
 import { prefetchBuilds } from './build-threads.js';
-import { decodePostings, encodeGroups, encodeLengths, SegmentBuilder } from './postings.js';
-import { buildRun, messageRow, storedSearchText, type MessageRow, type RunBuild } from './run-build.js';
+import { writeCorpusCache } from './corpus-cache.js';
+import { readIndexMeta, type IndexMeta } from './meta.js';
+import { SegmentBuilder } from './postings.js';
+import { newRunRow, RunWriter } from './run-writer.js';
+import { compact as compactSegments, writeSegment } from './segments.js';
+import type { IndexTables, RunRow } from './tables.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
+  /** The store's content was read and compared (its files changed since the index last looked). */
+  readonly contentChecked: boolean;
+  /** The content digest the index now answers for (meta `content`). */
+  readonly content: string;
   readonly runsReplayed: number;
   readonly runsResumed: number;
   readonly runsRemoved: number;
@@ -21,152 +27,106 @@ export interface SyncReport {
 
 export type SyncProgress = (done: number, total: number) => void;
 
-interface IndexedRun extends IndexRunIdentity {
-  ord: number;
-  snap_count: number;
-  snap_max_seq: number;
-  complete_count: number;
-  complete_max_seq: number;
-}
-
 /** Segments beyond this are merged into one, so a query reads few rows per term. */
 const MAX_SEGMENTS = 8;
-/** Up to this many runs to re-attribute, claims are checked with indexed lookups instead of loading every key. */
-const LOOKUP_ATTRIBUTION_LIMIT = 32;
+/** A segment is written out once its postings reach this size: a build's memory does not grow with the store. */
+const SEGMENT_BYTES = 8 * 1024 * 1024;
+
+interface Work {
+  readonly run: StoreRun;
+  readonly row: RunRow;
+  readonly resumed: boolean;
+}
 
 /** Brings the index up to date with the store, touching only what changed. */
 export class IndexSync {
-  private readonly media: MediaCache;
-  private readonly metaValue: BetterSqlite3.Statement;
-  private statements: ReturnType<IndexSync['prepareStatements']> | null = null;
-  private seeds = new ConversationSeeds();
+  private readonly driver: ReplayDriver;
+  private readonly writer: RunWriter;
 
   constructor(
-    private readonly db: BetterSqlite3.Database,
+    private readonly t: IndexTables,
     private readonly store: StoreReader,
     /** Threads that may replay runs rebuilt from nothing while this one writes. */
     private readonly parallel: ParallelOptions = {},
   ) {
-    this.media = new MediaCache(store);
-    this.metaValue = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
+    this.driver = new ReplayDriver(store);
+    this.writer = new RunWriter(t, this.driver);
   }
 
-  /** Statements for updating, prepared only when there is something to update. */
-  private get q(): ReturnType<IndexSync['prepareStatements']> {
-    return (this.statements ??= this.prepareStatements());
-  }
-
-  private prepareStatements() {
-    const db = this.db;
-    return {
-      putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
-      // not the document lengths: a sync reads every run's row
-      runs: db.prepare(
-        'SELECT run_key, run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, seg, skipped, ord, snap_count, snap_max_seq, complete_count, complete_max_seq FROM runs',
-      ),
-      deleteRun: db.prepare('DELETE FROM runs WHERE run_key = ?'),
-      deleteMessages: db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?'),
-      insertRun: db.prepare(
-        `INSERT INTO runs (run_id, store_rowid, conversation_id, parent_run_id, agent_name, started_at, ord, snap_count, snap_max_seq,
-           complete_count, complete_max_seq, len, start_all, start_conv, dl_full, dl_all, dl_conv, seg, skipped, unknown, lengths)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '[]', '[]', x'')`,
-      ),
-      updateRunMeta: db.prepare(
-        'UPDATE runs SET store_rowid = ?, conversation_id = ?, parent_run_id = ?, agent_name = ?, started_at = ?, ord = ?, snap_count = ?, snap_max_seq = ? WHERE run_key = ?',
-      ),
-      updateRunRecord: db.prepare(
-        'UPDATE runs SET complete_count = ?, complete_max_seq = ?, len = ?, seg = ?, skipped = ?, unknown = ?, lengths = ? WHERE run_key = ?',
-      ),
-      updateAttribution: db.prepare(
-        'UPDATE runs SET start_all = ?, start_conv = ?, dl_full = ?, dl_all = ?, dl_conv = ? WHERE run_key = ?',
-      ),
-      storedPositions: db.prepare('SELECT loose_key, strict_key, first_seq, first_step FROM messages WHERE run_key = ? ORDER BY pos'),
-      storedTexts: db.prepare('SELECT pos, dl, fields FROM messages WHERE run_key = ? AND pos < ? ORDER BY pos'),
-      insertMessage: db.prepare(
-        `INSERT INTO messages (run_key, pos, loose_key, strict_key, kind, timestamp, first_seq, first_step, dl, unknown_parts, roles, fields)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      attributionRows: db.prepare('SELECT strict_key, dl FROM messages WHERE run_key = ? ORDER BY pos'),
-      runsByOrd: db.prepare('SELECT run_key, conversation_id, ord FROM runs WHERE ord >= ? ORDER BY ord'),
-      claimedBefore: db.prepare(
-        'SELECT m.strict_key AS key, r.conversation_id AS conv FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE r.ord < ?',
-      ),
-      claimedAll: db.prepare(
-        'SELECT 1 FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE m.strict_key = ? AND r.ord < ? LIMIT 1',
-      ).pluck(),
-      claimedConv: db.prepare(
-        'SELECT 1 FROM messages m JOIN runs r ON r.run_key = m.run_key WHERE m.strict_key = ? AND r.ord < ? AND r.conversation_id = ? LIMIT 1',
-      ).pluck(),
-      insertPosting: db.prepare('INSERT INTO postings (term, seg, data) VALUES (?, ?, ?)'),
-      segments: db.prepare('SELECT COUNT(DISTINCT seg) FROM runs').pluck(),
-      unknownOfRun: db.prepare('SELECT unknown_parts FROM messages WHERE run_key = ? AND unknown_parts IS NOT NULL ORDER BY pos').pluck(),
-    };
-  }
-
-  private meta(key: string): string | undefined {
-    return this.metaValue.get(key) as string | undefined;
-  }
-
-  /** Fast check whether the index already reflects the store. */
-  isCurrent(fingerprint: string): boolean {
-    return this.meta('fingerprint') === fingerprint;
-  }
-
+  /**
+   * The store's files unchanged since the index recorded their stamp: nothing is read. Otherwise every
+   * row is digested (store/content.ts) and compared with what the index was built from: a run whose rows
+   * were only appended to is resumed, any other changed run is rebuilt, and an index whose digests
+   * all match is current (its new stamp is recorded).
+   */
   sync(onProgress?: SyncProgress): SyncReport {
-    const none: SyncReport = { upToDate: true, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false };
-    // a file read without locks whose stamp is the one recorded with the fingerprint holds the same bytes
+    const none = (contentChecked: boolean, content: string): SyncReport => ({ upToDate: true, contentChecked, content, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false });
     const stamp = this.store.stamp();
-    if (stamp !== null && this.meta('store_stamp') === stamp) return none;
-    const fingerprint = this.store.fingerprint();
-    const current = this.isCurrent(fingerprint);
-    if (current && stamp === null) return none;
-    this.db.exec('BEGIN IMMEDIATE'); // one writer at a time; readers keep reading the last commit
+    // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
+    this.t.begin();
+    let meta: IndexMeta;
+    let rows: RunRow[];
     try {
-      // another process may have brought it up to date while we waited for the lock
-      if (current || this.isCurrent(fingerprint)) {
-        if (stamp !== null) this.q.putMeta.run('store_stamp', stamp);
-        this.db.exec('COMMIT');
-        return none;
+      meta = readIndexMeta(this.t.readMeta());
+      if (stamp !== null && meta.storeStamp === stamp) return none(false, meta.content);
+      rows = this.t.allRuns(meta.runCount);
+    } finally {
+      this.t.commit();
+    }
+    let content = this.scan(rows, meta);
+    if (content.total === meta.content && stamp === null) return none(true, meta.content);
+    this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
+    try {
+      const now = readIndexMeta(this.t.readMeta());
+      if (now.content !== meta.content || now.runCount !== meta.runCount) {
+        // another process updated the index while we read the store: compare with what it wrote
+        meta = now;
+        rows = this.t.allRuns(meta.runCount);
+        content = this.scan(rows, meta);
       }
-      const report = this.apply(this.store.runs(), onProgress);
-      this.q.putMeta.run('fingerprint', fingerprint);
-      // read in place beside a live writer (or from a copy), the file's stamp says nothing of the data
-      this.q.putMeta.run('store_stamp', stamp ?? '');
+      let report = none(true, content.total);
+      if (content.total !== meta.content) report = this.apply(this.store.runs(), content, rows, meta, onProgress);
+      // read in place while a writer was active, the stamp says nothing of the data: '' never matches
+      this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
       if (!this.store.unchanged()) throw new StoreError(`${this.store.label}: the store changed while it was indexed`);
-      this.db.exec('COMMIT');
+      this.t.commit();
       return report;
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (this.t.inTransaction) this.t.rollback();
       throw e;
     }
   }
 
-  private apply(runs: readonly StoreRun[], onProgress?: SyncProgress): Omit<SyncReport, 'upToDate'> & { upToDate: false } {
-    const marks = this.store.watermarks();
-    const indexed = new Map((this.q.runs.all() as IndexedRun[]).map((r) => [r.run_id, r]));
+  private scan(rows: readonly RunRow[], meta: IndexMeta): StoreContent {
+    return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount);
+  }
+
+  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: SyncProgress): SyncReport {
+    const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
     let runsRemoved = 0;
     for (const [id, r] of indexed) {
       if (present.has(id)) continue;
-      this.q.deleteMessages.run(r.run_key, 0);
-      this.q.deleteRun.run(r.run_key);
+      this.t.deleteMessages(r.run_key, 0);
+      this.t.deleteRun(r.run_key);
       indexed.delete(id);
       minAffected = Math.min(minAffected, r.ord);
       runsRemoved++;
     }
+    // media rows only added: only snapshots skipped for a missing media row can read differently now;
+    // media rows changed in any other way: every run is replayed again
+    const mediaSame = content.media.digest === meta.mediaDigest && content.media.count === meta.mediaCount;
+    const mediaAppended = !mediaSame && content.media.count > meta.mediaCount && content.media.prefix === meta.mediaDigest;
+    const mediaSafe = (r: RunRow): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
 
-    const segment = Number(this.meta('next_segment') ?? '1');
-    const builder = new SegmentBuilder();
-    let runsReplayed = 0;
-    let runsResumed = 0;
-    let snapshotsRead = 0;
-    let wroteSegment = false;
-    const work: Array<{ run: StoreRun; ex: IndexedRun; resumed: boolean }> = [];
+    let nextRunKey = meta.nextRunKey;
+    const work: Work[] = [];
+    let runCount = 0;
     runs.forEach((run, ord) => {
-      const mark: SnapshotMark = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
-      let ex = indexed.get(run.runId);
+      const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
+      const ex = indexed.get(run.runId);
       const metaSame =
         ex !== undefined &&
         ex.ord === ord &&
@@ -175,28 +135,51 @@ export class IndexSync {
         ex.parent_run_id === run.parentRunId &&
         ex.agent_name === run.agentName &&
         ex.started_at === run.startedAt;
-      const snapsSame = ex !== undefined && ex.snap_count === mark.count && ex.snap_max_seq === mark.maxSeq;
-      if (metaSame && snapsSame) return;
+      const contentSame = ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
+      const row: RunRow = ex ?? newRunRow(nextRunKey++, run.runId);
+      runCount++;
+      if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
-      if (!ex) {
-        const key = Number(this.q.insertRun.run(run.runId, run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord).lastInsertRowid);
-        ex = { run_key: key, run_id: run.runId, complete_count: 0, complete_max_seq: 0, skipped: '[]' } as IndexedRun;
+      Object.assign(row, {
+        store_rowid: run.rowid,
+        conversation_id: run.conversationId,
+        parent_run_id: run.parentRunId,
+        agent_name: run.agentName,
+        started_at: run.startedAt,
+        ord,
+      });
+      if (contentSame) {
+        this.t.putRun(row);
+        return;
       }
-      this.q.updateRunMeta.run(run.rowid, run.conversationId, run.parentRunId, run.agentName, run.startedAt, ord, mark.count, mark.maxSeq, ex.run_key);
-      if (snapsSame) return;
-      // only snapshots were added since the index saw the run: resume its replay; else rebuild it
-      const upTo = ex.complete_count > 0 ? this.store.completeUpToSeq(run.runId, ex.complete_max_seq) : null;
-      work.push({ run, ex, resumed: upTo !== null && upTo.count === ex.complete_count && upTo.maxSeq === ex.complete_max_seq });
+      // only rows appended since the index read the run (those it read are byte-identical): resume
+      // its replay; any other change: rebuild it
+      const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
+      Object.assign(row, { snap_count: c.count, snap_max_seq: c.maxSeq, content: c.digest });
+      work.push({ run, row, resumed });
     });
 
-    const weight = (r: StoreRun): number => marks.get(r.runId)?.count ?? 0;
-    this.seeds = new ConversationSeeds(work.map((w) => w.run.conversationId));
+    let segment = meta.nextSegment;
+    let liveSegments = meta.liveSegments;
+    let builder = new SegmentBuilder();
+    let runsReplayed = 0;
+    let runsResumed = 0;
+    let snapshotsRead = 0;
+    const flush = (): void => {
+      if (builder.size === 0) return;
+      writeSegment(this.t, builder, segment);
+      builder = new SegmentBuilder();
+      segment++;
+      liveSegments++;
+    };
+    const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
+    this.driver.plan(work.map((w) => w.run.conversationId));
     const prefetched = prefetchBuilds(this.store, work.filter((w) => !w.resumed).map((w) => w.run), weight, this.parallel);
     try {
-      work.forEach(({ run, ex, resumed }, i) => {
+      work.forEach(({ run, row, resumed }, i) => {
         onProgress?.(i, work.length);
-        snapshotsRead += resumed ? this.resumeRun(run, ex, builder, segment) : this.rebuildRun(run, ex, builder, segment, prefetched?.take(run.runId) ?? null);
-        wroteSegment = true;
+        if (builder.size >= SEGMENT_BYTES) flush();
+        snapshotsRead += resumed ? this.writer.resume(run, row, builder, segment) : this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null);
         if (resumed) runsResumed++;
         else runsReplayed++;
       });
@@ -204,166 +187,31 @@ export class IndexSync {
       prefetched?.close();
     }
     onProgress?.(work.length, work.length);
+    flush();
 
-    if (wroteSegment) {
-      for (const [term, data] of builder.postings()) this.q.insertPosting.run(term, segment, data);
-      this.q.putMeta.run('next_segment', String(segment + 1));
+    // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
+    indexed.clear();
+    if (minAffected !== Infinity) attribute(this.t, runCount, minAffected);
+    let compacted = meta.compacted;
+    const compact = liveSegments > MAX_SEGMENTS;
+    if (compact) {
+      compacted = segment;
+      compactSegments(this.t, runCount, meta.compacted, segment++);
+      liveSegments = 1;
     }
-    if (minAffected !== Infinity) this.attribute(minAffected);
-    const compacted = wroteSegment && (this.q.segments.get() as number) > MAX_SEGMENTS;
-    if (compacted) this.compact(segment + 1);
-    this.writeCorpusCache();
-    return { upToDate: false, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted };
-  }
-
-  /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
-  private resumeRun(run: StoreRun, ex: IndexedRun, builder: SegmentBuilder, segment: number): number {
-    const stored = (this.q.storedPositions.all(ex.run_key) as Array<{ loose_key: string; strict_key: string; first_seq: number; first_step: number | null }>).map(
-      (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
-    );
-    const replayer = new RunReplayer(run.runId, this.media, stored, this.seeds.seedFor(run.conversationId));
-    let completeCount = ex.complete_count;
-    let maxSeq = ex.complete_max_seq;
-    for (const row of this.store.completeSnapshotsAfter(run.runId, ex.complete_max_seq)) {
-      replayer.add(row);
-      completeCount++;
-      maxSeq = row.seq;
+    writeCorpusCache(this.t, runCount, compacted);
+    for (const [k, v] of [
+      ['run_count', String(runCount)],
+      ['next_segment', String(segment)],
+      ['next_run_key', String(nextRunKey)],
+      ['compacted', String(compacted)],
+      ['live_segments', String(liveSegments)],
+      ['content', content.total],
+      ['media_count', String(content.media.count)],
+      ['media_digest', content.media.digest],
+    ] as const) {
+      this.t.putMeta(k, v);
     }
-    this.seeds.done(run.conversationId, replayer.lastSnapshot);
-    const from = replayer.firstChanged;
-    this.q.deleteMessages.run(ex.run_key, from);
-    builder.beginRun(ex.run_key);
-    const lengths: number[] = [];
-    for (const t of this.q.storedTexts.iterate(ex.run_key, from) as IterableIterator<{ pos: number; dl: number; fields: string }>) {
-      builder.addDocument(t.pos, storedSearchText(t.fields));
-      lengths.push(t.dl);
-    }
-    replayer.freshMessages(from).forEach((m, i) => lengths.push(this.insertRow(ex.run_key, from + i, messageRow(m), builder)));
-    const skipped = (JSON.parse(ex.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
-    this.finishRun(ex, completeCount, maxSeq, replayer.length, skipped, lengths, segment);
-    return replayer.snapshotsRead;
-  }
-
-  /** Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the snapshots read. */
-  private rebuildRun(run: StoreRun, ex: IndexedRun, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
-    let build = prefetched;
-    if (!build) {
-      const replayed = buildRun(run.runId, this.store, this.media, this.seeds.seedFor(run.conversationId));
-      this.seeds.done(run.conversationId, replayed.last);
-      build = replayed.build;
-    } else this.seeds.done(run.conversationId, null);
-    this.q.deleteMessages.run(ex.run_key, 0);
-    builder.beginRun(ex.run_key);
-    const lengths = build.rows.map((row, pos) => this.insertRow(ex.run_key, pos, row, builder));
-    this.finishRun(ex, build.completeCount, build.maxSeq, build.rows.length, build.skipped, lengths, segment);
-    return build.snapshotsRead;
-  }
-
-  /** The run's record counts, watermark and warnings, once its messages are stored. */
-  private finishRun(ex: IndexedRun, completeCount: number, maxSeq: number, length: number, skipped: SkippedSnapshot[], lengths: number[], segment: number): void {
-    // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
-    const unknown = new Map<string, number>();
-    for (const json of this.q.unknownOfRun.iterate(ex.run_key) as IterableIterator<string>) {
-      for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
-    }
-    this.q.updateRunRecord.run(completeCount, maxSeq, length, segment, JSON.stringify(skipped), JSON.stringify([...unknown]), encodeLengths(lengths), ex.run_key);
-  }
-
-  /** Stores one replayed message and adds it to the segment; returns its document length. */
-  private insertRow(runKey: number, pos: number, row: MessageRow, builder: SegmentBuilder): number {
-    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, text] = row;
-    const length = builder.addDocument(pos, text);
-    this.q.insertMessage.run(runKey, pos, loose, strict, kind, timestamp, firstSeq, firstStep, length, unknown, roles, fields);
-    return length;
-  }
-
-  /**
-   * Recomputes cross-run attribution (spec §3.4) for every run from corpus position `fromOrd` on:
-   * a run's section starts after the leading prefix of its record that earlier runs already hold,
-   * store-wide and within its conversation.
-   */
-  private attribute(fromOrd: number): void {
-    const affected = this.q.runsByOrd.all(fromOrd) as Array<{ run_key: number; conversation_id: string | null; ord: number }>;
-    const useLookups = affected.length <= LOOKUP_ATTRIBUTION_LIMIT;
-    const all = new Set<string>();
-    const byConv = new Map<string, Set<string>>();
-    if (!useLookups) {
-      for (const r of this.q.claimedBefore.iterate(fromOrd) as IterableIterator<{ key: string; conv: string | null }>) {
-        all.add(r.key);
-        if (r.conv !== null) (byConv.get(r.conv) ?? byConv.set(r.conv, new Set()).get(r.conv)!).add(r.key);
-      }
-    }
-    for (const run of affected) {
-      const rows = this.q.attributionRows.all(run.run_key) as Array<{ strict_key: string; dl: number }>;
-      const conv = run.conversation_id;
-      const convSet = conv === null ? null : (byConv.get(conv) ?? byConv.set(conv, new Set()).get(conv)!);
-      const claimedAll = useLookups ? (k: string) => this.q.claimedAll.get(k, run.ord) !== undefined : (k: string) => all.has(k);
-      const claimedConv = useLookups
-        ? (k: string) => conv !== null && this.q.claimedConv.get(k, run.ord, conv) !== undefined
-        : (k: string) => convSet !== null && convSet.has(k);
-      let startAll = 0;
-      while (startAll < rows.length && claimedAll(rows[startAll]!.strict_key)) startAll++;
-      let startConv = 0;
-      while (startConv < rows.length && claimedConv(rows[startConv]!.strict_key)) startConv++;
-      let dlFull = 0;
-      let dlAll = 0;
-      let dlConv = 0;
-      rows.forEach((r, pos) => {
-        dlFull += r.dl;
-        if (pos >= startAll) dlAll += r.dl;
-        if (pos >= startConv) dlConv += r.dl;
-        if (!useLookups) {
-          all.add(r.strict_key);
-          convSet?.add(r.strict_key);
-        }
-      });
-      this.q.updateAttribution.run(startAll, startConv, dlFull, dlAll, dlConv, run.run_key);
-    }
-  }
-
-  /**
-   * What every search needs of every run, in corpus order, as one JSON row plus one blob of document
-   * lengths: reading it costs a single row instead of one per run.
-   */
-  private writeCorpusCache(): void {
-    const rows = this.db
-      .prepare(
-        `SELECT ${CORPUS_RUN_COLUMNS.join(', ')}, skipped != '[]' OR unknown != '[]' AS warn, lengths FROM runs ORDER BY ord`,
-      )
-      .raw()
-      .all() as unknown[][];
-    const blobs: Buffer[] = [];
-    let offset = 0;
-    const runs = rows.map((r) => {
-      const lengths = r.pop() as Buffer;
-      blobs.push(lengths);
-      r.push(offset, lengths.length);
-      offset += lengths.length;
-      return r;
-    });
-    this.db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths) VALUES (1, ?, ?)').run(JSON.stringify(runs), Buffer.concat(blobs));
-  }
-
-  /** Merges every segment's live postings into one; entries of replaced or removed runs are dropped. */
-  private compact(segment: number): void {
-    const live = new Map((this.db.prepare('SELECT run_key, seg FROM runs').all() as Array<{ run_key: number; seg: number }>).map((r) => [r.run_key, r.seg]));
-    const merged = new Map<string, Map<number, number[]>>();
-    for (const row of this.db.prepare('SELECT term, seg, data FROM postings').iterate() as IterableIterator<{ term: string; seg: number; data: Buffer }>) {
-      let groups = merged.get(row.term);
-      decodePostings(
-        row.data,
-        (runKey, pos, tf) => {
-          if (!groups) merged.set(row.term, (groups = new Map()));
-          const g = groups.get(runKey);
-          if (g) g.push(pos, tf);
-          else groups.set(runKey, [pos, tf]);
-        },
-        (runKey) => live.get(runKey) === row.seg,
-      );
-    }
-    this.db.exec('DELETE FROM postings');
-    for (const [term, groups] of merged) this.q.insertPosting.run(term, segment, encodeGroups(groups));
-    this.db.prepare('UPDATE runs SET seg = ?').run(segment);
-    this.q.putMeta.run('next_segment', String(segment + 1));
+    return { upToDate: false, contentChecked: true, content: content.total, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted: compact };
   }
 }

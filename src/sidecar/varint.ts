@@ -20,6 +20,16 @@ export class VarintWriter {
     this.buf[this.length++] = n;
   }
 
+  writeBytes(bytes: Uint8Array): void {
+    if (this.length + bytes.length > this.buf.length) {
+      const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + bytes.length + 10));
+      next.set(this.buf.subarray(0, this.length));
+      this.buf = next;
+    }
+    this.buf.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
   bytes(): Buffer {
     return Buffer.from(this.buf.buffer, this.buf.byteOffset, this.length);
   }

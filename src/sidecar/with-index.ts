@@ -1,9 +1,14 @@
+import { readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
+import { StoreError } from '../store/errors.js';
 import type { StoreReader } from '../store/reader.js';
+import { IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
+import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.js';
 import { IndexCorpusSource } from './indexed-source.js';
-import { IndexDamagedError, IndexUnavailableError, indexIsSound, isCorruption, openIndexDatabase, removeIndexFiles } from './file.js';
-import { defaultIndexPath } from './location.js';
+import { describeFsError, placeIndex } from './placement.js';
+import { readIndexMeta } from './meta.js';
 import { IndexSync, type SyncProgress, type SyncReport } from './sync.js';
 
 export interface IndexOptions {
@@ -12,6 +17,8 @@ export interface IndexOptions {
   readonly onProgress?: SyncProgress;
   /** Told when the index cannot be used and the search replays the store instead. */
   readonly onFallback?: (reason: string) => void;
+  /** Told of what was repaired or rebuilt on the way (one line each). */
+  readonly onWarning?: (message: string) => void;
 }
 
 export interface IndexedSource {
@@ -20,59 +27,172 @@ export interface IndexedSource {
   readonly path: string;
 }
 
-/** Opens the store's index, folds in what changed in the store, and hands back a corpus source over it. */
-export function openIndexedSource(store: StoreReader, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
-  const path = opts.path ?? defaultIndexPath(store.identity);
-  const db = openIndexDatabase(path, store.identity);
+/** Opens the index at a checked `path`, folds in what changed in the store, and hands back a corpus source over it. */
+function openAt(store: StoreReader, path: string, onProgress?: SyncProgress): IndexedSource & { db: BetterSqlite3.Database } {
+  const { db, tables } = openIndexDatabase(path, store.identity);
   try {
-    const report = new IndexSync(db, store, parallelOptionsFromEnv()).sync(opts.onProgress);
-    return { db, source: new IndexCorpusSource(db), report, path };
+    const sync = new IndexSync(tables, store, parallelOptionsFromEnv());
+    for (let attempt = 1; ; attempt++) {
+      const report = sync.sync(onProgress);
+      // the search reads one commit, and only the one that answers for this store's content: another
+      // process may have updated the index (to another state of the store) since
+      tables.begin();
+      const meta = readIndexMeta(tables.readMeta());
+      if (meta.content === report.content || attempt >= 5) {
+        if (meta.content !== report.content) throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
+        return { db, source: new IndexCorpusSource(tables, meta.runCount), report, path };
+      }
+      tables.commit();
+    }
   } catch (e) {
-    db.close();
+    closeIndexDatabase(db, path);
     throw e;
   }
 }
 
-/**
- * Runs `fn` over the index; a corrupt index is discarded and rebuilt once, and an index that cannot be
- * used at all (unwritable cache, repeated corruption) falls back to `fallback` (a fresh replay) after
- * telling `onFallback`. Results are identical either way.
- */
-export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
-  const path = opts.path ?? defaultIndexPath(store.identity);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    let opened: ReturnType<typeof openIndexedSource> | null = null;
-    try {
-      opened = openIndexedSource(store, { ...opts, path });
-      return fn(opened.source);
-    } catch (e) {
-      opened?.db.close();
-      opened = null;
-      // the store changed under a read in place: its error is not the index's (the caller reads again)
-      if (!store.unchanged()) throw e;
-      // a damaged store page reads as corruption too: that is the store's error, and the index stays
-      if (isCorruption(e) && indexIsSound(path)) throw e;
-      const damaged = isCorruption(e) || e instanceof IndexDamagedError;
-      if (damaged && attempt === 0) {
-        removeIndexFiles(path);
-        continue;
-      }
-      if (e instanceof IndexUnavailableError || damaged || isIoError(e)) {
-        opts.onFallback?.((e as Error).message);
-        return fallback();
-      }
-      throw e;
-    } finally {
-      opened?.db.close();
-    }
-  }
-  return fallback();
+/** Opens the store's index (placed and checked like withIndex's), brings it up to date, and hands back a corpus source over it. */
+export function openIndexedSource(store: StoreReader, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
+  const place = placeIndex(store.identity, store.label, opts.path);
+  for (const r of place.repaired) opts.onWarning?.(r);
+  return openAt(store, place.path, opts.onProgress);
 }
 
-function isIoError(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_FULL' || code === 'EACCES' || code === 'EROFS' || code === 'ENOSPC');
+// ---------------------------------------------------------------------------------------------
+// Disk space: a build that cannot fit is not started, and one that failed is not retried on every search
+
+/** A first build writes about this much of the store's size (index, and its -wal until the end). */
+const BUILD_SPACE_RATIO = 0.6;
+const BUILD_SPACE_MIN = 16 * 1024 * 1024;
+
+function freeBytes(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
 }
+
+const mb = (n: number): string => `${Math.ceil(n / 1e6)} MB`;
+
+interface SpaceMark {
+  readonly stamp: string;
+  readonly free: number;
+}
+
+const markPath = (path: string): string => `${path}.nospace`;
+
+/** Why the index should not be written now, or null: a failure for space recorded while nothing changed, or too little room for a first build. */
+function spaceVeto(store: StoreReader, path: string): string | null {
+  const free = freeBytes(dirname(path));
+  try {
+    const mark = JSON.parse(readFileSync(markPath(path), 'utf8')) as SpaceMark;
+    const stamp = store.stamp();
+    if (stamp !== null && mark.stamp === stamp && free !== null && free <= mark.free + BUILD_SPACE_MIN) {
+      return `the disk was full when the index was last updated (${mb(free)} free in ${dirname(path)}); free some space, or pass --no-index`;
+    }
+    rmSync(markPath(path), { force: true }); // something changed: try again
+  } catch {
+    // no mark
+  }
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    // no index yet
+  }
+  if (size > 0 || free === null) return null;
+  const need = Math.max(BUILD_SPACE_MIN, (store.byteSize() ?? 0) * BUILD_SPACE_RATIO);
+  return free < need ? `not enough free space for the index: a first build needs about ${mb(need)}, ${mb(free)} free in ${dirname(path)}` : null;
+}
+
+function rememberNoSpace(store: StoreReader, path: string): void {
+  const free = freeBytes(dirname(path));
+  const stamp = store.stamp();
+  if (stamp === null || free === null) return;
+  try {
+    writeFileSync(markPath(path), JSON.stringify({ stamp, free } satisfies SpaceMark), { mode: 0o600 });
+  } catch {
+    // the disk is full after all: the next search tries again
+  }
+}
+
+/** File-system and SQLite errors that say the index cannot be written here, in words. */
+function unavailable(e: unknown): IndexUnavailableError | null {
+  if (e instanceof IndexUnavailableError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new IndexSpaceError(describeFsError(e));
+  if (typeof code === 'string' && /^(EACCES|EPERM|EROFS|ENOTDIR|EISDIR|ELOOP|EMFILE|ENFILE|EIO|ENOENT)$/.test(code)) return new IndexUnavailableError(describeFsError(e));
+  return null;
+}
+
+/**
+ * Runs `fn` over the index, and never lets the index harm the answer:
+ * - a location that endangers the evidence or cannot be trusted is refused (IndexRefusedError, exit 2);
+ * - a damaged index (checksums, missing rows, SQLite corruption, anything it cannot decode) is removed
+ *   and rebuilt once, with one warning;
+ * - an index that cannot be written (read-only, full disk, no permission) falls back to `fallback`
+ *   (a fresh replay) after telling `onFallback` why in words.
+ * Store errors pass through untouched: they are the store's, reported as such.
+ */
+export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
+  let place;
+  try {
+    place = placeIndex(store.identity, store.label, opts.path);
+  } catch (e) {
+    if (e instanceof IndexRefusedError) throw e;
+    const u = unavailable(e);
+    if (!u) throw e;
+    opts.onFallback?.(u.message);
+    return fallback();
+  }
+  for (const r of place.repaired) opts.onWarning?.(r);
+  const path = place.path;
+  const veto = spaceVeto(store, path);
+  if (veto !== null) {
+    opts.onFallback?.(veto);
+    return fallback();
+  }
+  let damage: string | null = null;
+  for (let attempt = 0; ; attempt++) {
+    let opened: ReturnType<typeof openAt> | null = null;
+    try {
+      opened = openAt(store, path, opts.onProgress);
+      const result = fn(opened.source);
+      if (damage !== null) opts.onWarning?.(`index ${path} was damaged (${damage}); rebuilt it`);
+      return result;
+    } catch (e) {
+      if (opened) closeIndexDatabase(opened.db, path);
+      opened = null;
+      // the store changed under a read in place, or the store itself is at fault: not the index's business
+      if (!store.unchanged() || e instanceof StoreError || e instanceof IndexRefusedError || store.storeError(e) !== null) throw e;
+      const u = unavailable(e);
+      if (u) {
+        if (u instanceof IndexSpaceError) rememberNoSpace(store, path);
+        opts.onFallback?.(damage === null ? `${u.message} (${path})` : `index ${path} was damaged (${damage}) and could not be rebuilt: ${u.message}`);
+        return fallback();
+      }
+      // anything else is the index not being what we wrote: rebuild it once, then give up on it
+      const why = e instanceof IndexDamagedError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
+      removeIndexFiles(path);
+      if (attempt > 0) {
+        opts.onFallback?.(`index ${path} is still damaged after a rebuild (${why})`);
+        return fallback();
+      }
+      damage = why.replace(/\s*[\r\n]+\s*/g, ' ');
+      try {
+        place = placeIndex(store.identity, store.label, opts.path);
+      } catch (e2) {
+        if (e2 instanceof IndexRefusedError) throw e2;
+        opts.onFallback?.(`index ${path} was damaged (${damage}) and could not be rebuilt: ${unavailable(e2)?.message ?? String(e2)}`);
+        return fallback();
+      }
+    } finally {
+      if (opened) closeIndexDatabase(opened.db, path);
+    }
+  }
+}
+
 
 /** `false`: replay the store for this search (the reference's way); otherwise the index, at `path` or the default place. */
 export type IndexChoice = false | { readonly path?: string };

@@ -6,6 +6,7 @@
  *
  * Every implementation is read-only: no write of any kind reaches the store, ever.
  */
+import type { StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
 /** One run record, as every backend lists it. */
@@ -72,6 +73,14 @@ export interface StoreReader {
    * exactly for the other. One round trip for server backends.
    */
   fingerprint(): string;
+  /**
+   * Everything the store holds, digested per run (see content.ts): `cuts` gives per run the last seq
+   * an index saw, for the prefix digests that tell an append from a rewrite; `mediaCut` the media it saw.
+   * Reads every snapshot: asked for only when the stamp does not vouch for the content.
+   */
+  content(cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent;
+  /** Roughly how many bytes the store holds (SQLite: the file), to plan an index's disk space; null when unknown. */
+  byteSize(): number | null;
   /**
    * An identity of the bytes being read that costs no read at all (SQLite: identity, size and times of a
    * file read without locks): a later reader with the same stamp reads the same content, so even the

@@ -44,6 +44,8 @@ const STORES = readdirSync(FIXTURE_DIR)
   .map((f) => join(FIXTURE_DIR, f));
 
 const work = tempDir('fuzz');
+/** Indexes live elsewhere: convsearch refuses an index beside the store. */
+const indexWork = tempDir('fuzz-index');
 const cache = tempDir('fuzz-cache');
 
 // ---------------------------------------------------------------------------------------------
@@ -524,9 +526,9 @@ function runFuzz(): FuzzReport {
     if (rnd() < 0.3) mutateBytes(path, rnd, log);
     else mutateRows(path, rnd, log);
     // a file written in the last few ms makes openStore wait for the kernel's coarse clock to tick
-    // (store/sqlite/open.ts settledStamp); date the copy back so the fuzz loop does not pay that
+    // (store/sqlite/open.ts settledStamps); date the copy back so the fuzz loop pays less of that
     utimesSync(path, PAST, PAST);
-    const indexPath = i % INDEX_EVERY === 0 ? join(work, `case-${i}.index.db`) : null;
+    const indexPath = i % INDEX_EVERY === 0 ? join(indexWork, `case-${i}.index.db`) : null;
     const r = exercise(path, rnd, indexPath);
     report.cases++;
     if (process.env.CONVSEARCH_FUZZ_DEBUG) console.log(`# case ${i} ${fixture.split('/').pop()} ${r.ok ? 'ok' : r.expected ? 'error' : 'CRASH'}: ${log.join('; ')}${r.ok ? '' : ' => ' + r.detail.split('\n')[0]}`);
@@ -645,7 +647,7 @@ for (const [depth, objects] of [
       for (const m of msgs) for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
       return JSON.stringify(msgs).split('"__DEEP__"').join(deepText);
     });
-    const r = exercise(path, prng(1), join(work, `regression-deep-${depth}-${objects}.index.db`));
+    const r = exercise(path, prng(1), join(indexWork, `regression-deep-${depth}-${objects}.index.db`));
     assert.ok(r.ok, r.ok ? '' : r.detail);
     const store = openSqliteReader(path);
     try {
@@ -696,9 +698,9 @@ test('regression: a snapshot nested deeper than 1,000 levels is skipped and repo
     for (const m of msgs) for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
     return JSON.stringify(msgs).split('"__DEEP__"').join(deepText);
   });
-  const r = exercise(path, prng(1), join(work, 'regression-deep-2500-skip.index.db'));
+  const r = exercise(path, prng(1), join(indexWork, 'regression-deep-2500-skip.index.db'));
   assert.ok(r.ok, r.ok ? '' : r.detail);
-  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(work, 'deep-skip-cache')) });
+  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(indexWork, 'deep-skip-cache')) });
   assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
   assert.match(cli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
   assert.doesNotMatch(cli.stderr, /error|\n\s+at /);

@@ -337,10 +337,12 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // CORPUS_RUN_COLUMNS (src/sidecar/schema.ts) is a constant array of column-name literals
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
+  // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS
+  'src/sidecar/tables.ts': ['RUN_LIST', 'RUN_PARAMS', 'MESSAGE_LIST', 'MESSAGE_PARAMS'],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
-  'src/sidecar/file.ts': ['INDEX_DDL'],
+  'src/sidecar/file.ts': ['INDEX_DDL', 'DROP_INDEX_TABLES'],
   'src/sidecar/schema.ts': ['INDEX_DDL'],
 };
 

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
@@ -8,6 +9,7 @@ import { IndexCorpusSource } from '../../src/sidecar/indexed-source.js';
 import { openIndexDatabase } from '../../src/sidecar/file.js';
 import { searchStore } from '../../src/api/search.js';
 import { decodePostings } from '../../src/sidecar/postings.js';
+import { readIndexMeta } from '../../src/sidecar/meta.js';
 import { IndexSync } from '../../src/sidecar/sync.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
@@ -31,10 +33,12 @@ function indexContent(db: BetterSqlite3.Database): unknown {
   };
 }
 
-function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; replayed: number } {
-  const db = openIndexDatabase(join(tempDir(), 'idx.db'), store.identity);
-  const report = new IndexSync(db, store, options).sync();
-  return { db, replayed: report.runsReplayed };
+function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; source: IndexCorpusSource; replayed: number } {
+  const path = join(tempDir(), 'idx.db');
+  writeFileSync(path, '', { mode: 0o600 });
+  const { db, tables } = openIndexDatabase(path, store.identity);
+  const report = new IndexSync(tables, store, options).sync();
+  return { db, source: new IndexCorpusSource(tables, readIndexMeta(tables.readMeta()).runCount), replayed: report.runsReplayed };
 }
 
 describe('index build on several threads', () => {
@@ -53,7 +57,7 @@ describe('index build on several threads', () => {
             const random = rng(seed);
             for (let q = 0; q < 6; q++) {
               const o = randomOptions(random, runs);
-              const indexed = search(new IndexCorpusSource(parallel.db), o);
+              const indexed = search(parallel.source, o);
               const replayed = searchStore(store, o, false);
               assert.equal(toolText(indexed), toolText(replayed), JSON.stringify(o));
               assert.deepEqual(searchJson(indexed), searchJson(replayed), JSON.stringify(o));

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
@@ -155,7 +155,7 @@ describe('persistent index', () => {
     }
   });
 
-  test('a closed store whose file is unchanged is not fingerprinted again; every write to it is seen', () => {
+  test('a store whose files are unchanged is not read again; every write to it is seen, in place or by a live writer', () => {
     const random = rng(12);
     const dbPath = join(tempDir(), 'sessions.db');
     const indexPath = join(tempDir(), 'idx.db');
@@ -172,13 +172,13 @@ describe('persistent index', () => {
       `INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) SELECT '${to}', conversation_id, parent_run_id, agent_name, metadata, '2026-02-0${day}T00:00:00+00:00' FROM runs WHERE run_id = '${from}'`,
       `INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT '${to}', step_index, timestamp, state, messages FROM snapshots WHERE run_id = '${from}' ORDER BY seq`,
     ];
-    const sync = (): { report: ReturnType<typeof openIndexedSource>['report']; stamp: string | null; recorded: unknown } => {
+    const sync = (): { report: ReturnType<typeof openIndexedSource>['report']; stamp: string | null; recorded: unknown; mode: string } => {
       const store = openSqliteReader(dbPath);
       try {
         const o = openIndexedSource(store, { path: indexPath });
         const recorded = o.db.prepare("SELECT value FROM meta WHERE key = 'store_stamp'").pluck().get();
         o.db.close();
-        return { report: o.report, stamp: store.stamp(), recorded };
+        return { report: o.report, stamp: store.stamp(), recorded, mode: store.mode };
       } finally {
         store.close();
       }
@@ -188,9 +188,11 @@ describe('persistent index', () => {
     w0.close();
     const first = sync();
     assert.equal(first.report.runsReplayed, 3);
-    assert.notEqual(first.stamp, null, 'a closed store is read without locks');
+    assert.notEqual(first.stamp, null, 'a closed store is stamped');
     assert.equal(first.recorded, first.stamp);
-    assert.equal(sync().report.upToDate, true);
+    const again = sync();
+    assert.equal(again.report.upToDate, true);
+    assert.equal(again.report.contentChecked, false, 'an unchanged stamp: the store is not read');
     write(copyRun('r0', 'r3', 1));
     const added = sync();
     assert.equal(added.report.runsReplayed, 1);
@@ -200,14 +202,21 @@ describe('persistent index', () => {
     const pruned = sync();
     assert.equal(pruned.report.upToDate, false);
     assert.equal(pruned.report.runsReplayed, 1);
-    // a store read in place beside a live writer never relies on the file's stamp
+    // a live writer: stamped too (the -wal's stamp with the file's); every commit is seen, and an idle one costs nothing
     const live = new Database(dbPath);
     try {
       for (const q of copyRun('r1', 'r4', 2)) live.exec(q);
       const seen = sync();
-      assert.equal(seen.stamp, null);
-      assert.equal(seen.recorded, '');
+      assert.equal(seen.mode, 'wal-in-place');
       assert.equal(seen.report.runsReplayed, 1);
+      assert.equal(seen.report.contentChecked, true);
+      const idle = sync();
+      assert.equal(idle.report.contentChecked, false, 'an idle live writer: nothing read');
+      // a same-length rewrite in place by the live writer: only that run is rebuilt
+      live.exec("UPDATE snapshots SET messages = replace(messages, 'e', 'E') WHERE run_id = 'r4'");
+      const rewritten = sync();
+      assert.equal(rewritten.report.runsReplayed, 1);
+      assert.equal(rewritten.report.runsResumed, 0);
     } finally {
       live.close();
     }
@@ -271,7 +280,7 @@ describe('persistent index', () => {
     const r3 = await runCliAsync(args(a));
     assert.equal(r3.stdout, expectA.stdout);
     assert.equal(r3.status, 0);
-    assert.equal(r3.stderr, expectA.stderr);
+    assert.match(r3.stderr, /^convsearch: warning: index .* was damaged \(.*\); rebuilt it\n$/);
   });
 
   test('an index that cannot be created falls back to a replay, with a warning and the same answer', async () => {
@@ -309,5 +318,57 @@ describe('persistent index', () => {
     }
     const check = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--json', '--index', indexPath]);
     assert.equal(check.status, 0, check.stderr);
+  });
+});
+
+describe('an index that is not exactly current is never used', () => {
+  test('a same-length in-place rewrite, with the old mtime restored or moved in with mv, is seen at once and after later appends', async () => {
+    const random = rng(41);
+    const dir = tempDir();
+    const dbPath = join(dir, 'sessions.db');
+    const w = new StepStoreWriter(dbPath);
+    for (let i = 0; i < 4; i++) writeRun(w, random, `r${i}`, `c${i % 2}`, new Date(Date.UTC(2026, 0, 1, i)));
+    w.close();
+    const indexPath = join(tempDir(), 'idx.db');
+    const both = async (word: string): Promise<void> => {
+      const args = ['search', word, '--db', dbPath, '--scope', 'all', '--json'];
+      const [indexed, replayed] = [await runCliAsync([...args, '--index', indexPath]), await runCliAsync([...args, '--no-index'])];
+      assert.equal(indexed.stdout, replayed.stdout, word);
+      assert.equal(indexed.status, replayed.status, word);
+      const runsArgs = ['runs', '--json', '--db', dbPath];
+      assert.equal((await runCliAsync([...runsArgs, '--index', indexPath])).stdout, (await runCliAsync([...runsArgs, '--no-index'])).stdout);
+    };
+    await both('user');
+    const edit = (sql: string, keepTimes: boolean): void => {
+      const before = statSync(dbPath);
+      const db = new Database(dbPath);
+      db.exec(sql);
+      db.close();
+      assert.equal(statSync(dbPath).size, before.size, 'the file keeps its size');
+      if (keepTimes) utimesSync(dbPath, before.atime, before.mtime);
+    };
+    const word = (new Database(dbPath, { readonly: true }).prepare("SELECT messages FROM snapshots WHERE run_id = 'r1' ORDER BY seq DESC LIMIT 1").pluck().get() as string).match(/"content": "(\w{4,})/)![1]!;
+    const swapped = word.replace(/^./, (c) => (c === 'q' ? 'z' : 'q'));
+    edit(`UPDATE snapshots SET messages = replace(messages, '${word}', '${swapped}')`, true);
+    await both(word);
+    await both(swapped);
+    // a run cut short in place: a later snapshot made identical to an earlier one (same length not needed: the count stays)
+    edit("UPDATE snapshots SET messages = (SELECT messages FROM snapshots s2 WHERE s2.run_id = 'r2' ORDER BY seq LIMIT 1) WHERE run_id = 'r2' AND seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = 'r2')", true);
+    await both('user');
+    // an edited copy moved over the store
+    const copy = join(dir, 'edited.db');
+    copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    db.exec(`UPDATE snapshots SET messages = replace(messages, '${swapped}', '${word}')`);
+    db.close();
+    renameSync(copy, dbPath);
+    await both(word);
+    await both(swapped);
+    // and it stays right through later appends
+    const db2 = new Database(dbPath);
+    db2.exec("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = 'r3' ORDER BY seq DESC LIMIT 1");
+    db2.close();
+    await both(word);
+    await both('user');
   });
 });

@@ -12,6 +12,7 @@
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
+import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
 import { pyInt } from '../py-int.js';
@@ -368,6 +369,14 @@ export class FileStoreReader implements StoreReader, NoticeSource {
 
   fingerprint(): string {
     return this.listing().digest;
+  }
+
+  content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return readerContent(this, cuts);
+  }
+
+  byteSize(): number | null {
+    return null;
   }
 
   /** No stamp: a tree's files are not one file whose identity shows every write. */

@@ -6,6 +6,7 @@
  * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
  */
 import { hash } from 'node:crypto';
+import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
@@ -209,6 +210,14 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
   }
 
   /** Always true: the transaction shows one committed state to every call. */
+  content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return readerContent(this, cuts);
+  }
+
+  byteSize(): number | null {
+    return null;
+  }
+
   /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
   stamp(): string | null {
     return null;

@@ -12,6 +12,7 @@
  * so `media()` has none.
  */
 import { hash } from 'node:crypto';
+import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
@@ -329,6 +330,14 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   }
 
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
+  content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return readerContent(this, cuts);
+  }
+
+  byteSize(): number | null {
+    return null;
+  }
+
   /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
   stamp(): string | null {
     return null;

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { copyFileSync, existsSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
+import { copyFileSync, fstatSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -31,9 +32,10 @@ export interface Store {
    */
   readonly sharedUri: string | null;
   /**
-   * For a file read without locks (`immutable`): its identity, size and times when opened, taken once
-   * its last write was old enough that any later write changes them. The same stamp later means the
-   * same bytes. Null in the other modes (a live writer's -wal holds data the file's stamp does not show).
+   * Identity, size and times of the store file and of its `-wal` (in every mode: the copy's source),
+   * taken before anything was read and once their last write was old enough that any later write must
+   * change them: the same stamp later means the same committed content (a change time cannot be set
+   * back). Null when the files kept being written while we looked: then nothing may be inferred from it.
    */
   readonly fileStamp: string | null;
   /**
@@ -72,14 +74,6 @@ function oneLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-function nonEmpty(path: string): boolean {
-  try {
-    return statSync(path).size > 0;
-  } catch {
-    return false;
-  }
-}
-
 /** What changes when a file is written: identity, size and times (nanoseconds). */
 function stamp(path: string): string {
   const st = statSync(path, { bigint: true });
@@ -91,17 +85,125 @@ function sleepMs(ms: number): void {
 }
 
 /**
- * The file's stamp, taken once its last write is old enough that any later write must change it:
- * kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as the stat
- * could otherwise go unseen.
+ * The -wal's stamp: identity, size, and a digest of its bytes, or `-` when it is missing or empty (an
+ * empty -wal holds nothing). Its times say little: SQLite re-owns a -wal on every open by root, which
+ * moves its change time, and its modification time can be set back; a log is small (a checkpoint
+ * recycles it), so reading it is cheap.
  */
-function settledStamp(path: string): string {
-  for (let i = 0; i < 10; i++) {
-    const st = statSync(path, { bigint: true });
-    if (BigInt(Date.now()) * 1_000_000n - st.mtimeNs > 25_000_000n) break;
-    sleepMs(10);
+function walStamp(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '-';
   }
-  return stamp(path);
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    if (st.size === 0n) return '-';
+    const h = createHash('sha256');
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+    return `${st.ino}:${st.size}:${h.digest('base64')}`;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether the file was last changed long enough ago (see settledStamps), by its change or modification time. */
+function settled(path: string, time: 'ctimeNs' | 'mtimeNs'): boolean {
+  try {
+    return BigInt(Date.now()) * 1_000_000n - statSync(path, { bigint: true })[time] > 25_000_000n;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The files' stamps, taken once their last writes are old enough that any later write must change
+ * them: kernels stamp writes with a coarse clock (ticks of a few ms), so a write in the same tick as
+ * the stat could otherwise go unseen. `settled` is false when they kept changing for 100 ms.
+ */
+function settledStamps(main: string, wal: string): { main: string; wal: string; settled: boolean } {
+  let ok = false;
+  // the store file's change time: a write moves it, and it cannot be set back
+  for (let i = 0; i < 10 && !(ok = settled(main, 'ctimeNs') && settled(wal, 'mtimeNs')); i++) sleepMs(10);
+  return { main: stamp(main), wal: walStamp(wal), settled: ok };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Private copies: named for this process, removed on every exit path we can catch, and left-overs of
+// killed processes removed by the next run.
+
+const COPY_PREFIX = 'convsearch-copy-';
+let staleCopiesRemoved = false;
+const liveCopies = new Set<string>();
+let exitHooks = false;
+
+function removeLiveCopies(): void {
+  for (const dir of liveCopies) rmSync(dir, { recursive: true, force: true });
+  liveCopies.clear();
+}
+
+/** On SIGINT/SIGTERM/SIGHUP: remove the copies, then die of the same signal (the default action). */
+function onSignal(signal: NodeJS.Signals): void {
+  removeLiveCopies();
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+  process.kill(process.pid, signal);
+}
+
+function installExitHooks(): void {
+  if (exitHooks) return;
+  exitHooks = true;
+  process.on('exit', removeLiveCopies);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
+  }
+}
+
+/** Removes private copies whose process is gone (SIGKILL, a crash); only ours, and never a live one. */
+export function removeStaleCopies(dir = tmpdir()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const m = /^convsearch-copy-(\d+)-/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
+/** A private directory for a copy of the store, removed on close and on every exit path. */
+function copyDirectory(): { dir: string; remove: () => void } {
+  installExitHooks();
+  const dir = mkdtempSync(join(tmpdir(), `${COPY_PREFIX}${process.pid}-`));
+  liveCopies.add(dir);
+  return {
+    dir,
+    remove: () => {
+      liveCopies.delete(dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 interface Opened {
@@ -154,12 +256,13 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
   let sharedUri: string | null = null;
   let fileStamp: string | null = null;
   try {
-    // stamped before -wal is looked at: a checkpoint that ends after this changes the stamp
-    const before = settledStamp(realPath);
-    const withWal = nonEmpty(wal);
+    // stamped before anything is read: a commit or checkpoint that ends after this changes the stamp
+    const stamps = settledStamps(realPath, wal);
+    const before = stamps.main;
+    const withWal = stamps.wal !== '-';
+    fileStamp = stamps.settled ? `${stamps.main}|${stamps.wal}` : null;
     if (!withWal && !opts.copy) {
       mode = 'immutable';
-      fileStamp = before;
       sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
       db = new Database(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
@@ -176,13 +279,12 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
       // writer touched it meanwhile
       mode = 'private-copy';
-      const dir = mkdtempSync(join(tmpdir(), 'convsearch-'));
-      cleanup = () => rmSync(dir, { recursive: true, force: true });
+      const { dir, remove } = copyDirectory();
+      cleanup = remove;
       const copy = join(dir, basename(realPath));
-      const walBefore = withWal ? stamp(wal) : '-';
       copyFileSync(realPath, copy);
       if (withWal) copyFileSync(wal, `${copy}-wal`);
-      if (stamp(realPath) !== before || (withWal ? stamp(wal) : nonEmpty(wal) ? 'new' : '-') !== walBefore) {
+      if (stamp(realPath) !== before || walStamp(wal) !== stamps.wal) {
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
       sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
@@ -193,11 +295,17 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     throw new OpenFailure('open', e);
   }
   try {
+    // reads go run by run through idx_snapshots_run: a small page cache does (memory follows the largest run)
+    db.exec('PRAGMA cache_size = -4000');
     // One read transaction for the whole session: every query of a command sees the same committed
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
     db.exec('BEGIN');
-    return { db, schema: probeSchema(db, inputPath), mode, sharedUri, fileStamp, cleanup, unchanged };
+    const schema = probeSchema(db, inputPath);
+    // the read transaction now sees one state: the stamp names it only if nothing was written since
+    // it was taken (a commit in between would be in what we read, and not in the stamp)
+    if (fileStamp !== null && mode !== 'private-copy' && `${stamp(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
+    return { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
@@ -238,6 +346,10 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
   if (!header) throw new StoreError(`${inputPath}: not an SQLite database`);
 
   const realPath = realpathSync(path);
+  if (!staleCopiesRemoved) {
+    staleCopiesRemoved = true; // once per process: a directory listing of $TMPDIR is not free
+    removeStaleCopies();
+  }
   // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
   // Python store's path mode does so for every call): an open that fails then is tried again.
   let opened: Opened;
@@ -283,6 +395,7 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
 export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
   const db = new Database(uri, { readonly: true, fileMustExist: true });
   try {
+    db.exec('PRAGMA cache_size = -4000');
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
     return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };

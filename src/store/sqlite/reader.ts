@@ -1,6 +1,9 @@
+import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import { sqliteContent } from './content.js';
 import { storeFingerprint } from './fingerprint.js';
 import { openSharedStore, openStore, type OpenMode, type Store } from './open.js';
 import { listRuns } from './runs.js';
@@ -83,6 +86,18 @@ export class SqliteReader implements StoreReader {
 
   fingerprint(): string {
     return storeFingerprint(this.file.db, this.file.schema, this.snapshots);
+  }
+
+  content(cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
+    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut);
+  }
+
+  byteSize(): number | null {
+    try {
+      return statSync(this.file.realPath).size;
+    } catch {
+      return null;
+    }
   }
 
   stamp(): string | null {

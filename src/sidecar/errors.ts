@@ -1,0 +1,16 @@
+/**
+ * What can go wrong with the index, by what the search does about it. None of these is ever reported
+ * as the store's fault: the store's own errors are StoreError or come from the store's connection.
+ */
+
+/** The index location endangers the evidence or cannot be trusted: one line, exit status 2. */
+export class IndexRefusedError extends Error {}
+
+/** The index cannot be used here (read-only or full disk, no permission): the search replays instead. */
+export class IndexUnavailableError extends Error {}
+
+/** Out of disk space while writing the index: remembered, so that searches do not retry until something changed. */
+export class IndexSpaceError extends IndexUnavailableError {}
+
+/** The index holds something other than what convsearch wrote (damage, truncation, tampering): rebuild it. */
+export class IndexDamagedError extends Error {}

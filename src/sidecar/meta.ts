@@ -1,0 +1,57 @@
+import { EMPTY_DIGEST } from '../store/content.js';
+import { IndexDamagedError } from './errors.js';
+
+/** Meta values the index cannot do without (anything else missing means damage). */
+export interface IndexMeta {
+  readonly runCount: number;
+  readonly nextSegment: number;
+  readonly nextRunKey: number;
+  /** All postings of runs written before it were merged into this segment (0: never compacted). */
+  readonly compacted: number;
+  /** Segments that may hold live postings. */
+  readonly liveSegments: number;
+  readonly content: string;
+  readonly mediaCount: number;
+  readonly mediaDigest: string;
+  readonly storeStamp: string;
+}
+
+export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
+  const text = (k: string): string => {
+    const v = meta.get(k);
+    if (v === undefined) throw new IndexDamagedError(`the index meta lacks ${k}`);
+    return v;
+  };
+  const int = (k: string): number => {
+    const n = Number(text(k));
+    if (!Number.isSafeInteger(n) || n < 0) throw new IndexDamagedError(`the index meta ${k} is not a count`);
+    return n;
+  };
+  return {
+    runCount: int('run_count'),
+    nextSegment: int('next_segment'),
+    nextRunKey: int('next_run_key'),
+    compacted: int('compacted'),
+    liveSegments: int('live_segments'),
+    content: text('content'),
+    mediaCount: int('media_count'),
+    mediaDigest: text('media_digest'),
+    storeStamp: text('store_stamp'),
+  };
+}
+
+/** The meta of an index that has seen nothing yet. */
+export const EMPTY_META: ReadonlyArray<[string, string]> = [
+  ['run_count', '0'],
+  ['next_segment', '1'],
+  ['next_run_key', '1'],
+  ['compacted', '0'],
+  ['live_segments', '0'],
+  ['content', ''],
+  ['media_count', '0'],
+  ['media_digest', EMPTY_DIGEST],
+  ['store_stamp', ''],
+];
+
+/** The segment holding a run's live postings: its own, unless a later compaction merged it. */
+export const liveSegment = (seg: number, compacted: number): number => (seg > compacted ? seg : compacted);

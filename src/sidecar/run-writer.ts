@@ -1,0 +1,127 @@
+import type { DriverRun, ReplayDriver } from '../history/driver.js';
+import type { SkippedSnapshot, StoredPosition } from '../history/replay.js';
+import { EMPTY_DIGEST } from '../store/content.js';
+import type { SegmentBuilder } from './postings.js';
+import { buildRun, messageRow, storedSearchText, type MessageRow, type RunBuild } from './run-build.js';
+import type { IndexTables, MessageRecord, RunRow } from './tables.js';
+import { encodeLengths } from './postings.js';
+
+const EMPTY_BLOB = Buffer.alloc(0);
+
+/** Strict keys (base64 SHA-1) as the 20-byte blob `runs.keys` holds. */
+function keysBlob(keys: readonly string[]): Buffer {
+  return Buffer.concat(keys.map((k) => Buffer.from(k, 'base64')));
+}
+
+/** The row of a run the index has not seen yet. */
+export function newRunRow(runKey: number, runId: string): RunRow {
+  return {
+    run_key: runKey,
+    run_id: runId,
+    store_rowid: 0,
+    conversation_id: null,
+    parent_run_id: null,
+    agent_name: null,
+    started_at: '',
+    ord: 0,
+    snap_count: 0,
+    snap_max_seq: 0,
+    content: EMPTY_DIGEST,
+    complete_count: 0,
+    complete_max_seq: 0,
+    len: 0,
+    start_all: 0,
+    start_conv: 0,
+    dl_full: 0,
+    dl_all: 0,
+    dl_conv: 0,
+    seg: 0,
+    skipped: '[]',
+    unknown: '[]',
+    lengths: Buffer.alloc(0),
+    keys: Buffer.alloc(0),
+  };
+}
+
+/**
+ * Writes runs' records into the index: a run resumed from its stored record, or one rebuilt from nothing
+ * (replayed here through the driver, or by a build worker), its messages and its postings in a segment.
+ */
+export class RunWriter {
+  constructor(
+    private readonly t: IndexTables,
+    private readonly driver: ReplayDriver,
+  ) {}
+
+  /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
+  resume(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number): number {
+    const stored = [...this.t.messages(row.run_key, 0, row.len)];
+    const positions = stored.map((p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }));
+    const { replayer, maxSeq } = this.driver.replay(run, { positions, afterSeq: row.complete_max_seq });
+    const from = replayer.firstChanged;
+    this.t.deleteMessages(row.run_key, from);
+    builder.beginRun(row.run_key);
+    const kept = stored.slice(0, from);
+    for (const m of kept) builder.addDocument(m.pos, storedSearchText(m.fields));
+    const fresh = replayer.freshMessages(from).map(messageRow);
+    const lengths = kept.map((m) => m.dl).concat(fresh.map((r, i) => this.insertMessage(row.run_key, from + i, r, builder)));
+    const skipped = (JSON.parse(row.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
+    const unknown = kept.map((m) => m.unknown_parts).concat(fresh.map((r) => r[6]));
+    const keys = kept.map((m) => m.strict_key).concat(fresh.map((r) => r[1]));
+    this.finish(row, row.complete_count + replayer.snapshotsRead, maxSeq, skipped, lengths, unknown, keys, segment);
+    return replayer.snapshotsRead;
+  }
+
+  /** Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the snapshots read. */
+  rebuild(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
+    let build = prefetched;
+    if (build) this.driver.skip(run);
+    else build = buildRun(this.driver, run);
+    this.t.deleteMessages(row.run_key, 0);
+    builder.beginRun(row.run_key);
+    const lengths = build.rows.map((r, pos) => this.insertMessage(row.run_key, pos, r, builder));
+    this.finish(row, build.completeCount, build.maxSeq, build.skipped, lengths, build.rows.map((r) => r[6]), build.rows.map((r) => r[1]), segment);
+    return build.snapshotsRead;
+  }
+
+  /** The run's record counts, watermark and warnings, once its messages are stored. */
+  private finish(
+    row: RunRow,
+    completeCount: number,
+    maxSeq: number,
+    skipped: SkippedSnapshot[],
+    lengths: number[],
+    unknownParts: ReadonlyArray<string | null>,
+    keys: readonly string[],
+    segment: number,
+  ): void {
+    // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
+    const unknown = new Map<string, number>();
+    for (const json of unknownParts) {
+      if (json === null) continue;
+      for (const pk of JSON.parse(json) as string[]) unknown.set(pk, (unknown.get(pk) ?? 0) + 1);
+    }
+    Object.assign(row, {
+      complete_count: completeCount,
+      complete_max_seq: maxSeq,
+      len: lengths.length,
+      seg: segment,
+      skipped: JSON.stringify(skipped),
+      unknown: JSON.stringify([...unknown]),
+      lengths: encodeLengths(lengths),
+      keys: keysBlob(keys),
+    });
+    this.t.putRun(row);
+    // written: the blobs are not needed again before attribution reads them back
+    row.lengths = row.keys = EMPTY_BLOB;
+  }
+
+  /** Stores one replayed message and adds it to the segment; returns its document length. */
+  private insertMessage(runKey: number, pos: number, r: MessageRow, builder: SegmentBuilder): number {
+    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, text] = r;
+    const dl = builder.addDocument(pos, text);
+    const m: MessageRecord = { run_key: runKey, pos, loose_key: loose, strict_key: strict, kind, timestamp, first_seq: firstSeq, first_step: firstStep, dl, unknown_parts: unknown, roles, fields };
+    this.t.putMessage(m);
+    return dl;
+  }
+}

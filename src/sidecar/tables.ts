@@ -1,0 +1,367 @@
+import { crc32 } from 'node:zlib';
+import type BetterSqlite3 from 'better-sqlite3';
+import { rowSum, verifyRow, type Cell } from './checksum.js';
+import { IndexDamagedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
+import { describeFsError } from './placement.js';
+import { VarintWriter } from './varint.js';
+
+/**
+ * Every read and write of the index file goes through here: rows carry a checksum that is checked on
+ * every read, lookups that must find a row fail loudly when they do not, and the index connection's
+ * errors become index errors (never mistaken for the store's).
+ */
+
+/** Term directory buckets: a term's postings rows are listed in bucket `crc32(term) % TERM_BUCKETS`. */
+export const TERM_BUCKETS = 4096;
+
+/** One `runs` row, every column. */
+export interface RunRow {
+  run_key: number;
+  run_id: string;
+  store_rowid: number;
+  conversation_id: string | null;
+  parent_run_id: string | null;
+  agent_name: string | null;
+  started_at: string;
+  ord: number;
+  /** Snapshot rows of any state, the last seq, and the digest of all of them (content.ts). */
+  snap_count: number;
+  snap_max_seq: number;
+  content: string;
+  complete_count: number;
+  complete_max_seq: number;
+  len: number;
+  start_all: number;
+  start_conv: number;
+  dl_full: number;
+  dl_all: number;
+  dl_conv: number;
+  seg: number;
+  skipped: string;
+  unknown: string;
+  /** Document lengths by position (varints). */
+  lengths: Buffer;
+  /** Strict keys by position, 20 bytes each (cross-run attribution reads these, never the messages). */
+  keys: Buffer;
+}
+
+export const RUN_COLUMNS = [
+  'run_key', 'run_id', 'store_rowid', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at', 'ord',
+  'snap_count', 'snap_max_seq', 'content', 'complete_count', 'complete_max_seq', 'len',
+  'start_all', 'start_conv', 'dl_full', 'dl_all', 'dl_conv', 'seg', 'skipped', 'unknown', 'lengths', 'keys',
+] as const satisfies ReadonlyArray<keyof RunRow>;
+
+/** One `messages` row, every column. */
+export interface MessageRecord {
+  run_key: number;
+  pos: number;
+  loose_key: string;
+  strict_key: string;
+  kind: string;
+  timestamp: string | null;
+  first_seq: number;
+  first_step: number | null;
+  dl: number;
+  unknown_parts: string | null;
+  roles: string;
+  fields: string;
+}
+
+const MESSAGE_COLUMNS = [
+  'run_key', 'pos', 'loose_key', 'strict_key', 'kind', 'timestamp', 'first_seq', 'first_step', 'dl', 'unknown_parts', 'roles', 'fields',
+] as const satisfies ReadonlyArray<keyof MessageRecord>;
+
+/** The index connection's SQLite errors, as index errors. */
+export function indexError(e: unknown): unknown {
+  if (e instanceof IndexDamagedError || e instanceof IndexUnavailableError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return e;
+  const message = (e as Error).message.replace(/\s*[\r\n]+\s*/g, ' ');
+  if (code === 'SQLITE_FULL') return new IndexSpaceError(`no space left on the device (${code})`);
+  if (/^SQLITE_(IOERR|READONLY|CANTOPEN|PERM|BUSY|LOCKED|NOMEM|AUTH)/.test(code)) {
+    const cause = describeFsError(e);
+    return new IndexUnavailableError(cause === message ? `${message}` : `${cause}: ${message}`);
+  }
+  // corruption, a schema that is not ours, a broken constraint: the file is not what we wrote
+  return new IndexDamagedError(`${message} (${code})`);
+}
+
+/** Runs `fn`, turning the index connection's errors into index errors. */
+export function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw indexError(e);
+  }
+}
+
+/** A statement prepared on first use (a warm search needs few of them), whose errors are index errors. */
+class Stmt {
+  private s: BetterSqlite3.Statement | null = null;
+  constructor(private readonly make: () => BetterSqlite3.Statement) {}
+  private get stmt(): BetterSqlite3.Statement {
+    return (this.s ??= guard(this.make));
+  }
+  run(...args: unknown[]): BetterSqlite3.RunResult {
+    const s = this.stmt;
+    return guard(() => s.run(...args));
+  }
+  get(...args: unknown[]): unknown {
+    const s = this.stmt;
+    return guard(() => s.get(...args));
+  }
+  all(...args: unknown[]): unknown[] {
+    const s = this.stmt;
+    return guard(() => s.all(...args));
+  }
+  *iterate(...args: unknown[]): IterableIterator<unknown> {
+    const s = this.stmt;
+    const it = guard(() => s.iterate(...args));
+    for (;;) {
+      const r = guard(() => it.next());
+      if (r.done) return;
+      yield r.value;
+    }
+  }
+}
+
+/** Column lists and parameter lists for the SQL below: constants, never input. */
+const RUN_LIST = RUN_COLUMNS.join(', ');
+const RUN_PARAMS = RUN_COLUMNS.map(() => '?').join(', ');
+const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
+const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
+
+const runValues = (r: RunRow): Cell[] => RUN_COLUMNS.map((c) => r[c]);
+const messageValues = (m: MessageRecord): Cell[] => MESSAGE_COLUMNS.map((c) => m[c]);
+
+/** Encodes a directory bucket: per term, its UTF-8 length and bytes, the number of rows and their ids. */
+export function encodeBucket(entries: ReadonlyMap<string, readonly number[]>): Buffer {
+  const w = new VarintWriter();
+  for (const [term, ids] of entries) {
+    const bytes = Buffer.from(term, 'utf8');
+    w.write(bytes.length);
+    w.writeBytes(bytes);
+    w.write(ids.length);
+    for (const id of ids) w.write(id);
+  }
+  return w.bytes();
+}
+
+export function decodeBucket(data: Uint8Array): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  let i = 0;
+  const next = (): number => {
+    let n = 0;
+    let shift = 1;
+    for (;;) {
+      if (i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
+      const b = data[i++]!;
+      n += (b & 0x7f) * shift;
+      if (b < 0x80) return n;
+      shift *= 128;
+    }
+  };
+  while (i < data.length) {
+    const len = next();
+    if (i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = Buffer.from(data.buffer, data.byteOffset + i, len).toString('utf8');
+    i += len;
+    const ids: number[] = [];
+    for (let k = next(); k > 0; k--) ids.push(next());
+    out.set(term, ids);
+  }
+  return out;
+}
+
+export const bucketOf = (term: string): number => crc32(term) % TERM_BUCKETS;
+
+export class IndexTables {
+  private readonly s;
+
+  constructor(readonly db: BetterSqlite3.Database) {
+    const p = (make: () => BetterSqlite3.Statement): Stmt => new Stmt(make);
+    this.s = {
+      meta: p(() => db.prepare('SELECT key, value, sum FROM meta')),
+      putMeta: p(() => db.prepare('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum')),
+      runs: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
+      runsInOrder: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
+      runByKey: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),
+      putRun: p(() => db.prepare(`INSERT OR REPLACE INTO runs (${RUN_LIST}, sum) VALUES (${RUN_PARAMS}, ?)`)),
+      deleteRun: p(() => db.prepare('DELETE FROM runs WHERE run_key = ?')),
+      messagesFrom: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`)),
+      message: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos = ?`)),
+      putMessage: p(() => db.prepare(`INSERT INTO messages (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`)),
+      deleteMessages: p(() => db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?')),
+      posting: p(() => db.prepare('SELECT id, term, seg, data, sum FROM postings WHERE id = ?')),
+      insertPosting: p(() => db.prepare('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)')),
+      deletePosting: p(() => db.prepare('DELETE FROM postings WHERE id = ?')),
+      bucket: p(() => db.prepare('SELECT bucket, data, sum FROM terms WHERE bucket = ?')),
+      putBucket: p(() => db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
+      cache: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
+      putCache: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
+    };
+  }
+
+  /** A read transaction: every read until commit() sees one commit of the index. */
+  begin(): void {
+    guard(() => this.db.exec('BEGIN'));
+  }
+
+  /** The write lock: one writer at a time; readers keep reading the last commit. */
+  beginImmediate(): void {
+    guard(() => this.db.exec('BEGIN IMMEDIATE'));
+  }
+
+  commit(): void {
+    guard(() => this.db.exec('COMMIT'));
+  }
+
+  rollback(): void {
+    guard(() => this.db.exec('ROLLBACK'));
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  // --- meta -------------------------------------------------------------------------------------
+
+  readMeta(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const r of this.s.meta.all() as Array<{ key: string; value: string; sum: number }>) {
+      verifyRow('meta', [r.key, r.value], r.sum);
+      out.set(r.key, r.value);
+    }
+    return out;
+  }
+
+  putMeta(key: string, value: string): void {
+    this.s.putMeta.run(key, value, rowSum([key, value]));
+  }
+
+  // --- runs -------------------------------------------------------------------------------------
+
+  private checkRun(r: (RunRow & { sum: number }) | undefined, runKey?: number): RunRow {
+    if (r === undefined) throw new IndexDamagedError(`the index has no row for run key ${runKey}`);
+    const { sum, ...row } = r;
+    verifyRow('runs', runValues(row), sum);
+    if (runKey !== undefined && row.run_key !== runKey) throw new IndexDamagedError(`run key ${runKey} finds the row of ${row.run_key}`);
+    return row;
+  }
+
+  /** Every run row; `expected` is the count recorded in meta (a row lost to damage is noticed). */
+  allRuns(expected: number): RunRow[] {
+    const rows = (this.s.runs.all() as Array<RunRow & { sum: number }>).map((r) => this.checkRun(r));
+    if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
+    return rows;
+  }
+
+  /**
+   * Every run row in corpus order, streamed; read to the end (the count is checked there), and write
+   * nothing meanwhile (better-sqlite3 allows no statement while one iterates).
+   */
+  *runsInOrder(expected: number): IterableIterator<RunRow> {
+    let n = 0;
+    for (const r of this.s.runsInOrder.iterate() as IterableIterator<RunRow & { sum: number }>) {
+      n++;
+      yield this.checkRun(r);
+    }
+    if (n !== expected) throw new IndexDamagedError(`the index holds ${n} runs, its meta says ${expected}`);
+  }
+
+  run(runKey: number): RunRow {
+    return this.checkRun(this.s.runByKey.get(runKey) as (RunRow & { sum: number }) | undefined, runKey);
+  }
+
+  putRun(r: RunRow): void {
+    const values = runValues(r);
+    this.s.putRun.run(...values, rowSum(values));
+  }
+
+  deleteRun(runKey: number): void {
+    this.s.deleteRun.run(runKey);
+  }
+
+  // --- messages ---------------------------------------------------------------------------------
+
+  /** The run's messages at positions `from .. len-1`, in order, every one present and sound. */
+  *messages(runKey: number, from: number, len: number): IterableIterator<MessageRecord> {
+    let pos = from;
+    for (const r of this.s.messagesFrom.iterate(runKey, from) as IterableIterator<MessageRecord & { sum: number }>) {
+      const { sum, ...m } = r;
+      verifyRow('messages', messageValues(m), sum);
+      if (m.run_key !== runKey || m.pos !== pos) throw new IndexDamagedError(`run key ${runKey} position ${pos} is missing`);
+      pos++;
+      yield m;
+    }
+    if (pos !== Math.max(from, len)) throw new IndexDamagedError(`run key ${runKey} has ${pos} messages, its row says ${len}`);
+  }
+
+  message(runKey: number, pos: number): MessageRecord {
+    const r = this.s.message.get(runKey, pos) as (MessageRecord & { sum: number }) | undefined;
+    if (r === undefined) throw new IndexDamagedError(`run key ${runKey} position ${pos} is missing`);
+    const { sum, ...m } = r;
+    verifyRow('messages', messageValues(m), sum);
+    if (m.run_key !== runKey || m.pos !== pos) throw new IndexDamagedError(`run key ${runKey} position ${pos} finds another message`);
+    return m;
+  }
+
+  putMessage(m: MessageRecord): void {
+    const values = messageValues(m);
+    this.s.putMessage.run(...values, rowSum(values));
+  }
+
+  deleteMessages(runKey: number, from: number): void {
+    this.s.deleteMessages.run(runKey, from);
+  }
+
+  // --- postings and the term directory ---------------------------------------------------------
+
+  bucket(b: number): Map<string, number[]> {
+    const r = this.s.bucket.get(b) as { bucket: number; data: Buffer; sum: number } | undefined;
+    if (r === undefined) throw new IndexDamagedError(`term directory bucket ${b} is missing`);
+    verifyRow('terms', [r.bucket, r.data], r.sum);
+    if (r.bucket !== b) throw new IndexDamagedError(`term directory bucket ${b} finds bucket ${r.bucket}`);
+    return decodeBucket(r.data);
+  }
+
+  putBucket(b: number, entries: ReadonlyMap<string, readonly number[]>): void {
+    const data = encodeBucket(entries);
+    this.s.putBucket.run(b, data, rowSum([b, data]));
+  }
+
+  /** The ids of the postings rows of `term` (none when no document has it). */
+  termRows(term: string): number[] {
+    return this.bucket(bucketOf(term)).get(term) ?? [];
+  }
+
+  posting(id: number, term: string): { seg: number; data: Buffer } {
+    const r = this.s.posting.get(id) as { id: number; term: string; seg: number; data: Buffer; sum: number } | undefined;
+    if (r === undefined) throw new IndexDamagedError(`postings row ${id} of ${JSON.stringify(term)} is missing`);
+    verifyRow('postings', [r.term, r.seg, r.data], r.sum);
+    if (r.id !== id || r.term !== term) throw new IndexDamagedError(`postings row ${id} is not the row of ${JSON.stringify(term)}`);
+    return { seg: r.seg, data: r.data };
+  }
+
+  /** Adds a postings row and returns its id (the caller lists it in the term's directory bucket). */
+  insertPosting(term: string, seg: number, data: Buffer): number {
+    return Number(this.s.insertPosting.run(term, seg, data, rowSum([term, seg, data])).lastInsertRowid);
+  }
+
+  deletePosting(id: number): void {
+    this.s.deletePosting.run(id);
+  }
+
+  // --- corpus cache -----------------------------------------------------------------------------
+
+  cache(): { runs: string; lengths: Buffer } {
+    const r = this.s.cache.get() as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
+    if (r === undefined) throw new IndexDamagedError('the corpus cache row is missing');
+    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+    return { runs: r.runs, lengths: r.lengths };
+  }
+
+  putCache(runs: string, lengths: Buffer): void {
+    this.s.putCache.run(runs, lengths, rowSum([1, runs, lengths]));
+  }
+}

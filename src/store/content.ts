@@ -1,0 +1,104 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { StoreReader, StoreSnapshot } from './reader.js';
+
+/**
+ * What a store holds, digested: per run, a digest over every snapshot a replay could read (seq, step,
+ * timestamp, state, and the messages), plus digests of the runs and the media. Two reads with equal
+ * digests give the same index; any edit, a same-length in-place rewrite included, changes them. This
+ * reads everything, so the sidecar asks for it only when the store's stamp says it may have changed.
+ */
+export interface RunContent {
+  /** Snapshots of any state, and the highest seq. */
+  readonly count: number;
+  readonly maxSeq: number;
+  /** Digest of all the run's snapshots, in seq order. */
+  readonly digest: string;
+  /**
+   * Digest of the snapshots with `seq <= cut`, the cut being the last seq the index saw of this run:
+   * equal to the index's digest when what it read is untouched and everything else was appended.
+   */
+  readonly prefix: string;
+}
+
+export interface StoreContent {
+  /** Keyed by run id (rows whose run id is not text are kept under a key no run id can have). */
+  readonly runs: ReadonlyMap<string, RunContent>;
+  /** The media in insertion order: their count, digest, and the digest of the first `mediaCut`. */
+  readonly media: RunContent;
+  readonly runsTable: string;
+  /** Everything above in one digest: equal means nothing the index depends on changed. */
+  readonly total: string;
+}
+
+/** The digest of nothing. */
+export const EMPTY_DIGEST = createHash('sha256').digest('base64');
+
+/** A value as the replay receives it, unambiguously: type tag, length where it varies, bytes. */
+export function hashCell(h: Hash, v: unknown): void {
+  if (v === null || v === undefined) h.update('\u0000n');
+  else if (typeof v === 'number') h.update(`\u0000i${v}\u0000`);
+  else if (typeof v === 'bigint') h.update(`\u0000g${v}\u0000`);
+  else if (typeof v === 'string') h.update(`\u0000s${v.length}\u0000`).update(v, 'utf8');
+  else if (Buffer.isBuffer(v)) h.update(`\u0000b${v.length}\u0000`).update(v);
+  else h.update(`\u0000?${String(v)}\u0000`);
+}
+
+/** Digests one run's snapshots as they come, in seq order, taking the prefix digest at `cut`. */
+export class RunDigester {
+  private readonly hash = createHash('sha256');
+  private count = 0;
+  private maxSeq = 0;
+  private prefix: string | null = null;
+
+  constructor(private readonly cut: number) {}
+
+  add(seq: number, cells: readonly unknown[]): void {
+    if (this.prefix === null && seq > this.cut) this.prefix = this.hash.copy().digest('base64');
+    for (const v of cells) hashCell(this.hash, v);
+    this.count++;
+    if (seq > this.maxSeq) this.maxSeq = seq;
+  }
+
+  finish(): RunContent {
+    const digest = this.hash.digest('base64');
+    return { count: this.count, maxSeq: this.maxSeq, digest, prefix: this.prefix ?? digest };
+  }
+}
+
+/** The one digest of everything (runs in key order). */
+export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunContent, runsTable: string): string {
+  const total = createHash('sha256').update(`${runsTable}\n${media.count}:${media.digest}\n`);
+  for (const key of [...runs.keys()].sort()) {
+    const r = runs.get(key)!;
+    hashCell(total, key);
+    total.update(`${r.count}:${r.maxSeq}:${r.digest}\n`);
+  }
+  return total.digest('base64');
+}
+
+/**
+ * The content of a store read through the seam alone, for backends that have no faster way: every
+ * run's snapshots of both states merged in seq order, the run list, and the reader's own fingerprint
+ * (which covers what cannot be listed, such as media) standing for the media and runs digests.
+ */
+export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, number>): StoreContent {
+  const runs = new Map<string, RunContent>();
+  for (const run of reader.runs()) {
+    const d = new RunDigester(cuts.get(run.runId) ?? 0);
+    const complete = reader.completeSnapshots(run.runId)[Symbol.iterator]();
+    const interrupted = reader.interruptedSnapshots(run.runId)[Symbol.iterator]();
+    let c = complete.next();
+    let i = interrupted.next();
+    while (!c.done || !i.done) {
+      const fromComplete = i.done === true || (c.done !== true && c.value.seq < i.value.seq);
+      const s: StoreSnapshot = fromComplete ? (c.value as StoreSnapshot) : (i.value as StoreSnapshot);
+      d.add(s.seq, [s.seq, s.stepIndex, s.timestamp, fromComplete ? 'complete' : 'interrupted', typeof s.messages, s.messages]);
+      if (fromComplete) c = complete.next();
+      else i = interrupted.next();
+    }
+    runs.set(run.runId, d.finish());
+  }
+  const media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
+  const runsTable = createHash('sha256').update(JSON.stringify(reader.runs())).update(reader.fingerprint()).digest('base64');
+  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable) };
+}

@@ -1,0 +1,141 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { runCliAsync } from '../helpers/cli.js';
+import { writeRun } from '../helpers/random-stores.js';
+import { tempDir } from '../helpers/stores.js';
+
+const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
+
+/** A store alone in its directory, and what a --no-index search of it prints. */
+async function evidence(): Promise<{ dir: string; db: string; args: string[]; want: string; digest: string }> {
+  const dir = tempDir();
+  const db = join(dir, 'sessions.db');
+  const w = new StepStoreWriter(db);
+  writeRun(w, rng(4), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
+  w.close();
+  const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
+  const want = (await runCliAsync([...args, '--no-index'])).stdout;
+  return { dir, db, args, want, digest: sha(db) };
+}
+
+function assertUntouched(e: { dir: string; db: string; digest: string }): void {
+  assert.equal(sha(e.db), e.digest, 'the store is byte-identical');
+  assert.deepEqual(readdirSync(e.dir).filter((n) => !n.startsWith('link')), ['sessions.db'], 'nothing was created beside the store');
+}
+
+async function refused(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const r = await runCliAsync(args, { env });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^convsearch: error: refusing .+\n$/);
+  return r.stderr;
+}
+
+describe('the index never touches the evidence', () => {
+  test('--index naming the store, a file of it, a link or hard link to it, or a path beside it is refused with exit 2', async () => {
+    const e = await evidence();
+    const elsewhere = tempDir();
+    symlinkSync(e.db, join(elsewhere, 'link.db'));
+    linkSync(e.db, join(elsewhere, 'hard.db'));
+    symlinkSync(e.dir, join(elsewhere, 'dirlink'));
+    const cases: Array<[string, RegExp]> = [
+      [e.db, /store's directory|store's file/],
+      [`${e.db}-wal`, /store's directory/],
+      [`${e.db}-journal`, /store's directory/],
+      [join(e.dir, 'index.db'), /store's directory/],
+      [join(e.dir, 'sub', 'deeper', 'index.db'), /would create a directory in the store's directory/],
+      [join(elsewhere, 'link.db'), /store's file|symbolic link/],
+      [join(elsewhere, 'hard.db'), /store's file/],
+      [join(elsewhere, 'dirlink', 'index.db'), /store's directory/],
+    ];
+    for (const [index, why] of cases) {
+      for (const cmd of [e.args, ['runs', '--db', e.db], ['conversations', '--db', e.db, '--json']]) {
+        const message = await refused([...cmd, '--index', index]);
+        assert.match(message, why, index);
+      }
+      assertUntouched(e);
+    }
+    assert.equal(sha(join(elsewhere, 'hard.db')), e.digest);
+  });
+
+  test('a cache directory that is a link into the evidence directory is refused; nothing is written there', async () => {
+    const e = await evidence();
+    const cache = tempDir();
+    symlinkSync(e.dir, join(cache, 'convsearch'));
+    await refused(e.args, { XDG_CACHE_HOME: cache });
+    assertUntouched(e);
+    // XDG_CACHE_HOME itself in the evidence directory: the convsearch directory would be created there
+    await refused(e.args, { XDG_CACHE_HOME: e.dir });
+    assertUntouched(e);
+  });
+});
+
+describe('the index location is taken on no one\'s word', () => {
+  test('an index path that is a symbolic link (to any file) is refused, and its target is left alone', async () => {
+    const e = await evidence();
+    const other = join(tempDir(), 'notes.txt');
+    writeFileSync(other, 'my notes\n', { mode: 0o644 });
+    const dir = tempDir();
+    symlinkSync(other, join(dir, 'idx.db'));
+    const message = await refused([...e.args, '--index', join(dir, 'idx.db')]);
+    assert.match(message, /symbolic link/);
+    assert.equal(readFileSync(other, 'utf8'), 'my notes\n');
+    // a link planted as the index's -wal
+    const dir2 = tempDir();
+    symlinkSync(other, join(dir2, 'idx.db-wal'));
+    assert.match(await refused([...e.args, '--index', join(dir2, 'idx.db')]), /-wal is a symbolic link/);
+    assert.equal(readFileSync(other, 'utf8'), 'my notes\n');
+    // the default cache directory itself a link (even to a harmless place)
+    const cache = tempDir();
+    symlinkSync(tempDir(), join(cache, 'convsearch'));
+    assert.match(await refused(e.args, { XDG_CACHE_HOME: cache }), /symbolic link/);
+  });
+
+  test('a cache directory and index readable by others are made private again, with a warning each; the answer is the same', async () => {
+    const e = await evidence();
+    const cache = tempDir();
+    const r0 = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: cache } });
+    assert.equal(r0.stdout, e.want);
+    const dir = join(cache, 'convsearch');
+    const [file] = readdirSync(dir);
+    chmodSync(dir, 0o777);
+    chmodSync(join(dir, file!), 0o666);
+    const r = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: cache } });
+    assert.equal(r.status, r0.status, r.stderr);
+    assert.equal(r.stdout, e.want);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 2, r.stderr);
+    assert.match(lines[0]!, /^convsearch: warning: .*convsearch was readable or writable by others \(mode 777\); made it 700$/);
+    assert.match(lines[1]!, /^convsearch: warning: .*\.index\.db was readable or writable by others \(mode 666\); made it 600$/);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.equal(statSync(join(dir, file!)).mode & 0o777, 0o600);
+  });
+
+  test('a cache directory or index owned by someone else is refused', { skip: process.getuid?.() !== 0 && 'needs root to hand files to another user' }, async () => {
+    const e = await evidence();
+    const cache = tempDir();
+    mkdirSync(join(cache, 'convsearch'), { mode: 0o700 });
+    chownSync(join(cache, 'convsearch'), 4242, 4242);
+    assert.match(await refused(e.args, { XDG_CACHE_HOME: cache }), /belongs to uid 4242/);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'idx.db'), '', { mode: 0o600 });
+    chownSync(join(dir, 'idx.db'), 4242, 4242);
+    assert.match(await refused([...e.args, '--index', join(dir, 'idx.db')]), /belongs to uid 4242/);
+    assert.equal(statSync(join(dir, 'idx.db')).size, 0);
+  });
+
+  test('an index with another hard link is refused (writing it would change the other file)', async () => {
+    const e = await evidence();
+    const dir = tempDir();
+    writeFileSync(join(dir, 'precious.db'), 'x', { mode: 0o600 });
+    linkSync(join(dir, 'precious.db'), join(dir, 'idx.db'));
+    assert.match(await refused([...e.args, '--index', join(dir, 'idx.db')]), /other hard links/);
+    assert.equal(readFileSync(join(dir, 'precious.db'), 'utf8'), 'x');
+    assert.ok(!existsSync(join(dir, 'idx.db-wal')));
+  });
+});
