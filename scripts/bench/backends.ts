@@ -175,7 +175,12 @@ export async function prepareBackends(store: string, dir: string): Promise<{ tar
     targets.set('redis', await copyToRedis(store, redisServer, 0));
     t('Redis', performance.now() - start);
   }
-  return { targets, stop: () => stops.forEach((s) => s()) };
+  return {
+    targets,
+    stop: () => {
+      for (const s of stops) s();
+    },
+  };
 }
 
 /** Phase (own process): open, fingerprint, then every run's record replayed from its complete snapshots. */

@@ -44,7 +44,7 @@ interface IndexedSection extends SectionView {
 }
 
 /** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
-class IndexCorpus implements Corpus {
+class IndexedCorpus implements Corpus {
   private readonly byRunKey = new Map<number, number>();
   private readonly firsts: number[] = [];
   private readonly docs = new Map<string, RenderedMessage>();
@@ -133,7 +133,7 @@ class IndexCorpus implements Corpus {
 }
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */
-export class IndexCorpusSource implements CorpusSource {
+export class IndexedCorpusSource implements CorpusSource {
   private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
 
   /** `runCount`: the runs the index's meta says it holds (the cache must list as many). */
@@ -184,7 +184,7 @@ export class IndexCorpusSource implements CorpusSource {
         });
       }
     }
-    return new IndexCorpus(this.t, sections, warnings, scopeRuns);
+    return new IndexedCorpus(this.t, sections, warnings, scopeRuns);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
@@ -199,7 +199,7 @@ export class IndexCorpusSource implements CorpusSource {
         }, 0),
       warnings: (runIds) => runIds.flatMap((id) => {
         const r = byId.get(id);
-        return r && r[14] ? this.warningsOf(r[0]) : [];
+        return r?.[14] ? this.warningsOf(r[0]) : [];
       }),
     };
   }

@@ -54,4 +54,4 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
 ];
 
 /** The segment holding a run's live postings: its own, unless a later compaction merged it. */
-export const liveSegment = (seg: number, compacted: number): number => (seg > compacted ? seg : compacted);
+export const liveSegment = (seg: number, compacted: number): number => Math.max(seg, compacted);

@@ -89,7 +89,7 @@ function existingAncestor(dir: string): { real: string; missing: string[] } {
  * in messages (`--index x` or `the index location x`).
  */
 function checkAgainstEvidence(path: string, ev: Evidence, what: string): string {
-  let anc;
+  let anc: ReturnType<typeof existingAncestor>;
   try {
     anc = existingAncestor(dirname(path));
   } catch (e) {

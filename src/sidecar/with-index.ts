@@ -6,7 +6,7 @@ import { StoreError } from '../store/errors.js';
 import type { StoreReader } from '../store/reader.js';
 import { IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.js';
-import { IndexCorpusSource } from './indexed-source.js';
+import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
 import { IndexSync, type SyncProgress, type SyncReport } from './sync.js';
@@ -22,7 +22,7 @@ export interface IndexOptions {
 }
 
 export interface IndexedSource {
-  readonly source: IndexCorpusSource;
+  readonly source: IndexedCorpusSource;
   readonly report: SyncReport;
   readonly path: string;
 }
@@ -40,7 +40,7 @@ function openAt(store: StoreReader, path: string, onProgress?: SyncProgress): In
       const meta = readIndexMeta(tables.readMeta());
       if (meta.content === report.content || attempt >= 5) {
         if (meta.content !== report.content) throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
-        return { db, source: new IndexCorpusSource(tables, meta.runCount), report, path };
+        return { db, source: new IndexedCorpusSource(tables, meta.runCount), report, path };
       }
       tables.commit();
     }
@@ -135,8 +135,8 @@ function unavailable(e: unknown): IndexUnavailableError | null {
  *   (a fresh replay) after telling `onFallback` why in words.
  * Store errors pass through untouched: they are the store's, reported as such.
  */
-export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexCorpusSource) => T, fallback: () => T): T {
-  let place;
+export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexedCorpusSource) => T, fallback: () => T): T {
+  let place: ReturnType<typeof placeIndex>;
   try {
     place = placeIndex(store.identity, store.label, opts.path);
   } catch (e) {

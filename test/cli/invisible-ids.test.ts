@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { runCliAsync } from '../helpers/cli.js';
 import { addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
 
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: joiners and marks are listed one by one on purpose
 const RAW = /[\u200b\u200c\u200d\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff\u{e0041}]/u;
 
 test('invisible and bidirectional characters in ids are shown escaped in every human-facing line', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import type { ParallelOptions } from '../../src/parallel/threads.js';
-import { IndexCorpusSource } from '../../src/sidecar/indexed-source.js';
+import { IndexedCorpusSource } from '../../src/sidecar/indexed-source.js';
 import { openIndexDatabase } from '../../src/sidecar/file.js';
 import { searchStore } from '../../src/api/search.js';
 import { decodePostings } from '../../src/sidecar/postings.js';
@@ -33,12 +33,12 @@ function indexContent(db: BetterSqlite3.Database): unknown {
   };
 }
 
-function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; source: IndexCorpusSource; replayed: number } {
+function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; source: IndexedCorpusSource; replayed: number } {
   const path = join(tempDir(), 'idx.db');
   writeFileSync(path, '', { mode: 0o600 });
   const { db, tables } = openIndexDatabase(path, store.identity);
   const report = new IndexSync(tables, store, options).sync();
-  return { db, source: new IndexCorpusSource(tables, readIndexMeta(tables.readMeta()).runCount), replayed: report.runsReplayed };
+  return { db, source: new IndexedCorpusSource(tables, readIndexMeta(tables.readMeta()).runCount), replayed: report.runsReplayed };
 }
 
 describe('index build on several threads', () => {

@@ -95,7 +95,7 @@ const NO_MEDIA = { get: () => null } as unknown as MediaCache;
 
 function replay(rows: StoreSnapshot[]): unknown[] {
   const r = new RunReplayer('r1', NO_MEDIA);
-  rows.forEach((row) => r.add(row));
+  for (const row of rows) r.add(row);
   const res = r.result();
   assert.deepEqual(res.skipped, []);
   return res.messages.map((m) => ({ doc: renderRecordMessage(m).text, parts: renderRecordMessage(m).parts, keys: m.keys }));

@@ -34,7 +34,9 @@ before(async () => {
     }
   }
   if (typeof redis !== 'string') {
-    STORES.forEach((store, db) => (redis as RedisServer).load(db, join(FIXTURES, 'redis', `${store}.redis`)));
+    STORES.forEach((store, db) => {
+      (redis as RedisServer).load(db, join(FIXTURES, 'redis', `${store}.redis`));
+    });
     // read commands only (and SELECT, for the stores in db 1..3), on the store's keys only
     redis.cli(0, ['ACL', 'SETUSER', 'reader', 'on', '>r3ad:only@pw', 'resetkeys', `~${PREFIX}:*`, 'resetchannels', '-@all', '+@read', '+select']);
   }

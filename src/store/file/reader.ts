@@ -10,16 +10,16 @@
  * then newer than the fingerprint. Nothing is ever written: no temp file, no lock, no atime promise.
  */
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type BigIntStats, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
+import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
 import { pyInt } from '../py-int.js';
 import { decodeUtf8, fileSnapshot, runFromJson, type PayloadSnapshot, type SnapshotState } from '../records.js';
 import { integerMember, MessagesHint, scanPayload, stringMember } from '../payload.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { compareCodePoints } from '../instant.js';
 
 /** FileStepStore's own check on a run id before it becomes a directory name (`_validate_id`). */
@@ -66,7 +66,7 @@ function isMissing(e: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-export class FileStoreReader implements StoreReader, NoticeSource {
+export class FileStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
   readonly label: string;
   readonly identity: string;
   private readonly root: string;
@@ -78,8 +78,9 @@ export class FileStoreReader implements StoreReader, NoticeSource {
   private readonly hint = new MessagesHint();
 
   constructor(root: string) {
+    super();
     this.label = root;
-    let st;
+    let st: Stats;
     try {
       st = statSync(root);
     } catch {
@@ -371,32 +372,9 @@ export class FileStoreReader implements StoreReader, NoticeSource {
     return this.listing().digest;
   }
 
-  content(cuts: ReadonlyMap<string, number>): StoreContent {
-    return readerContent(this, cuts);
-  }
-
-  byteSize(): number | null {
-    return null;
-  }
-
-  /** No stamp: a tree's files are not one file whose identity shows every write. */
-  stamp(): string | null {
-    return null;
-  }
-
-  /** Threads are not shared out for a tree: each would list and stat it again. */
-  share(): StoreShare | null {
-    return null;
-  }
-
   unchanged(): boolean {
     return !this.replaced;
   }
-
-  storeError(): StoreError | null {
-    return null; // its failures are StoreErrors already
-  }
-
   notices(): readonly StoreNotice[] {
     return this.notes.notices();
   }

@@ -6,11 +6,11 @@
  * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
  */
 import { hash } from 'node:crypto';
-import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
+import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
 import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
@@ -28,7 +28,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** int8 and count(*) arrive as text (they may exceed 2^53 in principle). */
 const num = (v: unknown): number => Number(v);
 
-export class PostgresStoreReader implements StoreReader, NoticeSource {
+export class PostgresStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
   readonly label: string;
   readonly identity: string;
   private readonly bridge: SyncBridge;
@@ -40,6 +40,7 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
   private readonly mediaCache = new Map<string, Buffer | null>();
 
   constructor(target: string) {
+    super();
     const t = postgresTarget(target);
     this.label = t.label;
     this.identity = t.identity;
@@ -210,28 +211,6 @@ export class PostgresStoreReader implements StoreReader, NoticeSource {
   }
 
   /** Always true: the transaction shows one committed state to every call. */
-  content(cuts: ReadonlyMap<string, number>): StoreContent {
-    return readerContent(this, cuts);
-  }
-
-  byteSize(): number | null {
-    return null;
-  }
-
-  /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
-  stamp(): string | null {
-    return null;
-  }
-
-  /** Threads are not shared out: another connection would see another snapshot of the database. */
-  share(): StoreShare | null {
-    return null;
-  }
-
-  storeError(): StoreError | null {
-    return null; // its failures are StoreErrors already
-  }
-
   unchanged(): boolean {
     return true;
   }

@@ -12,15 +12,15 @@
  * so `media()` has none.
  */
 import { hash } from 'node:crypto';
-import { readerContent, type StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
+import { SeamDefaults } from '../reader-defaults.js';
 import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
 import { integerMember, MessagesHint, scanPayload } from '../payload.js';
 import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { redisTarget } from '../server-url.js';
 import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
@@ -59,7 +59,7 @@ interface View {
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
-export class RedisStoreReader implements StoreReader, NoticeSource {
+export class RedisStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
   readonly label: string;
   readonly identity: string;
   private readonly prefix: string;
@@ -71,6 +71,7 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   private steps: Map<string, number | null> | null = null;
 
   constructor(target: string) {
+    super();
     const t = redisTarget(target);
     this.label = t.label;
     this.identity = t.identity;
@@ -153,7 +154,9 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
       }
     }
     const existing = new Map<string, number>();
-    this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => existing.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number));
+    this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => {
+      existing.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number);
+    });
     const byId = new Map<string, RunView>();
     for (const run of runs) {
       const e = entries.get(run.runId)!;
@@ -330,28 +333,6 @@ export class RedisStoreReader implements StoreReader, NoticeSource {
   }
 
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
-  content(cuts: ReadonlyMap<string, number>): StoreContent {
-    return readerContent(this, cuts);
-  }
-
-  byteSize(): number | null {
-    return null;
-  }
-
-  /** No stamp: a server's state is known only by asking it (the fingerprint is one round trip). */
-  stamp(): string | null {
-    return null;
-  }
-
-  /** Threads are not shared out: another connection could see other writes. */
-  share(): StoreShare | null {
-    return null;
-  }
-
-  storeError(): StoreError | null {
-    return null; // its failures are StoreErrors already
-  }
-
   unchanged(): boolean {
     return true;
   }

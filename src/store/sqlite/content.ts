@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EMPTY_DIGEST, hashCell, RunDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { runsRowsText } from './runs.js';
 import type { StoreSchema } from './schema.js';
 
 /**
@@ -28,7 +29,7 @@ export function sqliteContent(db: BetterSqlite3.Database, schema: StoreSchema, c
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   if (schema.hasMedia) {
     const h = createHash('sha256');
-    let stmt;
+    let stmt: BetterSqlite3.Statement;
     let ordered = true;
     try {
       stmt = db.prepare("SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid").raw();
@@ -47,14 +48,6 @@ export function sqliteContent(db: BetterSqlite3.Database, schema: StoreSchema, c
     const digest = h.digest('base64');
     media = { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
   }
-  // the runs rows, built into one string inside SQLite (quote() keeps NULLs and separators apart)
-  const runsRows = db
-    .prepare(
-      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
-         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
-    )
-    .pluck()
-    .get() as string | null;
-  const runsTable = createHash('sha256').update(runsRows ?? '').digest('base64');
+  const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
   return { runs, media, runsTable, total: totalDigest(runs, media, runsTable) };
 }

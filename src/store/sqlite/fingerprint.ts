@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import { runsRowsText } from './runs.js';
 import type { StoreSchema } from './schema.js';
 import type { SnapshotReader } from './snapshots.js';
 
@@ -12,13 +13,5 @@ import type { SnapshotReader } from './snapshots.js';
 export function storeFingerprint(db: BetterSqlite3.Database, schema: StoreSchema, snapshots: SnapshotReader): string {
   const t = snapshots.totals();
   const media = schema.hasMedia ? (db.prepare('SELECT COUNT(*) FROM media').pluck().get() as number) : -1;
-  // one string built inside SQLite (quote() keeps NULLs and separators unambiguous): no row objects
-  const runs = db
-    .prepare(
-      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
-         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
-    )
-    .pluck()
-    .get() as string | null;
-  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', runs ?? '', 'base64')}`;
+  return `${t.count}:${t.maxSeq}:${media}:${hash('sha1', runsRowsText(db), 'base64')}`;
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { copyFileSync, fstatSync, existsSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync, statSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, copyFileSync, existsSync, fstatSync, openSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { copyDirectory, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
 
 // better-sqlite3 only honours `file:` URIs (needed for mode=ro, immutable, readonly_shm) when this is set
@@ -18,7 +18,7 @@ const SQLITE_MAGIC = 'SQLite format 3\0';
 /** How the evidence file was opened; every mode leaves the store and its siblings byte-identical. */
 export type OpenMode = 'immutable' | 'wal-in-place' | 'private-copy';
 
-export interface Store {
+export interface SqliteFile {
   /** The path as the user gave it (for messages). */
   readonly path: string;
   /** The resolved real path: what identifies the store (index location, identity checks). */
@@ -27,7 +27,7 @@ export interface Store {
   readonly schema: StoreSchema;
   readonly mode: OpenMode;
   /**
-   * A URI another thread can open to read exactly the same bytes (`openSharedStore`), or null when
+   * A URI another thread can open to read exactly the same bytes (`openSharedSqliteFile`), or null when
    * reading in place next to a live writer: another connection would see another commit.
    */
   readonly sharedUri: string | null;
@@ -41,7 +41,7 @@ export interface Store {
   /**
    * False when the file read in place without locks (`immutable`) was written since it was opened: a
    * writer checkpointed into it, so what was read may mix two states. Run the work again with
-   * `openStore(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
+   * `openSqliteFile(path, { copy: true })`. Always true for the other modes (a read transaction or a copy).
    */
   unchanged(): boolean;
   close(): void;
@@ -102,7 +102,7 @@ function walStamp(path: string): string {
     if (st.size === 0n) return '-';
     const h = createHash('sha256');
     const buf = Buffer.allocUnsafe(1 << 20);
-    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+    for (let n: number; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
     return `${st.ino}:${st.size}:${h.digest('base64')}`;
   } finally {
     closeSync(fd);
@@ -130,81 +130,7 @@ function settledStamps(main: string, wal: string): { main: string; wal: string; 
   return { main: stamp(main), wal: walStamp(wal), settled: ok };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Private copies: named for this process, removed on every exit path we can catch, and left-overs of
-// killed processes removed by the next run.
-
-const COPY_PREFIX = 'convsearch-copy-';
 let staleCopiesRemoved = false;
-const liveCopies = new Set<string>();
-let exitHooks = false;
-
-function removeLiveCopies(): void {
-  for (const dir of liveCopies) rmSync(dir, { recursive: true, force: true });
-  liveCopies.clear();
-}
-
-/** On SIGINT/SIGTERM/SIGHUP: remove the copies, then die of the same signal (the default action). */
-function onSignal(signal: NodeJS.Signals): void {
-  removeLiveCopies();
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
-  process.kill(process.pid, signal);
-}
-
-function installExitHooks(): void {
-  if (exitHooks) return;
-  exitHooks = true;
-  process.on('exit', removeLiveCopies);
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
-  }
-}
-
-/** Removes private copies whose process is gone (SIGKILL, a crash); only ours, and never a live one. */
-export function removeStaleCopies(dir = tmpdir()): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  const uid = process.getuid?.();
-  for (const name of names) {
-    const m = /^convsearch-copy-(\d+)-/.exec(name);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (pid === process.pid || processAlive(pid)) continue;
-    const path = join(dir, name);
-    try {
-      const st = lstatSync(path);
-      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
-      rmSync(path, { recursive: true, force: true });
-    } catch {
-      // gone already, or not ours to remove
-    }
-  }
-}
-
-/** A private directory for a copy of the store, removed on close and on every exit path. */
-function copyDirectory(): { dir: string; remove: () => void } {
-  installExitHooks();
-  const dir = mkdtempSync(join(tmpdir(), `${COPY_PREFIX}${process.pid}-`));
-  liveCopies.add(dir);
-  return {
-    dir,
-    remove: () => {
-      liveCopies.delete(dir);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 interface Opened {
   readonly db: BetterSqlite3.Database;
@@ -326,9 +252,9 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
  * Residual race: if the writer's close deletes -wal/-shm between our look and SQLite's first read in
  * place, SQLite's read-only open creates an empty -wal (the open then fails and is retried).
  */
-export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
+export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): SqliteFile {
   const path = resolve(inputPath);
-  let st;
+  let st: Stats;
   try {
     st = statSync(path);
   } catch {
@@ -389,10 +315,10 @@ export function openStore(inputPath: string, opts: OpenOptions = {}): Store {
 }
 
 /**
- * Opens, in another thread, the bytes a store opened with `openStore` reads (its `sharedUri`). The
+ * Opens, in another thread, the bytes a store opened with `openSqliteFile` reads (its `sharedUri`). The
  * opening thread owns the files: it checks `unchanged()` and removes a private copy when it is done.
  */
-export function openSharedStore(uri: string, inputPath: string, realPath: string, mode: OpenMode): Store {
+export function openSharedSqliteFile(uri: string, inputPath: string, realPath: string, mode: OpenMode): SqliteFile {
   const db = new Database(uri, { readonly: true, fileMustExist: true });
   try {
     db.exec('PRAGMA cache_size = -4000');

@@ -5,7 +5,7 @@ import { StoreError } from '../errors.js';
 import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
 import { sqliteContent } from './content.js';
 import { storeFingerprint } from './fingerprint.js';
-import { openSharedStore, openStore, type OpenMode, type Store } from './open.js';
+import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { listRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
@@ -18,7 +18,7 @@ export class SqliteReader implements StoreReader {
   private mediaStatement: BetterSqlite3.Statement | null = null;
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
-  constructor(readonly file: Store) {}
+  constructor(readonly file: SqliteFile) {}
 
   get label(): string {
     return this.file.path;
@@ -126,12 +126,12 @@ export class SqliteReader implements StoreReader {
 
 /** Opens a SQLite step store read-only without leaving a trace (see open.ts); `stable` reads a private copy. */
 export function openSqliteReader(path: string, options: OpenReaderOptions = {}): SqliteReader {
-  return new SqliteReader(openStore(path, { copy: options.stable === true }));
+  return new SqliteReader(openSqliteFile(path, { copy: options.stable === true }));
 }
 
 /** In another thread: the bytes a {@link SqliteReader} shared. The sharing thread owns the files. */
 export function openSharedSqliteReader(share: StoreShare): SqliteReader {
   const space = share.location.indexOf(' ');
   const mode = share.location.slice(0, space) as OpenMode;
-  return new SqliteReader(openSharedStore(share.location.slice(space + 1), share.label, share.identity, mode));
+  return new SqliteReader(openSharedSqliteFile(share.location.slice(space + 1), share.label, share.identity, mode));
 }

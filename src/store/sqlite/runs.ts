@@ -33,3 +33,18 @@ export function listRuns(db: BetterSqlite3.Database, label: string): StoreRun[] 
     };
   });
 }
+
+/**
+ * Every runs row as one string built inside SQLite (quote() keeps NULLs and separators apart; column
+ * types included, so a row that turned malformed shows): what the store's digests take of the runs.
+ */
+export function runsRowsText(db: BetterSqlite3.Database): string {
+  const text = db
+    .prepare(
+      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
+         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
+    )
+    .pluck()
+    .get() as string | null;
+  return text ?? '';
+}

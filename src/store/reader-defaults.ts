@@ -1,0 +1,31 @@
+import { readerContent, type StoreContent } from './content.js';
+import type { StoreError } from './errors.js';
+import type { StoreReader, StoreShare } from './reader.js';
+
+/**
+ * What a reader without a file of its own answers (a FileStepStore tree, a server): no stamp to trust
+ * (its state is known only by reading it), no second connection on the very same state (so one thread),
+ * no size to plan an index by, failures that are StoreErrors already, and the content digest read
+ * through the seam.
+ */
+export abstract class SeamDefaults {
+  content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return readerContent(this as unknown as StoreReader, cuts);
+  }
+
+  byteSize(): number | null {
+    return null;
+  }
+
+  stamp(): string | null {
+    return null;
+  }
+
+  share(): StoreShare | null {
+    return null;
+  }
+
+  storeError(_e: unknown): StoreError | null {
+    return null;
+  }
+}
