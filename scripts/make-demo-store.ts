@@ -12,14 +12,7 @@
 import { existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import {
-  simulateRun,
-  textPart,
-  thinkingPart,
-  toolCallPart,
-  utc,
-  type SimResult,
-} from './lib/messages.js';
+import { simulateRun, textPart, thinkingPart, toolCallPart, utc, type SimResult } from './lib/messages.js';
 import { pyFloat } from './lib/py-json.js';
 import { StepStoreWriter } from './lib/store-writer.js';
 
@@ -130,9 +123,7 @@ export function demoRuns(): SimResult[] {
         ],
       },
       {
-        parts: [
-          toolCallPart('get_pod_events', { namespace: 'billing', selector: 'app=billing-api', since: '15m' }, 'call_ops1_3'),
-        ],
+        parts: [toolCallPart('get_pod_events', { namespace: 'billing', selector: 'app=billing-api', since: '15m' }, 'call_ops1_3')],
         usage: { inputTokens: 322, outputTokens: 29 },
         results: [
           {
@@ -153,9 +144,7 @@ export function demoRuns(): SimResult[] {
         ],
       },
       {
-        parts: [
-          toolCallPart('fetch_logs', { pod: 'billing-api-7d9f8c6b5-x2x9q', container: 'billing-api', tail: 1200 }, 'call_ops1_4'),
-        ],
+        parts: [toolCallPart('fetch_logs', { pod: 'billing-api-7d9f8c6b5-x2x9q', container: 'billing-api', tail: 1200 }, 'call_ops1_4')],
         usage: { inputTokens: 401, outputTokens: 31 },
         results: [{ content: billingApiLog() }],
       },
@@ -192,8 +181,22 @@ export function demoRuns(): SimResult[] {
         results: [
           {
             content: [
-              { id: 'rf_9Kq2', amount: 49.99, currency: 'EUR', created_at: '2026-01-11T17:42:03Z', idempotency_key: null, webhook_attempt: 1 },
-              { id: 'rf_9Kq7', amount: 49.99, currency: 'EUR', created_at: '2026-01-11T17:42:34Z', idempotency_key: null, webhook_attempt: 2 },
+              {
+                id: 'rf_9Kq2',
+                amount: 49.99,
+                currency: 'EUR',
+                created_at: '2026-01-11T17:42:03Z',
+                idempotency_key: null,
+                webhook_attempt: 1,
+              },
+              {
+                id: 'rf_9Kq7',
+                amount: 49.99,
+                currency: 'EUR',
+                created_at: '2026-01-11T17:42:34Z',
+                idempotency_key: null,
+                webhook_attempt: 2,
+              },
             ],
           },
         ],
@@ -263,7 +266,9 @@ export function demoRuns(): SimResult[] {
     ],
   });
 
-  const delegateStarted = ops2.rows.find((r) => r.table === 'events' && r.row.kind === 'tool_call_started' && r.row.toolName === 'delegate');
+  const delegateStarted = ops2.rows.find(
+    (r) => r.table === 'events' && r.row.kind === 'tool_call_started' && r.row.toolName === 'delegate',
+  );
   if (delegateStarted?.table !== 'events') throw new Error('delegate call not found');
   const verifier = simulateRun({
     runId: 'deploy-verifier-5c1e7a92',
@@ -394,7 +399,9 @@ export function demoRuns(): SimResult[] {
     prompt: 'Kannst du prüfen, ob die Rückerstattung für Bestellung ORD-3310 doppelt gebucht wurde? Der Kunde schreibt aus Köln 🙂',
     steps: [
       {
-        parts: [toolCallPart('query_db', { sql: "SELECT id, amount, currency, note FROM refunds WHERE order_id = 'ORD-3310'" }, 'call_i18n_1')],
+        parts: [
+          toolCallPart('query_db', { sql: "SELECT id, amount, currency, note FROM refunds WHERE order_id = 'ORD-3310'" }, 'call_i18n_1'),
+        ],
         usage: { inputTokens: 88, outputTokens: 30 },
         results: [{ content: [{ id: 'rf_77aa', amount: 19.5, currency: 'EUR', note: 'Rückerstattung – einmalig ✓' }] }],
       },
@@ -479,4 +486,3 @@ function isMain(): boolean {
 }
 
 if (isMain()) process.exitCode = main(process.argv.slice(2));
-

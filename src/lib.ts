@@ -6,7 +6,18 @@ export { DEFAULTS } from './api/defaults.js';
 export { IndexRefusedError, RequestError, StoreError } from './api/errors.js';
 export type { ConversationListing, ConversationSummary, RunFilter, RunListing, RunQuery, RunSort, RunSummary } from './api/listings.js';
 export { GlobSet } from './api/search.js';
-export type { ExcerptLine, Hit, HitFilter, MatchCounts, Role, Scope, SearchOptions, SearchOutcome, SearchRequest, WorkHooks } from './api/search.js';
+export type {
+  ExcerptLine,
+  Hit,
+  HitFilter,
+  MatchCounts,
+  Role,
+  Scope,
+  SearchOptions,
+  SearchOutcome,
+  SearchRequest,
+  WorkHooks,
+} from './api/search.js';
 export { openSession, Session, withSession, type SessionOptions } from './api/session.js';
 export type { ShowRequest, ShowResult, ShowView } from './api/show.js';
 export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';

@@ -56,8 +56,15 @@ function sqliteRows(store: string): { runs: RunRow[]; snapshots: () => IterableI
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(`file:${store}?mode=ro&immutable=1`, { readonly: true });
   return {
-    runs: db.prepare('SELECT run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM runs ORDER BY rowid').all() as RunRow[],
-    snapshots: () => db.prepare('SELECT seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots ORDER BY seq').iterate() as IterableIterator<SnapRow>,
+    runs: db
+      .prepare('SELECT run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM runs ORDER BY rowid')
+      .all() as RunRow[],
+    snapshots: () =>
+      db
+        .prepare(
+          'SELECT seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots ORDER BY seq',
+        )
+        .iterate() as IterableIterator<SnapRow>,
   };
 }
 
@@ -92,15 +99,35 @@ export async function copyToPostgres(store: string, server: PgServer, db: string
   const { runs, snapshots } = sqliteRows(store);
   await client.query('BEGIN');
   for (const r of runs) {
-    await client.query('INSERT INTO step_persistence_runs VALUES ($1, $2, $3, $4, $5, $6, NULL)', [r.run_id, r.conversation_id, r.parent_run_id, r.agent_name, r.metadata, r.started_at]);
+    await client.query('INSERT INTO step_persistence_runs VALUES ($1, $2, $3, $4, $5, $6, NULL)', [
+      r.run_id,
+      r.conversation_id,
+      r.parent_run_id,
+      r.agent_name,
+      r.metadata,
+      r.started_at,
+    ]);
   }
   let batch: SnapRow[] = [];
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    const values = batch.map((_, i) => `($${i * 9 + 1}, $${i * 9 + 2}, $${i * 9 + 3}, $${i * 9 + 4}, $${i * 9 + 5}, $${i * 9 + 6}, $${i * 9 + 7}, $${i * 9 + 8}, $${i * 9 + 9})`);
+    const values = batch.map(
+      (_, i) =>
+        `($${i * 9 + 1}, $${i * 9 + 2}, $${i * 9 + 3}, $${i * 9 + 4}, $${i * 9 + 5}, $${i * 9 + 6}, $${i * 9 + 7}, $${i * 9 + 8}, $${i * 9 + 9})`,
+    );
     await client.query(
       `INSERT INTO step_persistence_snapshots (seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) OVERRIDING SYSTEM VALUE VALUES ${values.join(', ')}`,
-      batch.flatMap((s) => [s.seq, s.run_id, s.step_index, s.conversation_id, s.parent_run_id, s.agent_name, s.timestamp, s.state, s.messages]),
+      batch.flatMap((s) => [
+        s.seq,
+        s.run_id,
+        s.step_index,
+        s.conversation_id,
+        s.parent_run_id,
+        s.agent_name,
+        s.timestamp,
+        s.state,
+        s.messages,
+      ]),
     );
     batch = [];
   };

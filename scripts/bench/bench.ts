@@ -39,7 +39,16 @@ function arg(name: string, fallback: string): string {
 const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
 function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
-  return { query, scope: 'all', conversationId: null, runId: null, maxMatches: DEFAULTS.maxMatches, contextLines: DEFAULTS.contextLines, bm25: DEFAULTS.bm25, ...scope };
+  return {
+    query,
+    scope: 'all',
+    conversationId: null,
+    runId: null,
+    maxMatches: DEFAULTS.maxMatches,
+    contextLines: DEFAULTS.contextLines,
+    bm25: DEFAULTS.bm25,
+    ...scope,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -77,7 +86,13 @@ function phaseSync(store: string, index: string): PhaseResult {
   return {
     ms: performance.now() - t,
     rssMb: rssMb(),
-    extra: { mode: s.mode, checked: r.contentChecked ? 'content' : 'stamp', replayed: r.runsReplayed, resumed: r.runsResumed, snapshots: r.snapshotsRead },
+    extra: {
+      mode: s.mode,
+      checked: r.contentChecked ? 'content' : 'stamp',
+      replayed: r.runsReplayed,
+      resumed: r.runsResumed,
+      snapshots: r.snapshotsRead,
+    },
   };
 }
 
@@ -134,7 +149,9 @@ function appendRun(store: string): void {
       started_at: string;
     };
     const id = `${last.run_id}-again-${Date.now()}`;
-    db.prepare("INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)").run(
+    db.prepare(
+      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
+    ).run(
       id,
       last.conversation_id,
       last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
@@ -159,7 +176,9 @@ function appendSnapshots(store: string, count: number): void {
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(store);
   const runs = db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 10').pluck().all() as string[];
-  const lastSnap = db.prepare("SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1");
+  const lastSnap = db.prepare(
+    "SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1",
+  );
   const insert = db.prepare(
     "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
   );
@@ -175,7 +194,11 @@ function appendSnapshots(store: string, count: number): void {
 // ---------------------------------------------------------------------------------------------
 
 function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
-  const r = spawnSync(process.execPath, [self, '--phase', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
+  const r = spawnSync(process.execPath, [self, '--phase', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, ...env },
+  });
   if (r.status !== 0) throw new Error(`phase ${args[0]} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as PhaseResult;
 }
@@ -184,7 +207,10 @@ function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
 function queriesFor(store: string, storeWide: boolean): Array<{ query: string; scope: Partial<SearchOptions> }> {
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(`file:${store}?mode=ro&immutable=1`, { readonly: true });
-  const runs = db.prepare('SELECT run_id, conversation_id FROM runs ORDER BY rowid').all() as Array<{ run_id: string; conversation_id: string }>;
+  const runs = db.prepare('SELECT run_id, conversation_id FROM runs ORDER BY rowid').all() as Array<{
+    run_id: string;
+    conversation_id: string;
+  }>;
   db.close();
   const random = rng(storeWide ? 8 : 7);
   const vocab = new Vocabulary(60_000, rng(42)); // the generator's vocabulary: same seed, same words
@@ -193,7 +219,12 @@ function queriesFor(store: string, storeWide: boolean): Array<{ query: string; s
     // common, mid and rare words, one to three terms
     const words = Array.from({ length: 1 + (i % 3) }, (_, k) => vocab.words[Math.floor(random() ** (2 + k) * 20_000)]!);
     const run = runs[Math.floor(random() * runs.length)]!;
-    const scope: Partial<SearchOptions> = storeWide || i % 3 === 0 ? { scope: 'all' } : i % 3 === 1 ? { scope: 'conversation', conversationId: run.conversation_id } : { scope: 'all', runId: run.run_id };
+    const scope: Partial<SearchOptions> =
+      storeWide || i % 3 === 0
+        ? { scope: 'all' }
+        : i % 3 === 1
+          ? { scope: 'conversation', conversationId: run.conversation_id }
+          : { scope: 'all', runId: run.run_id };
     out.push({ query: words.join(' '), scope });
   }
   return out;
@@ -209,8 +240,14 @@ async function main(): Promise<void> {
     rmSync(store, { force: true });
     const t = performance.now();
     process.stderr.write(`generating ${mb} MB synthetic store at ${store} ...\n`);
-    const s = writeSyntheticStore(store, { targetBytes: mb * 1e6, seed, onProgress: (c, b) => process.stderr.write(`\r  ${c} conversations, ${Math.round(b / 1e6)} MB`) });
-    process.stderr.write(`\n  ${s.runs} runs, ${s.conversations} conversations, ${s.snapshots} snapshots in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+    const s = writeSyntheticStore(store, {
+      targetBytes: mb * 1e6,
+      seed,
+      onProgress: (c, b) => process.stderr.write(`\r  ${c} conversations, ${Math.round(b / 1e6)} MB`),
+    });
+    process.stderr.write(
+      `\n  ${s.runs} runs, ${s.conversations} conversations, ${s.snapshots} snapshots in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
+    );
   }
   const work = join(dir, 'work.db');
   copyFileSync(store, work);
@@ -222,7 +259,11 @@ async function main(): Promise<void> {
 
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(`file:${work}?mode=ro&immutable=1`, { readonly: true });
-  const counts = db.prepare('SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(DISTINCT conversation_id) FROM runs) AS convs, (SELECT COUNT(*) FROM snapshots) AS snaps').get() as Record<string, number>;
+  const counts = db
+    .prepare(
+      'SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(DISTINCT conversation_id) FROM runs) AS convs, (SELECT COUNT(*) FROM snapshots) AS snaps',
+    )
+    .get() as Record<string, number>;
   const someConv = db.prepare('SELECT conversation_id FROM runs ORDER BY rowid LIMIT 1 OFFSET 7').pluck().get() as string;
   db.close();
   const storeMb = statSync(work).size / 1e6;
@@ -231,7 +272,11 @@ async function main(): Promise<void> {
   // timings on shared machines wander: each timed phase runs `repeat` times; the median is shown
   const repeat = Math.max(1, Number(arg('repeat', '3')));
   const rows: Array<[string, PhaseResult]> = [];
-  const phase = (label: string, args: string[], opts: { env?: NodeJS.ProcessEnv; before?: () => void; once?: boolean } = {}): PhaseResult => {
+  const phase = (
+    label: string,
+    args: string[],
+    opts: { env?: NodeJS.ProcessEnv; before?: () => void; once?: boolean } = {},
+  ): PhaseResult => {
     process.stderr.write(`  ${label} ...\n`);
     const runs: PhaseResult[] = [];
     for (let k = 0; k < (opts.once ? 1 : repeat); k++) {
@@ -276,9 +321,13 @@ async function main(): Promise<void> {
   phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied'], { once: true });
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
   phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
-  phase('update after appending 100 snapshots (content check included)', ['sync', work, index], { before: () => appendSnapshots(work, 100) });
+  phase('update after appending 100 snapshots (content check included)', ['sync', work, index], {
+    before: () => appendSnapshots(work, 100),
+  });
   phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
-  phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], { before: () => appendRun(work) });
+  phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
+    before: () => appendRun(work),
+  });
   // a live writer: its connection stays open; the first search after its commit checks the content,
   // later ones while it is idle only stamp the store file and its -wal
   const live = liveWriter(work);
@@ -286,7 +335,11 @@ async function main(): Promise<void> {
     phase('live writer: search after its commit (content check + update)', ['search', work, index, 'kalo quarzite'], {
       before: () => {
         const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
-        live.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1").run(r);
+        live
+          .prepare(
+            'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+          )
+          .run(r);
       },
     });
     phase('live writer idle: search (stamp of file and -wal only)', ['search', work, index, 'kalo quarzite']);
@@ -306,7 +359,9 @@ async function main(): Promise<void> {
     const dropSmall = (): void => {
       for (const s of ['', '-wal', '-shm', '.nospace']) rmSync(smallIndex + s, { force: true });
     };
-    phase(`${n} small runs (${(statSync(small).size / 1e6).toFixed(0)} MB): index build from nothing`, ['sync', small, smallIndex], { before: dropSmall });
+    phase(`${n} small runs (${(statSync(small).size / 1e6).toFixed(0)} MB): index build from nothing`, ['sync', small, smallIndex], {
+      before: dropSmall,
+    });
     phase(`${n} small runs: runs --json`, ['cli', 'runs', '--json', '--db', small, '--index', smallIndex]);
     phase(`${n} small runs: conversations --json`, ['cli', 'conversations', '--json', '--db', small, '--index', smallIndex]);
     phase(`${n} small runs: runs --json --no-index`, ['cli', 'runs', '--json', '--db', small, '--no-index'], { once: true });
@@ -331,13 +386,22 @@ function printTable(
     `|---|---|---|---|---|`,
   ];
   for (const [label, r] of rows) {
-    const extra = r.extra ? Object.entries(r.extra).map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`).join(' ') : '';
+    const extra = r.extra
+      ? Object.entries(r.extra)
+          .map(([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(1) : v}`)
+          .join(' ')
+      : '';
     const time = label.startsWith('warm') ? `p50 ${fmt(Number(r.extra!.p50))}, p95 ${fmt(Number(r.extra!.p95))}` : fmt(r.ms);
     lines.push(`| ${label} | ${time} | ${floors ? (r.ms / floor).toFixed(3) : '–'} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
   }
   if (floors) {
-    lines.push('', `index size: ${floors.indexMb.toFixed(1)} MB = ${(floors.indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`);
-    lines.push(`floors: read ${fmt(floors.read.ms)}, read + JSON.parse ${fmt(floors.parse.ms)}; warm store-wide p50 ${fmt(Number(floors.warm.extra!.p50))}`);
+    lines.push(
+      '',
+      `index size: ${floors.indexMb.toFixed(1)} MB = ${(floors.indexMb / storeMb).toFixed(3)} × store (${storeMb.toFixed(0)} MB)`,
+    );
+    lines.push(
+      `floors: read ${fmt(floors.read.ms)}, read + JSON.parse ${fmt(floors.parse.ms)}; warm store-wide p50 ${fmt(Number(floors.warm.extra!.p50))}`,
+    );
   }
   process.stdout.write(lines.join('\n') + '\n');
 }
@@ -349,7 +413,8 @@ if (process.argv[2] === '--phase') {
   else if (name === 'search') r = phaseSearch(store!, a!, b!);
   else if (name === 'floor-read') r = phaseFloor(store!, false);
   else if (name === 'floor-parse') r = phaseFloor(store!, true);
-  else if (name === 'no-index') r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
+  else if (name === 'no-index')
+    r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);
   else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!, b === 'all'));
   else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };

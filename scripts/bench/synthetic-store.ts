@@ -5,20 +5,42 @@
  * and then, some interrupted snapshots, and a Zipf-like vocabulary so that terms have realistic spread.
  */
 import { statSync } from 'node:fs';
-import {
-  textPart,
-  toolCallPart,
-  type JsonObject,
-  type SimResult,
-  type SimStep,
-  simulateRun,
-} from '../lib/messages.js';
+import { textPart, toolCallPart, type JsonObject, type SimResult, type SimStep, simulateRun } from '../lib/messages.js';
 import { StepStoreWriter } from '../lib/store-writer.js';
 import { mulberry32 } from '../lib/random.js';
 
 export const rng = mulberry32;
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'qua', 'bri', 'dor', 'fen', 'gal', 'hux', 'jin', 'kor', 'lum', 'mar', 'nox', 'pel', 'rin', 'sol', 'tor', 'ul', 'vex', 'wen', 'yar'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'sa',
+  'ti',
+  'vo',
+  'ze',
+  'qua',
+  'bri',
+  'dor',
+  'fen',
+  'gal',
+  'hux',
+  'jin',
+  'kor',
+  'lum',
+  'mar',
+  'nox',
+  'pel',
+  'rin',
+  'sol',
+  'tor',
+  'ul',
+  'vex',
+  'wen',
+  'yar',
+];
 
 /** A vocabulary sampled with Zipf weights (rank r has weight 1/r). */
 export class Vocabulary {
@@ -91,7 +113,14 @@ function step(v: Vocabulary, random: () => number, callId: string): SimStep {
   const args: JsonObject = { target: v.text(random, 3), limit: 1 + Math.floor(random() * 50) };
   return {
     parts: [textPart(v.text(random, 12 + Math.floor(random() * 30))), toolCallPart(tool, args, callId)],
-    results: [{ content: random() < 0.25 ? { status: 'ok', rows: Math.floor(random() * 1000), note: v.text(random, 20) } : v.text(random, 20 + Math.floor(random() * 45)) }],
+    results: [
+      {
+        content:
+          random() < 0.25
+            ? { status: 'ok', rows: Math.floor(random() * 1000), note: v.text(random, 20) }
+            : v.text(random, 20 + Math.floor(random() * 45)),
+      },
+    ],
   };
 }
 
@@ -100,7 +129,9 @@ export function writeSyntheticStore(path: string, opts: SyntheticOptions): Synth
   const random = rng(opts.seed ?? 42);
   const vocab = new Vocabulary(60_000, random);
   const small = opts.smallRuns !== undefined;
-  const conversations = small ? Math.max(1, Math.ceil(opts.smallRuns! / RUNS_PER_CONVERSATION)) : Math.max(1, Math.round(opts.targetBytes / BYTES_PER_CONVERSATION));
+  const conversations = small
+    ? Math.max(1, Math.ceil(opts.smallRuns! / RUNS_PER_CONVERSATION))
+    : Math.max(1, Math.round(opts.targetBytes / BYTES_PER_CONVERSATION));
   const writer = new StepStoreWriter(path, { overwrite: false });
   writer.db.pragma('synchronous = OFF'); // generation speed only; the layout is the Python store's
   let runs = 0;

@@ -615,7 +615,10 @@ function countWords(v: unknown): number {
   if (typeof v === 'string') return v.split(/\s+/).filter(Boolean).length;
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + countWords(x), 0);
   if (v !== null && typeof v === 'object' && !(v instanceof PyFloat) && !(v instanceof RawNumber)) {
-    return Object.entries(v).reduce((n: number, [k, x]) => n + (k === 'content' || k === 'args' ? countWords(x) : 0) + (k === 'parts' ? countWords(x) : 0), 0);
+    return Object.entries(v).reduce(
+      (n: number, [k, x]) => n + (k === 'content' || k === 'args' ? countWords(x) : 0) + (k === 'parts' ? countWords(x) : 0),
+      0,
+    );
   }
   return 0;
 }
@@ -800,7 +803,15 @@ export function simulateRun(sim: SimRun): SimResult {
       if ('error' in result) {
         rows.push({
           table: 'tool_effects',
-          row: { runId: run.runId, toolCallId, toolName, status: 'failed', startedAt: effectStart, endedAt: effectEnd, effectSummary: result.error },
+          row: {
+            runId: run.runId,
+            toolCallId,
+            toolName,
+            status: 'failed',
+            startedAt: effectStart,
+            endedAt: effectEnd,
+            effectSummary: result.error,
+          },
         });
         clock.advance(t.toolCallEnded);
         event('tool_call_failed', stepIndex, { toolCallId, toolName, error: result.error });
@@ -813,7 +824,15 @@ export function simulateRun(sim: SimRun): SimResult {
       }
       rows.push({
         table: 'tool_effects',
-        row: { runId: run.runId, toolCallId, toolName, status: 'completed', startedAt: effectStart, endedAt: effectEnd, effectSummary: null },
+        row: {
+          runId: run.runId,
+          toolCallId,
+          toolName,
+          status: 'completed',
+          startedAt: effectStart,
+          endedAt: effectEnd,
+          effectSummary: null,
+        },
       });
       clock.advance(t.toolCallEnded);
       event('tool_call_completed', stepIndex, { toolCallId, toolName });

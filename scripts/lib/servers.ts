@@ -18,7 +18,11 @@ process.on('exit', () => {
   for (const stop of stoppers) stop();
 });
 
-function run(cmd: string, args: string[], opts: { input?: string; asPostgres?: boolean; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { input?: string; asPostgres?: boolean; env?: NodeJS.ProcessEnv } = {},
+): SpawnSyncReturns<string> {
   const [c, a] = opts.asPostgres && process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   return spawnSync(c, a, { input: opts.input, encoding: 'utf8', env: opts.env ?? process.env, maxBuffer: 1 << 28 });
 }
@@ -88,7 +92,8 @@ export const PG_SUPERUSER = 'postgres';
 export async function startPostgres(): Promise<PgServer | string> {
   const bin = pgBinDir();
   if (!bin) return unavailable('postgres', 'no PostgreSQL server binaries (initdb, pg_ctl) found');
-  if (process.getuid?.() === 0 && run('id', ['postgres']).status !== 0) return unavailable('postgres', "running as root needs a 'postgres' OS user");
+  if (process.getuid?.() === 0 && run('id', ['postgres']).status !== 0)
+    return unavailable('postgres', "running as root needs a 'postgres' OS user");
   const dir = mkdtempSync(join(tmpdir(), 'convsearch-pg-'));
   chmodSync(dir, 0o755);
   const data = join(dir, 'data');
@@ -98,7 +103,10 @@ export async function startPostgres(): Promise<PgServer | string> {
     const gid = Number(must(run('id', ['-g', 'postgres']), 'id').trim());
     chownSync(data, uid, gid);
   }
-  must(run(join(bin, 'initdb'), ['-D', data, '-U', PG_SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8'], { asPostgres: true }), 'initdb');
+  must(
+    run(join(bin, 'initdb'), ['-D', data, '-U', PG_SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8'], { asPostgres: true }),
+    'initdb',
+  );
   // password logins for the least-privilege role; everyone else trusted (first matching line wins)
   const hba = join(data, 'pg_hba.conf');
   const rest = run('cat', [hba], { asPostgres: true }).stdout;
@@ -108,7 +116,11 @@ export async function startPostgres(): Promise<PgServer | string> {
   let started = false;
   for (let attempt = 0; attempt < 5 && !started; attempt++) {
     port = await freePort();
-    const r = run(join(bin, 'pg_ctl'), ['-D', data, '-l', join(data, 'server.log'), '-w', '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'], { asPostgres: true });
+    const r = run(
+      join(bin, 'pg_ctl'),
+      ['-D', data, '-l', join(data, 'server.log'), '-w', '-o', `-p ${port} -k ${data} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'],
+      { asPostgres: true },
+    );
     started = r.status === 0;
   }
   if (!started) throw new Error(`postgres did not start: ${readFileSync(join(data, 'server.log'), 'utf8').slice(-2000)}`);
@@ -121,7 +133,20 @@ export async function startPostgres(): Promise<PgServer | string> {
     rmSync(dir, { recursive: true, force: true });
   };
   stoppers.add(stop);
-  const conn = (db: string, user = PG_SUPERUSER): string[] => ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', db];
+  const conn = (db: string, user = PG_SUPERUSER): string[] => [
+    '-X',
+    '-q',
+    '-v',
+    'ON_ERROR_STOP=1',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-U',
+    user,
+    '-d',
+    db,
+  ];
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of ['PGPASSWORD', 'PGSERVICE', 'PGPASSFILE', 'PGUSER', 'PGDATABASE', 'PGHOST', 'PGPORT']) delete env[k];
   return {
@@ -130,7 +155,15 @@ export async function startPostgres(): Promise<PgServer | string> {
     url: (db, user = PG_SUPERUSER, password, extra = '') =>
       `postgresql://${encodeURIComponent(user)}${password === undefined ? '' : `:${encodeURIComponent(password)}`}@127.0.0.1:${port}/${db}${extra}`,
     psql: (db, sql, user) => must(run(join(bin, 'psql'), [...conn(db, user), '-At', '-c', sql], { env }), `psql ${sql.slice(0, 60)}`),
-    dump: (db) => must(run(join(bin, 'pg_dump'), ['-h', '127.0.0.1', '-p', String(port), '-U', PG_SUPERUSER, '--no-owner', '--restrict-key=convsearchTest', db], { env }), 'pg_dump'),
+    dump: (db) =>
+      must(
+        run(
+          join(bin, 'pg_dump'),
+          ['-h', '127.0.0.1', '-p', String(port), '-U', PG_SUPERUSER, '--no-owner', '--restrict-key=convsearchTest', db],
+          { env },
+        ),
+        'pg_dump',
+      ),
     createDb(name, fixture) {
       must(run(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', PG_SUPERUSER, name], { env }), 'createdb');
       if (fixture) must(run(join(bin, 'psql'), [...conn(name), '-f', fixture], { env }), `psql -f ${fixture}`);
@@ -158,14 +191,34 @@ export async function startRedis(): Promise<RedisServer | string> {
   let started = false;
   for (let attempt = 0; attempt < 5 && !started; attempt++) {
     port = await freePort();
-    const r = run('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'yes', '--pidfile', join(dir, 'redis.pid'), '--logfile', join(dir, 'redis.log')]);
+    const r = run('redis-server', [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      join(dir, 'redis.pid'),
+      '--logfile',
+      join(dir, 'redis.log'),
+    ]);
     if (r.status !== 0) continue;
     for (let i = 0; i < 100 && !started; i++) {
       started = run('redis-cli', ['-p', String(port), 'ping']).stdout.trim() === 'PONG';
       if (!started) spawnSync('sleep', ['0.05']);
     }
   }
-  if (!started) throw new Error(`redis-server did not start: ${existsSync(join(dir, 'redis.log')) ? readFileSync(join(dir, 'redis.log'), 'utf8').slice(-2000) : ''}`);
+  if (!started)
+    throw new Error(
+      `redis-server did not start: ${existsSync(join(dir, 'redis.log')) ? readFileSync(join(dir, 'redis.log'), 'utf8').slice(-2000) : ''}`,
+    );
   let stopped = false;
   const stop = (): void => {
     if (stopped) return;
@@ -185,7 +238,9 @@ export async function startRedis(): Promise<RedisServer | string> {
     dump(db) {
       const keys = cli(db, ['--scan']).split('\n').filter(Boolean).sort();
       // DUMP output is binary; --no-raw makes redis-cli quote it losslessly
-      return keys.map((k) => `${k}\t${cli(db, ['type', k]).trim()}\t${cli(db, ['pttl', k]).trim()}\t${cli(db, ['--no-raw', 'dump', k]).trim()}`).join('\n');
+      return keys
+        .map((k) => `${k}\t${cli(db, ['type', k]).trim()}\t${cli(db, ['pttl', k]).trim()}\t${cli(db, ['--no-raw', 'dump', k]).trim()}`)
+        .join('\n');
     },
     load(db, fixture) {
       const replies = cli(db, [], readFileSync(fixture, 'utf8'));
@@ -195,4 +250,3 @@ export async function startRedis(): Promise<RedisServer | string> {
     stop,
   };
 }
-

@@ -451,7 +451,19 @@ export class StepStoreWriter {
 
   appendEvent(input: EventInput): number {
     const d = this.runDefaults(input.runId);
-    const cols = ['run_id', 'kind', 'step_index', 'timestamp', 'conversation_id', 'parent_run_id', 'agent_name', 'tool_call_id', 'tool_name', 'error', 'metadata'];
+    const cols = [
+      'run_id',
+      'kind',
+      'step_index',
+      'timestamp',
+      'conversation_id',
+      'parent_run_id',
+      'agent_name',
+      'tool_call_id',
+      'tool_name',
+      'error',
+      'metadata',
+    ];
     const vals: unknown[] = [
       input.runId,
       input.kind,

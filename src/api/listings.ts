@@ -130,7 +130,12 @@ export function summarizeConversations(source: HistorySource, counts: RecordCoun
 export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: WorkHooks, fn: (counts: RecordCounts) => T): T {
   const replay = (): T => fn(replayCounts(source));
   if (index === false) return replay();
-  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
+  return withIndex(
+    source.store,
+    { path: index.path, onProgress: source.onProgress, ...hooks },
+    (indexed) => fn(indexed.recordCounts()),
+    replay,
+  );
 }
 
 /** Which runs `runs` lists (every filter must hold), in which order, and how many at most. */
@@ -158,8 +163,9 @@ export interface ConversationListing {
 export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
   const all = source.runs();
   const missing =
-    (query.conversationId !== undefined ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null }) : null) ??
-    (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
+    (query.conversationId !== undefined
+      ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
+      : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
   if (missing) return { runs: [], warnings: [], missing };
   const sort = query.sort ?? 'started';
   const limit = query.limit ?? null;

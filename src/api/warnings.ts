@@ -27,6 +27,7 @@ export function warningNotices(warnings: readonly Warning[]): WarningNotice[] {
   }
   const out: WarningNotice[] = [];
   for (const [runId, seqs] of skipped) out.push({ kind: 'unreadable-snapshots', runId, seqs });
-  for (const [runId, kinds] of unknown) for (const [partKind, count] of kinds) out.push({ kind: 'unknown-part-kind', runId, partKind, count });
+  for (const [runId, kinds] of unknown)
+    for (const [partKind, count] of kinds) out.push({ kind: 'unknown-part-kind', runId, partKind, count });
   return out;
 }

@@ -52,7 +52,9 @@ export function completeCommand(): CommandDef {
       const words = await withCliSession(flags.db, { quiet: true }, (session) => {
         if (kind === 'tools') return session.toolNames();
         const runs = session.runs();
-        return kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+        return kind === 'runs'
+          ? runs.map((r) => r.runId)
+          : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
       });
       // one word per line: ids holding a newline or control character cannot be completed safely
       const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));

@@ -14,7 +14,8 @@ export class UsageError extends CommandError {}
 /** Turns any failure into one line on stderr and exit status 2; never a stack trace. */
 export function reportError(e: unknown): void {
   let message: string;
-  if (e instanceof CommandError || e instanceof StoreError || e instanceof RequestError || e instanceof IndexRefusedError) message = e.message;
+  if (e instanceof CommandError || e instanceof StoreError || e instanceof RequestError || e instanceof IndexRefusedError)
+    message = e.message;
   else if (e instanceof Error && 'code' in e && typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
     message = `database error: ${e.message} (${e.code})`;
   } else if (e instanceof Error) message = `internal error: ${e.message}`;

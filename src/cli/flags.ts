@@ -57,7 +57,11 @@ export const FLAGS = {
   },
   index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
-  conversation: { spelling: '--conversation <id>', help: "search this conversation's runs (the reference's default scope)", completes: CONVERSATION },
+  conversation: {
+    spelling: '--conversation <id>',
+    help: "search this conversation's runs (the reference's default scope)",
+    completes: CONVERSATION,
+  },
   scope: { spelling: '--scope <scope>', help: 'all: every run in the store', choices: ['all', 'conversation'] },
   run: { spelling: '--run <id>', help: "search only this run's full record", completes: RUN },
   maxMatches: { spelling: '-m, --max-matches <n>', help: 'most hits to select', default: String(DEFAULTS.maxMatches) },
@@ -101,11 +105,23 @@ export const FLAGS = {
   agent: { spelling: '--agent <name>', help: 'only runs of this agent' },
   since: { spelling: '--since <date>', help: 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)' },
   until: { spelling: '--until <date>', help: 'only runs started at or before it (a bare date includes that whole day)' },
-  parent: { spelling: '--parent <run>', help: 'only this run and the runs it delegated to, transitively (its delegate tree)', completes: RUN },
+  parent: {
+    spelling: '--parent <run>',
+    help: 'only this run and the runs it delegated to, transitively (its delegate tree)',
+    completes: RUN,
+  },
   limit: { spelling: '--limit <n>', help: 'at most n runs (after sorting)' },
-  sort: { spelling: '--sort <key>', help: 'started (corpus order) or messages (most first)', choices: ['started', 'messages'], default: DEFAULTS.runSort },
+  sort: {
+    spelling: '--sort <key>',
+    help: 'started (corpus order) or messages (most first)',
+    choices: ['started', 'messages'],
+    default: DEFAULTS.runSort,
+  },
   at: { spelling: '--at <n>', help: 'show only message [n] and its context (search hits name it: run_id:n)' },
-  includeInterrupted: { spelling: '--include-interrupted', help: 'also list what interrupted snapshots held beyond the record (never searchable)' },
+  includeInterrupted: {
+    spelling: '--include-interrupted',
+    help: 'also list what interrupted snapshots held beyond the record (never searchable)',
+  },
 } as const satisfies Record<string, Flag>;
 
 /** A flag as one command uses it: in its own words, and without the default when the command has none. */
@@ -211,7 +227,8 @@ export function parseLimit(flag: string, raw: string): number {
 /** An ISO 8601 date or time as microseconds since the epoch; `endOfDay` for a bare date's last microsecond. */
 export function parseDate(flag: string, raw: string, endOfDay: boolean): number {
   const t = parseInstant(raw, endOfDay);
-  if (t === null) throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
+  if (t === null)
+    throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
   return t;
 }
 

@@ -114,7 +114,8 @@ Examples:
       if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
       const { runs, warnings } = listing;
       if (format === 'json') writeOut(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
+      else if (format === 'ndjson')
+        writeOut(runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
       else printTable(flags, (style) => runsTable(runs, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
@@ -127,7 +128,14 @@ export function conversationsCommand(): CommandDef {
     name: 'conversations',
     description: 'list conversations: their runs, time span, searchable messages and agents',
     args: [],
-    flags: [...INDEX_FLAGS, FLAGS.db, FLAGS.json, reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'), FLAGS.wide, FLAGS.color],
+    flags: [
+      ...INDEX_FLAGS,
+      FLAGS.db,
+      FLAGS.json,
+      reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'),
+      FLAGS.wide,
+      FLAGS.color,
+    ],
     helpAfter: `
 "messages" counts what a search of the conversation covers: inherited history is counted once.
 
@@ -136,8 +144,10 @@ Examples:
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
     async action(flags: ListFlags) {
       const format = machineFormat(flags);
-      const { conversations, warnings } = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), ...indexHooks }, (session, hooks) =>
-        session.listConversations(hooks),
+      const { conversations, warnings } = await withCliSession(
+        flags.db,
+        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        (session, hooks) => session.listConversations(hooks),
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings).join('\n') + '\n');

@@ -18,7 +18,12 @@ const FRAME_MS = 80;
  * Only on a terminal (stderr), never with `-q` or `TERM=dumb`, and only when the terminal reports its
  * width: ora divides by it (a pty of 0 columns, as `script` without a terminal gives, would spin forever).
  */
-export function progressWanted(quiet: boolean, runs: number, stream: { isTTY?: boolean; columns?: number } = process.stderr, env: NodeJS.ProcessEnv = process.env): boolean {
+export function progressWanted(
+  quiet: boolean,
+  runs: number,
+  stream: { isTTY?: boolean; columns?: number } = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   return !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb';
 }
 

@@ -93,7 +93,10 @@ export function searchCommand(): CommandDef {
       FLAGS.count,
       FLAGS.countBy,
       FLAGS.color,
-      { group: 'Checks (exit status 0 when they hold, 1 when not, 2 on errors; they count every matching message, whatever -m and -C show):' },
+      {
+        group:
+          'Checks (exit status 0 when they hold, 1 when not, 2 on errors; they count every matching message, whatever -m and -C show):',
+      },
       FLAGS.quiet,
       FLAGS.expectNone,
       FLAGS.expectMin,
@@ -123,8 +126,10 @@ Examples:
           if (!plan.quiet) warn(message);
         },
       };
-      const outcome = await withCliSession(flags.db, { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks }, (session, progress) =>
-        session.search(request, progress),
+      const outcome = await withCliSession(
+        flags.db,
+        { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
+        (session, progress) => session.search(request, progress),
       );
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing

@@ -14,7 +14,11 @@ export interface CliSessionOptions extends SessionOptions {
  * A library session on the store named by `--db`, with a progress spinner on a terminal when the store
  * is big enough to need one; `fn` passes the hooks on to the session's calls.
  */
-export function withCliSession<T>(db: string | undefined, opts: CliSessionOptions, fn: (session: Session, hooks: WorkHooks) => T): Promise<T> {
+export function withCliSession<T>(
+  db: string | undefined,
+  opts: CliSessionOptions,
+  fn: (session: Session, hooks: WorkHooks) => T,
+): Promise<T> {
   const { quiet, color, ...options } = opts;
   return withSession(resolveDb(db), options, async (session) => {
     const progress = await startProgress(progressWanted(quiet ?? false, session.runCount()), colorEnabled(color ?? 'auto', process.stderr));

@@ -58,7 +58,10 @@ Examples:
       const view = shown.view;
       if (flags.json) writeOut(JSON.stringify(showJson(view), null, 2) + '\n');
       else if (flags.ndjson) writeOut(showNdjson(view).join('\n') + '\n');
-      else writeOut(showText(view, { chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width: terminalWidth(process.stdout) }) + '\n');
+      else
+        writeOut(
+          showText(view, { chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width: terminalWidth(process.stdout) }) + '\n',
+        );
       reportWarnings(view.warnings);
       process.exitCode = EXIT_FOUND;
     },

@@ -24,7 +24,12 @@ export function attributeSections(
   const claimed = new Set<string>();
   const sections: Section[] = [];
   for (const { run, record } of runs) {
-    const start = fullRecord ? 0 : claimInherited(claimed, record.map((m) => m.keys.strict));
+    const start = fullRecord
+      ? 0
+      : claimInherited(
+          claimed,
+          record.map((m) => m.keys.strict),
+        );
     if (start < record.length) sections.push({ run, record, start });
   }
   return sections;

@@ -80,8 +80,7 @@ function restoreMarker(node: JsonObject, media: MediaCache): JsonObject {
     const text = decodeUtf8SurrogatePass(bytes);
     if (text === null) throw new MediaRestoreError('externalized text is not valid UTF-8');
     out.set('content', text);
-  }
-  else out.set('data', bytes.toString('base64'));
+  } else out.set('data', bytes.toString('base64'));
   if (honoured) for (const [k, v] of stash) out.set(k, v);
   return out;
 }

@@ -40,17 +40,35 @@ const argsShape: Check = (v) => v === undefined || v === null || typeof v === 's
 
 // Only the fields that rendering and keys read; a wrong type here fails pydantic validation too.
 const FIELD_CHECKS: Record<string, Array<[string, Check, string]>> = {
-  'system-prompt': [['content', str, 'a string'], ['dynamic_ref', optStr, 'a string or null']],
+  'system-prompt': [
+    ['content', str, 'a string'],
+    ['dynamic_ref', optStr, 'a string or null'],
+  ],
   'user-prompt': [['content', strOrList, 'a string or a list']],
   'tool-return': [['tool_name', str, 'a string']],
   'builtin-tool-return': [['tool_name', str, 'a string']],
-  'retry-prompt': [['content', strOrList, 'a string or a list'], ['tool_name', optStr, 'a string or null']],
-  speech: [['speaker', str, 'a string'], ['transcript', optStr, 'a string or null']],
-  'instruction-delta': [['id', (v) => typeof v === 'string' && v.length > 0, 'a non-empty string'], ['content', optStr, 'a string or null']],
+  'retry-prompt': [
+    ['content', strOrList, 'a string or a list'],
+    ['tool_name', optStr, 'a string or null'],
+  ],
+  speech: [
+    ['speaker', str, 'a string'],
+    ['transcript', optStr, 'a string or null'],
+  ],
+  'instruction-delta': [
+    ['id', (v) => typeof v === 'string' && v.length > 0, 'a non-empty string'],
+    ['content', optStr, 'a string or null'],
+  ],
   text: [['content', str, 'a string']],
   thinking: [['content', str, 'a string']],
-  'tool-call': [['tool_name', str, 'a string'], ['args', argsShape, 'an object, a string or null']],
-  'builtin-tool-call': [['tool_name', str, 'a string'], ['args', argsShape, 'an object, a string or null']],
+  'tool-call': [
+    ['tool_name', str, 'a string'],
+    ['args', argsShape, 'an object, a string or null'],
+  ],
+  'builtin-tool-call': [
+    ['tool_name', str, 'a string'],
+    ['args', argsShape, 'an object, a string or null'],
+  ],
   compaction: [['content', optStrOrList, 'a string or null']],
 };
 

@@ -114,7 +114,10 @@ export class RunReplayer {
     }
     this.previous = parsed;
     const kept = parsed.elements.filter((el) => !el.summary);
-    const overlap = longestOverlap(this.looseKeys, kept.map((el) => el.keys.loose));
+    const overlap = longestOverlap(
+      this.looseKeys,
+      kept.map((el) => el.keys.loose),
+    );
     const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
     const base = this.entries.length - overlap;
     if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
@@ -134,7 +137,13 @@ export class RunReplayer {
   /** The finished record; only valid when the replay started from nothing. */
   result(): RunReplay {
     const messages = this.entries as RecordMessage[];
-    return { runId: this.runId, messages, snapshotsRead: this.snapshotsRead, skipped: this.skipped, unknownPartKinds: countUnknownParts(messages) };
+    return {
+      runId: this.runId,
+      messages,
+      snapshotsRead: this.snapshotsRead,
+      skipped: this.skipped,
+      unknownPartKinds: countUnknownParts(messages),
+    };
   }
 
   private parse(value: unknown): ParsedSnapshot {
@@ -155,7 +164,10 @@ export class RunReplayer {
         if (k < prev.ranges.length - 4) break; // a deeper change: parse the whole snapshot
       }
     }
-    const ranges = reused > 0 ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1])) : splitTopLevelArray(value);
+    const ranges =
+      reused > 0
+        ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1]))
+        : splitTopLevelArray(value);
     const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : [];
     for (let i = reused; i < ranges.length; i++) {
       const [s, e] = ranges[i]!;

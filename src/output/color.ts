@@ -11,7 +11,7 @@ export function colorEnabled(choice: ColorChoice, stream: { isTTY?: boolean }, e
   if (choice === 'never') return false;
   if (env.NO_COLOR) return false;
   const force = env.FORCE_COLOR;
-  if (force !== undefined && force !== '' ) return force !== '0' && force !== 'false';
+  if (force !== undefined && force !== '') return force !== '0' && force !== 'false';
   if (env.CLICOLOR_FORCE && env.CLICOLOR_FORCE !== '0') return true;
   return Boolean(stream.isTTY) && env.TERM !== 'dumb';
 }

@@ -155,5 +155,7 @@ export function humanNotice(outcome: SearchOutcome): string | null {
   if (outcome.kind !== 'found') return escapeForTerminal(toolText(outcome));
   if (outcome.hits.length > 0 || outcome.matches.total > 0) return null;
   const n = outcome.matches.unfiltered;
-  return escapeInline(`no hits: ${n} matching message${n === 1 ? '' : 's'}, ${n === 1 ? 'removed' : 'all removed'} by ${filterFlags(outcome.options.filter).join(' ')}`);
+  return escapeInline(
+    `no hits: ${n} matching message${n === 1 ? '' : 's'}, ${n === 1 ? 'removed' : 'all removed'} by ${filterFlags(outcome.options.filter).join(' ')}`,
+  );
 }

@@ -72,7 +72,14 @@ function endData(outcome: SearchOutcome): Json {
 function errorJson(outcome: SearchOutcome): Json | null {
   const m = outcome.missing;
   if (!m) return null;
-  return { kind: 'scope-not-found', missing: m.kind, id: m.id, conversation_id: m.conversationId, suggestions: m.suggestions, message: scopeMissMessage(m) };
+  return {
+    kind: 'scope-not-found',
+    missing: m.kind,
+    id: m.id,
+    conversation_id: m.conversationId,
+    suggestions: m.suggestions,
+    message: scopeMissMessage(m),
+  };
 }
 
 function summaryData(outcome: SearchOutcome): Json {

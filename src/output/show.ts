@@ -92,7 +92,14 @@ function header(v: ShowView, c: ChalkInstance): string {
 }
 
 /** One message: a meta line (number, roles, time, origin) and its full text, indented. */
-function messageBlock(number: string, marked: boolean | null, d: RenderedMessage, origin: string, style: ShowStyle, dim: boolean): string[] {
+function messageBlock(
+  number: string,
+  marked: boolean | null,
+  d: RenderedMessage,
+  origin: string,
+  style: ShowStyle,
+  dim: boolean,
+): string[] {
   const c = style.chalk;
   const meta = [partsLabel(d.parts), d.timestamp !== null ? escapeInline(compactTimestamp(d.timestamp)) : null, origin]
     .filter((x): x is string => x !== null)

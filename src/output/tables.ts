@@ -48,7 +48,11 @@ const chrome = (n: number): number => 3 * n + 1;
  * `drop` goes; then free text gives up width, widest first. When only required columns are left and
  * they still do not fit, those are shortened too, as the last resort (ids then end in `…`).
  */
-export function layoutColumns(columns: readonly Column[], natural: readonly number[], available: number | null): { visible: number[]; widths: number[] } {
+export function layoutColumns(
+  columns: readonly Column[],
+  natural: readonly number[],
+  available: number | null,
+): { visible: number[]; widths: number[] } {
   const all = columns.map((_, i) => i);
   if (available === null) return { visible: all, widths: natural.slice() };
   const floor = (i: number): number => {
@@ -95,19 +99,27 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
   const line = (cells: string[]): string => `│ ${cells.join(' │ ')} │`;
   const rule = (l: string, m: string, r: string): string => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
   const out: string[] = [rule('┌', '┬', '┐')];
-  out.push(line(visible.map((i, k) => {
-    const h = columns[i]!.header;
-    const hw = displayWidth(h);
-    const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
-    return c.bold(shown) + ' '.repeat(Math.max(0, widths[k]! - displayWidth(shown)));
-  })));
+  out.push(
+    line(
+      visible.map((i, k) => {
+        const h = columns[i]!.header;
+        const hw = displayWidth(h);
+        const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
+        return c.bold(shown) + ' '.repeat(Math.max(0, widths[k]! - displayWidth(shown)));
+      }),
+    ),
+  );
   out.push(rule('├', '┼', '┤'));
   rows.forEach((r, ri) => {
-    out.push(line(visible.map((i, k) => {
-      const cell = r[i]!;
-      const text = fit(cell.text, cellWidths[ri]![i]!, widths[k]!, columns[i]!.kind === 'number');
-      return cell.dim ? dimText(text, c) : text;
-    })));
+    out.push(
+      line(
+        visible.map((i, k) => {
+          const cell = r[i]!;
+          const text = fit(cell.text, cellWidths[ri]![i]!, widths[k]!, columns[i]!.kind === 'number');
+          return cell.dim ? dimText(text, c) : text;
+        }),
+      ),
+    );
   });
   out.push(rule('└', '┴', '┘'));
   return { text: out.join('\n'), omitted: columns.filter((_, i) => !visible.includes(i)).map((col) => col.header) };

@@ -4,9 +4,9 @@ import type { ExcerptLine, SearchOutcome } from '../search/search.js';
 
 // Reply texts of `search_conversation_history`, verbatim (spec §6.1).
 const NO_CONVERSATION_ID =
-  'Conversation-scoped search needs a conversation id, and this run has none. Pass `conversation_id=` to `Agent.run(...)` so the search can tell this conversation\'s history from other conversations in the same store.';
+  "Conversation-scoped search needs a conversation id, and this run has none. Pass `conversation_id=` to `Agent.run(...)` so the search can tell this conversation's history from other conversations in the same store.";
 const NO_HISTORY_CONVERSATION =
-  'No persisted history in this conversation yet. Search covers only runs sharing this run\'s conversation id, which comes from an explicit `conversation_id=` argument or is inherited from `message_history`; runs started with neither belong to other conversations.';
+  "No persisted history in this conversation yet. Search covers only runs sharing this run's conversation id, which comes from an explicit `conversation_id=` argument or is inherited from `message_history`; runs started with neither belong to other conversations.";
 const NO_HISTORY_ALL =
   'No persisted conversation history to search yet. History accumulates as runs persist their steps (pair this capability with `StepPersistence` on a shared store).';
 
@@ -35,7 +35,9 @@ export function toolText(outcome: SearchOutcome): string {
       const results = outcome.hits.map(
         (h) => `[score: ${formatScore1f(h.score)} | ${sectionLabel(h.run)}]\n` + h.excerpt.map(displayLine).join('\n'),
       );
-      return `Found ${outcome.hits.length} match(es) for '${query}' in ${outcome.total} persisted messages:\n\n` + results.join('\n\n---\n\n');
+      return (
+        `Found ${outcome.hits.length} match(es) for '${query}' in ${outcome.total} persisted messages:\n\n` + results.join('\n\n---\n\n')
+      );
     }
   }
 }

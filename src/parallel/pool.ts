@@ -118,7 +118,11 @@ export class PoolChannel<T> {
 
   /** Waits while more than `ahead` batches are posted and not yet received (bounds the memory they hold). */
   throttle(ahead: number): void {
-    for (let taken = Atomics.load(this.signal, TAKEN); Atomics.load(this.signal, POSTED) - taken > ahead; taken = Atomics.load(this.signal, TAKEN)) {
+    for (
+      let taken = Atomics.load(this.signal, TAKEN);
+      Atomics.load(this.signal, POSTED) - taken > ahead;
+      taken = Atomics.load(this.signal, TAKEN)
+    ) {
       Atomics.wait(this.signal, TAKEN, taken, 100);
     }
   }

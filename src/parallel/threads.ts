@@ -30,7 +30,10 @@ export function parallelOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pa
  * heaviest groups first: a thread that replays a whole group lets each run start from its
  * conversation's last snapshot.
  */
-export function conversationGroups(runs: readonly StoreRun[], weight: (r: StoreRun) => number): Array<{ runs: StoreRun[]; weight: number }> {
+export function conversationGroups(
+  runs: readonly StoreRun[],
+  weight: (r: StoreRun) => number,
+): Array<{ runs: StoreRun[]; weight: number }> {
   const groups = new Map<string, { runs: StoreRun[]; weight: number }>();
   runs.forEach((r, i) => {
     const key = r.conversationId === null ? `\0${i}` : `c${r.conversationId}`;

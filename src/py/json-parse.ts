@@ -363,7 +363,7 @@ export function parseJson(text: string, start = 0, end: number = text.length): J
         if (c === COMMA) {
           i++;
           curKey = parseKey(text, i, end);
-        i = scanEnd;
+          i = scanEnd;
           break;
         }
         if (c !== RBRACE) throw new JsonParseError("Expecting ',' delimiter", i);

@@ -170,9 +170,7 @@ function jsonStr(s: string): string {
 // Containers
 // ---------------------------------------------------------------------------------------------
 
-type Frame =
-  | { arr: JsonValue[]; i: number; it?: undefined }
-  | { arr?: undefined; i: number; it: Iterator<[string, JsonValue]> };
+type Frame = { arr: JsonValue[]; i: number; it?: undefined } | { arr?: undefined; i: number; it: Iterator<[string, JsonValue]> };
 
 /**
  * Serialize with Python's container syntax (`[a, b]`, `{k: v}`), iteratively so that deep nesting

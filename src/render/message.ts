@@ -104,7 +104,8 @@ function requestPart(p: JsonObject): RenderedPart | null {
   switch (p.get('part_kind')) {
     case 'system-prompt': {
       const content = p.get('content') as string;
-      if (content.startsWith(SUMMARY_PREFIX)) return { role: 'system', toolName: null, label: '[Compaction summary]', text: '', clip: 'none' };
+      if (content.startsWith(SUMMARY_PREFIX))
+        return { role: 'system', toolName: null, label: '[Compaction summary]', text: '', clip: 'none' };
       return { role: 'system', toolName: null, label: 'System: ', text: content, clip: 'head200' };
     }
     case 'user-prompt':
@@ -120,7 +121,13 @@ function requestPart(p: JsonObject): RenderedPart | null {
         clip: 'tail500',
       };
     case 'retry-prompt':
-      return { role: 'retry', toolName: toolName(p), label: `Retry [${name(p.get('tool_name'))}]: `, text: retryText(p.get('content')), clip: 'none' };
+      return {
+        role: 'retry',
+        toolName: toolName(p),
+        label: `Retry [${name(p.get('tool_name'))}]: `,
+        text: retryText(p.get('content')),
+        clip: 'none',
+      };
     case 'speech':
       return speech(p, 'user');
     default:

@@ -65,13 +65,21 @@ export class DigestCorpusSource implements CorpusSource {
     const own = new HistorySource(store, { retain: false });
     try {
       let mine = 0;
-      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) => progress?.((mine = done) + othersDone(), runs.length))) {
+      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) =>
+        progress?.((mine = done) + othersDone(), runs.length),
+      )) {
         digests.set(d.runId, d);
       }
       for (const w of workers) {
         const delivered: RunDigest[] = [];
         // a worker that failed delivers nothing: what it took is replayed below
-        if (w.drain((batch) => delivered.push(...batch), () => progress?.(mine + othersDone(), runs.length), POLL_MS)) {
+        if (
+          w.drain(
+            (batch) => delivered.push(...batch),
+            () => progress?.(mine + othersDone(), runs.length),
+            POLL_MS,
+          )
+        ) {
           for (const d of delivered) digests.set(d.runId, d);
         }
       }
@@ -79,8 +87,16 @@ export class DigestCorpusSource implements CorpusSource {
       for (const w of workers) w.stop();
     }
     // what a failed worker took and did not deliver, replayed here
-    for (const g of conversationGroups(runs.filter((r) => !digests.has(r.runId)), weight)) {
-      for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms)) digests.set(d.runId, d);
+    for (const g of conversationGroups(
+      runs.filter((r) => !digests.has(r.runId)),
+      weight,
+    )) {
+      for (const d of digestRuns(
+        own,
+        g.runs.map((r) => r.runId),
+        this.terms,
+      ))
+        digests.set(d.runId, d);
     }
     progress?.(runs.length, runs.length);
     return new DigestCorpus(this.source, runs, digests, this.terms);
@@ -107,7 +123,8 @@ class DigestCorpus implements Corpus {
       const d = digests.get(run.runId)!;
       const start = claimInherited(claimed, d.strictKeys);
       for (const s of d.skipped) this.warnings.push({ kind: 'unreadable-snapshot', runId: s.runId, seq: s.seq, reason: s.reason });
-      for (const [partKind, count] of d.unknownPartKinds) this.warnings.push({ kind: 'unknown-part-kind', runId: run.runId, partKind, count });
+      for (const [partKind, count] of d.unknownPartKinds)
+        this.warnings.push({ kind: 'unknown-part-kind', runId: run.runId, partKind, count });
       if (start >= d.strictKeys.length) continue;
       this.sections.push({ run, start, end: d.strictKeys.length });
       this.digests.push(d);
@@ -125,7 +142,10 @@ class DigestCorpus implements Corpus {
 
   termStats(terms: readonly string[]): TermStats {
     if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k])) return scanTermStats(this, terms);
-    const stats = new TermStatsBuilder(terms, this.sections.reduce((n, s) => n + sectionSize(s), 0));
+    const stats = new TermStatsBuilder(
+      terms,
+      this.sections.reduce((n, s) => n + sectionSize(s), 0),
+    );
     let total = 0;
     let first = 0; // document id of the section's first message
     this.digests.forEach((d, si) => {

@@ -57,7 +57,12 @@ class PartsBuilder {
   }
 
   finish(): DigestParts {
-    return { starts: Int32Array.from(this.starts), roles: Uint8Array.from(this.roles), tools: Int32Array.from(this.tools), toolNames: [...this.toolIds.keys()] };
+    return {
+      starts: Int32Array.from(this.starts),
+      roles: Uint8Array.from(this.roles),
+      tools: Int32Array.from(this.tools),
+      toolNames: [...this.toolIds.keys()],
+    };
   }
 }
 
@@ -66,7 +71,8 @@ export function digestPartsAt(d: RunDigest, position: number): PartRole[] {
   const { starts, roles, tools, toolNames } = d.parts;
   const i = position - d.localStart;
   const out: PartRole[] = [];
-  for (let k = starts[i]!; k < starts[i + 1]!; k++) out.push({ role: ROLES[roles[k]!]!, toolName: tools[k]! < 0 ? null : toolNames[tools[k]!]! });
+  for (let k = starts[i]!; k < starts[i + 1]!; k++)
+    out.push({ role: ROLES[roles[k]!]!, toolName: tools[k]! < 0 ? null : toolNames[tools[k]!]! });
   return out;
 }
 
@@ -75,7 +81,12 @@ export function digestPartsAt(d: RunDigest, position: number): PartRole[] {
  * order") and digests each run as soon as it is replayed, so records do not pile up. `onRun` is told
  * after each run.
  */
-export function digestRuns(source: HistorySource, runIds: readonly string[], terms: readonly string[], onRun?: (done: number) => void): RunDigest[] {
+export function digestRuns(
+  source: HistorySource,
+  runIds: readonly string[],
+  terms: readonly string[],
+  onRun?: (done: number) => void,
+): RunDigest[] {
   const counter = new QueryTermCounter(terms);
   const counts = counter.counts;
   const claimed = new Set<string>();

@@ -30,7 +30,10 @@ class MemoryCorpus implements Corpus {
 /** Term statistics by tokenizing every document of the corpus once, counting only the query terms. */
 export function scanTermStats(corpus: Pick<Corpus, 'sections' | 'document'>, terms: readonly string[]): TermStats {
   const counter = new QueryTermCounter(terms);
-  const stats = new TermStatsBuilder(terms, corpus.sections.reduce((n, s) => n + sectionSize(s), 0));
+  const stats = new TermStatsBuilder(
+    terms,
+    corpus.sections.reduce((n, s) => n + sectionSize(s), 0),
+  );
   let total = 0;
   let doc = 0;
   corpus.sections.forEach((s, si) => {

@@ -35,12 +35,28 @@ export function scopeMiss(runs: readonly StoreRun[], s: ScopeFilter): ScopeMiss 
       return { kind: 'conversation', id: conversation, conversationId: null, suggestions: closestIds(conversation, ids) };
     }
     if (s.runId !== null && !members.some((r) => r.runId === s.runId)) {
-      return { kind: 'run', id: s.runId, conversationId: conversation, suggestions: closestIds(s.runId, members.map((r) => r.runId)) };
+      return {
+        kind: 'run',
+        id: s.runId,
+        conversationId: conversation,
+        suggestions: closestIds(
+          s.runId,
+          members.map((r) => r.runId),
+        ),
+      };
     }
     return null;
   }
   if (s.runId !== null && !runs.some((r) => r.runId === s.runId)) {
-    return { kind: 'run', id: s.runId, conversationId: null, suggestions: closestIds(s.runId, runs.map((r) => r.runId)) };
+    return {
+      kind: 'run',
+      id: s.runId,
+      conversationId: null,
+      suggestions: closestIds(
+        s.runId,
+        runs.map((r) => r.runId),
+      ),
+    };
   }
   return null;
 }
@@ -48,6 +64,7 @@ export function scopeMiss(runs: readonly StoreRun[], s: ScopeFilter): ScopeMiss 
 /** One line naming what was not found, and what is close. */
 export function scopeMissMessage(m: ScopeMiss): string {
   const where = m.conversationId === null ? 'in the store' : `in conversation '${m.conversationId}'`;
-  const what = m.kind === 'conversation' ? `no conversation '${m.id}' in the store (no run has that conversation id)` : `no run '${m.id}' ${where}`;
+  const what =
+    m.kind === 'conversation' ? `no conversation '${m.id}' in the store (no run has that conversation id)` : `no run '${m.id}' ${where}`;
   return what + didYouMean(m.suggestions);
 }

@@ -223,7 +223,8 @@ function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | nu
   let total = 0;
   for (const doc of sorted) {
     const { section, position } = ids.locate(doc);
-    if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter)) continue;
+    if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter))
+      continue;
     perSection[section] = perSection[section]! + 1;
     total++;
   }

@@ -39,4 +39,3 @@ export function attribute(t: IndexTables, runCount: number, fromOrd: number): vo
   }
   for (const [runKey, next] of changed) t.putRun(Object.assign(t.run(runKey), next));
 }
-

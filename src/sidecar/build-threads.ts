@@ -56,7 +56,12 @@ export class PrefetchedBuilds {
  * Starts worker threads for the runs to rebuild when that pays (enough snapshots, more than one core)
  * and other threads can read the very bytes this one reads; otherwise null (the writer replays them).
  */
-export function prefetchBuilds(store: StoreReader, runs: readonly StoreRun[], weight: (r: StoreRun) => number, options: ParallelOptions): PrefetchedBuilds | null {
+export function prefetchBuilds(
+  store: StoreReader,
+  runs: readonly StoreRun[],
+  weight: (r: StoreRun) => number,
+  options: ParallelOptions,
+): PrefetchedBuilds | null {
   const workers = Math.min((options.threads ?? defaultThreads()) - 1, runs.length);
   const share = workers < 1 ? null : store.share();
   if (share === null) return null;

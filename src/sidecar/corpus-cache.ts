@@ -19,4 +19,3 @@ export function writeCorpusCache(t: IndexTables, runCount: number, compacted: nu
   }
   t.putCache(JSON.stringify(runs), Buffer.concat(blobs));
 }
-

@@ -16,7 +16,10 @@ export function removeIndexFiles(path: string): void {
 /** The schema objects an index of this format has, as SQLite lists them. */
 let expectedSchema: string | null = null;
 function schemaOf(db: BetterSqlite3.Database): string {
-  const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").raw().all();
+  const rows = db
+    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+    .raw()
+    .all();
   return JSON.stringify(rows);
 }
 function expected(): string {
@@ -34,7 +37,8 @@ function expected(): string {
 
 /** Every table any index format had: what a file must hold some of to be taken for an index. */
 const INDEX_TABLES = ['meta', 'runs', 'messages', 'postings', 'corpus_cache', 'terms'];
-const DROP_INDEX_TABLES = 'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms;';
+const DROP_INDEX_TABLES =
+  'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms;';
 
 /** Drops an index of another format or store and lays out an empty one. */
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
@@ -70,7 +74,8 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
         const tables = new IndexTables(db);
         const meta = tables.readMeta();
         if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) return { db, tables, fresh: false };
-        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined) throw new IndexDamagedError('the index meta lacks its store');
+        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined)
+          throw new IndexDamagedError('the index meta lacks its store');
       } else if (schema !== '[]' && formatOf(db) === INDEX_FORMAT) {
         throw new IndexDamagedError('the index schema is not the one this version writes');
       } else if (schema !== '[]' && !hasIndexTables(db)) {

@@ -197,10 +197,11 @@ export class IndexedCorpusSource implements CorpusSource {
           const r = byId.get(run.runId);
           return r ? n + r[7] - (conversationId === null ? 0 : r[9]) : n;
         }, 0),
-      warnings: (runIds) => runIds.flatMap((id) => {
-        const r = byId.get(id);
-        return r?.[14] ? this.warningsOf(r[0]) : [];
-      }),
+      warnings: (runIds) =>
+        runIds.flatMap((id) => {
+          const r = byId.get(id);
+          return r?.[14] ? this.warningsOf(r[0]) : [];
+        }),
     };
   }
 

@@ -8,7 +8,6 @@ import { defaultIndexPath } from './location.js';
  * never through a symbolic link, never a file or directory someone else owns.
  */
 
-
 export interface IndexPlace {
   readonly path: string;
   /** Things repaired on the way (modes narrowed), for one warning each. */
@@ -104,7 +103,8 @@ function checkAgainstEvidence(path: string, ev: Evidence, what: string): string 
   for (const d of ev.dirs) {
     // creating the index, or a directory for it, right in the store's directory
     if (realDir === d.path || (anc.missing.length === 0 && sameFile(ancSt, d.st))) refuse(`it is in the store's directory ${d.path}`);
-    if (anc.missing.length > 0 && (anc.real === d.path || sameFile(ancSt, d.st))) refuse(`it would create a directory in the store's directory ${d.path}`);
+    if (anc.missing.length > 0 && (anc.real === d.path || sameFile(ancSt, d.st)))
+      refuse(`it would create a directory in the store's directory ${d.path}`);
   }
   const realPath = join(realDir, basename(path));
   for (const suffix of ['', ...SIDE_FILES]) {
@@ -117,14 +117,19 @@ function checkAgainstEvidence(path: string, ev: Evidence, what: string): string 
 
 /** Opens without following a final symbolic link, and checks type, owner, links and mode. */
 function checkOwned(path: string, kind: 'directory' | 'file', what: string, repaired: string[], create: boolean): void {
-  const flags = kind === 'directory' ? constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW : constants.O_RDWR | constants.O_NOFOLLOW | (create ? constants.O_CREAT : 0);
+  const flags =
+    kind === 'directory'
+      ? constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
+      : constants.O_RDWR | constants.O_NOFOLLOW | (create ? constants.O_CREAT : 0);
   let fd: number;
   try {
     fd = openSync(path, flags, 0o600);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK' || (code === 'ENOTDIR' && isSymlink(path))) {
-      throw new IndexRefusedError(`refusing ${what}: ${path} is a symbolic link, and the index never follows links (remove it, or pass --index <file>)`);
+      throw new IndexRefusedError(
+        `refusing ${what}: ${path} is a symbolic link, and the index never follows links (remove it, or pass --index <file>)`,
+      );
     }
     if (code === 'ENOTDIR' && kind === 'directory') throw new IndexRefusedError(`refusing ${what}: ${path} is not a directory`);
     if (code === 'EISDIR') throw new IndexRefusedError(`refusing ${what}: ${path} is a directory, not an index file`);
@@ -137,7 +142,9 @@ function checkOwned(path: string, kind: 'directory' | 'file', what: string, repa
     if (kind === 'file' && !st.isFile()) throw new IndexRefusedError(`refusing ${what}: ${path} is not a regular file`);
     const uid = process.getuid?.();
     if (uid !== undefined && st.uid !== uid) {
-      throw new IndexRefusedError(`refusing ${what}: ${path} belongs to uid ${st.uid}, not to you (uid ${uid}); it could be read or changed by them`);
+      throw new IndexRefusedError(
+        `refusing ${what}: ${path} belongs to uid ${st.uid}, not to you (uid ${uid}); it could be read or changed by them`,
+      );
     }
     if (kind === 'file' && st.nlink > 1) throw new IndexRefusedError(`refusing ${what}: ${path} has other hard links`);
     const private_ = kind === 'directory' ? 0o700 : 0o600;
@@ -187,7 +194,12 @@ function makeDirs(dir: string): void {
  * Settles where the store's index lives and prepares it: the directory (owner-only) and an empty
  * index file (0600) when there is none. `explicit` is `--index`; otherwise the per-user cache.
  */
-export function placeIndex(storeRealPath: string, storeInputPath: string, explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): IndexPlace {
+export function placeIndex(
+  storeRealPath: string,
+  storeInputPath: string,
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): IndexPlace {
   const given = explicit !== undefined ? resolve(explicit) : defaultIndexPath(storeRealPath, env);
   const what = explicit !== undefined ? `--index ${explicit}` : `the index location ${given} (from $XDG_CACHE_HOME or ~/.cache)`;
   const ev = evidenceOf(storeRealPath, storeInputPath);

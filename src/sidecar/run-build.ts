@@ -28,12 +28,21 @@ export type MessageRow = readonly [
  * what is said in `fields` (`[label, text, clip]` triples), one entry per part in both.
  */
 export function storedParts(parts: readonly RenderedPart[]): { roles: string; fields: string } {
-  return { roles: JSON.stringify(parts.map((p) => [p.role, p.toolName])), fields: JSON.stringify(parts.map((p) => [p.label, p.text, p.clip])) };
+  return {
+    roles: JSON.stringify(parts.map((p) => [p.role, p.toolName])),
+    fields: JSON.stringify(parts.map((p) => [p.label, p.text, p.clip])),
+  };
 }
 
 export function partsFromStored(roles: string, fields: string): RenderedPart[] {
   const who = JSON.parse(roles) as Array<[Role, string | null]>;
-  return (JSON.parse(fields) as Array<[string, string, ClipRule]>).map(([label, text, clip], k) => ({ role: who[k]![0], toolName: who[k]![1], label, text, clip }));
+  return (JSON.parse(fields) as Array<[string, string, ClipRule]>).map(([label, text, clip], k) => ({
+    role: who[k]![0],
+    toolName: who[k]![1],
+    label,
+    text,
+    clip,
+  }));
 }
 
 /** The search text of stored parts (their roles are not needed for it). */

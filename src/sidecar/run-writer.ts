@@ -56,7 +56,9 @@ export class RunWriter {
   /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
   resume(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number): number {
     const stored = [...this.t.messages(row.run_key, 0, row.len)];
-    const positions = stored.map((p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }));
+    const positions = stored.map(
+      (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
+    );
     const { replayer, maxSeq } = this.driver.replay(run, { positions, afterSeq: row.complete_max_seq });
     const from = replayer.firstChanged;
     this.t.deleteMessages(row.run_key, from);
@@ -80,7 +82,16 @@ export class RunWriter {
     this.t.deleteMessages(row.run_key, 0);
     builder.beginRun(row.run_key);
     const lengths = build.rows.map((r, pos) => this.insertMessage(row.run_key, pos, r, builder));
-    this.finish(row, build.completeCount, build.maxSeq, build.skipped, lengths, build.rows.map((r) => r[6]), build.rows.map((r) => r[1]), segment);
+    this.finish(
+      row,
+      build.completeCount,
+      build.maxSeq,
+      build.skipped,
+      lengths,
+      build.rows.map((r) => r[6]),
+      build.rows.map((r) => r[1]),
+      segment,
+    );
     return build.snapshotsRead;
   }
 
@@ -120,7 +131,20 @@ export class RunWriter {
   private insertMessage(runKey: number, pos: number, r: MessageRow, builder: SegmentBuilder): number {
     const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, text] = r;
     const dl = builder.addDocument(pos, text);
-    const m: MessageRecord = { run_key: runKey, pos, loose_key: loose, strict_key: strict, kind, timestamp, first_seq: firstSeq, first_step: firstStep, dl, unknown_parts: unknown, roles, fields };
+    const m: MessageRecord = {
+      run_key: runKey,
+      pos,
+      loose_key: loose,
+      strict_key: strict,
+      kind,
+      timestamp,
+      first_seq: firstSeq,
+      first_step: firstStep,
+      dl,
+      unknown_parts: unknown,
+      roles,
+      fields,
+    };
     this.t.putMessage(m);
     return dl;
   }

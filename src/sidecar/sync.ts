@@ -60,7 +60,16 @@ export class IndexSync {
    * all match is current (its new stamp is recorded).
    */
   sync(onProgress?: SyncProgress): SyncReport {
-    const none = (contentChecked: boolean, content: string): SyncReport => ({ upToDate: true, contentChecked, content, runsReplayed: 0, runsResumed: 0, runsRemoved: 0, snapshotsRead: 0, compacted: false });
+    const none = (contentChecked: boolean, content: string): SyncReport => ({
+      upToDate: true,
+      contentChecked,
+      content,
+      runsReplayed: 0,
+      runsResumed: 0,
+      runsRemoved: 0,
+      snapshotsRead: 0,
+      compacted: false,
+    });
     const stamp = this.store.stamp();
     // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
     this.t.begin();
@@ -135,7 +144,8 @@ export class IndexSync {
         ex.parent_run_id === run.parentRunId &&
         ex.agent_name === run.agentName &&
         ex.started_at === run.startedAt;
-      const contentSame = ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
+      const contentSame =
+        ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
       const row: RunRow = ex ?? newRunRow(nextRunKey++, run.runId);
       runCount++;
       if (metaSame && contentSame) return;
@@ -174,12 +184,19 @@ export class IndexSync {
     };
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w.run.conversationId));
-    const prefetched = prefetchBuilds(this.store, work.filter((w) => !w.resumed).map((w) => w.run), weight, this.parallel);
+    const prefetched = prefetchBuilds(
+      this.store,
+      work.filter((w) => !w.resumed).map((w) => w.run),
+      weight,
+      this.parallel,
+    );
     try {
       work.forEach(({ run, row, resumed }, i) => {
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
-        snapshotsRead += resumed ? this.writer.resume(run, row, builder, segment) : this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null);
+        snapshotsRead += resumed
+          ? this.writer.resume(run, row, builder, segment)
+          : this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null);
         if (resumed) runsResumed++;
         else runsReplayed++;
       });
@@ -212,6 +229,15 @@ export class IndexSync {
     ] as const) {
       this.t.putMeta(k, v);
     }
-    return { upToDate: false, contentChecked: true, content: content.total, runsReplayed, runsResumed, runsRemoved, snapshotsRead, compacted: compact };
+    return {
+      upToDate: false,
+      contentChecked: true,
+      content: content.total,
+      runsReplayed,
+      runsResumed,
+      runsRemoved,
+      snapshotsRead,
+      compacted: compact,
+    };
   }
 }

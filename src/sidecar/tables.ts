@@ -46,9 +46,30 @@ export interface RunRow {
 }
 
 export const RUN_COLUMNS = [
-  'run_key', 'run_id', 'store_rowid', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at', 'ord',
-  'snap_count', 'snap_max_seq', 'content', 'complete_count', 'complete_max_seq', 'len',
-  'start_all', 'start_conv', 'dl_full', 'dl_all', 'dl_conv', 'seg', 'skipped', 'unknown', 'lengths', 'keys',
+  'run_key',
+  'run_id',
+  'store_rowid',
+  'conversation_id',
+  'parent_run_id',
+  'agent_name',
+  'started_at',
+  'ord',
+  'snap_count',
+  'snap_max_seq',
+  'content',
+  'complete_count',
+  'complete_max_seq',
+  'len',
+  'start_all',
+  'start_conv',
+  'dl_full',
+  'dl_all',
+  'dl_conv',
+  'seg',
+  'skipped',
+  'unknown',
+  'lengths',
+  'keys',
 ] as const satisfies ReadonlyArray<keyof RunRow>;
 
 /** One `messages` row, every column. */
@@ -68,7 +89,18 @@ export interface MessageRecord {
 }
 
 const MESSAGE_COLUMNS = [
-  'run_key', 'pos', 'loose_key', 'strict_key', 'kind', 'timestamp', 'first_seq', 'first_step', 'dl', 'unknown_parts', 'roles', 'fields',
+  'run_key',
+  'pos',
+  'loose_key',
+  'strict_key',
+  'kind',
+  'timestamp',
+  'first_seq',
+  'first_step',
+  'dl',
+  'unknown_parts',
+  'roles',
+  'fields',
 ] as const satisfies ReadonlyArray<keyof MessageRecord>;
 
 /** The index connection's SQLite errors, as index errors. */
@@ -182,7 +214,11 @@ export class IndexTables {
     const p = (make: () => BetterSqlite3.Statement): Stmt => new Stmt(make);
     this.s = {
       meta: p(() => db.prepare('SELECT key, value, sum FROM meta')),
-      putMeta: p(() => db.prepare('INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum')),
+      putMeta: p(() =>
+        db.prepare(
+          'INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum',
+        ),
+      ),
       runs: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
       runsInOrder: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
       runByKey: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),

@@ -39,7 +39,8 @@ function openAt(store: StoreReader, path: string, onProgress?: SyncProgress): In
       tables.begin();
       const meta = readIndexMeta(tables.readMeta());
       if (meta.content === report.content || attempt >= 5) {
-        if (meta.content !== report.content) throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
+        if (meta.content !== report.content)
+          throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
         return { db, source: new IndexedCorpusSource(tables, meta.runCount), report, path };
       }
       tables.commit();
@@ -103,7 +104,9 @@ function spaceVeto(store: StoreReader, path: string): string | null {
   }
   if (size > 0 || free === null) return null;
   const need = Math.max(BUILD_SPACE_MIN, (store.byteSize() ?? 0) * BUILD_SPACE_RATIO);
-  return free < need ? `not enough free space for the index: a first build needs about ${mb(need)}, ${mb(free)} free in ${dirname(path)}` : null;
+  return free < need
+    ? `not enough free space for the index: a first build needs about ${mb(need)}, ${mb(free)} free in ${dirname(path)}`
+    : null;
 }
 
 function rememberNoSpace(store: StoreReader, path: string): void {
@@ -122,7 +125,8 @@ function unavailable(e: unknown): IndexUnavailableError | null {
   if (e instanceof IndexUnavailableError) return e;
   const code = (e as { code?: unknown }).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') return new IndexSpaceError(describeFsError(e));
-  if (typeof code === 'string' && /^(EACCES|EPERM|EROFS|ENOTDIR|EISDIR|ELOOP|EMFILE|ENFILE|EIO|ENOENT)$/.test(code)) return new IndexUnavailableError(describeFsError(e));
+  if (typeof code === 'string' && /^(EACCES|EPERM|EROFS|ENOTDIR|EISDIR|ELOOP|EMFILE|ENFILE|EIO|ENOENT)$/.test(code))
+    return new IndexUnavailableError(describeFsError(e));
   return null;
 }
 
@@ -169,7 +173,9 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       const u = unavailable(e);
       if (u) {
         if (u instanceof IndexSpaceError) rememberNoSpace(store, path);
-        opts.onFallback?.(damage === null ? `${u.message} (${path})` : `index ${path} was damaged (${damage}) and could not be rebuilt: ${u.message}`);
+        opts.onFallback?.(
+          damage === null ? `${u.message} (${path})` : `index ${path} was damaged (${damage}) and could not be rebuilt: ${u.message}`,
+        );
         return fallback();
       }
       // anything else is the index not being what we wrote: rebuild it once, then give up on it
@@ -192,7 +198,6 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
     }
   }
 }
-
 
 /** `false`: replay the store for this search (the reference's way); otherwise the index, at `path` or the default place. */
 export type IndexChoice = false | { readonly path?: string };

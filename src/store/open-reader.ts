@@ -19,7 +19,8 @@ export type StoreKind = 'sqlite' | 'file' | 'postgres' | 'redis';
 export function storeKind(target: string): StoreKind {
   const server = serverKind(target);
   if (server) return server;
-  if (/^mongodb(\+srv)?:/i.test(target)) throw new StoreError(`${target.replace(/\/\/[^/@]*@/, '//…@')}: MongoStepStore is not supported yet`);
+  if (/^mongodb(\+srv)?:/i.test(target))
+    throw new StoreError(`${target.replace(/\/\/[^/@]*@/, '//…@')}: MongoStepStore is not supported yet`);
   try {
     if (statSync(target).isDirectory()) return 'file';
   } catch {
@@ -64,4 +65,3 @@ function holdsRuns(dir: string): boolean {
     }
   });
 }
-

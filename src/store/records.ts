@@ -7,7 +7,15 @@ import { isAscii } from 'node:buffer';
 import { StoreError } from './errors.js';
 import { parseIsoDateTime, pyIsoformat } from './instant.js';
 import { unreadable, type UnreadableSnapshot } from './notices.js';
-import { integerMember, isOptionalString, PayloadError, scanPayload, stringMember, type MessagesHint, type PayloadMembers } from './payload.js';
+import {
+  integerMember,
+  isOptionalString,
+  PayloadError,
+  scanPayload,
+  stringMember,
+  type MessagesHint,
+  type PayloadMembers,
+} from './payload.js';
 import type { StoreSnapshot } from './reader.js';
 import type { RunFields } from './run-order.js';
 

@@ -19,13 +19,16 @@ export function orderRuns(runs: readonly RunFields[], label: string, notices: No
     const t = parseIsoDateTime(run.startedAt);
     if (t === null) {
       // upstream list_runs raises on such a record: the whole listing fails
-      throw new StoreError(`${label}: run ${JSON.stringify(run.runId)} has a started_at that is not an ISO date-time: ${JSON.stringify(run.startedAt)}`);
+      throw new StoreError(
+        `${label}: run ${JSON.stringify(run.runId)} has a started_at that is not an ISO date-time: ${JSON.stringify(run.startedAt)}`,
+      );
     }
     return { run, micros: epochMicros(t), naive: t.offsetMicros === null };
   });
   const naive = keyed.filter((k) => k.naive);
   if (naive.length > 0 && naive.length < keyed.length) {
-    for (const k of naive) notices.add('naive-started-at', k.run.runId, null, `started_at ${k.run.startedAt} has no UTC offset: read as UTC`);
+    for (const k of naive)
+      notices.add('naive-started-at', k.run.runId, null, `started_at ${k.run.startedAt} has no UTC offset: read as UTC`);
   }
   keyed.sort((a, b) => (a.micros < b.micros ? -1 : a.micros > b.micros ? 1 : compareCodePoints(a.run.runId, b.run.runId)));
   return keyed.map((k, i) => ({ ...k.run, rowid: i + 1 }));

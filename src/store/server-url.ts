@@ -65,7 +65,21 @@ export interface PostgresTarget {
   readonly table: string;
 }
 
-const PG_PARAMS = new Set(['table', 'host', 'port', 'user', 'password', 'dbname', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'application_name', 'connect_timeout', 'options']);
+const PG_PARAMS = new Set([
+  'table',
+  'host',
+  'port',
+  'user',
+  'password',
+  'dbname',
+  'sslmode',
+  'sslrootcert',
+  'sslcert',
+  'sslkey',
+  'application_name',
+  'connect_timeout',
+  'options',
+]);
 const SSLMODES = new Set(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']);
 
 export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.env): PostgresTarget {
@@ -73,7 +87,8 @@ export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.
   const label = withoutPassword(u);
   const q = u.searchParams;
   for (const key of q.keys()) {
-    if (!PG_PARAMS.has(key)) throw new StoreError(`${label}: unknown URL parameter ${JSON.stringify(key)} (read: ${[...PG_PARAMS].join(', ')})`);
+    if (!PG_PARAMS.has(key))
+      throw new StoreError(`${label}: unknown URL parameter ${JSON.stringify(key)} (read: ${[...PG_PARAMS].join(', ')})`);
   }
   const table = q.get('table') ?? DEFAULT_TABLE;
   if (!TABLE.test(table)) {

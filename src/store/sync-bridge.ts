@@ -120,7 +120,9 @@ export class SyncBridge {
         beatAt = Date.now();
       } else if (Date.now() - beatAt > this.silentMs) {
         this.closed = true;
-        throw new StoreError(`${this.label}: the driver thread is not running (${beat === 0 ? 'it did not start' : 'it stopped answering'})`);
+        throw new StoreError(
+          `${this.label}: the driver thread is not running (${beat === 0 ? 'it did not start' : 'it stopped answering'})`,
+        );
       }
     }
     const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;

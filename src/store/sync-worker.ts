@@ -4,7 +4,16 @@
  * so that the blocked main thread wakes. Never run on the main thread.
  */
 import { isMainThread, workerData } from 'node:worker_threads';
-import { HEARTBEAT, HEARTBEAT_MS, REPLIES, STOPPED, type BridgeData, type DriverReply, type DriverSession, type OpenDriver } from './sync-bridge.js';
+import {
+  HEARTBEAT,
+  HEARTBEAT_MS,
+  REPLIES,
+  STOPPED,
+  type BridgeData,
+  type DriverReply,
+  type DriverSession,
+  type OpenDriver,
+} from './sync-bridge.js';
 
 function errorText(e: unknown): string {
   const text = e instanceof Error ? e.message || e.name : String(e);

@@ -54,7 +54,12 @@ const cache = tempDir('fuzz-cache');
 type Outcome = { ok: true } | { ok: false; expected: boolean; error: unknown; detail: string };
 
 function isSqliteError(e: unknown): boolean {
-  return e instanceof Error && e.constructor.name === 'SqliteError' && typeof (e as { code?: unknown }).code === 'string' && (e as unknown as { code: string }).code.startsWith('SQLITE_');
+  return (
+    e instanceof Error &&
+    e.constructor.name === 'SqliteError' &&
+    typeof (e as { code?: unknown }).code === 'string' &&
+    (e as unknown as { code: string }).code.startsWith('SQLITE_')
+  );
 }
 
 function classify(e: unknown): Outcome {
@@ -172,7 +177,11 @@ function randomScalar(rnd: Rnd): unknown {
     case 7:
       return [choice(rnd, NASTY_STRINGS), int(rnd, 9)];
     default:
-      return { kind: choice(rnd, ['binary', 'text-content', 'image-url', 'request', 'response']), content: choice(rnd, NASTY_STRINGS), data: '!!notbase64' };
+      return {
+        kind: choice(rnd, ['binary', 'text-content', 'image-url', 'request', 'response']),
+        content: choice(rnd, NASTY_STRINGS),
+        data: '!!notbase64',
+      };
   }
 }
 
@@ -272,7 +281,13 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
     }
     case 4: {
       // mostly where any JSON is valid: tool-return / retry content, call args, metadata
-      const freeForm = all.filter((x) => (x.key === 'content' && /return|retry/.test(String((x.parent as Record<string, unknown>).part_kind))) || x.key === 'args' || x.key === 'metadata' || x.key === 'vendor_metadata');
+      const freeForm = all.filter(
+        (x) =>
+          (x.key === 'content' && /return|retry/.test(String((x.parent as Record<string, unknown>).part_kind))) ||
+          x.key === 'args' ||
+          x.key === 'metadata' ||
+          x.key === 'vendor_metadata',
+      );
       const targets = freeForm.length && rnd() < 0.7 ? freeForm : [...namedSlots('content'), ...namedSlots('parts'), ...freeForm];
       const s = targets.length ? choice(rnd, targets) : all.length ? choice(rnd, all) : null;
       if (!s) break;
@@ -285,7 +300,25 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
       const targets = [...namedSlots('kind'), ...namedSlots('part_kind'), ...namedSlots('tool_kind'), ...namedSlots('speaker')];
       if (!targets.length) break;
       const s = choice(rnd, targets);
-      const v = choice(rnd, ['request', 'response', 'text', 'tool-call', 'tool-return', 'user-prompt', 'system-prompt', 'retry-prompt', 'speech', 'instruction-delta', 'compaction', 'file', 'binary', 'mystery', '', 7, null]);
+      const v = choice(rnd, [
+        'request',
+        'response',
+        'text',
+        'tool-call',
+        'tool-return',
+        'user-prompt',
+        'system-prompt',
+        'retry-prompt',
+        'speech',
+        'instruction-delta',
+        'compaction',
+        'file',
+        'binary',
+        'mystery',
+        '',
+        7,
+        null,
+      ]);
       setSlot(s, v);
       log.push(`${String(s.key)} -> ${JSON.stringify(v)}`);
       break;
@@ -294,7 +327,16 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
       const targets = namedSlots('parts');
       if (!targets.length) break;
       const s = choice(rnd, targets);
-      const v = choice(rnd, [null, {}, 'parts', 3, [[]], [null], [{ part_kind: 'text' }], [{ part_kind: 'tool-call', tool_name: 'x', args: '{"a": [1, 2' }]]);
+      const v = choice(rnd, [
+        null,
+        {},
+        'parts',
+        3,
+        [[]],
+        [null],
+        [{ part_kind: 'text' }],
+        [{ part_kind: 'tool-call', tool_name: 'x', args: '{"a": [1, 2' }],
+      ]);
       setSlot(s, v);
       log.push(`parts -> ${JSON.stringify(v)}`);
       break;
@@ -322,8 +364,15 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
       (s.parent as Record<string, unknown>).__harness_external_media__ = choice(rnd, [true, 1, 'true']);
       (s.parent as Record<string, unknown>).__harness_external_text__ = rnd() < 0.5;
       (s.parent as Record<string, unknown>).__harness_external_uri__ = uri;
-      if (rnd() < 0.5) (s.parent as Record<string, unknown>).__harness_external_marker_format__ = choice(rnd, ['escaped-keys-v1', 'escaped-keys-v9', 3]);
-      if (rnd() < 0.5) (s.parent as Record<string, unknown>).__harness_external_escaped_keys__ = choice(rnd, [{}, { __harness_external_uri__: 'x' }, [], 'x']);
+      if (rnd() < 0.5)
+        (s.parent as Record<string, unknown>).__harness_external_marker_format__ = choice(rnd, ['escaped-keys-v1', 'escaped-keys-v9', 3]);
+      if (rnd() < 0.5)
+        (s.parent as Record<string, unknown>).__harness_external_escaped_keys__ = choice(rnd, [
+          {},
+          { __harness_external_uri__: 'x' },
+          [],
+          'x',
+        ]);
       log.push(`media marker ${JSON.stringify(uri)}`);
       break;
     }
@@ -331,7 +380,15 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
       const targets = namedSlots('args');
       if (!targets.length) break;
       const s = choice(rnd, targets);
-      const v = choice(rnd, ['{"a": 1', '{"a": NaN}', '[1, 2]', '"str"', '{"\\ud800": "\\udfff"}', '{"a": ' + '['.repeat(12000) + ']'.repeat(12000) + '}', '']);
+      const v = choice(rnd, [
+        '{"a": 1',
+        '{"a": NaN}',
+        '[1, 2]',
+        '"str"',
+        '{"\\ud800": "\\udfff"}',
+        '{"a": ' + '['.repeat(12000) + ']'.repeat(12000) + '}',
+        '',
+      ]);
       setSlot(s, v);
       log.push(`args -> ${v.slice(0, 30)}`);
       break;
@@ -341,7 +398,12 @@ function mutateTree(root: unknown, rnd: Rnd, log: string[]): unknown {
       const targets = namedSlots('content');
       if (!targets.length) break;
       const s = choice(rnd, targets);
-      setSlot(s, [{ type: 'x', loc: choice(rnd, [[], ['a', 1], 'loc', null, [[{}]]]), msg: choice(rnd, NASTY_STRINGS), input: randomScalar(rnd) }, 5, null, 'plain']);
+      setSlot(s, [
+        { type: 'x', loc: choice(rnd, [[], ['a', 1], 'loc', null, [[{}]]]), msg: choice(rnd, NASTY_STRINGS), input: randomScalar(rnd) },
+        5,
+        null,
+        'plain',
+      ]);
       log.push('error-details content');
     }
   }
@@ -373,7 +435,9 @@ function mutateText(text: string, rnd: Rnd, log: string[]): string {
       return text.replace(/"content": "/g, () => (rnd() < 0.5 ? '"content": "\\udc00\\ud800' : '"content": "'));
     case 5:
       log.push('duplicate keys');
-      return text.replace(/"kind": "(request|response)"/g, (m) => (rnd() < 0.5 ? `${m}, "kind": "${choice(rnd, ['request', 'response', 'other'])}"` : m));
+      return text.replace(/"kind": "(request|response)"/g, (m) =>
+        rnd() < 0.5 ? `${m}, "kind": "${choice(rnd, ['request', 'response', 'other'])}"` : m,
+      );
     case 6:
       log.push('whitespace padding');
       return ` \n\t${text}\r\n `;
@@ -430,7 +494,9 @@ function mutateRows(path: string, rnd: Rnd, log: string[]): void {
   const db = new Database(path);
   try {
     const snaps = db.prepare('SELECT seq, messages FROM snapshots ORDER BY seq').all() as Array<{ seq: number; messages: string }>;
-    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+    const tables = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name),
+    );
     const n = 1 + int(rnd, 3);
     for (let k = 0; k < n; k++) {
       const kind = rnd();
@@ -453,7 +519,16 @@ function mutateRows(path: string, rnd: Rnd, log: string[]): void {
           log.push(`messages of seq ${s.seq} -> ${Buffer.isBuffer(v) ? 'BLOB' : typeof v}`);
         } else if (kind < 0.75) {
           const col = choice(rnd, ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at', 'metadata']);
-          const v = choice<unknown>(rnd, [123, 4.5, Buffer.from('blob'), '\u001b[31mred', '', 'x'.repeat(10_000), '2025-13-45T99:99:99', null]);
+          const v = choice<unknown>(rnd, [
+            123,
+            4.5,
+            Buffer.from('blob'),
+            '\u001b[31mred',
+            '',
+            'x'.repeat(10_000),
+            '2025-13-45T99:99:99',
+            null,
+          ]);
           const rowids = db.prepare('SELECT rowid FROM runs ORDER BY rowid').pluck().all() as number[];
           db.prepare(`UPDATE runs SET ${col} = ? WHERE rowid = ?`).run(v, rowids.length ? choice(rnd, rowids) : -1);
           log.push(`runs.${col} -> ${Buffer.isBuffer(v) ? 'BLOB' : JSON.stringify(v)?.slice(0, 20)}`);
@@ -471,9 +546,16 @@ function mutateRows(path: string, rnd: Rnd, log: string[]): void {
           log.push(`media damage ${what}`);
         } else if (kind < 0.95) {
           const run = choice(rnd, [`run-\u0000nul`, 'x'.repeat(5000), '', `'; DROP TABLE runs; --`, '\ud800']);
-          db.prepare("INSERT OR IGNORE INTO runs (run_id, conversation_id, metadata, started_at) VALUES (?, ?, '{}', ?)").run(run, choice(rnd, [null, '', run]), choice(rnd, ['', '0', '9999']));
+          db.prepare("INSERT OR IGNORE INTO runs (run_id, conversation_id, metadata, started_at) VALUES (?, ?, '{}', ?)").run(
+            run,
+            choice(rnd, [null, '', run]),
+            choice(rnd, ['', '0', '9999']),
+          );
           if (snaps.length) {
-            db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, messages) VALUES (?, 1, '', ?)").run(run, choice(rnd, snaps).messages);
+            db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, messages) VALUES (?, 1, '', ?)").run(
+              run,
+              choice(rnd, snaps).messages,
+            );
           }
           log.push(`odd run ${JSON.stringify(run.slice(0, 12))}`);
         } else {
@@ -531,11 +613,15 @@ function runFuzz(): FuzzReport {
     const indexPath = i % INDEX_EVERY === 0 ? join(indexWork, `case-${i}.index.db`) : null;
     const r = exercise(path, rnd, indexPath);
     report.cases++;
-    if (process.env.CONVSEARCH_FUZZ_DEBUG) console.log(`# case ${i} ${fixture.split('/').pop()} ${r.ok ? 'ok' : r.expected ? 'error' : 'CRASH'}: ${log.join('; ')}${r.ok ? '' : ' => ' + r.detail.split('\n')[0]}`);
+    if (process.env.CONVSEARCH_FUZZ_DEBUG)
+      console.log(
+        `# case ${i} ${fixture.split('/').pop()} ${r.ok ? 'ok' : r.expected ? 'error' : 'CRASH'}: ${log.join('; ')}${r.ok ? '' : ' => ' + r.detail.split('\n')[0]}`,
+      );
     if (r.ok) report.ok++;
     else if (r.expected) report.expectedErrors++;
     else report.crashes.push({ caseNo: i, store: fixture.split('/').pop()!, mutations: log.join('; '), detail: r.detail });
-    if (process.env.CONVSEARCH_FUZZ_KEEP === String(i)) copyFileSync(path, join(process.env.TMPDIR ?? '/tmp', `convsearch-fuzz-case-${i}.db`));
+    if (process.env.CONVSEARCH_FUZZ_KEEP === String(i))
+      copyFileSync(path, join(process.env.TMPDIR ?? '/tmp', `convsearch-fuzz-case-${i}.db`));
     if (i % CLI_EVERY === 0) report.cliSamples.push(path);
     else for (const p of [path, `${path}-wal`, `${path}-shm`]) rmSync(p, { force: true });
     if (indexPath) for (const s of ['', '-wal', '-shm']) rmSync(indexPath + s, { force: true });
@@ -607,7 +693,9 @@ test('fuzz: a sample of the damaged stores through the CLI: exit 0/1/2, one-line
       for (const l of lines) assert.match(l, /^convsearch: /, what);
     }
   }
-  console.log(`# fuzz CLI: ${results.length} runs over ${samples.length} damaged stores, exit statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+  console.log(
+    `# fuzz CLI: ${results.length} runs over ${samples.length} damaged stores, exit statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+  );
   for (const p of samples) for (const s of ['', '-wal', '-shm']) rmSync(p + s, { force: true });
   assert.ok(!existsSync(join(samples[0]!, 'nothing')));
 });
@@ -622,7 +710,10 @@ function rewrittenStore(fixture: string, name: string, rewrite: (messages: Array
   const db = new Database(path);
   try {
     for (const r of db.prepare('SELECT seq, messages FROM snapshots').all() as Array<{ seq: number; messages: string }>) {
-      db.prepare('UPDATE snapshots SET messages = ? WHERE seq = ?').run(rewrite(JSON.parse(r.messages) as Array<Record<string, unknown>>), r.seq);
+      db.prepare('UPDATE snapshots SET messages = ? WHERE seq = ?').run(
+        rewrite(JSON.parse(r.messages) as Array<Record<string, unknown>>),
+        r.seq,
+      );
     }
   } finally {
     db.close();
@@ -644,7 +735,8 @@ for (const [depth, objects] of [
     // toolContentRepr (src/render/multimodal.ts) recursed once per level: RangeError, "internal error", exit 2
     const deepText = nested(depth, objects, '{"kind": "binary", "data": "AAAA", "media_type": "image/png", "identifier": "abc123"}');
     const path = rewrittenStore('small.db', `deep-tool-return-${depth}-${objects}`, (msgs) => {
-      for (const m of msgs) for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
+      for (const m of msgs)
+        for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
       return JSON.stringify(msgs).split('"__DEEP__"').join(deepText);
     });
     const r = exercise(path, prng(1), join(indexWork, `regression-deep-${depth}-${objects}.index.db`));
@@ -652,7 +744,9 @@ for (const [depth, objects] of [
     const store = openSqliteReader(path);
     try {
       const source = new HistorySource(store);
-      const run = source.runs().find((x) => source.replay(x.runId).messages.some((m) => m.message.parts.some((p) => p.get('part_kind') === 'tool-return')))!;
+      const run = source
+        .runs()
+        .find((x) => source.replay(x.runId).messages.some((m) => m.message.parts.some((p) => p.get('part_kind') === 'tool-return')))!;
       const text = source
         .replay(run.runId)
         .messages.map((m) => renderRecordMessage(m).text)
@@ -660,7 +754,10 @@ for (const [depth, objects] of [
       // Python's repr: the multimodal dict at the bottom is re-hydrated, the containers print as usual
       const open = objects ? "{'a': ".repeat(depth) : '['.repeat(depth);
       const close = objects ? '}'.repeat(depth) : ']'.repeat(depth);
-      assert.ok(text.includes(open + "BinaryImage(data=b'\\x00\\x00\\x00', media_type='image/png', _identifier='abc123')" + close), text.slice(0, 200));
+      assert.ok(
+        text.includes(open + "BinaryImage(data=b'\\x00\\x00\\x00', media_type='image/png', _identifier='abc123')" + close),
+        text.slice(0, 200),
+      );
     } finally {
       store.close();
     }
@@ -695,12 +792,15 @@ test('regression: a damaged schema whose SQL text holds newlines and escapes giv
 test('regression: a snapshot nested deeper than 1,000 levels is skipped and reported, never a crash', async () => {
   const deepText = nested(2500, false, '"x"');
   const path = rewrittenStore('small.db', 'deep-tool-return-2500-skip', (msgs) => {
-    for (const m of msgs) for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
+    for (const m of msgs)
+      for (const p of m.parts as Array<Record<string, unknown>>) if (p.part_kind === 'tool-return') p.content = '__DEEP__';
     return JSON.stringify(msgs).split('"__DEEP__"').join(deepText);
   });
   const r = exercise(path, prng(1), join(indexWork, 'regression-deep-2500-skip.index.db'));
   assert.ok(r.ok, r.ok ? '' : r.detail);
-  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(join(indexWork, 'deep-skip-cache')) });
+  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], {
+    env: cliEnv(join(indexWork, 'deep-skip-cache')),
+  });
   assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
   assert.match(cli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
   assert.doesNotMatch(cli.stderr, /error|\n\s+at /);

@@ -14,7 +14,16 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
-import { pyIsoformat, request, response, textPart, toolCallPart, toolReturnPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
+import {
+  pyIsoformat,
+  request,
+  response,
+  textPart,
+  toolCallPart,
+  toolReturnPart,
+  userPromptPart,
+  type JsonObject,
+} from '../../scripts/lib/messages.js';
 import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { schemaStatements } from '../../scripts/lib/store-writer.js';
 import { BIN } from '../helpers/cli.js';
@@ -47,7 +56,9 @@ function generate(path: string): { bytes: number; snapshots: number; steps: numb
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
   for (const sql of schemaStatements('newest')) db.exec(sql);
-  const insertRun = db.prepare("INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at, registration_id) VALUES (?, ?, NULL, 'digger', '{}', ?, NULL)");
+  const insertRun = db.prepare(
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at, registration_id) VALUES (?, ?, NULL, 'digger', '{}', ?, NULL)",
+  );
   const insertSnap = db.prepare(
     "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages, idempotency_key) VALUES (?, ?, ?, NULL, 'digger', ?, 'complete', ?, NULL)",
   );
@@ -65,16 +76,30 @@ function generate(path: string): { bytes: number; snapshots: number; steps: numb
       insertRun.run(runId, conv, pyIsoformat(start));
       const msgs: string[] = [
         pyJsonDumpsAscii([
-          request([userPromptPart(`dig through the archive for run ${r}: needleword${r} please`, { timestamp: start })], { timestamp: start, runId, conversationId: conv }),
+          request([userPromptPart(`dig through the archive for run ${r}: needleword${r} please`, { timestamp: start })], {
+            timestamp: start,
+            runId,
+            conversationId: conv,
+          }),
         ]).slice(1, -1),
       ];
       for (let s = 1; s <= steps; s++) {
         const at = start + s * 10_000_000;
-        const call = response([toolCallPart('read_archive', { shard: s, run: r }, `call-${r}-${s}`)], { timestamp: at, runId, conversationId: conv, modelName: 'big-model' });
+        const call = response([toolCallPart('read_archive', { shard: s, run: r }, `call-${r}-${s}`)], {
+          timestamp: at,
+          runId,
+          conversationId: conv,
+          modelName: 'big-model',
+        });
         const text = words(rnd, RETURN_CHARS) + (s === Math.ceil(steps / 2) ? ` haystackneedle${r}` : '');
         const ret = request([toolReturnPart('read_archive', text, `call-${r}-${s}`, { timestamp: at + 1_000_000 }) as JsonObject], {});
         msgs.push(pyJsonDumpsAscii([call]).slice(1, -1), pyJsonDumpsAscii([ret]).slice(1, -1));
-        if (s === steps) msgs.push(pyJsonDumpsAscii([response([textPart(`done with run ${r}: needleword${r} found`)], { timestamp: at + 2_000_000, runId, conversationId: conv })]).slice(1, -1));
+        if (s === steps)
+          msgs.push(
+            pyJsonDumpsAscii([
+              response([textPart(`done with run ${r}: needleword${r} found`)], { timestamp: at + 2_000_000, runId, conversationId: conv }),
+            ]).slice(1, -1),
+          );
         insertSnap.run(runId, s, conv, pyIsoformat(at + 1_500_000), '[' + msgs.join(', ') + ']');
         snapshots++;
       }
@@ -125,7 +150,9 @@ function measure(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> {
       resolve({
         status: hasTime && exit ? Number(exit[1]) : status,
         stdout: Buffer.concat(out).toString(),
-        stderr: hasTime ? stderr.split('\tCommand being timed')[0]!.replace(/Command (exited with non-zero status|terminated by signal) \d+\n?/, '') : stderr.replace(/\nMaximum resident.*\n$/, ''),
+        stderr: hasTime
+          ? stderr.split('\tCommand being timed')[0]!.replace(/Command (exited with non-zero status|terminated by signal) \d+\n?/, '')
+          : stderr.replace(/\nMaximum resident.*\n$/, ''),
         maxRssKb: rss ? Number(rss[1]) : NaN,
         seconds: (performance.now() - t0) / 1000,
       });
@@ -157,7 +184,10 @@ function retainedHeapMb(db: string): Promise<number> {
   });
 }
 
-test(`a ~${Math.round(TARGET_BYTES / 1048576)} MB store of large re-saved snapshots searches within a ${HEAP_MB} MB heap`, { skip: SKIP ? 'CONVSEARCH_SKIP_SLOW=1' : false, timeout: 180_000 }, async () => {
+test(`a ~${Math.round(TARGET_BYTES / 1048576)} MB store of large re-saved snapshots searches within a ${HEAP_MB} MB heap`, {
+  skip: SKIP ? 'CONVSEARCH_SKIP_SLOW=1' : false,
+  timeout: 180_000,
+}, async () => {
   const dir = tempDir('memory');
   const cache = tempDir('memory-cache');
   const db = join(dir, 'big.db');
@@ -191,7 +221,10 @@ test(`a ~${Math.round(TARGET_BYTES / 1048576)} MB store of large re-saved snapsh
     // (Strings sliced out of a snapshot text would keep the whole text alive: about the store's size.)
     const retained = await retainedHeapMb(db);
     lines.push(`heap retained by the replayed records of all runs: ${retained.toFixed(0)} MB`);
-    assert.ok(retained < 64, `replayed records retain ${retained.toFixed(0)} MB of heap for a ${(gen.bytes / 1048576).toFixed(0)} MB store`);
+    assert.ok(
+      retained < 64,
+      `replayed records retain ${retained.toFixed(0)} MB of heap for a ${(gen.bytes / 1048576).toFixed(0)} MB store`,
+    );
     assert.deepEqual(storeDigest(db, ['']), before, 'the store changed');
     console.log(lines.map((l) => `# memory: ${l}`).join('\n'));
   } finally {

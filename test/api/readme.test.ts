@@ -28,7 +28,9 @@ test("README's library example runs against the package entry and answers like t
     assert.equal(r.status, 0, r.stderr);
     const tool = runCli(['search', 'refund', '--scope', 'all', '-m', '3', '--format', 'tool', '--db', db]);
     assert.equal(tool.status, 0, tool.stderr);
-    const runs = JSON.parse(runCli(['runs', '--sort', 'messages', '--limit', '5', '--json', '--db', db]).stdout) as { runs: Array<{ run_id: string; messages: number }> };
+    const runs = JSON.parse(runCli(['runs', '--sort', 'messages', '--limit', '5', '--json', '--db', db]).stdout) as {
+      runs: Array<{ run_id: string; messages: number }>;
+    };
     assert.equal(runs.runs.length, 5);
     assert.equal(r.stdout, tool.stdout + runs.runs.map((x) => `${x.run_id} ${x.messages}\n`).join(''));
   } finally {

@@ -33,9 +33,18 @@ describe('api/session', () => {
   test("the reference's parameter checks reject what the reference rejects, before reading anything", () => {
     const session = openSession(SMALL);
     try {
-      assert.throws(() => session.search({ query: 'x', scope: 'all', maxMatches: -1 }), new RequestError('max_matches must be non-negative, got -1.'));
-      assert.throws(() => session.search({ query: 'x', scope: 'all', bm25: { k1: Number.NaN } }), /bm25_k1 must be a non-negative finite number, got nan\./);
-      assert.throws(() => session.search({ query: 'x', scope: 'all', bm25: { b: 1.5 } }), /bm25_b must be between 0\.0 and 1\.0, got 1\.5\./);
+      assert.throws(
+        () => session.search({ query: 'x', scope: 'all', maxMatches: -1 }),
+        new RequestError('max_matches must be non-negative, got -1.'),
+      );
+      assert.throws(
+        () => session.search({ query: 'x', scope: 'all', bm25: { k1: Number.NaN } }),
+        /bm25_k1 must be a non-negative finite number, got nan\./,
+      );
+      assert.throws(
+        () => session.search({ query: 'x', scope: 'all', bm25: { b: 1.5 } }),
+        /bm25_b must be between 0\.0 and 1\.0, got 1\.5\./,
+      );
     } finally {
       session.close();
     }
@@ -56,7 +65,10 @@ describe('api/session', () => {
         session.runs().map((r) => r.runId),
       );
       // the limit cuts corpus order before anything is replayed, and sorting by messages after counting
-      assert.deepEqual(session.listRuns({ limit: 2 }).runs.map((r) => r.run.runId), all.runs.slice(0, 2).map((r) => r.run.runId));
+      assert.deepEqual(
+        session.listRuns({ limit: 2 }).runs.map((r) => r.run.runId),
+        all.runs.slice(0, 2).map((r) => r.run.runId),
+      );
       const most = session.listRuns({ sort: 'messages', limit: 1 }).runs[0]!;
       assert.equal(most.messages, Math.max(...all.runs.map((r) => r.messages)));
       const shown = session.showRun('run-alpha-9');

@@ -46,7 +46,8 @@ function badSnapshot(text: unknown): () => string {
   return () => store((w) => addRawSnapshot(w, 'r1', text, { stepIndex: 2 }));
 }
 
-const GOOD = '[{"parts": [{"content": "the ZEBRA file", "timestamp": "2026-01-02T03:04:06Z", "part_kind": "user-prompt"}], "kind": "request"}';
+const GOOD =
+  '[{"parts": [{"content": "the ZEBRA file", "timestamp": "2026-01-02T03:04:06Z", "part_kind": "user-prompt"}], "kind": "request"}';
 const FOUND = "Found 1 match(es) for 'zebra' in 2 persisted messages:\n\n";
 
 function skipped(reason: string | RegExp, seq = 2): Expect {
@@ -77,7 +78,8 @@ function sqlite(build: (db: Database.Database) => void): () => string {
   };
 }
 
-const RUNS_DDL = 'CREATE TABLE runs (run_id TEXT PRIMARY KEY, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT NOT NULL, started_at TEXT NOT NULL)';
+const RUNS_DDL =
+  'CREATE TABLE runs (run_id TEXT PRIMARY KEY, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT NOT NULL, started_at TEXT NOT NULL)';
 const SNAPSHOTS_DDL =
   "CREATE TABLE snapshots (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, step_index INTEGER NOT NULL, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, timestamp TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'complete', messages TEXT NOT NULL)";
 
@@ -148,7 +150,12 @@ const CASES: Case[] = [
     status: 2,
   },
   // --- the schema
-  { name: 'SQLite with no tables', setup: sqlite(() => {}), stderr: /^convsearch: error: \/.*\/store\.db: not a step store \(no runs or snapshots table\)$/, status: 2 },
+  {
+    name: 'SQLite with no tables',
+    setup: sqlite(() => {}),
+    stderr: /^convsearch: error: \/.*\/store\.db: not a step store \(no runs or snapshots table\)$/,
+    status: 2,
+  },
   {
     name: 'SQLite with the wrong tables',
     setup: sqlite((db) => db.exec('CREATE TABLE notes (id INTEGER, body TEXT); ' + RUNS_DDL)),
@@ -157,31 +164,44 @@ const CASES: Case[] = [
   },
   {
     name: 'runs lacks a column',
-    setup: sqlite((db) => db.exec('CREATE TABLE runs (run_id TEXT PRIMARY KEY, conversation_id TEXT, metadata TEXT NOT NULL); ' + SNAPSHOTS_DDL)),
+    setup: sqlite((db) =>
+      db.exec('CREATE TABLE runs (run_id TEXT PRIMARY KEY, conversation_id TEXT, metadata TEXT NOT NULL); ' + SNAPSHOTS_DDL),
+    ),
     stderr: /^convsearch: error: \/.*\/store\.db: runs table lacks column\(s\) parent_run_id, agent_name, started_at$/,
     status: 2,
   },
   {
     name: 'snapshots lacks a column',
-    setup: sqlite((db) => db.exec(RUNS_DDL + '; CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, run_id TEXT, step_index INTEGER, timestamp TEXT)')),
+    setup: sqlite((db) =>
+      db.exec(RUNS_DDL + '; CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, run_id TEXT, step_index INTEGER, timestamp TEXT)'),
+    ),
     stderr: /^convsearch: error: \/.*\/store\.db: snapshots table lacks column\(s\) messages$/,
     status: 2,
   },
   {
     name: 'a runs row with wrong types (BLOB conversation_id) fails the whole call',
-    setup: () => store((w) => w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES ('r2', X'00ff', '{}', '2026-01-01')").run()),
+    setup: () =>
+      store((w) =>
+        w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES ('r2', X'00ff', '{}', '2026-01-01')").run(),
+      ),
     stderr: /^convsearch: error: \/.*\/sessions\.db: runs row 2 has wrong types \(run_id "r2"\)$/,
     status: 2,
   },
   {
     name: 'a runs row with wrong types (BLOB metadata) fails the whole call',
-    setup: () => store((w) => w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES ('r2', 'c1', X'7b7d', '2026-01-01')").run()),
+    setup: () =>
+      store((w) =>
+        w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES ('r2', 'c1', X'7b7d', '2026-01-01')").run(),
+      ),
     stderr: /^convsearch: error: \/.*\/sessions\.db: runs row 2 has wrong types \(run_id "r2"\)$/,
     status: 2,
   },
   {
     name: 'a runs row with wrong types fails runs and show too',
-    setup: () => store((w) => w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES (X'01', 'c1', '{}', '2026-01-01')").run()),
+    setup: () =>
+      store((w) =>
+        w.db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES (X'01', 'c1', '{}', '2026-01-01')").run(),
+      ),
     args: (db) => ['runs', '--db', db],
     stderr: /^convsearch: error: \/.*\/sessions\.db: runs row 2 has wrong types \(run_id ".*"\)$/,
     status: 2,
@@ -192,10 +212,18 @@ const CASES: Case[] = [
   { name: 'messages as an integer', setup: badSnapshot(42), ...skipped(/not JSON text|not an array|array/i) },
   { name: 'messages not an array', setup: badSnapshot('{"parts": []}'), ...skipped(/array/i) },
   { name: 'an array of non-objects', setup: badSnapshot('[1, "two", null]'), ...skipped('message 0 is not an object') },
-  { name: 'an unknown message kind', setup: badSnapshot('[{"parts": [], "kind": "memo"}]'), ...skipped('message 0 has unknown kind "memo"') },
+  {
+    name: 'an unknown message kind',
+    setup: badSnapshot('[{"parts": [], "kind": "memo"}]'),
+    ...skipped('message 0 has unknown kind "memo"'),
+  },
   { name: 'a message without kind', setup: badSnapshot('[{"parts": []}]'), ...skipped('message 0 has unknown kind null') },
   { name: 'a message without parts', setup: badSnapshot(`${GOOD}, {"kind": "response"}]`), ...skipped('message 1 has no parts list') },
-  { name: 'a part without part_kind', setup: badSnapshot('[{"parts": [{"content": "x"}], "kind": "request"}]'), ...skipped('message 0 part 0 has no part_kind') },
+  {
+    name: 'a part without part_kind',
+    setup: badSnapshot('[{"parts": [{"content": "x"}], "kind": "request"}]'),
+    ...skipped('message 0 part 0 has no part_kind'),
+  },
   {
     name: 'a text part without content',
     setup: badSnapshot(`${GOOD}, {"parts": [{"part_kind": "text"}], "kind": "response"}]`),
@@ -203,7 +231,9 @@ const CASES: Case[] = [
   },
   {
     name: 'a tool return whose tool_name is a number',
-    setup: badSnapshot('[{"parts": [{"tool_name": 5, "content": "x", "tool_call_id": "c", "part_kind": "tool-return"}], "kind": "request"}]'),
+    setup: badSnapshot(
+      '[{"parts": [{"tool_name": 5, "content": "x", "tool_call_id": "c", "part_kind": "tool-return"}], "kind": "request"}]',
+    ),
     ...skipped('message 0 part 0 (tool-return): tool_name is not a string'),
   },
   {
@@ -213,7 +243,9 @@ const CASES: Case[] = [
   },
   {
     name: 'tool-call args that are a number',
-    setup: badSnapshot(`${GOOD}, {"parts": [{"tool_name": "t", "args": 5, "tool_call_id": "c", "part_kind": "tool-call"}], "kind": "response"}]`),
+    setup: badSnapshot(
+      `${GOOD}, {"parts": [{"tool_name": "t", "args": 5, "tool_call_id": "c", "part_kind": "tool-call"}], "kind": "response"}]`,
+    ),
     ...skipped('message 1 part 0 (tool-call): args is not an object, a string or null'),
   },
   {
@@ -221,7 +253,11 @@ const CASES: Case[] = [
     setup: badSnapshot(`[{"parts": [{"id": "", "content": "x", "part_kind": "instruction-delta"}], "kind": "request"}]`),
     ...skipped('message 0 part 0 (instruction-delta): id is not a non-empty string'),
   },
-  { name: 'a raw control character inside a string', setup: badSnapshot('[{"parts": [], "kind": "re\u0001quest"}]'), ...skipped(/^Invalid control character/) },
+  {
+    name: 'a raw control character inside a string',
+    setup: badSnapshot('[{"parts": [], "kind": "re\u0001quest"}]'),
+    ...skipped(/^Invalid control character/),
+  },
   { name: 'truncated JSON', setup: badSnapshot(GOOD), ...skipped(/./) },
   // --- media markers
   {
@@ -245,7 +281,12 @@ const CASES: Case[] = [
     setup: () =>
       store((w) => {
         const content = { part_kind: 'note', content: 'w'.repeat(70_000), __harness_external_uri__: 'mine' };
-        addSnapshot(w, 'r1', [userMsg('the ZEBRA file', 1), assistantMsg('ok', 2), request([toolReturnPart('t', content, 'c', { timestamp: at(3) })])], { stepIndex: 2 });
+        addSnapshot(
+          w,
+          'r1',
+          [userMsg('the ZEBRA file', 1), assistantMsg('ok', 2), request([toolReturnPart('t', content, 'c', { timestamp: at(3) })])],
+          { stepIndex: 2 },
+        );
         w.db.exec("UPDATE snapshots SET messages = replace(messages, 'escaped-keys-v1', 'escaped-keys-v9') WHERE seq = 2");
       }),
     ...skipped('externalized media marker has an unsupported escaped-keys format: "escaped-keys-v9"'),
@@ -267,14 +308,17 @@ const CASES: Case[] = [
       ),
     stderr: 'convsearch: warning: 1 part of unknown kind "hologram" in run r1 render nothing (kept in the record)',
     status: 0,
-    stdout: "Found 1 match(es) for 'zebra' in 3 persisted messages:\n\n[score: 0.8 | run: r1 | conversation: c1]\n[0] User: the ZEBRA file\n[1] Assistant: ok\n[2] User: more\n",
+    stdout:
+      "Found 1 match(es) for 'zebra' in 3 persisted messages:\n\n[score: 0.8 | run: r1 | conversation: c1]\n[0] User: the ZEBRA file\n[1] Assistant: ok\n[2] User: more\n",
     json: (doc) => assert.deepEqual(doc.warnings, [{ kind: 'unknown-part-kind', run_id: 'r1', part_kind: 'hologram', count: 1 }]),
   },
   // --- odd but valid content
   {
     name: 'lone surrogates in strings',
     args: (db) => search(db, '-C', '0'),
-    setup: badSnapshot('[{"parts": [{"content": "bad \\ud800 ZEBRA \\udfff end", "timestamp": "2026-01-02T03:04:06Z", "part_kind": "user-prompt"}], "kind": "request"}]'),
+    setup: badSnapshot(
+      '[{"parts": [{"content": "bad \\ud800 ZEBRA \\udfff end", "timestamp": "2026-01-02T03:04:06Z", "part_kind": "user-prompt"}], "kind": "request"}]',
+    ),
     stderr: null,
     status: 0,
     json: (doc) => {
@@ -287,11 +331,15 @@ const CASES: Case[] = [
   },
   {
     name: 'a 20 MB message (externalized to media) is searchable and its excerpt clipped',
-    setup: () => store((w) => addSnapshot(w, 'r1', [userMsg('the ZEBRA file', 1), assistantMsg('ok', 2), userMsg(bigText, 3)], { stepIndex: 2 })),
+    setup: () =>
+      store((w) => addSnapshot(w, 'r1', [userMsg('the ZEBRA file', 1), assistantMsg('ok', 2), userMsg(bigText, 3)], { stepIndex: 2 })),
     args: (db) => ['search', 'tail', '--db', db, '--scope', 'all', '--format', 'tool', '-C', '0'],
     stderr: null,
     status: 0,
-    stdout: "Found 1 match(es) for 'tail' in 3 persisted messages:\n\n[score: 0.5 | run: r1 | conversation: c1]\n[2] User: ..." + bigText.slice(-500) + '\n',
+    stdout:
+      "Found 1 match(es) for 'tail' in 3 persisted messages:\n\n[score: 0.5 | run: r1 | conversation: c1]\n[2] User: ..." +
+      bigText.slice(-500) +
+      '\n',
   },
   {
     name: 'a 20 MB message stored inline',
@@ -306,7 +354,10 @@ const CASES: Case[] = [
     args: (db) => ['search', 'zebra', '--db', db, '--scope', 'all', '--format', 'tool'],
     stderr: null,
     status: 0,
-    stdout: "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.4 | run: r1 | conversation: c1]\n[0] User: " + ('ZEBRA ' + bigText).slice(0, 500) + '...\n',
+    stdout:
+      "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.4 | run: r1 | conversation: c1]\n[0] User: " +
+      ('ZEBRA ' + bigText).slice(0, 500) +
+      '...\n',
   },
   // --- ids and queries are echoed raw
   {
@@ -316,7 +367,7 @@ const CASES: Case[] = [
     // the reply echoes the id raw (parity); the error line escapes it
     stderr: "convsearch: error: no run 'it's \"x\" \\x07\\e[31m' in the store",
     status: 2,
-    stdout: 'No persisted history for run \'it\'s "x"\n\x07\x1b[31m\'.\n',
+    stdout: "No persisted history for run 'it's \"x\"\n\x07\x1b[31m'.\n",
   },
   {
     name: 'a stored run id with quotes, a newline and control characters is found',
@@ -328,7 +379,8 @@ const CASES: Case[] = [
     args: (db) => ['search', 'zebra', '--db', db, '--conversation', 'c\t1', '--format', 'tool', '--run', 'r"1\'\n\x07'],
     stderr: null,
     status: 0,
-    stdout: "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r\"1'\n\x07 | conversation: c\t1]\n[0] User: the ZEBRA file\n",
+    stdout:
+      "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r\"1'\n\x07 | conversation: c\t1]\n[0] User: the ZEBRA file\n",
   },
   {
     name: 'a query with quotes, a newline and control characters',
@@ -336,10 +388,10 @@ const CASES: Case[] = [
     args: (db) => ['search', 'it\'s "q"\n\x1b]0;x\x07', '--db', db, '--scope', 'all', '--format', 'tool'],
     stderr: null,
     status: 1,
-    stdout: 'No matches for \'it\'s "q"\n\x1b]0;x\x07\' in 2 persisted messages.\n',
+    stdout: "No matches for 'it's \"q\"\n\x1b]0;x\x07' in 2 persisted messages.\n",
   },
   {
-    name: "an empty conversation id is a real filter",
+    name: 'an empty conversation id is a real filter',
     setup: () =>
       buildStore((w) => {
         addRun(w, 'r-empty', '', 0);
@@ -350,17 +402,66 @@ const CASES: Case[] = [
     args: (db) => ['search', 'zebra', '--db', db, '--conversation', '', '--format', 'tool'],
     stderr: null,
     status: 0,
-    stdout: "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r-empty | conversation: ]\n[0] User: the ZEBRA file\n",
+    stdout:
+      "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r-empty | conversation: ]\n[0] User: the ZEBRA file\n",
   },
   // --- options (validated in the reference's order, spec §7)
-  { name: '--max-matches -1', setup: () => store(), args: (db) => search(db, '--max-matches', '-1'), stderr: 'convsearch: error: max_matches must be non-negative, got -1.', status: 2 },
-  { name: '-m -1', setup: () => store(), args: (db) => search(db, '-m', '-1'), stderr: 'convsearch: error: max_matches must be non-negative, got -1.', status: 2 },
-  { name: '--context -2', setup: () => store(), args: (db) => search(db, '--context', '-2'), stderr: 'convsearch: error: context_lines must be non-negative, got -2.', status: 2 },
-  { name: '--bm25-b 2', setup: () => store(), args: (db) => search(db, '--bm25-b', '2'), stderr: 'convsearch: error: bm25_b must be between 0.0 and 1.0, got 2.0.', status: 2 },
-  { name: '--bm25-b nan', setup: () => store(), args: (db) => search(db, '--bm25-b', 'nan'), stderr: 'convsearch: error: bm25_b must be between 0.0 and 1.0, got nan.', status: 2 },
-  { name: '--bm25-k1 nan', setup: () => store(), args: (db) => search(db, '--bm25-k1', 'nan'), stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got nan.', status: 2 },
-  { name: '--bm25-k1 -1', setup: () => store(), args: (db) => search(db, '--bm25-k1', '-1'), stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got -1.0.', status: 2 },
-  { name: '--bm25-k1 inf', setup: () => store(), args: (db) => search(db, '--bm25-k1', 'inf'), stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got inf.', status: 2 },
+  {
+    name: '--max-matches -1',
+    setup: () => store(),
+    args: (db) => search(db, '--max-matches', '-1'),
+    stderr: 'convsearch: error: max_matches must be non-negative, got -1.',
+    status: 2,
+  },
+  {
+    name: '-m -1',
+    setup: () => store(),
+    args: (db) => search(db, '-m', '-1'),
+    stderr: 'convsearch: error: max_matches must be non-negative, got -1.',
+    status: 2,
+  },
+  {
+    name: '--context -2',
+    setup: () => store(),
+    args: (db) => search(db, '--context', '-2'),
+    stderr: 'convsearch: error: context_lines must be non-negative, got -2.',
+    status: 2,
+  },
+  {
+    name: '--bm25-b 2',
+    setup: () => store(),
+    args: (db) => search(db, '--bm25-b', '2'),
+    stderr: 'convsearch: error: bm25_b must be between 0.0 and 1.0, got 2.0.',
+    status: 2,
+  },
+  {
+    name: '--bm25-b nan',
+    setup: () => store(),
+    args: (db) => search(db, '--bm25-b', 'nan'),
+    stderr: 'convsearch: error: bm25_b must be between 0.0 and 1.0, got nan.',
+    status: 2,
+  },
+  {
+    name: '--bm25-k1 nan',
+    setup: () => store(),
+    args: (db) => search(db, '--bm25-k1', 'nan'),
+    stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got nan.',
+    status: 2,
+  },
+  {
+    name: '--bm25-k1 -1',
+    setup: () => store(),
+    args: (db) => search(db, '--bm25-k1', '-1'),
+    stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got -1.0.',
+    status: 2,
+  },
+  {
+    name: '--bm25-k1 inf',
+    setup: () => store(),
+    args: (db) => search(db, '--bm25-k1', 'inf'),
+    stderr: 'convsearch: error: bm25_k1 must be a non-negative finite number, got inf.',
+    status: 2,
+  },
   {
     name: 'the first failing check wins (max_matches before bm25_b)',
     setup: () => store(),
@@ -368,8 +469,20 @@ const CASES: Case[] = [
     stderr: 'convsearch: error: max_matches must be non-negative, got -1.',
     status: 2,
   },
-  { name: '--max-matches 2.5', setup: () => store(), args: (db) => search(db, '--max-matches', '2.5'), stderr: /^convsearch: error: --max-matches .*integer.*2\.5/, status: 2 },
-  { name: '--context x', setup: () => store(), args: (db) => search(db, '--context', 'x'), stderr: /^convsearch: error: --context .*integer/, status: 2 },
+  {
+    name: '--max-matches 2.5',
+    setup: () => store(),
+    args: (db) => search(db, '--max-matches', '2.5'),
+    stderr: /^convsearch: error: --max-matches .*integer.*2\.5/,
+    status: 2,
+  },
+  {
+    name: '--context x',
+    setup: () => store(),
+    args: (db) => search(db, '--context', 'x'),
+    stderr: /^convsearch: error: --context .*integer/,
+    status: 2,
+  },
   {
     name: 'search without a scope',
     setup: () => store(),
@@ -440,7 +553,10 @@ describe('a corrupt store page met by search', () => {
     assert.equal(r.status, 2, r.stderr);
     assert.doesNotMatch(r.stderr, /^\s+at /m);
     const lines = r.stderr.trimEnd().split('\n');
-    assert.match(lines.at(-1)!, /^convsearch: error: \/.*\/sessions\.db: database error: database disk image is malformed \(SQLITE_CORRUPT\)$/);
+    assert.match(
+      lines.at(-1)!,
+      /^convsearch: error: \/.*\/sessions\.db: database error: database disk image is malformed \(SQLITE_CORRUPT\)$/,
+    );
     for (const l of lines) assert.match(l, /^convsearch: (error|warning): /);
   });
 });
@@ -467,7 +583,10 @@ describe('snapshot problems name the run and the seq', () => {
 
   test('show and runs report the same warning', async () => {
     const db = badSnapshot('nope')();
-    for (const args of [['show', 'r1', '--db', db], ['runs', '--db', db]]) {
+    for (const args of [
+      ['show', 'r1', '--db', db],
+      ['runs', '--db', db],
+    ]) {
       const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: tempDir() } });
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stderr, /^convsearch: warning: skipped 1 unreadable snapshot in run r1 \(seq 2; use --json for details\)$/m);

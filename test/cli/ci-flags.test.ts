@@ -8,7 +8,13 @@ before(() => {
 });
 
 interface Doc {
-  hits: Array<{ run_id: string; message_index: number; score: number; roles: string[]; parts: Array<{ role: string; tool_name: string | null }> }>;
+  hits: Array<{
+    run_id: string;
+    message_index: number;
+    score: number;
+    roles: string[];
+    parts: Array<{ role: string; tool_name: string | null }>;
+  }>;
 }
 
 const json = async (args: string[]): Promise<Doc> => JSON.parse((await cli([...args, '--json'])).stdout) as Doc;
@@ -36,12 +42,37 @@ describe('CI checks: exit status and quiet', () => {
   });
 
   test('--expect-none: exit 1 with the hits on stderr when any is found, 0 when none', async () => {
-    const bad = await cli(['search', 'delete_user', '--conversation', 'conv-x', '--db', db, '--role', 'tool-call', '--tool', 'delete_user', '--expect-none', '--plain']);
+    const bad = await cli([
+      'search',
+      'delete_user',
+      '--conversation',
+      'conv-x',
+      '--db',
+      db,
+      '--role',
+      'tool-call',
+      '--tool',
+      'delete_user',
+      '--expect-none',
+      '--plain',
+    ]);
     assert.equal(bad.status, 1);
     assert.equal(bad.stdout, '');
     assert.match(bad.stderr, /^run-a1:3:\d\.\d:Tool Call \[delete_user\]/);
     assert.match(bad.stderr, /--expect-none failed: 1 matching message found\n$/);
-    const good = await cli(['search', 'delete_user', '--conversation', 'conv-y', '--db', db, '--role', 'tool-call', '--tool', 'delete_user', '--expect-none']);
+    const good = await cli([
+      'search',
+      'delete_user',
+      '--conversation',
+      'conv-y',
+      '--db',
+      db,
+      '--role',
+      'tool-call',
+      '--tool',
+      'delete_user',
+      '--expect-none',
+    ]);
     assert.equal(good.status, 0, good.stderr);
     assert.equal(good.stdout, '');
   });
@@ -130,7 +161,11 @@ describe('counts and checks mean every matching message, like grep -c', () => {
     wide = buildWideStore(30, 4);
   });
 
-  for (const [label, extra] of [['index', []], ['no index', ['--no-index']], ['no index, threads', ['--no-index']]] as Array<[string, string[]]>) {
+  for (const [label, extra] of [
+    ['index', []],
+    ['no index', ['--no-index']],
+    ['no index, threads', ['--no-index']],
+  ] as Array<[string, string[]]>) {
     const env = label.endsWith('threads') ? { CONVSEARCH_THREADS: '2' } : {};
     test(`--count and --count-by do not change with -m and -C (${label})`, async () => {
       const args = ['search', 'needle', '--db', wide, '--scope', 'all', ...extra];
@@ -146,10 +181,19 @@ describe('counts and checks mean every matching message, like grep -c', () => {
         const expected = [...perRunAll].map(([run, n]) => `${run}:${n}`).join('\n') + '\n';
         assert.equal(perRun, expected, view.join(' '));
       }
-      const doc = JSON.parse((await cli([...args, '--json'], { env })).stdout) as Doc & { summary: { hits: number; total_matches: number } };
+      const doc = JSON.parse((await cli([...args, '--json'], { env })).stdout) as Doc & {
+        summary: { hits: number; total_matches: number };
+      };
       assert.deepEqual([doc.hits.length, doc.summary.hits, doc.summary.total_matches], [10, 10, 120]);
-      const nd = (await cli([...args, '-m', '2', '--ndjson'], { env })).stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
-      assert.deepEqual(nd.at(-1), { type: 'summary', schema_version: 1, data: { hits: 2, total_matches: 120, messages: 120, runs: 30, skipped_snapshots: 0 } });
+      const nd = (await cli([...args, '-m', '2', '--ndjson'], { env })).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+      assert.deepEqual(nd.at(-1), {
+        type: 'summary',
+        schema_version: 1,
+        data: { hits: 2, total_matches: 120, messages: 120, runs: 30, skipped_snapshots: 0 },
+      });
     });
 
     test(`counts follow --role, --tool and --min-score (${label})`, async () => {
@@ -158,14 +202,21 @@ describe('counts and checks mean every matching message, like grep -c', () => {
       for (const [flags, keep] of [
         [[], () => true],
         [['--role', 'assistant'], (h: Doc['hits'][0]) => h.roles.includes('assistant')],
-        [['--tool', 'delete_user,lookup_*'], (h: Doc['hits'][0]) => h.parts.some((p) => p.tool_name === 'delete_user' || p.tool_name === 'lookup_policy')],
+        [
+          ['--tool', 'delete_user,lookup_*'],
+          (h: Doc['hits'][0]) => h.parts.some((p) => p.tool_name === 'delete_user' || p.tool_name === 'lookup_policy'),
+        ],
         [['--min-score', String(all[2]!.score)], (h: Doc['hits'][0]) => h.score >= all[2]!.score],
       ] as Array<[string[], (h: Doc['hits'][0]) => boolean]>) {
         const want = all.filter(keep).length;
         assert.ok(want > 0, flags.join(' '));
         assert.equal((await cli([...args, ...flags, '-m', '1', '--count'], { env })).stdout, `${want}\n`, flags.join(' '));
         assert.equal((await cli([...args, ...flags, '-m', '1', '--expect-min', String(want), '-q'], { env })).status, 0, flags.join(' '));
-        assert.equal((await cli([...args, ...flags, '-m', '1', '--expect-min', String(want + 1), '-q'], { env })).status, 1, flags.join(' '));
+        assert.equal(
+          (await cli([...args, ...flags, '-m', '1', '--expect-min', String(want + 1), '-q'], { env })).status,
+          1,
+          flags.join(' '),
+        );
       }
     });
   }
@@ -199,14 +250,17 @@ describe('counts and checks mean every matching message, like grep -c', () => {
     const doc = JSON.parse((await cli([...args, '--json'])).stdout) as Doc & { summary: { total_matches: number } };
     assert.deepEqual([doc.hits.length, doc.summary.total_matches], [0, 120]);
     assert.equal((await cli([...args, '--count'])).stdout, '120\n');
-    assert.deepEqual((await cli([...args, '-q'])), { status: 1, stdout: '', stderr: '' });
+    assert.deepEqual(await cli([...args, '-q']), { status: 1, stdout: '', stderr: '' });
   });
 
   test('when the filters remove every hit, the notice says how many matched and which flags removed them', async () => {
     const r = await cli(['search', 'weather', '--db', db, '--scope', 'all', '--role', 'assistant']);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'no hits: 1 matching message, removed by --role assistant\n0 matching messages (searched 16 messages in 5 runs)\n');
+    assert.equal(
+      r.stderr,
+      'no hits: 1 matching message, removed by --role assistant\n0 matching messages (searched 16 messages in 5 runs)\n',
+    );
     const two = await cli(['search', 'refund', '--db', db, '--scope', 'all', '--role', 'system', '--tool', 'x*', '--min-score', '0.5']);
     assert.match(two.stderr, /^no hits: 6 matching messages, all removed by --role system --tool x\* --min-score 0\.5\n/);
   });
@@ -215,7 +269,8 @@ describe('counts and checks mean every matching message, like grep -c', () => {
 describe('--tool takes comma lists and globs, like --role', () => {
   test('a glob, a list and a repeated flag pick the same hits', async () => {
     const args = ['search', 'refund', 'order', 'card', 'user', '--db', db, '--scope', 'all', '-C', '0', '-m', '100'];
-    const ids = async (...flags: string[]): Promise<string[]> => (await json([...args, ...flags])).hits.map((h) => `${h.run_id}:${h.message_index}`);
+    const ids = async (...flags: string[]): Promise<string[]> =>
+      (await json([...args, ...flags])).hits.map((h) => `${h.run_id}:${h.message_index}`);
     const calls = await ids('--tool', 'delete_user', '--tool', 'charge_card');
     assert.ok(calls.length >= 2);
     assert.deepEqual(await ids('--tool', 'delete_user,charge_card'), calls);

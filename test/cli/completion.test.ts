@@ -58,11 +58,17 @@ describe('shell completions', () => {
       [['convsearch', 'search', '--db', 'test/fixtures/parity/sm'], 'test/fixtures/parity/small.db'],
     ];
     const script = cases
-      .map(([words]) => `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; COMPREPLY=(); _convsearch; printf '%s\\n' "$(printf '%s\\n' "\${COMPREPLY[@]}" | sort | tr '\\n' ' ')"`)
+      .map(
+        ([words]) =>
+          `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; COMPREPLY=(); _convsearch; printf '%s\\n' "$(printf '%s\\n' "\${COMPREPLY[@]}" | sort | tr '\\n' ' ')"`,
+      )
       .join('\n');
     const r = shell('bash', ['-c', `source completions/convsearch.bash\n${script}`]);
     assert.equal(r.status, 0, r.stderr);
-    const got = r.stdout.split('\n').slice(0, -1).map((l) => l.trim());
+    const got = r.stdout
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => l.trim());
     cases.forEach(([words, want], i) => {
       assert.equal(got[i], want, words.join(' '));
     });
@@ -70,7 +76,11 @@ describe('shell completions', () => {
 
   test('zsh: the script parses and compinit picks it up', { skip: !has('zsh') && 'zsh not installed' }, () => {
     assert.equal(shell('zsh', ['-n', 'completions/_convsearch']).status, 0);
-    const r = shell('zsh', ['-f', '-c', 'fpath=(completions $fpath); autoload -U compinit; compinit -u -D; print -r -- $_comps[convsearch]']);
+    const r = shell('zsh', [
+      '-f',
+      '-c',
+      'fpath=(completions $fpath); autoload -U compinit; compinit -u -D; print -r -- $_comps[convsearch]',
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, '_convsearch\n');
   });
@@ -82,7 +92,10 @@ describe('shell completions', () => {
       `source completions/convsearch.fish; complete -C 'convsearch search --col'; complete -C 'convsearch search --db ${SMALL} --run run-al'`,
     ]);
     assert.equal(r.status, 0, r.stderr);
-    const words = r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]);
+    const words = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\t')[0]);
     assert.deepEqual(words, ['--color', 'run-alpha-1', 'run-alpha-2']);
   });
 
@@ -91,7 +104,9 @@ describe('shell completions', () => {
     // the tool names a search can filter on: those of the replayed records' parts
     const shown = new Set<string>();
     for (const run of (await cli(['__complete', 'runs', '--db', SMALL])).stdout.trim().split('\n')) {
-      const doc = JSON.parse((await cli(['show', run, '--db', SMALL, '--json'])).stdout) as { messages: Array<{ parts: Array<{ tool_name: string | null }> }> };
+      const doc = JSON.parse((await cli(['show', run, '--db', SMALL, '--json'])).stdout) as {
+        messages: Array<{ parts: Array<{ tool_name: string | null }> }>;
+      };
       for (const m of doc.messages) for (const p of m.parts) if (p.tool_name !== null) shown.add(p.tool_name);
     }
     assert.ok(shown.size > 0);

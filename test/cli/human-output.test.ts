@@ -77,14 +77,21 @@ describe('human search output', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /> \[3\] Assistant: …orem ipsum .* the zeppelin marker sits past the cutoff\.\n/);
     const tool = await cli(['search', 'zeppelin', '--db', db, '--scope', 'all', '-C', '0', '--format', 'tool']);
-    assert.match(tool.stdout, /\[3\] Assistant: \.\.\.orem ipsum .* the zeppelin marker sits past the cutoff\.\n/, 'the tool format keeps ASCII ...');
+    assert.match(
+      tool.stdout,
+      /\[3\] Assistant: \.\.\.orem ipsum .* the zeppelin marker sits past the cutoff\.\n/,
+      'the tool format keeps ASCII ...',
+    );
   });
 
   test('no match: nothing on stdout, the reference notice and the summary on stderr, exit 1', async () => {
     const r = await cli(['search', 'nonexistentword', '--db', db, '--scope', 'all']);
     assert.equal(r.status, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, "No matches for 'nonexistentword' in 16 persisted messages.\n0 matching messages (searched 16 messages in 5 runs)\n");
+    assert.equal(
+      r.stderr,
+      "No matches for 'nonexistentword' in 16 persisted messages.\n0 matching messages (searched 16 messages in 5 runs)\n",
+    );
   });
 });
 

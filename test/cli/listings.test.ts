@@ -8,7 +8,14 @@ before(() => {
 });
 
 interface RunsDoc {
-  runs: Array<{ run_id: string; messages: number; snapshots: number; interrupted_snapshots: number; last_step: number | null; parent_run_id: string | null }>;
+  runs: Array<{
+    run_id: string;
+    messages: number;
+    snapshots: number;
+    interrupted_snapshots: number;
+    last_step: number | null;
+    parent_run_id: string | null;
+  }>;
 }
 
 const runIds = async (...args: string[]): Promise<string[]> => {
@@ -73,11 +80,10 @@ describe('conversations', () => {
     const r = await cli(['conversations', '--db', db, '--color', 'never']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /│ conv-x +│ +2 │ 2025-03-01 09:00:00Z +│ 2025-03-01 09:05:00Z +│ +10 │ support, billing +│/);
-    const doc = JSON.parse((await cli(['conversations', '--db', db, '--json'])).stdout) as { conversations: Array<{ conversation_id: string; agents: string[] }> };
-    assert.deepEqual(
-      doc.conversations.map((c) => c.conversation_id).slice(0, 2),
-      ['conv-x', 'conv-y'],
-    );
+    const doc = JSON.parse((await cli(['conversations', '--db', db, '--json'])).stdout) as {
+      conversations: Array<{ conversation_id: string; agents: string[] }>;
+    };
+    assert.deepEqual(doc.conversations.map((c) => c.conversation_id).slice(0, 2), ['conv-x', 'conv-y']);
   });
 });
 
@@ -85,8 +91,14 @@ describe('show', () => {
   test("the run's full record, numbered, with role, time and first snapshot", async () => {
     const r = await cli(['show', 'run-a1', '--db', db, '--color', 'never']);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^run run-a1 · conversation conv-x · agent support · started 2025-03-01 09:00:00Z · 2 snapshots · 6 messages · last step 2\n/);
-    assert.match(r.stdout, /\n\[3\] tool-call delete_user · 2025-03-01 09:00:\d\dZ · snapshot seq 2 step 2\n {4}Tool Call \[delete_user\]: \{"user_id": 7, "reason": "refund abuse"\}\n/);
+    assert.match(
+      r.stdout,
+      /^run run-a1 · conversation conv-x · agent support · started 2025-03-01 09:00:00Z · 2 snapshots · 6 messages · last step 2\n/,
+    );
+    assert.match(
+      r.stdout,
+      /\n\[3\] tool-call delete_user · 2025-03-01 09:00:\d\dZ · snapshot seq 2 step 2\n {4}Tool Call \[delete_user\]: \{"user_id": 7, "reason": "refund abuse"\}\n/,
+    );
     assert.match(r.stdout, /\n\[0\] user · .* · snapshot seq 1 step 1\n/);
   });
 
@@ -98,7 +110,10 @@ describe('show', () => {
       ['  2', '> 3', '  4'],
     );
     assert.match(r.stdout, /showing \[2\]\.\.\[4\] of 6 messages around \[3\]/);
-    const doc = JSON.parse((await cli(['show', 'run-a1', '--db', db, '--at', '0', '-C', '2', '--json'])).stdout) as { messages: Array<{ index: number }>; window: unknown };
+    const doc = JSON.parse((await cli(['show', 'run-a1', '--db', db, '--at', '0', '-C', '2', '--json'])).stdout) as {
+      messages: Array<{ index: number }>;
+      window: unknown;
+    };
     assert.deepEqual(
       doc.messages.map((m) => m.index),
       [0, 1, 2],
@@ -112,7 +127,10 @@ describe('show', () => {
     const plain = await cli(['show', 'run-b1', '--db', db, '--color', 'never']);
     assert.ok(!plain.stdout.includes('xylophone'));
     const r = await cli(['show', 'run-b1', '--db', db, '--include-interrupted', '--color', 'never']);
-    assert.match(r.stdout, /── interrupted snapshot seq \d+ step 2: not part of the searchable record ──\n\n\(2\) user · .*\n {4}User: And tomorrow\? Draft the xylophone plan\./);
+    assert.match(
+      r.stdout,
+      /── interrupted snapshot seq \d+ step 2: not part of the searchable record ──\n\n\(2\) user · .*\n {4}User: And tomorrow\? Draft the xylophone plan\./,
+    );
     const doc = JSON.parse((await cli(['show', 'run-b1', '--db', db, '--include-interrupted', '--json'])).stdout) as {
       interrupted: Array<{ step: number; messages: Array<{ position: number; text: string }> }>;
       messages: unknown[];

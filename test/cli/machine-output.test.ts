@@ -92,7 +92,10 @@ describe('--json and --ndjson follow the documented schemas', () => {
     checkShape(JSON.parse((await cli(['conversations', '--db', db, '--json'])).stdout), CONVERSATIONS_DOC);
     checkEvents((await cli(['conversations', '--db', db, '--ndjson'])).stdout, CONVERSATIONS_EVENTS);
     checkShape(JSON.parse((await cli(['show', 'run-a1', '--db', db, '--json'])).stdout), SHOW_DOC);
-    checkShape(JSON.parse((await cli(['show', 'run-b1', '--db', db, '--json', '--include-interrupted', '--at', '1', '-C', '0'])).stdout), SHOW_DOC);
+    checkShape(
+      JSON.parse((await cli(['show', 'run-b1', '--db', db, '--json', '--include-interrupted', '--at', '1', '-C', '0'])).stdout),
+      SHOW_DOC,
+    );
     const events = checkEvents((await cli(['show', 'run-b1', '--db', db, '--ndjson', '--include-interrupted'])).stdout, SHOW_EVENTS);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -102,8 +105,17 @@ describe('--json and --ndjson follow the documented schemas', () => {
 
   test('every documented key appears in docs/cli.md', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
-    const shapes = [SEARCH_DOC, RUNS_DOC, CONVERSATIONS_DOC, SHOW_DOC, ...Object.values(SEARCH_EVENTS), ...Object.values(RUNS_EVENTS), ...Object.values(SHOW_EVENTS)];
-    for (const key of shapeKeys(shapes)) assert.ok(docs.includes(`\`${key}\``) || docs.includes(`"${key}"`), `docs/cli.md does not mention ${key}`);
+    const shapes = [
+      SEARCH_DOC,
+      RUNS_DOC,
+      CONVERSATIONS_DOC,
+      SHOW_DOC,
+      ...Object.values(SEARCH_EVENTS),
+      ...Object.values(RUNS_EVENTS),
+      ...Object.values(SHOW_EVENTS),
+    ];
+    for (const key of shapeKeys(shapes))
+      assert.ok(docs.includes(`\`${key}\``) || docs.includes(`"${key}"`), `docs/cli.md does not mention ${key}`);
     for (const type of ['begin', 'hit', 'end', 'summary', 'run', 'conversation', 'message', 'interrupted']) {
       assert.ok(docs.includes(`"${type}"`) || docs.includes(`\`${type}\``), `docs/cli.md does not mention event ${type}`);
     }
@@ -161,7 +173,12 @@ describe('--plain and --count', () => {
   });
 
   test('output flags that contradict each other are a usage error', async () => {
-    for (const extra of [['--json', '--plain'], ['--ndjson', '--count'], ['--format', 'tool', '--json'], ['--expect-none', '--expect-min', '1']]) {
+    for (const extra of [
+      ['--json', '--plain'],
+      ['--ndjson', '--count'],
+      ['--format', 'tool', '--json'],
+      ['--expect-none', '--expect-min', '1'],
+    ]) {
       const r = await cli(search(['refund'], ...extra));
       assert.equal(r.status, 2, extra.join(' '));
       assert.equal(r.stdout, '');

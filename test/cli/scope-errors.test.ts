@@ -22,7 +22,10 @@ describe('a scope naming what the store lacks is an error (exit 2), whatever the
       const r = await cli(['search', 'refund', '--db', db, '--conversation', 'conv-X', ...extra]);
       assert.equal(r.status, 2);
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, "convsearch: error: no conversation 'conv-X' in the store (no run has that conversation id); did you mean conv-x, conv-y?\n");
+      assert.equal(
+        r.stderr,
+        "convsearch: error: no conversation 'conv-X' in the store (no run has that conversation id); did you mean conv-x, conv-y?\n",
+      );
     });
 
     test(`unknown run, and a run outside the conversation, read alike (${label})`, async () => {
@@ -57,13 +60,25 @@ describe('a scope naming what the store lacks is an error (exit 2), whatever the
       });
       const nd = await cli(['search', 'refund', '--db', db, '--conversation', 'nope', '--ndjson', ...extra]);
       assert.equal(nd.status, 2);
-      const end = nd.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: { error: unknown } }).find((e) => e.type === 'end');
+      const end = nd.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data: { error: unknown } })
+        .find((e) => e.type === 'end');
       assert.ok(end);
       assert.equal((end.data.error as { missing: string }).missing, 'conversation');
     });
 
     test(`every CI flag and every other format exits 2 with nothing on stdout (${label})`, async () => {
-      for (const flags of [['--expect-none'], ['--expect-min', '1'], ['-q'], ['--plain'], ['--count'], ['--count-by', 'run'], ['--expect-none', '--tool', 'delete_user']]) {
+      for (const flags of [
+        ['--expect-none'],
+        ['--expect-min', '1'],
+        ['-q'],
+        ['--plain'],
+        ['--count'],
+        ['--count-by', 'run'],
+        ['--expect-none', '--tool', 'delete_user'],
+      ]) {
         const r = await cli(['search', 'delete_user', '--db', db, '--conversation', 'conv-X', ...flags, ...extra]);
         assert.equal(r.status, 2, flags.join(' '));
         assert.equal(r.stdout, '', flags.join(' '));
@@ -77,7 +92,16 @@ describe('a scope naming what the store lacks is an error (exit 2), whatever the
     const w = new StepStoreWriter(path);
     w.registerRun({ runId: 'run-i1', conversationId: 'conv-i', startedAt: '2025-03-01T09:00:00Z' });
     const t = utc('2025-03-01T09:00:01Z');
-    w.saveSnapshot({ runId: 'run-i1', stepIndex: 1, state: 'interrupted', timestamp: t, messages: [request([userPromptPart('refund please', { timestamp: t })], { timestamp: t }), response([textPart('ok')], { timestamp: t })] });
+    w.saveSnapshot({
+      runId: 'run-i1',
+      stepIndex: 1,
+      state: 'interrupted',
+      timestamp: t,
+      messages: [
+        request([userPromptPart('refund please', { timestamp: t })], { timestamp: t }),
+        response([textPart('ok')], { timestamp: t }),
+      ],
+    });
     w.close();
     for (const [, extra] of PATHS) {
       const conv = await cli(['search', 'refund', '--db', path, '--conversation', 'conv-i', '--format', 'tool', ...extra]);
@@ -98,7 +122,12 @@ describe('the same rule for show and the listings: an id the store lacks is an e
     for (const id of ['m-000', 'm-001', 'other']) {
       w.registerRun({ runId: id, conversationId: 'c', startedAt: '2025-03-01T09:00:00Z' });
       const t = utc('2025-03-01T09:00:01Z');
-      w.saveSnapshot({ runId: id, stepIndex: 1, timestamp: t, messages: [request([userPromptPart('hello', { timestamp: t })], { timestamp: t })] });
+      w.saveSnapshot({
+        runId: id,
+        stepIndex: 1,
+        timestamp: t,
+        messages: [request([userPromptPart('hello', { timestamp: t })], { timestamp: t })],
+      });
     }
     w.close();
     const r = await cli(['show', 'm000', '--db', path]);
@@ -110,7 +139,11 @@ describe('the same rule for show and the listings: an id the store lacks is an e
 
   test('runs --conversation and --parent naming what the store lacks: exit 2, did you mean', async () => {
     const conv = await cli(['runs', '--db', db, '--conversation', 'conv-X']);
-    assert.deepEqual(conv, { status: 2, stdout: '', stderr: "convsearch: error: no conversation 'conv-X' in the store (no run has that conversation id); did you mean conv-x, conv-y?\n" });
+    assert.deepEqual(conv, {
+      status: 2,
+      stdout: '',
+      stderr: "convsearch: error: no conversation 'conv-X' in the store (no run has that conversation id); did you mean conv-x, conv-y?\n",
+    });
     const parent = await cli(['runs', '--db', db, '--parent', 'run-a3', '--json']);
     assert.equal(parent.status, 2);
     assert.equal(parent.stdout, '');
@@ -141,7 +174,10 @@ describe('naming the store', () => {
       const r = await cli([...args, '--db', db, '--db', '/tmp/other.db']);
       assert.equal(r.status, 2, args.join(' '));
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `convsearch: error: --db given twice (${db}, /tmp/other.db): convsearch reads one store at a time; pass one --db\n`);
+      assert.equal(
+        r.stderr,
+        `convsearch: error: --db given twice (${db}, /tmp/other.db): convsearch reads one store at a time; pass one --db\n`,
+      );
     }
   });
 });

@@ -64,8 +64,18 @@ function assertTable(text: string, cols: number, rows: number, label: string): {
     assert.ok([...l].length <= cols, `${label}: wider than ${cols}: ${l}`);
     assert.ok(!/\[[0-9;]*m|\x1b/.test(l), `${label}: escape fragment on screen: ${l}`);
   }
-  const header = grid[1]!.split('│').slice(1, -1).map((h) => h.trim());
-  return { header, note: lines.slice(first + grid.length).join(' ').replace(/\s+/g, ' ').trim() };
+  const header = grid[1]!
+    .split('│')
+    .slice(1, -1)
+    .map((h) => h.trim());
+  return {
+    header,
+    note: lines
+      .slice(first + grid.length)
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  };
 }
 
 describe('tables on a real terminal (tmux)', { skip: !hasTmux && 'tmux not installed' }, () => {
@@ -83,7 +93,11 @@ describe('tables on a real terminal (tmux)', { skip: !hasTmux && 'tmux not insta
           assert.equal(header[0], cmd === 'runs' ? 'run' : 'conversation', label);
           if (note !== '') assert.match(note, /^left out to fit \d+ columns: [a-z ,]+ \(--wide or --json shows them\)$/, label);
           const all = cmd === 'runs' ? 8 : 6;
-          assert.equal(header.length + (note === '' ? 0 : note.split(':')[1]!.split('(')[0]!.split(',').length), all, `${label}: shown + named = every column`);
+          assert.equal(
+            header.length + (note === '' ? 0 : note.split(':')[1]!.split('(')[0]!.split(',').length),
+            all,
+            `${label}: shown + named = every column`,
+          );
           if (store === DEMO && cmd === 'runs') {
             // ids and timestamps never split: each shows whole on its row
             assert.match(text, /│ deploy-verifier-5c1e7a92 +│/, label);
@@ -94,7 +108,9 @@ describe('tables on a real terminal (tmux)', { skip: !hasTmux && 'tmux not insta
     }
   }
 
-  test('--wide keeps every column at full width on a terminal; a pipe is never cut', { skip: !hasScript && 'script(1) not installed' }, () => {
+  test('--wide keeps every column at full width on a terminal; a pipe is never cut', {
+    skip: !hasScript && 'script(1) not installed',
+  }, () => {
     // the terminal wraps lines wider than itself on screen, so read what the program wrote to it
     const written = (commandLine: string): string[] => {
       const r = spawnSync('script', ['-qfec', `stty cols 60 rows 40; ${commandLine}`, '/dev/null'], {

@@ -54,7 +54,10 @@ describe('the real terminal path', { skip: !hasScript && 'script(1) not installe
     const out = strip(onTerminal(`${node} search zeppelin --db ${sq(db)} --scope all -C 0`, {}, 60)).replace(/\r/g, '');
     const lines = out.split('\n').filter((l) => l !== '');
     for (const l of lines) assert.ok([...l].length <= 60, `${JSON.stringify(l)} is wider than 60 columns`);
-    assert.ok(lines.some((l) => l.startsWith('      ') && l.includes('lorem')), 'continuation rows are indented');
+    assert.ok(
+      lines.some((l) => l.startsWith('      ') && l.includes('lorem')),
+      'continuation rows are indented',
+    );
   });
 
   test('--format tool is escaped on a terminal and byte-exact on a pipe', () => {
@@ -89,28 +92,42 @@ describe('the real terminal path', { skip: !hasScript && 'script(1) not installe
 
 describe('pipes and signals', () => {
   test('`| head -1` exits quietly with the search status', () => {
-    const r = spawnSync('bash', ['-c', `${node} search needle --db ${sq(wide)} --scope all --no-index -m 5000 -C 0 --plain | head -1; echo "status=\${PIPESTATUS[0]}" >&2`], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, XDG_CACHE_HOME: CACHE },
-    });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `${node} search needle --db ${sq(wide)} --scope all --no-index -m 5000 -C 0 --plain | head -1; echo "status=\${PIPESTATUS[0]}" >&2`,
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CACHE_HOME: CACHE },
+      },
+    );
     assert.match(r.stdout, /^run-0000:0:[\d.]+:User: needle question 0 of run 0\n$/);
     assert.equal(r.stderr, 'status=0\n', 'no EPIPE error, no stack trace');
   });
 
   test('show and runs into `head -1` too', () => {
     for (const cmd of [`show run-0001 --db ${sq(wide)}`, `runs --db ${sq(wide)} --json`]) {
-      const r = spawnSync('bash', ['-c', `${node} ${cmd} | head -1 >/dev/null; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: 'utf8' });
+      const r = spawnSync('bash', ['-c', `${node} ${cmd} | head -1 >/dev/null; echo "status=\${PIPESTATUS[0]}" >&2`], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
       assert.equal(r.stderr, 'status=0\n', cmd);
     }
   });
 
   test('Ctrl+C stops a long replay promptly', async () => {
-    const child = spawn(process.execPath, [BIN, 'search', 'needle', '--db', big, '--scope', 'all', '--no-index', '-q'], { stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'search', 'needle', '--db', big, '--scope', 'all', '--no-index', '-q'], {
+      stdio: 'ignore',
+    });
     await new Promise((r) => setTimeout(r, 700));
     const sent = Date.now();
     child.kill('SIGINT');
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    );
     assert.ok(Date.now() - sent < 1000, `took ${Date.now() - sent} ms to stop`);
     assert.ok(signal === 'SIGINT' || code === 130, `exit ${code} ${signal}`);
   });

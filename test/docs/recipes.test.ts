@@ -61,7 +61,14 @@ before(() => {
 });
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { PATH: `${binDir}:${process.env.PATH}`, HOME: home, XDG_CACHE_HOME: join(home, '.cache'), TERM: 'dumb', LANG: 'C.UTF-8', ...extra };
+  const e: NodeJS.ProcessEnv = {
+    PATH: `${binDir}:${process.env.PATH}`,
+    HOME: home,
+    XDG_CACHE_HOME: join(home, '.cache'),
+    TERM: 'dumb',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
   return e;
 }
 
@@ -82,7 +89,11 @@ describe('the docs run as written (README.md, docs/cli.md)', () => {
 
   for (const b of blocks) {
     const where = `${b.file}:${b.line}`;
-    const first = b.code.split('\n').find((l) => l.trim() !== '' && !l.startsWith('#'))?.slice(0, 60) ?? '';
+    const first =
+      b.code
+        .split('\n')
+        .find((l) => l.trim() !== '' && !l.startsWith('#'))
+        ?.slice(0, 60) ?? '';
     if (b.mode?.startsWith('skip')) {
       test(`${where} ${first}`, { skip: b.mode }, () => {});
       continue;
@@ -90,13 +101,23 @@ describe('the docs run as written (README.md, docs/cli.md)', () => {
     if (b.mode?.startsWith('install')) {
       test(`${where} installs convsearch on PATH from the clone`, () => {
         // npm ci and the build already ran to get this far; the rest runs as written, into a private prefix
-        const code = b.code.split('\n').filter((l) => !/^npm ci\b/.test(l)).join('\n');
+        const code = b.code
+          .split('\n')
+          .filter((l) => !/^npm ci\b/.test(l))
+          .join('\n');
         const prefix = join(tempDir(), 'npm-prefix');
         const r = spawnSync('bash', ['-c', `set -eo pipefail\n${code}`], {
           cwd: ROOT,
           encoding: 'utf8',
           timeout: 120_000,
-          env: { ...env(), PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, npm_config_prefix: prefix, npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' },
+          env: {
+            ...env(),
+            PATH: `${join(prefix, 'bin')}:${process.env.PATH}`,
+            npm_config_prefix: prefix,
+            npm_config_update_notifier: 'false',
+            npm_config_audit: 'false',
+            npm_config_fund: 'false',
+          },
         });
         assert.equal(r.status, 0, `${where}\n${r.stdout}\n${r.stderr}`);
         const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -106,7 +127,9 @@ describe('the docs run as written (README.md, docs/cli.md)', () => {
       continue;
     }
     if (b.mode === 'fzf') {
-      test(`${where} fzf with a preview`, { skip: (!has('fzf') || !has('tmux')) && 'fzf or tmux not installed' }, () => fzfRecipe(b, where));
+      test(`${where} fzf with a preview`, { skip: (!has('fzf') || !has('tmux')) && 'fzf or tmux not installed' }, () =>
+        fzfRecipe(b, where),
+      );
       continue;
     }
     const status = b.mode === null ? 0 : Number(/^exit (\d+)$/.exec(b.mode)![1]);
@@ -114,7 +137,11 @@ describe('the docs run as written (README.md, docs/cli.md)', () => {
     test(`${where} ${first}`, { skip: needs.length > 0 && `${needs.join(', ')} not installed (.ci/run installs it)` }, () => {
       const cwd = tempDir();
       const r = runBlock(withStore(b.code), cwd);
-      assert.equal(r.status, status, `${where} exited ${r.status}, expected ${status}\n--- stdout\n${r.stdout.slice(0, 2000)}\n--- stderr\n${r.stderr.slice(0, 2000)}`);
+      assert.equal(
+        r.status,
+        status,
+        `${where} exited ${r.status}, expected ${status}\n--- stdout\n${r.stdout.slice(0, 2000)}\n--- stderr\n${r.stderr.slice(0, 2000)}`,
+      );
       assert.ok(!/convsearch: error:|command not found|No such file/.test(r.stderr), `${where}: ${r.stderr.slice(0, 2000)}`);
     });
   }
@@ -155,7 +182,9 @@ function fzfRecipe(b: Block, where: string): void {
   writeFileSync(script, `(\nset -eo pipefail\n${withStore(b.code)}\n) > ${sq(out)}\necho "__STATUS__=$?"\nsleep 30\n`);
   mkdirSync(join(dir, 'cwd'));
   const e = env({ TERM: 'xterm-256color' });
-  const exports = Object.entries(e).map(([k, v]) => `${k}=${sq(String(v))}`).join(' ');
+  const exports = Object.entries(e)
+    .map(([k, v]) => `${k}=${sq(String(v))}`)
+    .join(' ');
   const run = (...args: string[]) => spawnSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
   assert.equal(run('new-session', '-d', '-x', '200', '-y', '40', '-c', join(dir, 'cwd'), `env -i ${exports} bash ${sq(script)}`).status, 0);
   const screen = (): string => run('capture-pane', '-p').stdout;

@@ -20,13 +20,22 @@ const keep = Number(keepText);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function messages(step: number): string {
-  const parts = Array.from({ length: step + 1 }, (_, i) => ({ parts: [{ content: `live message ${i} ${'x'.repeat(2000)}`, timestamp: '2025-01-01T00:00:00Z', part_kind: 'user-prompt' }], kind: 'request' }));
+  const parts = Array.from({ length: step + 1 }, (_, i) => ({
+    parts: [{ content: `live message ${i} ${'x'.repeat(2000)}`, timestamp: '2025-01-01T00:00:00Z', part_kind: 'user-prompt' }],
+    kind: 'request',
+  }));
   return JSON.stringify(parts);
 }
 
 async function redis(): Promise<void> {
   const u = new URL(url!);
-  const client = new Redis({ host: u.hostname, port: Number(u.port), db: Number(u.pathname.slice(1) || '0'), lazyConnect: true, disableClientInfo: true });
+  const client = new Redis({
+    host: u.hostname,
+    port: Number(u.port),
+    db: Number(u.pathname.slice(1) || '0'),
+    lazyConnect: true,
+    disableClientInfo: true,
+  });
   await client.connect();
   const seqKey = `${prefix}:snapshots:seq:{${runId}}`;
   const index = `${prefix}:snapshots:{${runId}}`;

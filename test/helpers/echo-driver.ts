@@ -8,9 +8,10 @@ export async function open(config: unknown): Promise<DriverSession> {
       const r = request as { op: string; value?: unknown; ms?: number };
       await new Promise((res) => setTimeout(res, r.ms ?? 0));
       if (r.op === 'fail') throw new Error('failed\non purpose');
-      if (r.op === 'crash') setTimeout(() => {
-        throw new Error('stray error event');
-      });
+      if (r.op === 'crash')
+        setTimeout(() => {
+          throw new Error('stray error event');
+        });
       if (r.op === 'crash') return new Promise(() => undefined);
       return r.value;
     },

@@ -50,7 +50,6 @@ function parseArgs(argv: string[]): Args | null {
   };
 }
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const emit = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -97,14 +96,16 @@ async function main(args: Args): Promise<void> {
     try {
       const db = open();
       if (newRun) {
-        const run: LiveRun = { runId: `live-run-${runs.length}`, conversationId: `live-conv-${runs.length % 3}`, history: [], snapshots: 0 };
+        const run: LiveRun = {
+          runId: `live-run-${runs.length}`,
+          conversationId: `live-conv-${runs.length % 3}`,
+          history: [],
+          snapshots: 0,
+        };
         // register_run: one INSERT in autocommit mode
-        db.prepare('INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at, registration_id) VALUES (?, ?, NULL, NULL, ?, ?, NULL)').run(
-          run.runId,
-          run.conversationId,
-          '{}',
-          pyIsoformat(now),
-        );
+        db.prepare(
+          'INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at, registration_id) VALUES (?, ?, NULL, NULL, ?, ?, NULL)',
+        ).run(run.runId, run.conversationId, '{}', pyIsoformat(now));
         runs.push(run);
         op = { op: 'register', run: run.runId };
       } else {
@@ -114,8 +115,17 @@ async function main(args: Args): Promise<void> {
         const filler = rnd() < 0.3 ? ' ' + 'filler '.repeat(500 + Math.floor(rnd() * 3000)) : '';
         const history = [
           ...run.history,
-          request([userPromptPart(`question ${word} liveword ${run.runId}`, { timestamp: now })], { timestamp: now, runId: run.runId, conversationId: run.conversationId }),
-          response([textPart(`answer ${word} liveword${filler}`)], { timestamp: now + 1000, runId: run.runId, conversationId: run.conversationId, modelName: 'live-model' }),
+          request([userPromptPart(`question ${word} liveword ${run.runId}`, { timestamp: now })], {
+            timestamp: now,
+            runId: run.runId,
+            conversationId: run.conversationId,
+          }),
+          response([textPart(`answer ${word} liveword${filler}`)], {
+            timestamp: now + 1000,
+            runId: run.runId,
+            conversationId: run.conversationId,
+            modelName: 'live-model',
+          }),
         ];
         const text = pyJsonDumpsAscii(history);
         db.transaction(() => {
@@ -130,7 +140,12 @@ async function main(args: Args): Promise<void> {
       done(db);
     } catch (e) {
       failures++;
-      emit({ failure: true, code: (e as { code?: string }).code ?? null, message: (e as Error).message, latency: performance.now() - began });
+      emit({
+        failure: true,
+        code: (e as { code?: string }).code ?? null,
+        message: (e as Error).message,
+        latency: performance.now() - began,
+      });
       await sleep(50 + rnd() * 100);
       continue;
     }
@@ -143,7 +158,9 @@ async function main(args: Args): Promise<void> {
       at: Date.now(),
       latency,
       ...op,
-      state: Object.fromEntries(runs.map((r) => [r.runId, { conversation: r.conversationId, snapshots: r.snapshots, messages: r.history.length }])),
+      state: Object.fromEntries(
+        runs.map((r) => [r.runId, { conversation: r.conversationId, snapshots: r.snapshots, messages: r.history.length }]),
+      ),
     });
     await sleep(50 + rnd() * 100);
   }

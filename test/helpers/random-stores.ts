@@ -10,12 +10,22 @@ import { addRawSnapshot, tempDir } from './stores.js';
 export const vocab = new Vocabulary(300, rng(3));
 
 /** Writes one scripted run (with random content) through the Python-faithful simulator. */
-export function writeRun(w: StepStoreWriter, random: () => number, id: string, conv: string | null, start: Date, history?: JsonObject[]): JsonObject[] {
+export function writeRun(
+  w: StepStoreWriter,
+  random: () => number,
+  id: string,
+  conv: string | null,
+  start: Date,
+  history?: JsonObject[],
+): JsonObject[] {
   const steps: SimStep[] = [];
   const n = 1 + Math.floor(random() * 4);
   for (let s = 0; s < n; s++) {
     steps.push({
-      parts: [textPart(vocab.text(random, 3 + Math.floor(random() * 8))), toolCallPart('lookup', { q: vocab.text(random, 2) }, `${id}-c${s}`)],
+      parts: [
+        textPart(vocab.text(random, 3 + Math.floor(random() * 8))),
+        toolCallPart('lookup', { q: vocab.text(random, 2) }, `${id}-c${s}`),
+      ],
       results: [{ content: vocab.text(random, 5 + Math.floor(random() * 20)) }],
     });
   }
@@ -34,14 +44,13 @@ export function randomOptions(random: () => number, runs: Array<{ id: string; co
   return {
     query: words.join(' '),
     scope: kind === 1 ? 'conversation' : 'all',
-    conversationId: kind === 1 ? pick.conv ?? 'none' : null,
+    conversationId: kind === 1 ? (pick.conv ?? 'none') : null,
     runId: kind === 2 ? pick.id : kind === 3 && random() < 0.5 ? 'missing-run' : null,
     maxMatches: Math.floor(random() * 6),
     contextLines: Math.floor(random() * 4),
     bm25: random() < 0.5 ? DEFAULTS.bm25 : { k1: random() * 3, b: random() },
   };
 }
-
 
 /**
  * A closed store (read without locks, so other threads may read it too) of 16 threaded runs over four
@@ -68,7 +77,12 @@ export function threadedStore(seed: number): { path: string; runs: Array<{ id: s
       runs.push({ id, conv });
       if (random() < 0.2) addRawSnapshot(w, id, '[{"kind": "request", "parts": [', { stepIndex: 99 });
       if (random() < 0.2) {
-        addRawSnapshot(w, id, '[{"kind": "response", "parts": [{"part_kind": "hologram", "content": "x"}, {"part_kind": "text", "content": "zzhologram"}]}]', { stepIndex: 98 });
+        addRawSnapshot(
+          w,
+          id,
+          '[{"kind": "response", "parts": [{"part_kind": "hologram", "content": "x"}, {"part_kind": "text", "content": "zzhologram"}]}]',
+          { stepIndex: 98 },
+        );
       }
     }
   } finally {

@@ -25,7 +25,12 @@ export function treeState(root: string): string {
   const walk = (rel: string): void => {
     const st = lstatSync(join(root, rel), { bigint: true });
     const kind = st.isDirectory() ? 'd' : st.isFile() ? 'f' : 'o';
-    const body = kind === 'f' ? createHash('sha256').update(readFileSync(join(root, rel))).digest('hex') : '';
+    const body =
+      kind === 'f'
+        ? createHash('sha256')
+            .update(readFileSync(join(root, rel)))
+            .digest('hex')
+        : '';
     out.push(`${rel || '.'} ${kind} ${st.mode.toString(8)} ${st.size} ${st.mtimeNs} ${st.ctimeNs} ${body}`);
     if (kind === 'd') for (const n of readdirSync(join(root, rel)).sort()) walk(join(rel, n));
   };

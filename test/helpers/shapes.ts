@@ -71,7 +71,13 @@ export const RUN: Shape = {
 export const RUNS_DOC: Shape = { schema_version: 'integer', runs: { $array: RUN }, warnings: { $array: warning } };
 export const RUNS_EVENTS: Record<string, Shape> = {
   begin: {
-    filters: { conversation_id: 'string|null', agent_name: 'string|null', since: 'string|null', until: 'string|null', parent_run_id: 'string|null' },
+    filters: {
+      conversation_id: 'string|null',
+      agent_name: 'string|null',
+      since: 'string|null',
+      until: 'string|null',
+      parent_run_id: 'string|null',
+    },
     sort: 'string',
     limit: 'integer|null',
   },
@@ -87,7 +93,11 @@ export const CONVERSATION: Shape = {
   messages: 'integer',
   agents: { $array: 'string' },
 };
-export const CONVERSATIONS_DOC: Shape = { schema_version: 'integer', conversations: { $array: CONVERSATION }, warnings: { $array: warning } };
+export const CONVERSATIONS_DOC: Shape = {
+  schema_version: 'integer',
+  conversations: { $array: CONVERSATION },
+  warnings: { $array: warning },
+};
 export const CONVERSATIONS_EVENTS: Record<string, Shape> = {
   begin: {},
   conversation: CONVERSATION,

@@ -69,11 +69,25 @@ export function buildUxStore(path = join(tempDir(), 'ux.db')): string {
   save('run-a1', 1, a1.slice(0, 3));
   save('run-a1', 2, a1);
 
-  w.registerRun({ runId: 'run-a2', conversationId: 'conv-x', parentRunId: 'run-a1', agentName: 'billing', startedAt: '2025-03-01T09:05:00Z' });
+  w.registerRun({
+    runId: 'run-a2',
+    conversationId: 'conv-x',
+    parentRunId: 'run-a1',
+    agentName: 'billing',
+    startedAt: '2025-03-01T09:05:00Z',
+  });
   save('run-a2', 1, [
-    request([systemPart('You are the billing agent.', { timestamp: tick() }), userPromptPart('Charge the card for order 43.', { timestamp: clock })], { timestamp: clock }),
+    request(
+      [
+        systemPart('You are the billing agent.', { timestamp: tick() }),
+        userPromptPart('Charge the card for order 43.', { timestamp: clock }),
+      ],
+      { timestamp: clock },
+    ),
     assistant(toolCallPart('charge_card', { order: 43 }, 'c3')),
-    request([retryPromptPart('card declined, try a different card', { toolName: 'charge_card', toolCallId: 'c3', timestamp: tick() })], { timestamp: clock }),
+    request([retryPromptPart('card declined, try a different card', { toolName: 'charge_card', toolCallId: 'c3', timestamp: tick() })], {
+      timestamp: clock,
+    }),
     assistant(textPart(LONG_TEXT)),
   ]);
 
@@ -82,7 +96,13 @@ export function buildUxStore(path = join(tempDir(), 'ux.db')): string {
   save('run-b1', 1, b1);
   save('run-b1', 2, [...b1, user('And tomorrow? Draft the xylophone plan.')], 'interrupted');
 
-  w.registerRun({ runId: 'run-c1', conversationId: 'conv-y', parentRunId: 'run-a2', agentName: 'billing', startedAt: '2025-03-03T08:00:00Z' });
+  w.registerRun({
+    runId: 'run-c1',
+    conversationId: 'conv-y',
+    parentRunId: 'run-a2',
+    agentName: 'billing',
+    startedAt: '2025-03-03T08:00:00Z',
+  });
   save('run-c1', 1, [user('Summarize the refund for the ledger.'), assistant(textPart('Refund of order 42 recorded.'))]);
 
   w.registerRun({ runId: EVIL_RUN, conversationId: `conv-z${OSC_TITLE}`, agentName: EVIL_AGENT, startedAt: '2025-03-04T08:00:00Z' });
@@ -101,7 +121,8 @@ export function buildWideStore(runs: number, messagesPerRun: number, word = 'nee
     const runId = `run-${String(r).padStart(4, '0')}`;
     w.registerRun({ runId, conversationId: 'conv-wide', startedAt: utc('2025-01-01T00:00:00Z') + r * 1_000_000 });
     const messages: JsonObject[] = [];
-    for (let i = 0; i < messagesPerRun; i++) messages.push(i % 2 ? assistant(textPart(`${word} answer ${i} of run ${r}`)) : user(`${word} question ${i} of run ${r}`));
+    for (let i = 0; i < messagesPerRun; i++)
+      messages.push(i % 2 ? assistant(textPart(`${word} answer ${i} of run ${r}`)) : user(`${word} question ${i} of run ${r}`));
     w.saveSnapshot({ runId, stepIndex: 1, timestamp: tick(), messages });
   }
   w.close();

@@ -40,7 +40,10 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
 
   test('--run shows the run full record and counts it in N', () => {
     const text = toolReply(path, { query: 'second', scope: 'all', runId: 'rb', contextLines: 5 });
-    assert.match(text, /^Found 1 match\(es\) for 'second' in 4 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c1\]\n\[0\] User: first question about the IBIS\n\[1\]/);
+    assert.match(
+      text,
+      /^Found 1 match\(es\) for 'second' in 4 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c1\]\n\[0\] User: first question about the IBIS\n\[1\]/,
+    );
   });
 
   test('a run whose whole record is inherited has no section', () => {
@@ -54,7 +57,10 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
     assert.ok(outcome.kind === 'found');
     assert.equal(outcome.total, 2);
     assert.ok(outcome.hits.every((h) => h.run.runId === 'ra'));
-    assert.equal(toolReply(p, { query: 'ibis', conversationId: 'c1', runId: 'rb', contextLines: 0 }).split('\n')[0], "Found 2 match(es) for 'ibis' in 2 persisted messages:");
+    assert.equal(
+      toolReply(p, { query: 'ibis', conversationId: 'c1', runId: 'rb', contextLines: 0 }).split('\n')[0],
+      "Found 2 match(es) for 'ibis' in 2 persisted messages:",
+    );
   });
 
   test('attribution follows the scope: under another conversation the first in-scope run owns the history', () => {
@@ -64,8 +70,14 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
       addSnapshot(w, 'ra', [u1, a1]);
       addSnapshot(w, 'rb', [u1, a1, u2]);
     });
-    assert.match(toolReply(p, { query: 'ibis', conversationId: 'c2', contextLines: 0 }), /^Found 2 match\(es\) for 'ibis' in 3 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c2\]/);
-    assert.match(toolReply(p, { query: 'ibis', scope: 'all', contextLines: 0 }), /^Found 2 match\(es\) for 'ibis' in 3 persisted messages:/);
+    assert.match(
+      toolReply(p, { query: 'ibis', conversationId: 'c2', contextLines: 0 }),
+      /^Found 2 match\(es\) for 'ibis' in 3 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c2\]/,
+    );
+    assert.match(
+      toolReply(p, { query: 'ibis', scope: 'all', contextLines: 0 }),
+      /^Found 2 match\(es\) for 'ibis' in 3 persisted messages:/,
+    );
   });
 
   test('the section label uses runs.conversation_id, not the conversation stamped on messages', () => {

@@ -113,7 +113,10 @@ describe('instruction deltas in replay and attribution (§3.3, §3.4)', () => {
 
     // conversation scope: ra = 3 messages, rb = its reused request (now with the delta) + its response
     const heron = toolReply(path, { query: 'heron', conversationId: 'c1', contextLines: 0 });
-    assert.match(heron, /^Found 1 match\(es\) for 'heron' in 5 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c1\]\n\[2\] Tool \[lookup\]: osprey file: 42 pages\nSystem: Instruction block 'agent:mode'/);
+    assert.match(
+      heron,
+      /^Found 1 match\(es\) for 'heron' in 5 persisted messages:\n\n\[score: [\d.]+ \| run: rb \| conversation: c1\]\n\[2\] Tool \[lookup\]: osprey file: 42 pages\nSystem: Instruction block 'agent:mode'/,
+    );
     // the tool return is found twice: once per run, because the later copy changed
     const osprey = toolReply(path, { query: 'pages', conversationId: 'c1', contextLines: 0 });
     assert.match(osprey, /^Found 2 match\(es\) for 'pages' in 5 persisted messages:/);
@@ -127,7 +130,13 @@ describe('instruction deltas in replay and attribution (§3.3, §3.4)', () => {
   });
 
   test('a threaded run whose history ends with a response re-indexes nothing it inherited', () => {
-    const a = simulateRun({ runId: 'ra', conversationId: 'c1', startedAt: at(0), prompt: 'the KESTREL plan', steps: [{ parts: [textPart('noted')] }] });
+    const a = simulateRun({
+      runId: 'ra',
+      conversationId: 'c1',
+      startedAt: at(0),
+      prompt: 'the KESTREL plan',
+      steps: [{ parts: [textPart('noted')] }],
+    });
     const b = simulateRun({
       runId: 'rb',
       conversationId: 'c1',

@@ -34,7 +34,9 @@ test('field order, absent defaults and the base64 alphabet do not change the key
   assert.equal(k1.loose, k2.loose);
 
   const bin = (data: string) => {
-    const part = toolReturnPart('t', [{ ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], 'c1', { timestamp: at(1) });
+    const part = toolReturnPart('t', [{ ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], 'c1', {
+      timestamp: at(1),
+    });
     return parseMessage(request([part]));
   };
   assert.equal(messageKeys(bin('-__-')).loose, messageKeys(bin('+//+')).loose, 'URL-safe and standard base64 of the same bytes');
@@ -57,14 +59,25 @@ test('unknown part kinds render nothing but stay in the key', () => {
 
 test('a binary in a user prompt keys the same from either base64 alphabet (inline vs restored from media)', () => {
   const bin = (data: string) =>
-    parseMessage(request([userPromptPart(['look', { ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], { timestamp: at(1) })]));
+    parseMessage(
+      request([
+        userPromptPart(['look', { ...binaryContent(new Uint8Array([0xfb, 0xff, 0xfe]), 'image/png'), data }], { timestamp: at(1) }),
+      ]),
+    );
   assert.equal(messageKeys(bin('-__-')).loose, messageKeys(bin('+//+')).loose);
   assert.notEqual(messageKeys(bin('-__-')).loose, messageKeys(bin('AAAA')).loose);
 });
 
 test('dicts inside tool-return content are free-form: key order and null values count', () => {
   const ret = (content: string) =>
-    toMessage((parseJson(`[{"parts": [{"tool_name": "t", "content": ${content}, "tool_call_id": "c1", "part_kind": "tool-return", "timestamp": "2026-01-02T03:04:06Z"}], "kind": "request"}]`) as never[])[0]!, 0);
+    toMessage(
+      (
+        parseJson(
+          `[{"parts": [{"tool_name": "t", "content": ${content}, "tool_call_id": "c1", "part_kind": "tool-return", "timestamp": "2026-01-02T03:04:06Z"}], "kind": "request"}]`,
+        ) as never[]
+      )[0]!,
+      0,
+    );
   assert.notEqual(messageKeys(ret('[{"a": 1, "b": 2}]')).loose, messageKeys(ret('[{"b": 2, "a": 1}]')).loose);
   assert.notEqual(messageKeys(ret('[{"a": null}]')).loose, messageKeys(ret('[{}]')).loose);
   assert.notEqual(messageKeys(ret('{"a": 1, "b": 2}')).loose, messageKeys(ret('{"b": 2, "a": 1}')).loose);

@@ -2,7 +2,20 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { binaryContent, request, textResponse, toolReturnPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
-import { addRawSnapshot, addRun, addSnapshot, assistantMsg, at, buildStore, dumps, recordTexts, replayOf, toolReply, userMsg, withSource } from '../helpers/stores.js';
+import {
+  addRawSnapshot,
+  addRun,
+  addSnapshot,
+  assistantMsg,
+  at,
+  buildStore,
+  dumps,
+  recordTexts,
+  replayOf,
+  toolReply,
+  userMsg,
+  withSource,
+} from '../helpers/stores.js';
 
 const BIG = 'w'.repeat(70 * 1024) + ' PELICAN';
 const sha = (s: string | Uint8Array) => createHash('sha256').update(s).digest('hex');
@@ -15,7 +28,15 @@ function noteReturn(extra: JsonObject, content = BIG): JsonObject {
 
 /** A user request whose prompt part is replaced by a hand-made externalized-text marker. */
 function markedUser(marker: JsonObject): JsonObject {
-  return request([{ timestamp: '2026-01-02T03:04:06Z', part_kind: 'user-prompt', __harness_external_media__: true, __harness_external_text__: true, ...marker }]);
+  return request([
+    {
+      timestamp: '2026-01-02T03:04:06Z',
+      part_kind: 'user-prompt',
+      __harness_external_media__: true,
+      __harness_external_text__: true,
+      ...marker,
+    },
+  ]);
 }
 
 describe('text markers are restored from the media table (§1.6)', () => {
@@ -62,13 +83,17 @@ describe('text markers are restored from the media table (§1.6)', () => {
     const path = buildStore(
       (w) => {
         addRun(w, 'r1', 'c1');
-        addSnapshot(w, 'r1', [request([toolReturnPart('rec', binaryContent(bytes, 'audio/wav', { identifier: 'abc123' }), 'c-1', { timestamp: at(1) })])]);
+        addSnapshot(w, 'r1', [
+          request([toolReturnPart('rec', binaryContent(bytes, 'audio/wav', { identifier: 'abc123' }), 'c-1', { timestamp: at(1) })]),
+        ]);
         const raw = w.db.prepare('SELECT messages FROM snapshots').pluck().get() as string;
         assert.ok(raw.includes('"__harness_external_media__": true') && !raw.includes('"data"'));
       },
       { thresholdBytes: 3 },
     );
-    assert.deepEqual(recordTexts(path, 'r1'), ["Tool [rec]: BinaryContent(data=b'\\x00\\x01\\x02', media_type='audio/wav', _identifier='abc123')"]);
+    assert.deepEqual(recordTexts(path, 'r1'), [
+      "Tool [rec]: BinaryContent(data=b'\\x00\\x01\\x02', media_type='audio/wav', _identifier='abc123')",
+    ]);
   });
 
   test('everything externalized (tiny threshold) renders exactly like everything inline', () => {
@@ -113,13 +138,24 @@ describe('escaped keys (§1.6)', () => {
         addRun(w, 'r1', 'c1');
         seqs = [
           addSnapshot(w, 'r1', [noteReturn(stashed), assistantMsg('first answer', 2)]),
-          addSnapshot(w, 'r1', [noteReturn(stashed), assistantMsg('first answer', 2), userMsg('second question', 3), assistantMsg('second answer', 4)]),
+          addSnapshot(w, 'r1', [
+            noteReturn(stashed),
+            assistantMsg('first answer', 2),
+            userMsg('second question', 3),
+            assistantMsg('second answer', 4),
+          ]),
         ];
-        w.db.prepare("UPDATE snapshots SET messages = replace(messages, 'escaped-keys-v1', 'escaped-keys-v2') WHERE seq = ?").run(seqs[broken - 1]);
+        w.db
+          .prepare("UPDATE snapshots SET messages = replace(messages, 'escaped-keys-v1', 'escaped-keys-v2') WHERE seq = ?")
+          .run(seqs[broken - 1]);
       });
       const replay = replayOf(path, 'r1');
       assert.deepEqual(replay.skipped, [
-        { runId: 'r1', seq: seqs[broken - 1], reason: 'externalized media marker has an unsupported escaped-keys format: "escaped-keys-v2"' },
+        {
+          runId: 'r1',
+          seq: seqs[broken - 1],
+          reason: 'externalized media marker has an unsupported escaped-keys format: "escaped-keys-v2"',
+        },
       ]);
       assert.equal(replay.messages.length, broken === 1 ? 4 : 2);
       const { warnings } = withSource(path, (s) => {

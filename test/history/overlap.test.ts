@@ -18,7 +18,6 @@ function referenceOverlap(history: readonly string[], next: readonly string[]): 
   return 0;
 }
 
-
 test('examples from the spec', () => {
   assert.equal(longestOverlap(['R'], ['R', 'R', 'reply']), 1);
   assert.equal(longestOverlap(['orig', 'reply'], ['reply', 'follow']), 1);

@@ -148,7 +148,11 @@ describe('objectMembers', () => {
     const m = objectMembers(t, 1, t.length - 1)!;
     const parts = [];
     for (let i = 0; i < m.length; i += 4) parts.push([t.slice(m[i]!, m[i + 1]!), t.slice(m[i + 2]!, m[i + 3]!)]);
-    assert.deepEqual(parts, [['"a"', '1'], ['"b"', '{"c":[1,"]}"]}'], ['"d\\""', '"x"']]);
+    assert.deepEqual(parts, [
+      ['"a"', '1'],
+      ['"b"', '{"c":[1,"]}"]}'],
+      ['"d\\""', '"x"'],
+    ]);
   });
 
   test('is null for what is not one object', () => {

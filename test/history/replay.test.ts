@@ -1,7 +1,18 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simulateRun, summaryRequest, textPart, toolCallPart } from '../../scripts/lib/messages.js';
-import { addRun, addSnapshot, assistantMsg, at, buildStore, recordTexts, replayOf, toolReply, userMsg, withSource } from '../helpers/stores.js';
+import {
+  addRun,
+  addSnapshot,
+  assistantMsg,
+  at,
+  buildStore,
+  recordTexts,
+  replayOf,
+  toolReply,
+  userMsg,
+  withSource,
+} from '../helpers/stores.js';
 
 const R = userMsg('again please', 1);
 const reply = assistantMsg('here it is', 2);
@@ -26,7 +37,10 @@ describe('per-run replay: longest overlap, later copy kept (§3.2)', () => {
       addSnapshot(w, 'r1', [summary, reply, followUp]);
     });
     assert.deepEqual(recordTexts(path, 'r1'), ['User: the original ALBATROSS question', 'Assistant: here it is', 'User: and a follow-up']);
-    assert.match(toolReply(path, { query: 'albatross', conversationId: 'c1', contextLines: 0 }), /\n\[0\] User: the original ALBATROSS question$/);
+    assert.match(
+      toolReply(path, { query: 'albatross', conversationId: 'c1', contextLines: 0 }),
+      /\n\[0\] User: the original ALBATROSS question$/,
+    );
   });
 
   test('a pruned pre-compaction snapshot gives partial recovery: [reply, follow_up]', () => {
@@ -122,26 +136,29 @@ describe('snapshot states and old shapes (§1.3, §2.3)', () => {
       prompt: 'delete the GANNET table',
       steps: [{ parts: [toolCallPart('drop', { t: 'gannet' }, 'c-1')], results: [{ error: 'permission denied' }] }],
     });
-    assert.deepEqual(sim.snapshots.map((s) => s.state), ['interrupted']);
+    assert.deepEqual(
+      sim.snapshots.map((s) => s.state),
+      ['interrupted'],
+    );
     const path = buildStore((w) => w.writeSimulatedRun(sim));
     assert.equal(toolReply(path, { query: 'gannet', runId: 'r1', scope: 'all' }), "No persisted history for run 'r1'.");
   });
 
   for (const opts of [{ shape: 'pre-state' as const }, { shape: 'newest' as const, upgradedFrom: 'pre-state' as const }]) {
     test(`a store without a state column reads as all complete (${JSON.stringify(opts)})`, () => {
-      const path = buildStore(
-        (w) => {
-          addRun(w, 'r1', 'c1');
-          addSnapshot(w, 'r1', [orig, reply]);
-          addSnapshot(w, 'r1', [orig, reply, followUp]);
-        },
-        opts,
-      );
+      const path = buildStore((w) => {
+        addRun(w, 'r1', 'c1');
+        addSnapshot(w, 'r1', [orig, reply]);
+        addSnapshot(w, 'r1', [orig, reply, followUp]);
+      }, opts);
       withSource(path, (s, store) => {
         assert.equal(store.file.schema.hasState, opts.shape !== 'pre-state');
         assert.deepEqual(s.store.countsByRun().get('r1'), { complete: 2, interrupted: 0 });
       });
-      assert.match(toolReply(path, { query: 'albatross', conversationId: 'c1' }), /^Found 1 match\(es\) for 'albatross' in 3 persisted messages:/);
+      assert.match(
+        toolReply(path, { query: 'albatross', conversationId: 'c1' }),
+        /^Found 1 match\(es\) for 'albatross' in 3 persisted messages:/,
+      );
     });
   }
 });

@@ -58,7 +58,10 @@ describe('summary artifacts (§3.1, §9.16)', () => {
   });
 
   test('a system prompt starting with "Summary of previous conversation:" without the blank line stays', () => {
-    const m = request([systemPart('Summary of previous conversation: the ONYX', { timestamp: at(0) }), userPromptPart('hi', { timestamp: at(0) })]);
+    const m = request([
+      systemPart('Summary of previous conversation: the ONYX', { timestamp: at(0) }),
+      userPromptPart('hi', { timestamp: at(0) }),
+    ]);
     assert.equal(isSummaryArtifact(parseMessage(m)), false);
     const path = buildStore((w) => {
       addRun(w, 'r1', 'c1');

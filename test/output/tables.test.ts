@@ -10,7 +10,15 @@ const colours = [new Chalk({ level: 0 }), new Chalk({ level: 1 })];
 
 function run(id: string, over: Partial<RunSummary['run']> = {}, summary: Partial<Omit<RunSummary, 'run'>> = {}): RunSummary {
   return {
-    run: { runId: id, conversationId: 'conversation-with-a-long-name-0123456789', parentRunId: null, agentName: 'deploy-verifier', startedAt: '2025-03-01T09:00:00Z', rowid: 1, ...over },
+    run: {
+      runId: id,
+      conversationId: 'conversation-with-a-long-name-0123456789',
+      parentRunId: null,
+      agentName: 'deploy-verifier',
+      startedAt: '2025-03-01T09:00:00Z',
+      rowid: 1,
+      ...over,
+    },
     snapshots: 3,
     interruptedSnapshots: 1,
     messages: 12,
@@ -48,7 +56,10 @@ describe('tables', () => {
       assert.deepEqual(t.omitted, []);
       assert.match(lines[1]!, /^│ run +│ conversation +│ agent +│ parent +│ started +│ snapshots +│ messages +│ last step │$/);
       assert.ok(lines.some((l) => l.includes('a very long agent name that goes on and on')));
-      assert.ok(lines.some((l) => l.includes('\\e[31mred\\e[0m agent')), 'store text is escaped, never raw');
+      assert.ok(
+        lines.some((l) => l.includes('\\e[31mred\\e[0m agent')),
+        'store text is escaped, never raw',
+      );
     }
   });
 
@@ -57,19 +68,49 @@ describe('tables', () => {
       for (const chalk of colours) {
         const t = runsTable(RUNS, { chalk, width });
         const lines = assertSound(t.text, width, chalk.level > 0);
-        const headers = lines[1]!.split('│').slice(1, -1).map((h) => h.trim());
-        assert.deepEqual([...headers, ...t.omitted].sort(), ['agent', 'conversation', 'last step', 'messages', 'parent', 'run', 'snapshots', 'started']);
+        const headers = lines[1]!
+          .split('│')
+          .slice(1, -1)
+          .map((h) => h.trim());
+        assert.deepEqual([...headers, ...t.omitted].sort(), [
+          'agent',
+          'conversation',
+          'last step',
+          'messages',
+          'parent',
+          'run',
+          'snapshots',
+          'started',
+        ]);
         assert.equal(headers[0], 'run', 'the run id is never left out');
-        const body = lines.slice(3, -1).map((l) => l.split('│').slice(1, -1).map((c) => c.trim()));
-        assert.deepEqual(body.map((r) => r[0]), ['run-0123456789abcdef', 'r2', 'run-日本語'], 'ids whole');
+        const body = lines.slice(3, -1).map((l) =>
+          l
+            .split('│')
+            .slice(1, -1)
+            .map((c) => c.trim()),
+        );
+        assert.deepEqual(
+          body.map((r) => r[0]),
+          ['run-0123456789abcdef', 'r2', 'run-日本語'],
+          'ids whole',
+        );
         const at = (h: string): number => headers.indexOf(h);
-        if (at('started') >= 0) assert.ok(body.every((r) => r[at('started')] === '2025-03-01 09:00:00Z'), 'timestamps whole');
+        if (at('started') >= 0)
+          assert.ok(
+            body.every((r) => r[at('started')] === '2025-03-01 09:00:00Z'),
+            'timestamps whole',
+          );
         if (at('conversation') >= 0) assert.equal(body[0]![at('conversation')], 'conversation-with-a-long-name-0123456789');
-        if (at('agent') >= 0 && body[1]![at('agent')] !== 'a very long agent name that goes on and on') assert.match(body[1]![at('agent')]!, /^a very.*…$/, 'free text shortened with …');
+        if (at('agent') >= 0 && body[1]![at('agent')] !== 'a very long agent name that goes on and on')
+          assert.match(body[1]![at('agent')]!, /^a very.*…$/, 'free text shortened with …');
         // the more important columns stay longer: when a column shows, every more important one does too
         const order = ['started', 'messages', 'conversation', 'snapshots', 'agent', 'parent', 'last step'];
         const shown = order.map((h) => headers.includes(h));
-        assert.deepEqual(shown, shown.slice().sort((a, b) => Number(b) - Number(a)), `drop order at ${width}: ${headers.join(', ')}`);
+        assert.deepEqual(
+          shown,
+          shown.slice().sort((a, b) => Number(b) - Number(a)),
+          `drop order at ${width}: ${headers.join(', ')}`,
+        );
       }
     });
   }
@@ -98,7 +139,14 @@ describe('tables', () => {
     assert.deepEqual(layoutColumns(cols, [10, 30, 3], 40), { visible: [0, 1, 2], widths: [10, 17, 3] });
     assert.deepEqual(layoutColumns(cols, [10, 30, 3], 27), { visible: [0, 2], widths: [10, 3] }, 'note below 6 columns goes');
     assert.deepEqual(layoutColumns(cols, [10, 30, 3], null), { visible: [0, 1, 2], widths: [10, 30, 3] });
-    const t = renderTable(cols, [[{ text: 'a' }, { text: 'x' }, { text: '7' }], [{ text: 'b' }, { text: 'y' }, { text: '123' }]], { chalk: colours[0]!, width: null });
+    const t = renderTable(
+      cols,
+      [
+        [{ text: 'a' }, { text: 'x' }, { text: '7' }],
+        [{ text: 'b' }, { text: 'y' }, { text: '123' }],
+      ],
+      { chalk: colours[0]!, width: null },
+    );
     assert.deepEqual(t.text.split('\n').slice(3, 5), ['│ a  │ x    │   7 │', '│ b  │ y    │ 123 │']);
   });
 

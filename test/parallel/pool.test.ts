@@ -23,7 +23,14 @@ describe('parallel/pool', () => {
         for (let i = 0; i < 20 && w.progress < 20; i++) w.wait(50);
         most = w.progress;
         assert.ok(most <= 4, `worker ran ${most} batches ahead of a main thread that took none`);
-        assert.ok(w.drain((batch) => got.push(...batch), () => {}, 20), 'finished without failing');
+        assert.ok(
+          w.drain(
+            (batch) => got.push(...batch),
+            () => {},
+            20,
+          ),
+          'finished without failing',
+        );
         assert.equal(w.progress, 20);
         assert.deepEqual(got, Array.from({ length: 20 }, (_, b) => ids.map((id) => `${b}:${id}`)).flat());
         assert.ok(w.finished);
@@ -42,7 +49,11 @@ describe('parallel/pool', () => {
       try {
         let batches = 0;
         assert.equal(
-          w.drain(() => batches++, () => {}, 20),
+          w.drain(
+            () => batches++,
+            () => {},
+            20,
+          ),
           false,
         );
         assert.equal(batches, 2);
@@ -63,7 +74,11 @@ describe('parallel/pool', () => {
       try {
         let batches = 0;
         assert.equal(
-          w.drain(() => batches++, () => {}, 20),
+          w.drain(
+            () => batches++,
+            () => {},
+            20,
+          ),
           false,
         );
         assert.equal(batches, 0);

@@ -15,11 +15,20 @@ const text = (m: Message) => searchText(renderMessage(m));
 const display = (m: Message) => displayText(renderMessage(m), new Set());
 
 const toolReturn = (content: string, name = 'lookup') =>
-  msg('request', `{"tool_name": "${name}", "content": ${content}, "tool_call_id": "c1", "tool_kind": null, "metadata": null, "timestamp": ${TS}, "outcome": "success", "part_kind": "tool-return"}`);
+  msg(
+    'request',
+    `{"tool_name": "${name}", "content": ${content}, "tool_call_id": "c1", "tool_kind": null, "metadata": null, "timestamp": ${TS}, "outcome": "success", "part_kind": "tool-return"}`,
+  );
 const toolCall = (args: string, name = 'lookup') =>
-  msg('response', `{"tool_name": "${name}", "args": ${args}, "tool_call_id": "c1", "tool_kind": null, "id": null, "provider_name": null, "provider_details": null, "part_kind": "tool-call"}`);
+  msg(
+    'response',
+    `{"tool_name": "${name}", "args": ${args}, "tool_call_id": "c1", "tool_kind": null, "id": null, "provider_name": null, "provider_details": null, "part_kind": "tool-call"}`,
+  );
 const retry = (content: string, name: string | null = 'lookup') =>
-  msg('request', `{"content": ${content}, "tool_name": ${name === null ? 'null' : `"${name}"`}, "tool_call_id": "c1", "timestamp": ${TS}, "part_kind": "retry-prompt"}`);
+  msg(
+    'request',
+    `{"content": ${content}, "tool_name": ${name === null ? 'null' : `"${name}"`}, "tool_call_id": "c1", "timestamp": ${TS}, "part_kind": "retry-prompt"}`,
+  );
 
 describe('tool-return content: Python str()/repr() (§4.4, §9.21)', () => {
   const cases: Array<[string, string]> = [
@@ -78,7 +87,10 @@ describe('tool-return content: Python str()/repr() (§4.4, §9.21)', () => {
   }
 
   test('typed return subclasses render like plain tool returns', () => {
-    const m = msg('request', `{"tool_name": "search_tools", "content": "found 3", "tool_call_id": "c1", "tool_kind": "tool-search", "metadata": null, "timestamp": ${TS}, "outcome": "success", "part_kind": "tool-return"}`);
+    const m = msg(
+      'request',
+      `{"tool_name": "search_tools", "content": "found 3", "tool_call_id": "c1", "tool_kind": "tool-search", "metadata": null, "timestamp": ${TS}, "outcome": "success", "part_kind": "tool-return"}`,
+    );
     assert.equal(text(m), 'Tool [search_tools]: found 3');
   });
 
@@ -99,7 +111,10 @@ describe('retry prompts (§4.1, §4.4)', () => {
       text(retry('[{"type": "int_parsing", "loc": ["a", 0], "msg": "Input should be a valid integer", "input": "x", "ctx": {"k": 1}}]')),
       "Retry [lookup]: [{'type': 'int_parsing', 'loc': ('a', 0), 'msg': 'Input should be a valid integer', 'input': 'x', 'ctx': {'k': 1}}]",
     );
-    assert.equal(text(retry('[{"type": "x", "loc": [], "msg": "m", "input": null}]')), "Retry [lookup]: [{'type': 'x', 'loc': (), 'msg': 'm', 'input': None}]");
+    assert.equal(
+      text(retry('[{"type": "x", "loc": [], "msg": "m", "input": null}]')),
+      "Retry [lookup]: [{'type': 'x', 'loc': (), 'msg': 'm', 'input': None}]",
+    );
   });
 
   test('a string is raw, a null tool name is None, and retries are never clipped', () => {
@@ -111,8 +126,14 @@ describe('retry prompts (§4.1, §4.4)', () => {
 
 describe('tool-call arguments: args_as_dict() then json.dumps(ensure_ascii=False) (§4.3, §9.20)', () => {
   const cases: Array<[string, string]> = [
-    ['"{\\"q\\": \\"caf\\u00e9\\", \\"n\\": 1.0, \\"big\\": 123456789012345678901, \\"z\\": NaN}"', '{"q": "café", "n": 1.0, "big": 123456789012345678901, "z": NaN}'],
-    ['{"q": "caf\\u00e9", "n": 1.0, "big": 123456789012345678901, "z": NaN}', '{"q": "café", "n": 1.0, "big": 123456789012345678901, "z": NaN}'],
+    [
+      '"{\\"q\\": \\"caf\\u00e9\\", \\"n\\": 1.0, \\"big\\": 123456789012345678901, \\"z\\": NaN}"',
+      '{"q": "café", "n": 1.0, "big": 123456789012345678901, "z": NaN}',
+    ],
+    [
+      '{"q": "caf\\u00e9", "n": 1.0, "big": 123456789012345678901, "z": NaN}',
+      '{"q": "café", "n": 1.0, "big": 123456789012345678901, "z": NaN}',
+    ],
     ['{"b": 1, "a": [1, 2]}', '{"b": 1, "a": [1, 2]}'],
     ['"{\\"b\\":1,\\"a\\":[1,2]}"', '{"b": 1, "a": [1, 2]}'],
     ['"oops"', '{"INVALID_JSON": "oops"}'],
@@ -154,7 +175,10 @@ describe('user prompts, speech and parts that render nothing (§4.1, §4.2, §9.
 
   test('speech renders only a non-empty transcript', () => {
     const speech = (transcript: string) =>
-      msg('response', `{"speaker": "assistant", "transcript": ${transcript}, "audio": null, "interrupted_at_ms": null, "id": null, "provider_name": null, "provider_details": null, "part_kind": "speech"}`);
+      msg(
+        'response',
+        `{"speaker": "assistant", "transcript": ${transcript}, "audio": null, "interrupted_at_ms": null, "id": null, "provider_name": null, "provider_details": null, "part_kind": "speech"}`,
+      );
     assert.equal(text(speech('"hello there"')), 'Speech [assistant]: hello there');
     assert.equal(text(speech('null')), '');
     assert.equal(text(speech('""')), '');
@@ -176,7 +200,10 @@ describe('user prompts, speech and parts that render nothing (§4.1, §4.2, §9.
   });
 
   test('a system prompt renders as System:, cut at 200 without an ellipsis', () => {
-    const m = msg('request', `{"content": ${JSON.stringify('s'.repeat(250))}, "timestamp": ${TS}, "dynamic_ref": null, "part_kind": "system-prompt"}`);
+    const m = msg(
+      'request',
+      `{"content": ${JSON.stringify('s'.repeat(250))}, "timestamp": ${TS}, "dynamic_ref": null, "part_kind": "system-prompt"}`,
+    );
     assert.equal(display(m), 'System: ' + 's'.repeat(200));
   });
 

@@ -39,10 +39,22 @@ test('the check fails on an import that goes up, a folder cycle, and cli/ reachi
   const r = check(src);
   assert.equal(r.status, 1);
   const lines = r.stderr.trim().split('\n');
-  assert.ok(lines.some((l) => /store\/reader\.ts:1: store\/ imports history\/, a layer above it/.test(l)), r.stderr);
-  assert.ok(lines.some((l) => /folder cycle: history -> store -> history/.test(l)), r.stderr);
-  assert.ok(lines.some((l) => /cli\/main\.ts:1: cli\/ imports search\/ directly; go through api\//.test(l)), r.stderr);
-  assert.ok(lines.some((l) => /elsewhere\/ is not in the layer order/.test(l)), r.stderr);
+  assert.ok(
+    lines.some((l) => /store\/reader\.ts:1: store\/ imports history\/, a layer above it/.test(l)),
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => /folder cycle: history -> store -> history/.test(l)),
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => /cli\/main\.ts:1: cli\/ imports search\/ directly; go through api\//.test(l)),
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => /elsewhere\/ is not in the layer order/.test(l)),
+    r.stderr,
+  );
   assert.ok(!lines.some((l) => /cli\/main\.ts:2/.test(l)), 'cli/ may import api/');
   assert.ok(!lines.some((l) => /api\/session\.ts/.test(l)), 'api/ may import search/');
 });

@@ -72,7 +72,10 @@ function openDb(path: string): Database.Database {
 }
 
 function rows(db: Database.Database, sql: string, ...params: unknown[]): unknown[] {
-  return db.prepare(sql).raw(true).all(...params);
+  return db
+    .prepare(sql)
+    .raw(true)
+    .all(...params);
 }
 
 function master(db: Database.Database): unknown[] {
@@ -201,12 +204,16 @@ test('the newest shape extends the parity DDL and adds the idempotency machinery
   const msgs = [userRequest('hi', { timestamp: '2026-01-02T03:04:06Z', runId: 'r1', conversationId: 'c1' })];
   assert.equal(w.saveSnapshot({ runId: 'r1', stepIndex: 1, timestamp: '2026-01-02T03:04:07Z', messages: msgs, idempotencyKey: 'k1' }), 1);
   // A key already recorded for the run: the BEFORE INSERT trigger turns the insert into a no-op.
-  assert.equal(w.saveSnapshot({ runId: 'r1', stepIndex: 1, timestamp: '2026-01-02T03:04:08Z', messages: msgs, idempotencyKey: 'k1' }), null);
+  assert.equal(
+    w.saveSnapshot({ runId: 'r1', stepIndex: 1, timestamp: '2026-01-02T03:04:08Z', messages: msgs, idempotencyKey: 'k1' }),
+    null,
+  );
   w.close();
   assert.ok(!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`));
 
   const db = openDb(path);
-  const sqlOf = (d: Database.Database, name: string): string => (d.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql;
+  const sqlOf = (d: Database.Database, name: string): string =>
+    (d.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql;
   const plus = (sql: string, col: string): string => sql.replace(/\n\)$/, `,\n    ${col}\n)`);
   assert.equal(sqlOf(db, 'runs'), plus(sqlOf(parity, 'runs'), 'registration_id TEXT'));
   assert.equal(sqlOf(db, 'events'), plus(sqlOf(parity, 'events'), 'idempotency_key TEXT'));
@@ -240,7 +247,16 @@ test('old shapes: no state column, and stores upgraded by the Python migrations'
   w.saveSnapshot({ runId: 'r', stepIndex: 1, timestamp: '2026-01-02T03:04:06Z', messages: [] });
   assert.throws(() => w.saveSnapshot({ runId: 'r', stepIndex: 1, state: 'interrupted', timestamp: '2026-01-02T03:04:06Z', messages: [] }));
   w.close();
-  assert.deepEqual(cols(old, 'snapshots'), ['seq', 'run_id', 'step_index', 'conversation_id', 'parent_run_id', 'agent_name', 'timestamp', 'messages']);
+  assert.deepEqual(cols(old, 'snapshots'), [
+    'seq',
+    'run_id',
+    'step_index',
+    'conversation_id',
+    'parent_run_id',
+    'agent_name',
+    'timestamp',
+    'messages',
+  ]);
 
   const upgraded = join(dir, 'upgraded.db');
   new StepStoreWriter(upgraded, { shape: 'newest', upgradedFrom: 'pre-state' }).close();
@@ -320,7 +336,16 @@ test('builders emit every pydantic field in field order (all part kinds)', () =>
   ]);
   assert.deepEqual(keys(instructionDeltaPart('agent:state', null)), ['id', 'content', 'part_kind']);
   assert.deepEqual(keys(textPart('x')), ['content', 'id', 'provider_name', 'provider_details', 'part_kind']);
-  assert.deepEqual(keys(toolCallPart('t', {}, 'c1')), ['tool_name', 'args', 'tool_call_id', 'tool_kind', 'id', 'provider_name', 'provider_details', 'part_kind']);
+  assert.deepEqual(keys(toolCallPart('t', {}, 'c1')), [
+    'tool_name',
+    'args',
+    'tool_call_id',
+    'tool_kind',
+    'id',
+    'provider_name',
+    'provider_details',
+    'part_kind',
+  ]);
   assert.deepEqual(keys(thinkingPart('x')), ['content', 'id', 'signature', 'provider_name', 'provider_details', 'part_kind']);
   assert.deepEqual(keys(textContent('x')), ['content', 'metadata', 'kind']);
   assert.deepEqual(keys(binaryContent(Buffer.from([1]), 'image/png')), ['data', 'media_type', 'vendor_metadata', 'kind', 'identifier']);
@@ -438,14 +463,26 @@ test('simulateRun saves the newest request unstamped and stamps it in the next s
   assert.deepEqual([first.timestamp, first.run_id, first.conversation_id, first.instructions], [null, null, null, null]);
   assert.deepEqual([second.run_id, second.conversation_id, second.instructions], ['r1', 'c1', 'Be brief.']);
   assert.equal(typeof second.timestamp, 'string');
-  assert.deepEqual((second.parts as JsonObject[]).map((p) => p.part_kind), ['tool-return', 'instruction-delta']);
+  assert.deepEqual(
+    (second.parts as JsonObject[]).map((p) => p.part_kind),
+    ['tool-return', 'instruction-delta'],
+  );
   assert.deepEqual(first.parts, [(second.parts as JsonObject[])[0]]);
   // the first request of a run is stamped before the first model call
   assert.equal(s1![0]!.run_id, 'r1');
   assert.equal(s1![0]!.instructions, 'Be brief.');
   assert.deepEqual(
     sim.rows.filter((r) => r.table === 'events').map((r) => (r.table === 'events' ? r.row.kind : '')),
-    ['run_started', 'model_request_started', 'model_request_completed', 'tool_call_started', 'tool_call_completed', 'model_request_started', 'model_request_completed', 'run_completed'],
+    [
+      'run_started',
+      'model_request_started',
+      'model_request_completed',
+      'tool_call_started',
+      'tool_call_completed',
+      'model_request_started',
+      'model_request_completed',
+      'run_completed',
+    ],
   );
 });
 
@@ -459,7 +496,10 @@ function smallDbSims(): SimResult[] {
     prompt: 'Can you check whether the billing-api deployment on Kubernetes finished rolling out?',
     steps: [
       {
-        parts: [textPart('Let me look at the manifest first.'), toolCallPart('read_file', { path: 'deploy/k8s/deployment.yaml' }, 'call_a1_1')],
+        parts: [
+          textPart('Let me look at the manifest first.'),
+          toolCallPart('read_file', { path: 'deploy/k8s/deployment.yaml' }, 'call_a1_1'),
+        ],
         usage: U(62, 14),
         results: [
           {
@@ -590,7 +630,10 @@ test('simulateRun reproduces shared/parity/threaded.db (threaded runs, instructi
         parts: [toolCallPart('read_file', { path: 'src/payments/refund.py' }, 'call_t1_1')],
         usage: U(57, 6),
         results: [
-          { content: 'def refund(order_id: str, amount_cents: int) -> None:\n    # TODO: idempotency key missing\n    gateway.refund(order_id, amount_cents)\n' },
+          {
+            content:
+              'def refund(order_id: str, amount_cents: int) -> None:\n    # TODO: idempotency key missing\n    gateway.refund(order_id, amount_cents)\n',
+          },
         ],
       },
       { parts: [textPart('refund() has no idempotency key, so a retried webhook can refund twice.')], usage: U(72, 19) },
@@ -628,12 +671,57 @@ test('simulateRun reproduces shared/parity/threaded.db (threaded runs, instructi
       { parts: [textPart('After adding an idempotency key derived from order_id the double refund test passes.')], usage: U(103, 57) },
     ],
   });
-  const chat = (runId: string, conv: string, startedAt: string, prompt: string, answer: string, u: [number, number], history?: JsonObject[]) =>
-    simulateRun({ runId, conversationId: conv, startedAt, prompt, ...(history ? { history } : {}), steps: [{ parts: [textPart(answer)], usage: U(...u) }] });
-  const i1 = chat('run-inherit-1', 'conv-inherit', '2025-03-01T09:02:19.750000+00:00', 'Design a rate limiter for the public API.', 'Use a token bucket: capacity 100, refill 10 per second per API key.', [59, 14]);
-  const i2 = chat('run-inherit-2', 'conv-inherit', '2025-03-01T09:02:43.750000+00:00', 'Where should the token bucket state live?', 'Store buckets in Redis with a Lua script so refill and take are atomic.', [66, 29], i1.messages);
-  const i3 = chat('run-inherit-3', 'conv-inherit', '2025-03-01T09:03:07.750000+00:00', 'What do clients see when throttled?', 'Return HTTP 429 with a Retry-After header computed from the refill rate.', [72, 42], i2.messages);
-  const o1 = chat('run-other-1', 'conv-other', '2025-03-01T09:03:31.750000+00:00', 'Who owns the refund dashboard?', 'The refund dashboard is owned by the finance-tools team.', [55, 10]);
+  const chat = (
+    runId: string,
+    conv: string,
+    startedAt: string,
+    prompt: string,
+    answer: string,
+    u: [number, number],
+    history?: JsonObject[],
+  ) =>
+    simulateRun({
+      runId,
+      conversationId: conv,
+      startedAt,
+      prompt,
+      ...(history ? { history } : {}),
+      steps: [{ parts: [textPart(answer)], usage: U(...u) }],
+    });
+  const i1 = chat(
+    'run-inherit-1',
+    'conv-inherit',
+    '2025-03-01T09:02:19.750000+00:00',
+    'Design a rate limiter for the public API.',
+    'Use a token bucket: capacity 100, refill 10 per second per API key.',
+    [59, 14],
+  );
+  const i2 = chat(
+    'run-inherit-2',
+    'conv-inherit',
+    '2025-03-01T09:02:43.750000+00:00',
+    'Where should the token bucket state live?',
+    'Store buckets in Redis with a Lua script so refill and take are atomic.',
+    [66, 29],
+    i1.messages,
+  );
+  const i3 = chat(
+    'run-inherit-3',
+    'conv-inherit',
+    '2025-03-01T09:03:07.750000+00:00',
+    'What do clients see when throttled?',
+    'Return HTTP 429 with a Retry-After header computed from the refill rate.',
+    [72, 42],
+    i2.messages,
+  );
+  const o1 = chat(
+    'run-other-1',
+    'conv-other',
+    '2025-03-01T09:03:31.750000+00:00',
+    'Who owns the refund dashboard?',
+    'The refund dashboard is owned by the finance-tools team.',
+    [55, 10],
+  );
   const path = join(tmp(), 'threaded.db');
   writeStore(path, [t1, t2, t3, i1, i2, i3, o1]);
   const db = openDb(path);
@@ -728,10 +816,7 @@ test('large text is externalized to the media table and restores byte for byte',
   const big = 'ünïcødé 🚀 '.repeat(6000) + 'tail-marker'; // > 64 KiB as UTF-8
   const small = 'short text';
   const msgs = [
-    request([
-      userPromptPart(big, { timestamp: T }),
-      toolReturnPart('t', small, 'c1', { timestamp: T }),
-    ]),
+    request([userPromptPart(big, { timestamp: T }), toolReturnPart('t', small, 'c1', { timestamp: T })]),
     response([textPart(big)], { timestamp: T }),
   ];
   const dir = tmp();
@@ -741,7 +826,9 @@ test('large text is externalized to the media table and restores byte for byte',
   w.saveSnapshot({ runId: 'r', stepIndex: 1, timestamp: T, messages: msgs });
   w.close();
   const db = openDb(path);
-  const media = rows(db, 'SELECT sha256, media_type, bytes, size_bytes, metadata FROM media') as Array<[string, string, Buffer, number, string]>;
+  const media = rows(db, 'SELECT sha256, media_type, bytes, size_bytes, metadata FROM media') as Array<
+    [string, string, Buffer, number, string]
+  >;
   assert.equal(media.length, 1, 'identical content is stored once');
   const [sha, type, bytes, size, meta] = media[0]!;
   const utf8 = Buffer.from(big, 'utf8');
@@ -791,13 +878,30 @@ test('externalization: threshold, binary data, existing uri and escaped keys', (
     { content: at, part_kind: 'text', __harness_external_media__: 'user value', __harness_external_marker_format__: 'x' },
   ];
   const out = externalizeMedia(tree, put, 100) as JsonObject[];
-  assert.deepEqual(Object.keys(out[0]!), ['part_kind', 'uri', '__harness_external_media__', '__harness_external_text__', '__harness_external_uri__']);
+  assert.deepEqual(Object.keys(out[0]!), [
+    'part_kind',
+    'uri',
+    '__harness_external_media__',
+    '__harness_external_text__',
+    '__harness_external_uri__',
+  ]);
   assert.equal(out[0]!.uri, 'keep-me');
   assert.equal(out[1]!.content, below);
   assert.equal(out[2]!.__harness_external_text__, true);
   assert.equal(out[3]!.content, at);
-  assert.deepEqual(Object.keys(out[4]!), ['media_type', 'vendor_metadata', 'kind', 'identifier', '__harness_external_media__', '__harness_external_uri__', 'uri']);
-  assert.deepEqual(out[5]!.__harness_external_escaped_keys__, { __harness_external_media__: 'user value', __harness_external_marker_format__: 'x' });
+  assert.deepEqual(Object.keys(out[4]!), [
+    'media_type',
+    'vendor_metadata',
+    'kind',
+    'identifier',
+    '__harness_external_media__',
+    '__harness_external_uri__',
+    'uri',
+  ]);
+  assert.deepEqual(out[5]!.__harness_external_escaped_keys__, {
+    __harness_external_media__: 'user value',
+    __harness_external_marker_format__: 'x',
+  });
   assert.equal(out[5]!.__harness_external_marker_format__, 'escaped-keys-v1');
   assert.equal(out[5]!.__harness_external_media__, true);
 
@@ -868,7 +972,10 @@ test('the demo store has the documented content', () => {
   }
   assert.ok(snaps.some(([, , m]) => m.includes('"part_kind": "retry-prompt"')));
   assert.ok(snaps.some(([, , m]) => m.includes('"memory_request_gib": 1.0')));
-  assert.ok(snaps.some(([, , m]) => m.includes('\\u00fc')), 'non-ASCII is \\u-escaped');
+  assert.ok(
+    snaps.some(([, , m]) => m.includes('\\u00fc')),
+    'non-ASCII is \\u-escaped',
+  );
 });
 
 test('make-demo-store CLI: --if-missing, --force, refusal and usage errors', () => {

@@ -78,7 +78,11 @@ describe('parallel replay (--no-index on several threads)', () => {
           const o = withFilter(random, randomOptions(random, runs));
           const want = serial(store, o);
           for (const threads of [1, 2, 3]) {
-            assertSameOutcome(parallel(store, o, { threads, minSnapshots: 0 }), want, `seed ${seed} threads ${threads}: ${JSON.stringify(o)}`);
+            assertSameOutcome(
+              parallel(store, o, { threads, minSnapshots: 0 }),
+              want,
+              `seed ${seed} threads ${threads}: ${JSON.stringify(o)}`,
+            );
             compared++;
           }
           if (want.kind === 'found') found++;
@@ -131,9 +135,14 @@ describe('parallel replay (--no-index on several threads)', () => {
       for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
         writeFileSync(log, '');
         const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
-        const got = search(new DigestCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }), o);
+        const got = search(
+          new DigestCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }),
+          o,
+        );
         assertSameOutcome(got, serial(store, o), 'failing workers');
-        lost += readFileSync(log, 'utf8').split('\n').filter((l) => /^\d+$/.test(l)).length;
+        lost += readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => /^\d+$/.test(l)).length;
       }
       assert.ok(lost > 0, 'a failing worker took a group the main thread then had to replay');
     } finally {

@@ -38,10 +38,25 @@ function sims(): { a: SimResult[]; b: SimResult[] } {
     prompt: 'alphaword: tell me about zebrafish sharedword',
     steps: [
       {
-        parts: [{ tool_name: 'lookup', args: { q: 'zebrafish alphaword' }, tool_call_id: 'call-a1', tool_kind: null, id: null, provider_name: null, provider_details: null, part_kind: 'tool-call' }],
+        parts: [
+          {
+            tool_name: 'lookup',
+            args: { q: 'zebrafish alphaword' },
+            tool_call_id: 'call-a1',
+            tool_kind: null,
+            id: null,
+            provider_name: null,
+            provider_details: null,
+            part_kind: 'tool-call',
+          },
+        ],
         results: [{ content: 'zebrafish facts: alphaword sharedword stripes' }],
       },
-      { parts: [{ content: 'zebrafish answer alphaword sharedword', id: null, provider_name: null, provider_details: null, part_kind: 'text' }] },
+      {
+        parts: [
+          { content: 'zebrafish answer alphaword sharedword', id: null, provider_name: null, provider_details: null, part_kind: 'text' },
+        ],
+      },
     ],
   });
   // B forks A's history: its first run's record starts with A1's messages
@@ -51,7 +66,13 @@ function sims(): { a: SimResult[]; b: SimResult[] } {
     startedAt: T0 + 100_000_000,
     history: a1.messages as JsonObject[],
     prompt: 'betaword: what about the gazelle sharedword',
-    steps: [{ parts: [{ content: 'gazelle answer betaword sharedword', id: null, provider_name: null, provider_details: null, part_kind: 'text' }] }],
+    steps: [
+      {
+        parts: [
+          { content: 'gazelle answer betaword sharedword', id: null, provider_name: null, provider_details: null, part_kind: 'text' },
+        ],
+      },
+    ],
   });
   const a2 = simulateRun({
     runId: 'run-A2',
@@ -59,7 +80,13 @@ function sims(): { a: SimResult[]; b: SimResult[] } {
     startedAt: T0 + 200_000_000,
     history: a1.messages as JsonObject[],
     prompt: 'alphafollow kestrel sharedword',
-    steps: [{ parts: [{ content: 'kestrel reply alphafollow zebrafish', id: null, provider_name: null, provider_details: null, part_kind: 'text' }] }],
+    steps: [
+      {
+        parts: [
+          { content: 'kestrel reply alphafollow zebrafish', id: null, provider_name: null, provider_details: null, part_kind: 'text' },
+        ],
+      },
+    ],
   });
   const b2 = simulateRun({
     runId: 'run-B2',
@@ -85,7 +112,9 @@ function writeStore(path: string, runs: SimResult[]): void {
   w.writeSimulatedRuns(runs);
   // an unreadable snapshot of run-B2: a warning on stderr that must never show under conv-A
   w.db
-    .prepare("INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) VALUES ('run-B2', 9, 'conv-B', '2025-05-01T10:00:00+00:00', 'complete', ?)")
+    .prepare(
+      "INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) VALUES ('run-B2', 9, 'conv-B', '2025-05-01T10:00:00+00:00', 'complete', ?)",
+    )
     .run('[{"kind": "request", "parts": [ betasecret');
   w.close();
 }
@@ -183,7 +212,11 @@ test('scoped searches of the mixed store equal searches of a store holding only 
             assert.ok(mixed.status === 0 || mixed.status === 1, `${what}: exit ${mixed.status}\n${mixed.stderr}`);
             assertSame(mixed, alone, what);
             // the query is echoed back; every other forbidden word must be absent
-            assertAbsent(mixed, forbidden.filter((f) => !q.split(' ').includes(f)), what);
+            assertAbsent(
+              mixed,
+              forbidden.filter((f) => !q.split(' ').includes(f)),
+              what,
+            );
             compared++;
           });
         }
@@ -209,8 +242,14 @@ test("under conv-B, the history B inherited from A is B's own: found, attributed
     }
     // A1's tool call, tool return and answer are found under run-B1, from position 0 of its record
     const b1 = doc.hits.filter((h) => h.run_id === 'run-B1');
-    assert.ok(b1.some((h) => h.message_index < a[0]!.messages.length), r.stdout);
-    assert.ok(b1.some((h) => h.excerpt.some((l) => l.index === 2 && l.text.includes('zebrafish facts'))), r.stdout);
+    assert.ok(
+      b1.some((h) => h.message_index < a[0]!.messages.length),
+      r.stdout,
+    );
+    assert.ok(
+      b1.some((h) => h.excerpt.some((l) => l.index === 2 && l.text.includes('zebrafish facts'))),
+      r.stdout,
+    );
     // B1's record (A1's 6 inherited + 2 own) plus B2's own 2: nothing of A2's, nothing claimed by A
     assert.equal(doc.total_messages, a[0]!.messages.length + 2 + 2);
 
@@ -251,7 +290,10 @@ test('an out-of-scope --run answers byte for byte like a run that does not exist
               const [mixed, alone, missing] = await Promise.all([
                 search(MIXED, args),
                 search(single, args),
-                search(MIXED, args.map((x) => (x === run ? ghost : x))),
+                search(
+                  MIXED,
+                  args.map((x) => (x === run ? ghost : x)),
+                ),
               ]);
               assertSame(mixed, alone, `${what} vs. a store without it`);
               // the suggestions depend on the id asked for (its distance to the conversation's own runs): left out here
@@ -262,11 +304,21 @@ test('an out-of-scope --run answers byte for byte like a run that does not exist
                 `${what} vs. a missing run`,
               );
               assert.equal(mixed.status, 2, what);
-              assert.match(mixed.stderr, new RegExp(`^convsearch: error: no run '${run}' in conversation '${conv}'; did you mean run-${conv.slice(-1)}\\d(, run-${conv.slice(-1)}\\d)?\\?\\n$`), what);
+              assert.match(
+                mixed.stderr,
+                new RegExp(
+                  `^convsearch: error: no run '${run}' in conversation '${conv}'; did you mean run-${conv.slice(-1)}\\d(, run-${conv.slice(-1)}\\d)?\\?\\n$`,
+                ),
+                what,
+              );
               if (fname === 'tool') assert.equal(mixed.stdout, `No persisted history for run '${run}'.\n`);
               // the run id is echoed (it is the caller's input); nothing else of the run may show
               const unechoed = { ...mixed, stdout: mixed.stdout.split(run).join(''), stderr: mixed.stderr.split(run).join('') };
-              assertAbsent(unechoed, (conv === 'conv-A' ? A_FORBIDDEN : B_FORBIDDEN).filter((f) => !q.split(' ').includes(f)), what);
+              assertAbsent(
+                unechoed,
+                (conv === 'conv-A' ? A_FORBIDDEN : B_FORBIDDEN).filter((f) => !q.split(' ').includes(f)),
+                what,
+              );
               compared++;
             });
           }
@@ -378,7 +430,9 @@ function templateAt(s: string, i: number): { exprs: string[]; end: number } {
 }
 
 /** Each SQL-taking call (`prepare`, `exec`/`pragma` on a database) and how its SQL text is built. */
-function sqlCalls(file: string): Array<{ line: number; kind: 'literal' | 'template' | 'identifier' | 'other'; exprs: string[]; text: string; concatenated: boolean }> {
+function sqlCalls(
+  file: string,
+): Array<{ line: number; kind: 'literal' | 'template' | 'identifier' | 'other'; exprs: string[]; text: string; concatenated: boolean }> {
   const s = readFileSync(file, 'utf8');
   const out: ReturnType<typeof sqlCalls> = [];
   const re = /(?:\.prepare|\b(?:db|database|this\.db|store\.db|source\.db)\s*\.\s*(?:exec|pragma))\s*\(\s*/g;

@@ -1,6 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request, response, retryPromptPart, textPart, thinkingPart, toolCallPart, toolReturnPart, userPromptPart } from '../../scripts/lib/messages.js';
+import {
+  request,
+  response,
+  retryPromptPart,
+  textPart,
+  thinkingPart,
+  toolCallPart,
+  toolReturnPart,
+  userPromptPart,
+} from '../../scripts/lib/messages.js';
 import { toolText } from '../../src/output/tool-text.js';
 import type { SearchOutcome } from '../../src/search/search.js';
 import { addRun, addSnapshot, assistantMsg, at, buildStore, searchStore, toolReply, userMsg } from '../helpers/stores.js';
@@ -34,7 +43,11 @@ const TEN = [
 const tenLine = (i: number) => `[${i}] ${i % 2 ? 'Assistant' : 'User'}: ${TEN[i]}`;
 const ten = buildStore((w) => {
   addRun(w, 'r1', 'c1');
-  addSnapshot(w, 'r1', TEN.map((t, i) => (i % 2 ? assistantMsg(t, i) : userMsg(t, i))));
+  addSnapshot(
+    w,
+    'r1',
+    TEN.map((t, i) => (i % 2 ? assistantMsg(t, i) : userMsg(t, i))),
+  );
 });
 
 describe('reply texts and scope (§6.1)', () => {
@@ -69,7 +82,10 @@ describe('reply texts and scope (§6.1)', () => {
     assert.equal(toolReply(path, { query: 'zebra', conversationId: 'c1', runId: 'nope' }), "No persisted history for run 'nope'.");
     assert.equal(toolReply(path, { query: 'zebra', conversationId: 'c1', runId: 'r2' }), "No persisted history for run 'r2'.");
     assert.equal(toolReply(path, { query: 'zebra', conversationId: 'c1', runId: "it's" }), "No persisted history for run 'it's'.");
-    assert.match(toolReply(path, { query: 'zebra', scope: 'all', runId: 'r2' }), /^Found 1 match\(es\) for 'zebra' in 1 persisted messages:/);
+    assert.match(
+      toolReply(path, { query: 'zebra', scope: 'all', runId: 'r2' }),
+      /^Found 1 match\(es\) for 'zebra' in 1 persisted messages:/,
+    );
   });
 
   test('no history: the conversation and the all-scope texts', () => {
@@ -87,7 +103,10 @@ describe('reply texts and scope (§6.1)', () => {
       for (const r of ['r-empty', 'r-null', 'r-c']) addSnapshot(w, r, [userMsg(`zebra in ${r}`, 1)]);
     });
     const empty = toolReply(path, { query: 'zebra', conversationId: '' });
-    assert.equal(empty, "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r-empty | conversation: ]\n[0] User: zebra in r-empty");
+    assert.equal(
+      empty,
+      "Found 1 match(es) for 'zebra' in 1 persisted messages:\n\n[score: 0.3 | run: r-empty | conversation: ]\n[0] User: zebra in r-empty",
+    );
     const all = toolReply(path, { query: 'zebra', scope: 'all', contextLines: 0 });
     assert.match(all, /\[score: [\d.]+ \| run: r-null\]\n\[0\] User: zebra in r-null/);
     assert.match(all, /^Found 3 match\(es\)/);
@@ -104,7 +123,11 @@ describe('reply texts and scope (§6.1)', () => {
     assert.ok(outcome.kind === 'found');
     assert.deepEqual(
       outcome.hits.map((h) => [h.run.runId, h.messageIndex]),
-      [['early', 0], ['early', 1], ['late', 0]],
+      [
+        ['early', 0],
+        ['early', 1],
+        ['late', 0],
+      ],
     );
   });
 });
@@ -119,7 +142,14 @@ describe('window selection (§6.1 step 6, §9.8–§9.10)', () => {
         `[score: 1.3 | run: r1 | conversation: c1]\n${tenLine(5)}\n${tenLine(6)}\n${tenLine(7)}`,
     );
     assert.ok(outcome.kind === 'found');
-    assert.deepEqual(outcome.ranking.map((r) => [r.messageIndex, r.shown]), [[2, true], [3, false], [6, true]]);
+    assert.deepEqual(
+      outcome.ranking.map((r) => [r.messageIndex, r.shown]),
+      [
+        [2, true],
+        [3, false],
+        [6, true],
+      ],
+    );
   });
 
   test('partially overlapping windows repeat lines', () => {
@@ -133,7 +163,10 @@ describe('window selection (§6.1 step 6, §9.8–§9.10)', () => {
   });
 
   test('max_matches=0: the header, two newlines and nothing else', () => {
-    assert.equal(toolReply(ten, { query: 'zebra', conversationId: 'c1', maxMatches: 0 }), "Found 0 match(es) for 'zebra' in 10 persisted messages:\n\n");
+    assert.equal(
+      toolReply(ten, { query: 'zebra', conversationId: 'c1', maxMatches: 0 }),
+      "Found 0 match(es) for 'zebra' in 10 persisted messages:\n\n",
+    );
   });
 
   test('context_lines=0: one line per result', () => {
@@ -188,11 +221,18 @@ describe('what is indexed (§4, §9.2–§9.4)', () => {
   test('role labels and tool names are searchable', () => {
     const user = searchStore(mixed, { query: 'user', conversationId: 'c1', contextLines: 0 }).outcome;
     assert.ok(user.kind === 'found');
-    assert.deepEqual(user.hits.map((h) => h.messageIndex), [6, 0], 'the shorter message ranks first');
+    assert.deepEqual(
+      user.hits.map((h) => h.messageIndex),
+      [6, 0],
+      'the shorter message ranks first',
+    );
     const tool = searchStore(mixed, { query: 'tool', conversationId: 'c1', contextLines: 0 }).outcome;
     assert.ok(tool.kind === 'found');
     assert.deepEqual(tool.hits.map((h) => h.messageIndex).sort(), [2, 3]);
-    assert.match(toolReply(mixed, { query: 'none', conversationId: 'c1', contextLines: 0 }), /^Found 1 match\(es\)[^\n]*\n\n[^\n]*\n\[4\] Retry \[None\]: bad call$/);
+    assert.match(
+      toolReply(mixed, { query: 'none', conversationId: 'c1', contextLines: 0 }),
+      /^Found 1 match\(es\)[^\n]*\n\n[^\n]*\n\[4\] Retry \[None\]: bad call$/,
+    );
     assert.match(toolReply(mixed, { query: 'lookup', conversationId: 'c1', contextLines: 0 }), /^Found 2 match\(es\)/);
   });
 
@@ -229,7 +269,10 @@ describe('score formatting (§6.1 step 7, §9.7)', () => {
     [12.95, '12.9'],
   ] as const) {
     test(`${score} -> ${want}`, () => {
-      assert.equal(toolText(outcome(score)), `Found 1 match(es) for 'zebra' in 3 persisted messages:\n\n[score: ${want} | run: r1 | conversation: c1]\n[0] User: the ZEBRA passphrase is 42`);
+      assert.equal(
+        toolText(outcome(score)),
+        `Found 1 match(es) for 'zebra' in 3 persisted messages:\n\n[score: ${want} | run: r1 | conversation: c1]\n[0] User: the ZEBRA passphrase is 42`,
+      );
     });
   }
 });

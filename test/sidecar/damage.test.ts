@@ -72,7 +72,10 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
           assert.deepEqual(searchJson(got), searchJson(f.want[q]!), `trial ${trial} (${what}), query ${q}`);
         });
         assert.ok(notes.length <= 1, `trial ${trial} (${what}): at most one warning: ${notes.join(' | ')}`);
-        assert.ok(notes.every((n) => !n.startsWith('fallback')), `trial ${trial} (${what}): rebuilt, not bypassed: ${notes.join(' | ')}`);
+        assert.ok(
+          notes.every((n) => !n.startsWith('fallback')),
+          `trial ${trial} (${what}): rebuilt, not bypassed: ${notes.join(' | ')}`,
+        );
         warned += notes.length;
       } finally {
         store.close();
@@ -84,7 +87,20 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
   test('through the CLI: the same output as --no-index, exit 0, at most one warning line, never an internal or store error', async () => {
     const f = fixture(5);
     const random = rng(77);
-    const args = (extra: string[]) => ['search', 'user', 'tool', '--db', f.path, '--scope', 'all', '--format', 'tool', '-m', '50', ...extra];
+    const args = (extra: string[]) => [
+      'search',
+      'user',
+      'tool',
+      '--db',
+      f.path,
+      '--scope',
+      'all',
+      '--format',
+      'tool',
+      '-m',
+      '50',
+      ...extra,
+    ];
     const want = await runCliAsync(args(['--no-index']));
     for (let trial = 0; trial < 40; trial++) {
       const { bytes, what } = damage(f.good, random);
@@ -96,13 +112,20 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
       assert.doesNotMatch(r.stderr, /error|\n\s+at /, `trial ${trial} (${what})`);
       const notes = r.stderr.split('\n').filter((l) => /warning: index /.test(l));
       assert.ok(notes.length <= 1, `trial ${trial} (${what}): ${r.stderr}`);
-      assert.equal(r.stderr.split('\n').filter((l) => !/warning: index /.test(l)).join('\n'), want.stderr, `trial ${trial} (${what})`);
+      assert.equal(
+        r.stderr
+          .split('\n')
+          .filter((l) => !/warning: index /.test(l))
+          .join('\n'),
+        want.stderr,
+        `trial ${trial} (${what})`,
+      );
       const list = await runCliAsync(['runs', '--json', '--db', f.path, '--index', f.indexPath]);
       assert.equal(list.status, 0, list.stderr);
     }
   });
 
-  test('a tampered schema (a renamed column) is the index\'s damage, never a database error of the store', async () => {
+  test("a tampered schema (a renamed column) is the index's damage, never a database error of the store", async () => {
     const f = fixture(7);
     writeFileSync(f.indexPath, f.good);
     const db = new Database(f.indexPath);
@@ -113,7 +136,10 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
     const r = await runCliAsync([...args, '--index', f.indexPath]);
     assert.equal(r.stdout, want.stdout);
     assert.equal(r.status, want.status);
-    assert.match(r.stderr, /^convsearch: warning: index .* was damaged \(the index schema is not the one this version writes\); rebuilt it\n/);
+    assert.match(
+      r.stderr,
+      /^convsearch: warning: index .* was damaged \(the index schema is not the one this version writes\); rebuilt it\n/,
+    );
     assert.equal(r.stderr.split('\n').slice(1).join('\n'), want.stderr);
     assert.ok(statSync(f.indexPath).size > 0);
   });

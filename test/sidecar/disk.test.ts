@@ -45,7 +45,10 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: cache } });
     assert.equal(r.stdout, want.stdout);
     assert.equal(r.status, want.status);
-    assert.match(r.stderr, /^convsearch: warning: index unavailable, searching without it: cannot create .*convsearch: read-only file system\n/);
+    assert.match(
+      r.stderr,
+      /^convsearch: warning: index unavailable, searching without it: cannot create .*convsearch: read-only file system\n/,
+    );
     assert.doesNotMatch(r.stderr, /ENOENT|mkdir/);
   });
 
@@ -60,8 +63,12 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const s = statfsSync(disk);
     writeFileSync(join(disk, 'filler'), Buffer.alloc(Math.max(0, s.bavail * s.bsize - 32 * 1024)));
     const w = new Database(db);
-    w.exec("INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) SELECT run_id || '-b', conversation_id, parent_run_id, agent_name, metadata, started_at || 'b' FROM runs");
-    w.exec("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id || '-b', step_index, timestamp, state, messages FROM snapshots");
+    w.exec(
+      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) SELECT run_id || '-b', conversation_id, parent_run_id, agent_name, metadata, started_at || 'b' FROM runs",
+    );
+    w.exec(
+      "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id || '-b', step_index, timestamp, state, messages FROM snapshots",
+    );
     w.close();
     const want = await runCliAsync(args.slice(0, -2).concat('--no-index'));
     const full = await runCliAsync(args);

@@ -21,7 +21,10 @@ import { tempDir } from '../helpers/stores.js';
 /** Everything an index holds about the store, postings decoded (so the comparison ignores blob layout only). */
 function indexContent(db: BetterSqlite3.Database): unknown {
   const postings = new Map<string, Array<[number, number, number]>>();
-  for (const row of db.prepare('SELECT term, data FROM postings ORDER BY term, seg').iterate() as IterableIterator<{ term: string; data: Buffer }>) {
+  for (const row of db.prepare('SELECT term, data FROM postings ORDER BY term, seg').iterate() as IterableIterator<{
+    term: string;
+    data: Buffer;
+  }>) {
     const list = postings.get(row.term) ?? postings.set(row.term, []).get(row.term)!;
     decodePostings(row.data, (runKey, pos, tf) => list.push([runKey, pos, tf]));
   }
@@ -33,7 +36,10 @@ function indexContent(db: BetterSqlite3.Database): unknown {
   };
 }
 
-function build(store: SqliteReader, options: ParallelOptions): { db: BetterSqlite3.Database; source: IndexedCorpusSource; replayed: number } {
+function build(
+  store: SqliteReader,
+  options: ParallelOptions,
+): { db: BetterSqlite3.Database; source: IndexedCorpusSource; replayed: number } {
   const path = join(tempDir(), 'idx.db');
   writeFileSync(path, '', { mode: 0o600 });
   const { db, tables } = openIndexDatabase(path, store.identity);

@@ -1,7 +1,18 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
@@ -25,7 +36,11 @@ async function evidence(): Promise<{ dir: string; db: string; args: string[]; wa
 
 function assertUntouched(e: { dir: string; db: string; digest: string }): void {
   assert.equal(sha(e.db), e.digest, 'the store is byte-identical');
-  assert.deepEqual(readdirSync(e.dir).filter((n) => !n.startsWith('link')), ['sessions.db'], 'nothing was created beside the store');
+  assert.deepEqual(
+    readdirSync(e.dir).filter((n) => !n.startsWith('link')),
+    ['sessions.db'],
+    'nothing was created beside the store',
+  );
 }
 
 async function refused(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
@@ -75,7 +90,7 @@ describe('the index never touches the evidence', () => {
   });
 });
 
-describe('the index location is taken on no one\'s word', () => {
+describe("the index location is taken on no one's word", () => {
   test('an index path that is a symbolic link (to any file) is refused, and its target is left alone', async () => {
     const e = await evidence();
     const other = join(tempDir(), 'notes.txt');
@@ -116,7 +131,9 @@ describe('the index location is taken on no one\'s word', () => {
     assert.equal(statSync(join(dir, file!)).mode & 0o777, 0o600);
   });
 
-  test('a cache directory or index owned by someone else is refused', { skip: process.getuid?.() !== 0 && 'needs root to hand files to another user' }, async () => {
+  test('a cache directory or index owned by someone else is refused', {
+    skip: process.getuid?.() !== 0 && 'needs root to hand files to another user',
+  }, async () => {
     const e = await evidence();
     const cache = tempDir();
     mkdirSync(join(cache, 'convsearch'), { mode: 0o700 });

@@ -54,8 +54,19 @@ describe('postings encoding', () => {
     b.beginRun(7);
     b.addDocument(3, 'a');
     const data = new Map(b.postings()).get('a')!;
-    assert.deepEqual(decoded(data), [[0, 0, 1], [2 ** 40, 0, 3], [2 ** 40, 2 ** 30, 1], [7, 3, 1]]);
-    assert.deepEqual(decoded(data, (k) => k !== 2 ** 40), [[0, 0, 1], [7, 3, 1]]);
+    assert.deepEqual(decoded(data), [
+      [0, 0, 1],
+      [2 ** 40, 0, 3],
+      [2 ** 40, 2 ** 30, 1],
+      [7, 3, 1],
+    ]);
+    assert.deepEqual(
+      decoded(data, (k) => k !== 2 ** 40),
+      [
+        [0, 0, 1],
+        [7, 3, 1],
+      ],
+    );
     assert.deepEqual(decoded(new Map(b.postings()).get('b')!), [[2 ** 40, 2 ** 30, 1]]);
   });
 

@@ -89,9 +89,11 @@ describe('persistent index', () => {
         check('after appending runs');
         // new snapshots for an existing run: a copy of its last one with one more message
         const victim = runs[Math.floor(random() * runs.length)]!;
-        const last = w.db.prepare("SELECT step_index, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1").get(victim.id) as
-          | { step_index: number; timestamp: string; messages: string }
-          | undefined;
+        const last = w.db
+          .prepare(
+            "SELECT step_index, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1",
+          )
+          .get(victim.id) as { step_index: number; timestamp: string; messages: string } | undefined;
         if (last) {
           const extra = `{"parts": [{"content": "zzappended ${seed}", "timestamp": "2026-02-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": null, "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
           w.db
@@ -101,12 +103,14 @@ describe('persistent index', () => {
         }
         // prune: keep only the newest snapshot of a run (max_snapshots_per_run)
         const pruned = runs[Math.floor(random() * runs.length)]!;
-        w.db.prepare('DELETE FROM snapshots WHERE run_id = ? AND seq < (SELECT MAX(seq) FROM snapshots WHERE run_id = ?)').run(pruned.id, pruned.id);
+        w.db
+          .prepare('DELETE FROM snapshots WHERE run_id = ? AND seq < (SELECT MAX(seq) FROM snapshots WHERE run_id = ?)')
+          .run(pruned.id, pruned.id);
         check('after pruning a run');
         // rewrite: replace a run's snapshots with a different history
         const rewritten = runs[Math.floor(random() * runs.length)]!;
         w.db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(rewritten.id);
-        check('after deleting a run\'s snapshots');
+        check("after deleting a run's snapshots");
         // delete a whole run
         const gone = runs.splice(Math.floor(random() * runs.length), 1)[0]!;
         w.db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(gone.id);
@@ -144,8 +148,14 @@ describe('persistent index', () => {
       const one = sync();
       assert.equal(one.runsReplayed, 1);
       assert.equal(one.runsResumed, 0);
-      const s = w.db.prepare("SELECT run_id, step_index, timestamp, messages FROM snapshots WHERE run_id != 'r5' AND state = 'complete' ORDER BY seq DESC LIMIT 1").get() as { run_id: string; step_index: number; timestamp: string; messages: string };
-      w.db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)").run(s.run_id, s.step_index + 1, s.timestamp, s.messages);
+      const s = w.db
+        .prepare(
+          "SELECT run_id, step_index, timestamp, messages FROM snapshots WHERE run_id != 'r5' AND state = 'complete' ORDER BY seq DESC LIMIT 1",
+        )
+        .get() as { run_id: string; step_index: number; timestamp: string; messages: string };
+      w.db
+        .prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)")
+        .run(s.run_id, s.step_index + 1, s.timestamp, s.messages);
       const resumed = sync();
       assert.equal(resumed.runsResumed, 1);
       assert.equal(resumed.runsReplayed, 0);
@@ -234,7 +244,9 @@ describe('persistent index', () => {
     w.close();
     const before = sha(dbPath);
     const cache = tempDir();
-    const r = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'], { env: { XDG_CACHE_HOME: cache } });
+    const r = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'], {
+      env: { XDG_CACHE_HOME: cache },
+    });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(sha(dbPath), before);
     assert.deepEqual(readdirSync(storeDir), ['sessions.db']);
@@ -248,13 +260,28 @@ describe('persistent index', () => {
     const random = rng(9);
     const a = join(tempDir(), 'a.db');
     const b = join(tempDir(), 'b.db');
-    for (const [p, word] of [[a, 'alpha'], [b, 'beta']] as const) {
+    for (const [p, word] of [
+      [a, 'alpha'],
+      [b, 'beta'],
+    ] as const) {
       const w = new StepStoreWriter(p);
       writeRun(w, random, `run-${word}`, 'c', new Date(Date.UTC(2026, 0, 1)));
       w.close();
     }
     const indexPath = join(tempDir(), 'shared.index.db');
-    const args = (db: string): string[] => ['search', 'user', 'tool', '--db', db, '--scope', 'all', '--format', 'tool', '--index', indexPath];
+    const args = (db: string): string[] => [
+      'search',
+      'user',
+      'tool',
+      '--db',
+      db,
+      '--scope',
+      'all',
+      '--format',
+      'tool',
+      '--index',
+      indexPath,
+    ];
     const expectA = await runCliAsync([...args(a).slice(0, -2), '--no-index']);
     const expectB = await runCliAsync([...args(b).slice(0, -2), '--no-index']);
     assert.equal((await runCliAsync(args(a))).stdout, expectA.stdout);
@@ -336,7 +363,10 @@ describe('an index that is not exactly current is never used', () => {
       assert.equal(indexed.stdout, replayed.stdout, word);
       assert.equal(indexed.status, replayed.status, word);
       const runsArgs = ['runs', '--json', '--db', dbPath];
-      assert.equal((await runCliAsync([...runsArgs, '--index', indexPath])).stdout, (await runCliAsync([...runsArgs, '--no-index'])).stdout);
+      assert.equal(
+        (await runCliAsync([...runsArgs, '--index', indexPath])).stdout,
+        (await runCliAsync([...runsArgs, '--no-index'])).stdout,
+      );
     };
     await both('user');
     const edit = (sql: string, keepTimes: boolean): void => {
@@ -347,13 +377,21 @@ describe('an index that is not exactly current is never used', () => {
       assert.equal(statSync(dbPath).size, before.size, 'the file keeps its size');
       if (keepTimes) utimesSync(dbPath, before.atime, before.mtime);
     };
-    const word = (new Database(dbPath, { readonly: true }).prepare("SELECT messages FROM snapshots WHERE run_id = 'r1' ORDER BY seq DESC LIMIT 1").pluck().get() as string).match(/"content": "(\w{4,})/)![1]!;
+    const word = (
+      new Database(dbPath, { readonly: true })
+        .prepare("SELECT messages FROM snapshots WHERE run_id = 'r1' ORDER BY seq DESC LIMIT 1")
+        .pluck()
+        .get() as string
+    ).match(/"content": "(\w{4,})/)![1]!;
     const swapped = word.replace(/^./, (c) => (c === 'q' ? 'z' : 'q'));
     edit(`UPDATE snapshots SET messages = replace(messages, '${word}', '${swapped}')`, true);
     await both(word);
     await both(swapped);
     // a run cut short in place: a later snapshot made identical to an earlier one (same length not needed: the count stays)
-    edit("UPDATE snapshots SET messages = (SELECT messages FROM snapshots s2 WHERE s2.run_id = 'r2' ORDER BY seq LIMIT 1) WHERE run_id = 'r2' AND seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = 'r2')", true);
+    edit(
+      "UPDATE snapshots SET messages = (SELECT messages FROM snapshots s2 WHERE s2.run_id = 'r2' ORDER BY seq LIMIT 1) WHERE run_id = 'r2' AND seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = 'r2')",
+      true,
+    );
     await both('user');
     // an edited copy moved over the store
     const copy = join(dir, 'edited.db');
@@ -366,7 +404,9 @@ describe('an index that is not exactly current is never used', () => {
     await both(swapped);
     // and it stays right through later appends
     const db2 = new Database(dbPath);
-    db2.exec("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = 'r3' ORDER BY seq DESC LIMIT 1");
+    db2.exec(
+      "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = 'r3' ORDER BY seq DESC LIMIT 1",
+    );
     db2.close();
     await both(word);
     await both('user');

@@ -19,7 +19,17 @@ import { MediaCache, restoreMedia } from '../../src/history/media.js';
 import type { NoticeSource } from '../../src/store/notices.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreReader, StoreSnapshot } from '../../src/store/reader.js';
-import { FIXTURES, SHARED_FIXTURES, SQLITE_FIXTURES, STORES, startPostgres, startRedis, type PgServer, type RedisServer, type StoreName } from '../helpers/servers.js';
+import {
+  FIXTURES,
+  SHARED_FIXTURES,
+  SQLITE_FIXTURES,
+  STORES,
+  startPostgres,
+  startRedis,
+  type PgServer,
+  type RedisServer,
+  type StoreName,
+} from '../helpers/servers.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -55,7 +65,12 @@ function openBackend(backend: Backend, store: StoreName): (StoreReader & NoticeS
   return typeof redis === 'string' ? redis : (openStoreReader(redis.url(STORES.indexOf(store))) as StoreReader & NoticeSource);
 }
 
-function withBackend(t: TestContext, backend: Backend, store: StoreName, body: (r: StoreReader & NoticeSource, sqlite: StoreReader) => void): void {
+function withBackend(
+  t: TestContext,
+  backend: Backend,
+  store: StoreName,
+  body: (r: StoreReader & NoticeSource, sqlite: StoreReader) => void,
+): void {
   const r = openBackend(backend, store);
   if (typeof r === 'string') {
     t.skip(r);
@@ -89,7 +104,9 @@ function messageModels(r: StoreReader, s: StoreSnapshot): string[] {
 }
 
 function runFields(r: StoreReader): unknown[] {
-  return r.runs().map(({ runId, conversationId, parentRunId, agentName, startedAt }) => ({ runId, conversationId, parentRunId, agentName, startedAt }));
+  return r
+    .runs()
+    .map(({ runId, conversationId, parentRunId, agentName, startedAt }) => ({ runId, conversationId, parentRunId, agentName, startedAt }));
 }
 
 for (const store of STORES) {
@@ -232,7 +249,9 @@ describe('backend fixtures', () => {
       return;
     }
     const list = (root: string, rel = ''): string[] =>
-      readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(root, join(rel, e.name)) : [join(rel, e.name)]));
+      readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? list(root, join(rel, e.name)) : [join(rel, e.name)],
+      );
     for (const kind of ['file', 'postgres', 'redis']) {
       const names = list(join(SHARED_FIXTURES, kind)).sort();
       assert.deepEqual(list(join(FIXTURES, kind)).sort(), names);

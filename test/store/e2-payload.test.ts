@@ -56,7 +56,10 @@ function pyTree(v: Tree): Tree {
 function e2Dumps(v: Tree): string {
   if (v instanceof Dual) return v.e2;
   if (Array.isArray(v)) return `[${v.map(e2Dumps).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${e2Dumps(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${e2Dumps(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 

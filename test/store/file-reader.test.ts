@@ -38,8 +38,20 @@ function writeRun(root: string, dir: string, spec: RunSpec = {}): void {
 }
 
 function snapshotText(runId: string, step: number, text: string, state: string | null = 'complete', pad = 0): string {
-  const messages = [{ parts: [{ content: text + ' '.repeat(pad), timestamp: '2025-01-01T00:00:00Z', part_kind: 'user-prompt' }], kind: 'request' }];
-  return pyJsonDumpsAscii({ run_id: runId, step_index: step, conversation_id: null, parent_run_id: null, agent_name: null, timestamp: '2025-01-01T00:00:01+00:00', state, messages, idempotency_key: null });
+  const messages = [
+    { parts: [{ content: text + ' '.repeat(pad), timestamp: '2025-01-01T00:00:00Z', part_kind: 'user-prompt' }], kind: 'request' },
+  ];
+  return pyJsonDumpsAscii({
+    run_id: runId,
+    step_index: step,
+    conversation_id: null,
+    parent_run_id: null,
+    agent_name: null,
+    timestamp: '2025-01-01T00:00:01+00:00',
+    state,
+    messages,
+    idempotency_key: null,
+  });
 }
 
 /** Like the writer: a temp sibling renamed into place. */
@@ -105,7 +117,8 @@ describe('FileStepStore reader', () => {
   it('reads counts and steps from file heads, equal to full reads, for large snapshots', () => {
     const root = tempDir();
     writeRun(root, 'big');
-    for (let i = 0; i < 4; i++) writeSnapshot(root, 'big', `${i}.json`, snapshotText('big', 10 + i, `m${i}`, i === 2 ? 'interrupted' : 'complete', 20_000));
+    for (let i = 0; i < 4; i++)
+      writeSnapshot(root, 'big', `${i}.json`, snapshotText('big', 10 + i, `m${i}`, i === 2 ? 'interrupted' : 'complete', 20_000));
     const heads = new FileStoreReader(root);
     assert.deepEqual(heads.countsByRun().get('big'), { complete: 3, interrupted: 1 });
     assert.deepEqual(heads.lastSteps().get('big'), 13);
@@ -142,7 +155,10 @@ describe('FileStepStore reader', () => {
       ],
     );
     writeRun(root, 'bad', { runId: 7 });
-    assert.throws(() => new FileStoreReader(root).runs(), (e: unknown) => e instanceof StoreError && /bad\/run\.json.*run_id/.test(e.message));
+    assert.throws(
+      () => new FileStoreReader(root).runs(),
+      (e: unknown) => e instanceof StoreError && /bad\/run\.json.*run_id/.test(e.message),
+    );
     assert.throws(() => new FileStoreReader(join(root, 'stray.txt')), StoreError);
     assert.throws(() => new FileStoreReader(join(root, 'nope')), StoreError);
   });
@@ -212,7 +228,10 @@ describe('FileStepStore reader', () => {
         steps: [...r.lastSteps()],
         marks: [...r.watermarks()],
         fp: r.fingerprint(),
-        media: ['8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73', 'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3'].map((s) => r.media(s)?.length),
+        media: [
+          '8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73',
+          'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3',
+        ].map((s) => r.media(s)?.length),
       });
     const r = openStoreReader(store);
     summary(r);
@@ -233,7 +252,10 @@ describe('FileStepStore reader', () => {
     );
     chmodSync(script, 0o644);
     const asNobody = process.getuid?.() === 0 ? ['runuser', '-u', 'nobody', '--', process.execPath] : [process.execPath];
-    const child = spawnSync(asNobody[0]!, [...asNobody.slice(1), script, store], { encoding: 'utf8', cwd: fileURLToPath(new URL('.', import.meta.url)) });
+    const child = spawnSync(asNobody[0]!, [...asNobody.slice(1), script, store], {
+      encoding: 'utf8',
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+    });
     assert.equal(child.status, 0, child.stderr);
     assert.ok(child.stdout === mine, 'the unprivileged read answers the same');
     assert.equal(treeState(store), readOnly);

@@ -35,7 +35,9 @@ interface Held {
 function hold(db: string, tmp: string, then: 'wait' | 'exit' | 'throw'): Promise<Held> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CHILD, db, then], { env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+      child.on('exit', (code, signal) => r({ code, signal })),
+    );
     let out = '';
     child.stdout.on('data', (b: Buffer) => {
       out += b.toString();

@@ -42,7 +42,15 @@ describe('ISO date-times', () => {
   });
 
   it('refuses what is not a date-time', () => {
-    for (const bad of ['', 'yesterday', '2025-02-30T00:00:00', '2025-03-01T24:00:00', '2025-03-01T10:00:00+25:00', '2025-03-01X10:00', '2025-03-01T10:00:00 UTC']) {
+    for (const bad of [
+      '',
+      'yesterday',
+      '2025-02-30T00:00:00',
+      '2025-03-01T24:00:00',
+      '2025-03-01T10:00:00+25:00',
+      '2025-03-01X10:00',
+      '2025-03-01T10:00:00 UTC',
+    ]) {
       assert.equal(parseIsoDateTime(bad), null, bad);
     }
   });
@@ -60,7 +68,13 @@ describe('run order', () => {
   it('sorts by instant (mixed offsets), ties by run id code points, rowid = position', () => {
     const notes = new Notices();
     const out = orderRuns(
-      [run('b', '2025-03-01T10:00:00+01:00'), run('a', '2025-03-01T09:00:00+00:00'), run('c', '2025-03-01T08:30:00+00:00'), run('\u{1F600}', '2025-03-01T09:00:00Z'), run('\uFFFD', '2025-03-01T09:00:00Z')],
+      [
+        run('b', '2025-03-01T10:00:00+01:00'),
+        run('a', '2025-03-01T09:00:00+00:00'),
+        run('c', '2025-03-01T08:30:00+00:00'),
+        run('\u{1F600}', '2025-03-01T09:00:00Z'),
+        run('\uFFFD', '2025-03-01T09:00:00Z'),
+      ],
       'S',
       notes,
     );
@@ -79,7 +93,11 @@ describe('run order', () => {
 
   it('reads a naive started_at as UTC; mixed with aware ones, each naive run gets a notice', () => {
     const notes = new Notices();
-    const out = orderRuns([run('n', '2025-03-01T09:30:00'), run('a', '2025-03-01T09:00:00+00:00'), run('z', '2025-03-01T10:00:00+00:00')], 'S', notes);
+    const out = orderRuns(
+      [run('n', '2025-03-01T09:30:00'), run('a', '2025-03-01T09:00:00+00:00'), run('z', '2025-03-01T10:00:00+00:00')],
+      'S',
+      notes,
+    );
     assert.deepEqual(
       out.map((r) => r.runId),
       ['a', 'n', 'z'],
@@ -94,7 +112,10 @@ describe('run order', () => {
   });
 
   it('fails the listing on an unparsable started_at, as upstream does', () => {
-    assert.throws(() => orderRuns([run('x', 'soon')], 'S', new Notices()), (e: unknown) => e instanceof StoreError && /run "x" has a started_at/.test(e.message));
+    assert.throws(
+      () => orderRuns([run('x', 'soon')], 'S', new Notices()),
+      (e: unknown) => e instanceof StoreError && /run "x" has a started_at/.test(e.message),
+    );
   });
 });
 
@@ -117,13 +138,15 @@ describe("Python's int() for sequence numbers", () => {
   });
 
   it('refuses what Python refuses', () => {
-    for (const text of ['', '7.0', '0x7', '_7', '7_', '7__0', '1e3', '\ufeff7', '99999999999999999999']) assert.equal(pyInt(text), null, JSON.stringify(text));
+    for (const text of ['', '7.0', '0x7', '_7', '7_', '7__0', '1e3', '\ufeff7', '99999999999999999999'])
+      assert.equal(pyInt(text), null, JSON.stringify(text));
   });
 });
 
 describe('payload scanner', () => {
   it('cuts the messages value out verbatim and reads the other members', () => {
-    const text = '{"run_id": "r", "step_index": 2, "mess\\u0061ges": [{"a": "]}\\"x"}, NaN], "state": "complete", "k": {"n": [1, -Infinity]}}';
+    const text =
+      '{"run_id": "r", "step_index": 2, "mess\\u0061ges": [{"a": "]}\\"x"}, NaN], "state": "complete", "k": {"n": [1, -Infinity]}}';
     const p = scanPayload(text);
     assert.equal(p.messages, '[{"a": "]}\\"x"}, NaN]');
     assert.deepEqual([...p.members.keys()], ['run_id', 'step_index', 'state', 'k']);
@@ -135,14 +158,27 @@ describe('payload scanner', () => {
   });
 
   it('refuses what json.loads refuses (outside messages)', () => {
-    for (const bad of ['', '[]', '{"a": 1,}', '{"a" 1}', '{"a": tru}', '{"a": "x\ny"}', '{"a": 01}', '{"a": 1} x', '\ufeff{}', '{"a": "\\q"}', '{"messages": [1]']) {
+    for (const bad of [
+      '',
+      '[]',
+      '{"a": 1,}',
+      '{"a" 1}',
+      '{"a": tru}',
+      '{"a": "x\ny"}',
+      '{"a": 01}',
+      '{"a": 1} x',
+      '\ufeff{}',
+      '{"a": "\\q"}',
+      '{"messages": [1]',
+    ]) {
       assert.throws(() => scanPayload(bad), PayloadError, JSON.stringify(bad));
     }
   });
 
   it("scans only what follows the previous payload's messages, and still cuts exactly", () => {
     const hint = new MessagesHint();
-    const cut = (messages: string, tail = ''): string | undefined => scanPayload(`{"run_id": "r", "messages": ${messages}${tail}}`, false, hint).messages;
+    const cut = (messages: string, tail = ''): string | undefined =>
+      scanPayload(`{"run_id": "r", "messages": ${messages}${tail}}`, false, hint).messages;
     assert.equal(cut('[1, "a]"]'), '[1, "a]"]');
     assert.deepEqual(hint.ends, [2, 8]);
     assert.equal(cut('[1, "a]", {"b": ["]"]}]', ', "state": "complete"'), '[1, "a]", {"b": ["]"]}]');
@@ -166,9 +202,19 @@ describe('payload scanner', () => {
 
 describe('records', () => {
   it('a run record: types checked like upstream, metadata only by kind', () => {
-    const ok = runFromJson('{"run_id": "r", "conversation_id": null, "parent_run_id": "p", "agent_name": null, "metadata": {"k": 1}, "started_at": "2025-01-01T00:00:00+00:00", "registration_id": null}', 'w');
+    const ok = runFromJson(
+      '{"run_id": "r", "conversation_id": null, "parent_run_id": "p", "agent_name": null, "metadata": {"k": 1}, "started_at": "2025-01-01T00:00:00+00:00", "registration_id": null}',
+      'w',
+    );
     assert.deepEqual(ok, { runId: 'r', conversationId: null, parentRunId: 'p', agentName: null, startedAt: '2025-01-01T00:00:00+00:00' });
-    for (const bad of ['{"run_id": 1, "started_at": "x"}', '{"run_id": "r"}', '{"run_id": "r", "started_at": "x", "agent_name": 3}', '{"run_id": "r", "started_at": "x", "metadata": []}', 'nope', null]) {
+    for (const bad of [
+      '{"run_id": 1, "started_at": "x"}',
+      '{"run_id": "r"}',
+      '{"run_id": "r", "started_at": "x", "agent_name": 3}',
+      '{"run_id": "r", "started_at": "x", "metadata": []}',
+      'nope',
+      null,
+    ]) {
       assert.throws(() => runFromJson(bad, 'w'), StoreError, String(bad));
     }
   });
@@ -182,7 +228,14 @@ describe('records', () => {
     assert.equal(snap({ step_index: true }).snapshot.stepIndex, 1);
     assert.equal(snap({}).snapshot.messages, '[]');
     assert.equal(snap({ state: 'weird' }).state, null);
-    for (const o of [{ step_index: 1.5 }, { step_index: '1' }, { timestamp: 5 }, { timestamp: 'later' }, { agent_name: 1 }, { idempotency_key: 2 }]) {
+    for (const o of [
+      { step_index: 1.5 },
+      { step_index: '1' },
+      { timestamp: 5 },
+      { timestamp: 'later' },
+      { agent_name: 1 },
+      { idempotency_key: 2 },
+    ]) {
       const r = snap(o);
       assert.equal(r.snapshot.messages, null, JSON.stringify(o));
       assert.equal(r.state, 'complete');
@@ -201,20 +254,32 @@ describe('server URLs', () => {
     assert.equal(t.identity, 'postgresql://db.example:5433/prod?table=agent_steps');
     assert.equal(postgresTarget('postgres://bob@h/d', {}).identity, 'postgresql://h:5432/d?table=step_persistence');
     assert.ok(!postgresTarget('postgresql://h/d?password=hunter2', {}).label.includes('hunter2'));
-    for (const bad of ['postgresql://h/d?table=Bad', 'postgresql://h/d?table=x;drop', `postgresql://h/d?table=${'a'.repeat(41)}`, 'postgresql://h/d?tabel=x', 'postgresql://h/d?sslmode=maybe']) {
+    for (const bad of [
+      'postgresql://h/d?table=Bad',
+      'postgresql://h/d?table=x;drop',
+      `postgresql://h/d?table=${'a'.repeat(41)}`,
+      'postgresql://h/d?tabel=x',
+      'postgresql://h/d?sslmode=maybe',
+    ]) {
       assert.throws(() => postgresTarget(bad, {}), StoreError, bad);
     }
   });
 
   it('Redis: prefix and db, password never in label or identity', () => {
     const t = redisTarget('rediss://user:pw%21@cache:6380/3?prefix=team%3Asteps');
-    assert.deepEqual([t.host, t.port, t.db, t.username, t.password, t.tls, t.prefix], ['cache', 6380, 3, 'user', 'pw!', true, 'team:steps']);
+    assert.deepEqual(
+      [t.host, t.port, t.db, t.username, t.password, t.tls, t.prefix],
+      ['cache', 6380, 3, 'user', 'pw!', true, 'team:steps'],
+    );
     assert.equal(t.label, 'rediss://user@cache:6380/3?prefix=team%3Asteps');
     assert.equal(t.identity, 'redis://cache:6380/3?prefix=team%3Asteps');
     assert.equal(redisTarget('redis://localhost').prefix, 'pydantic-ai-harness:step');
     assert.equal(redisTarget('redis://:only@h/0').password, 'only');
     for (const bad of ['redis://h/x', 'redis://h/0?db=1', 'redis://[bad']) assert.throws(() => redisTarget(bad), StoreError, bad);
-    assert.throws(() => redisTarget('redis://u:topsecret@[bad'), (e: unknown) => e instanceof StoreError && !e.message.includes('topsecret'));
+    assert.throws(
+      () => redisTarget('redis://u:topsecret@[bad'),
+      (e: unknown) => e instanceof StoreError && !e.message.includes('topsecret'),
+    );
   });
 
   it('what --db names: servers by scheme, MongoDB refused, directories are FileStepStores', () => {
@@ -223,7 +288,10 @@ describe('server URLs', () => {
     assert.equal(storeKind('rediss://h'), 'redis');
     assert.equal(storeKind(tempDir()), 'file');
     assert.equal(storeKind('/no/such.db'), 'sqlite');
-    assert.throws(() => storeKind('mongodb://u:pw@h/x'), (e: unknown) => e instanceof StoreError && /not supported yet/.test(e.message) && !e.message.includes('pw'));
+    assert.throws(
+      () => storeKind('mongodb://u:pw@h/x'),
+      (e: unknown) => e instanceof StoreError && /not supported yet/.test(e.message) && !e.message.includes('pw'),
+    );
   });
 });
 

@@ -38,7 +38,19 @@ before(async () => {
       (redis as RedisServer).load(db, join(FIXTURES, 'redis', `${store}.redis`));
     });
     // read commands only (and SELECT, for the stores in db 1..3), on the store's keys only
-    redis.cli(0, ['ACL', 'SETUSER', 'reader', 'on', '>r3ad:only@pw', 'resetkeys', `~${PREFIX}:*`, 'resetchannels', '-@all', '+@read', '+select']);
+    redis.cli(0, [
+      'ACL',
+      'SETUSER',
+      'reader',
+      'on',
+      '>r3ad:only@pw',
+      'resetkeys',
+      `~${PREFIX}:*`,
+      'resetchannels',
+      '-@all',
+      '+@read',
+      '+select',
+    ]);
   }
 });
 
@@ -61,12 +73,19 @@ function readAll(r: StoreReader): string {
   return JSON.stringify({
     runs,
     count: r.runCount(),
-    snapshots: runs.map((run) => [[...r.completeSnapshots(run.runId)], [...r.interruptedSnapshots(run.runId)], r.completeUpToSeq(run.runId, 2)]),
+    snapshots: runs.map((run) => [
+      [...r.completeSnapshots(run.runId)],
+      [...r.interruptedSnapshots(run.runId)],
+      r.completeUpToSeq(run.runId, 2),
+    ]),
     after: runs.map((run) => [...r.completeSnapshotsAfter(run.runId, 1)].map((s) => s.seq)),
     marks: [...r.watermarks()],
     counts: [...r.countsByRun()],
     steps: [...r.lastSteps()],
-    media: ['8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73', 'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3'].map((s) => r.media(s)?.toString('base64') ?? null),
+    media: [
+      '8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73',
+      'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3',
+    ].map((s) => r.media(s)?.toString('base64') ?? null),
     fingerprint: r.fingerprint(),
     unchanged: r.unchanged(),
   });
@@ -99,7 +118,9 @@ describe('Postgres reader', () => {
     if (!s) return;
     const r = openStoreReader(s.url('small', 'reader', 'r3ad:only@pw'));
     r.runs();
-    const activity = s.psql('postgres', "SELECT state, backend_xid IS NULL, xact_start IS NOT NULL FROM pg_stat_activity WHERE usename = 'reader'").trim();
+    const activity = s
+      .psql('postgres', "SELECT state, backend_xid IS NULL, xact_start IS NOT NULL FROM pg_stat_activity WHERE usename = 'reader'")
+      .trim();
     assert.equal(activity, 'idle in transaction|t|t');
     r.close();
     const deadline = Date.now() + 5000;
@@ -128,14 +149,16 @@ describe('Postgres reader', () => {
       const wrong = s.url('small', 'reader', 'not-the-secret-pw');
       assert.throws(
         () => runs(wrong),
-        (e: unknown) => e instanceof StoreError && /password authentication failed/.test(e.message) && !e.message.includes('not-the-secret-pw'),
+        (e: unknown) =>
+          e instanceof StoreError && /password authentication failed/.test(e.message) && !e.message.includes('not-the-secret-pw'),
       );
       const r = openStoreReader(s.url('small', 'reader', 'r3ad:only@pw'));
       assert.ok(!r.label.includes('r3ad') && !r.identity.includes('r3ad') && !r.identity.includes('reader'), `${r.label} ${r.identity}`);
       r.close();
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 
@@ -143,7 +166,10 @@ describe('Postgres reader', () => {
     const s = need(t, pg);
     if (!s) return;
     assert.throws(() => openStoreReader(s.url('small', 'postgres', undefined, '?table=other')), /no other_runs and other_snapshots table/);
-    assert.throws(() => openStoreReader(s.url('nosuchdb')), (e: unknown) => e instanceof StoreError && /nosuchdb/.test(e.message));
+    assert.throws(
+      () => openStoreReader(s.url('nosuchdb')),
+      (e: unknown) => e instanceof StoreError && /nosuchdb/.test(e.message),
+    );
     assert.throws(() => openStoreReader(`postgresql://postgres@127.0.0.1:1/x?connect_timeout=2`), StoreError);
   });
 
@@ -171,7 +197,9 @@ describe('Postgres reader', () => {
     const s = need(t, pg);
     if (!s) return;
     s.createDb('busy', join(FIXTURES, 'postgres', 'small.sql'));
-    const writer = spawn(process.execPath, [WRITER, 'postgres', s.url('busy'), 'step_persistence', 'run-alpha-1', '300', '5'], { stdio: 'inherit' });
+    const writer = spawn(process.execPath, [WRITER, 'postgres', s.url('busy'), 'step_persistence', 'run-alpha-1', '300', '5'], {
+      stdio: 'inherit',
+    });
     const done = new Promise<number | null>((resolve) => writer.on('exit', resolve));
     let reads = 0;
     let exited = false;
@@ -181,7 +209,10 @@ describe('Postgres reader', () => {
         const snaps = [...r.completeSnapshots('run-alpha-1')];
         // one state: the counts taken in the same transaction agree with the rows read
         assert.equal(r.countsByRun().get('run-alpha-1')!.complete, snaps.length);
-        assert.deepEqual(r.completeUpToSeq('run-alpha-1', Number.MAX_SAFE_INTEGER), { count: snaps.length, maxSeq: snaps[snaps.length - 1]!.seq });
+        assert.deepEqual(r.completeUpToSeq('run-alpha-1', Number.MAX_SAFE_INTEGER), {
+          count: snaps.length,
+          maxSeq: snaps[snaps.length - 1]!.seq,
+        });
         for (const x of snaps) JSON.parse(x.messages as string);
       });
       reads++;
@@ -207,7 +238,11 @@ describe('Redis reader', () => {
         .split('\n')
         .map((l) => /^cmdstat_([^:]+):/.exec(l)?.[1])
         .filter((c): c is string => c !== undefined && !['config|resetstat', 'info'].includes(c));
-      for (const c of used) assert.ok(['get', 'mget', 'getrange', 'smembers', 'zrange', 'exists', 'select', 'auth'].includes(c), `${c} is a read or connection command`);
+      for (const c of used)
+        assert.ok(
+          ['get', 'mget', 'getrange', 'smembers', 'zrange', 'exists', 'select', 'auth'].includes(c),
+          `${c} is a read or connection command`,
+        );
       assert.equal(s.dump(db), before, `${store}: unchanged`);
     });
   });
@@ -219,10 +254,16 @@ describe('Redis reader', () => {
       () => withReader(s.url(0, { user: 'reader', password: 'wrong-secret' }), (r) => r.runs()),
       (e: unknown) => e instanceof StoreError && !e.message.includes('wrong-secret') && !e.message.includes('\n'),
     );
-    assert.throws(() => withReader(s.url(0, { user: 'reader', password: 'r3ad:only@pw' }, '?prefix=other'), (r) => r.runs()), (e: unknown) => e instanceof StoreError && /NOPERM|permission/i.test(e.message));
+    assert.throws(
+      () => withReader(s.url(0, { user: 'reader', password: 'r3ad:only@pw' }, '?prefix=other'), (r) => r.runs()),
+      (e: unknown) => e instanceof StoreError && /NOPERM|permission/i.test(e.message),
+    );
     // a refused SELECT is an error, never a silent read of db 0
     s.cli(0, ['ACL', 'SETUSER', 'nosel', 'on', '>pw', 'resetkeys', `~${PREFIX}:*`, '-@all', '+@read']);
-    assert.throws(() => withReader(s.url(1, { user: 'nosel', password: 'pw' }), (r) => r.runs()), (e: unknown) => e instanceof StoreError && /NOPERM|permission/i.test(e.message));
+    assert.throws(
+      () => withReader(s.url(1, { user: 'nosel', password: 'pw' }), (r) => r.runs()),
+      (e: unknown) => e instanceof StoreError && /NOPERM|permission/i.test(e.message),
+    );
   });
 
   it('falls back to the older layout (runs set), keeps both sets when a store has both', (t) => {
@@ -231,9 +272,15 @@ describe('Redis reader', () => {
     const db = 9;
     s.load(db, join(FIXTURES, 'redis', 'small.redis'));
     s.cli(db, ['RENAME', `${PREFIX}:runs:all`, `${PREFIX}:runs`]);
-    assert.equal(withReader(s.url(db), (r) => r.runCount()), 5);
+    assert.equal(
+      withReader(s.url(db), (r) => r.runCount()),
+      5,
+    );
     s.cli(db, ['SMOVE', `${PREFIX}:runs`, `${PREFIX}:runs:all`, 'run-alpha-1']);
-    assert.equal(withReader(s.url(db), (r) => r.runCount()), 5);
+    assert.equal(
+      withReader(s.url(db), (r) => r.runCount()),
+      5,
+    );
     s.cli(db, ['FLUSHDB']);
   });
 
@@ -283,7 +330,11 @@ describe('Redis reader', () => {
     s.cli(db, ['DEL', `${PREFIX}:snapshot:{run-alpha-1}:1`]);
     s.cli(db, ['ZREM', `${PREFIX}:snapshots:{run-alpha-1}`, '1:complete']);
     s.cli(db, ['INCR', `${PREFIX}:snapshots:seq:{run-alpha-1}`]);
-    s.cli(db, ['SET', `${PREFIX}:snapshot:{run-alpha-1}:4`, '{"run_id":"run-alpha-1","step_index":4,"timestamp":"2025-03-01T09:09:00Z","messages":[],"state":"complete"}']);
+    s.cli(db, [
+      'SET',
+      `${PREFIX}:snapshot:{run-alpha-1}:4`,
+      '{"run_id":"run-alpha-1","step_index":4,"timestamp":"2025-03-01T09:09:00Z","messages":[],"state":"complete"}',
+    ]);
     s.cli(db, ['ZADD', `${PREFIX}:snapshots:{run-alpha-1}`, '4', '4:complete']);
     assert.deepEqual(
       [...r.completeSnapshots('run-alpha-1')].map((x) => x.seq),
@@ -330,7 +381,10 @@ describe('Redis reader', () => {
         const gone = r.notices().filter((n) => n.kind === 'vanished-snapshot').length;
         // every payload the view found is read (whole) or counted as gone since; nothing newer appears
         assert.ok(view !== undefined);
-        assert.ok(snaps.length <= view.count && snaps.length + gone >= view.count, `${snaps.length} read, ${gone} gone, ${view.count} in view`);
+        assert.ok(
+          snaps.length <= view.count && snaps.length + gone >= view.count,
+          `${snaps.length} read, ${gone} gone, ${view.count} in view`,
+        );
         assert.ok(snaps.every((x, i) => x.seq <= view.maxSeq && (i === 0 || x.seq > snaps[i - 1]!.seq)));
         for (const x of snaps) JSON.parse(x.messages as string);
       });

@@ -35,7 +35,10 @@ describe('SyncBridge', () => {
 
   it('turns driver failures into one-line StoreErrors naming the store', () => {
     const b = new SyncBridge(DRIVER, {}, 'redis://h/0');
-    assert.throws(() => b.call({ op: 'fail' }), (e: unknown) => e instanceof StoreError && e.message === 'redis://h/0: failed on purpose');
+    assert.throws(
+      () => b.call({ op: 'fail' }),
+      (e: unknown) => e instanceof StoreError && e.message === 'redis://h/0: failed on purpose',
+    );
     assert.equal(b.call({ op: 'echo', value: 'still usable' }), 'still usable');
     b.close();
     const refused = new SyncBridge(DRIVER, { refuse: true }, 'pg');
@@ -60,7 +63,10 @@ describe('SyncBridge', () => {
 
   it('a driver thread that dies mid-request fails the call instead of hanging', () => {
     const b = new SyncBridge(DRIVER, {}, 's');
-    assert.throws(() => b.call({ op: 'crash' }), (e: unknown) => e instanceof StoreError && /stray error event|stopped/.test(e.message));
+    assert.throws(
+      () => b.call({ op: 'crash' }),
+      (e: unknown) => e instanceof StoreError && /stray error event|stopped/.test(e.message),
+    );
     assert.throws(() => b.call({ op: 'echo', value: 1 }), StoreError);
     b.close();
   });

@@ -42,13 +42,27 @@ test('the ASCII scan finds exactly the tokens of the Unicode pattern, and a leng
     for (let i = 0; i < len; i++) text += alphabet[Math.floor(random() * (k % 2 ? alphabet.length - 1 : alphabet.length))]!;
     const want = [...text.matchAll(TOKEN_PATTERN)].map((m) => m[0].toLowerCase());
     const got: string[] = [];
-    assert.equal(forEachToken(text, (t) => got.push(t)), want.length, JSON.stringify(text));
+    assert.equal(
+      forEachToken(text, (t) => got.push(t)),
+      want.length,
+      JSON.stringify(text),
+    );
     assert.deepEqual(got, want, JSON.stringify(text));
     const lengths = new Set([1, 3]);
     const some: string[] = [];
-    assert.equal(forEachToken(text, (t) => some.push(t), lengths), want.length);
+    assert.equal(
+      forEachToken(text, (t) => some.push(t), lengths),
+      want.length,
+    );
     // every wanted length is visited; on non-ASCII text everything may be
-    assert.deepEqual(some.filter((t) => lengths.has(t.length)), want.filter((t) => lengths.has(t.length)));
-    if (/^[\x00-\x7f]*$/.test(text)) assert.deepEqual(some, want.filter((t) => lengths.has(t.length)));
+    assert.deepEqual(
+      some.filter((t) => lengths.has(t.length)),
+      want.filter((t) => lengths.has(t.length)),
+    );
+    if (/^[\x00-\x7f]*$/.test(text))
+      assert.deepEqual(
+        some,
+        want.filter((t) => lengths.has(t.length)),
+      );
   }
 });

@@ -30,7 +30,13 @@ export interface CompletionModel {
   readonly commands: readonly CommandSpec[];
 }
 
-const HELP: OptionSpec = { long: '--help', short: '-h', description: 'display help for command', value: { kind: 'none' }, repeatable: false };
+const HELP: OptionSpec = {
+  long: '--help',
+  short: '-h',
+  description: 'display help for command',
+  value: { kind: 'none' },
+  repeatable: false,
+};
 const ANY: ValueKind = { kind: 'any' };
 
 function optionSpec(f: Flag): OptionSpec {

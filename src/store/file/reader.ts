@@ -10,7 +10,18 @@
  * then newer than the fingerprint. Nothing is ever written: no temp file, no lock, no atime promise.
  */
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type BigIntStats, type Stats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type BigIntStats,
+  type Stats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
@@ -133,16 +144,23 @@ export class FileStoreReader extends SeamDefaults implements StoreReader, Notice
       if (prev === undefined || (prev.dirName !== f.fields.runId && f.dirName === f.fields.runId)) chosen.set(f.fields.runId, f);
     }
     for (const f of found) {
-      if (chosen.get(f.fields.runId) !== f) this.notes.add('duplicate-run', f.fields.runId, null, `${f.dirName}/run.json repeats run id ${f.fields.runId}: ignored`);
+      if (chosen.get(f.fields.runId) !== f)
+        this.notes.add('duplicate-run', f.fields.runId, null, `${f.dirName}/run.json repeats run id ${f.fields.runId}: ignored`);
     }
-    const runs = orderRuns([...chosen.values()].map((c) => c.fields), this.label, this.notes);
+    const runs = orderRuns(
+      [...chosen.values()].map((c) => c.fields),
+      this.label,
+      this.notes,
+    );
     const byId = new Map<string, RunFiles>();
     for (const run of runs) {
       const files = this.snapshotFiles(run.runId, parts);
       byId.set(run.runId, { run, files });
     }
     try {
-      const media = readdirSync(join(this.root, 'media')).filter((n) => n.endsWith('.bin')).sort();
+      const media = readdirSync(join(this.root, 'media'))
+        .filter((n) => n.endsWith('.bin'))
+        .sort();
       parts.push(`m${media.join('\0')}`);
     } catch {
       parts.push('m-');
@@ -244,7 +262,8 @@ export class FileStoreReader extends SeamDefaults implements StoreReader, Notice
       try {
         const p = text === null ? null : scanPayload(text + '"messages": 0}', true);
         const rawState = p?.members.get('state');
-        const step = p && (p.members.get('step_index') === 'true' ? 1 : p.members.get('step_index') === 'false' ? 0 : integerMember(p, 'step_index'));
+        const step =
+          p && (p.members.get('step_index') === 'true' ? 1 : p.members.get('step_index') === 'false' ? 0 : integerMember(p, 'step_index'));
         if (p?.stopped && rawState !== undefined && step !== undefined) {
           const s = rawState === 'null' ? 'complete' : stringMember(p, 'state');
           if (s === 'complete' || s === 'interrupted') {

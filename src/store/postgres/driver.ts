@@ -58,7 +58,8 @@ export async function open(config: unknown): Promise<DriverSession> {
   return {
     async handle(request: unknown) {
       const r = request as SelectRequest;
-      if (r.op !== 'select' || !/^\s*SELECT\s/i.test(r.text) || r.text.includes(';')) throw new Error('only single SELECT statements are sent');
+      if (r.op !== 'select' || !/^\s*SELECT\s/i.test(r.text) || r.text.includes(';'))
+        throw new Error('only single SELECT statements are sent');
       const result = await client.query({ text: r.text, values: r.values as unknown[] | undefined, rowMode: 'array' });
       return result.rows;
     },

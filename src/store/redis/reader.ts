@@ -121,7 +121,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     const members = [...ids].sort(compareCodePoints);
     parts.push(`i${members.join('\0')}`);
     // 2. run records and snapshot indexes
-    const replies = this.pipeline(members.flatMap((id) => [['GET', this.runKey(id)], ['ZRANGE', this.indexKey(id), '0', '-1']]));
+    const replies = this.pipeline(
+      members.flatMap((id) => [
+        ['GET', this.runKey(id)],
+        ['ZRANGE', this.indexKey(id), '0', '-1'],
+      ]),
+    );
     const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
     members.forEach((id, i) => {
       const raw = replies[2 * i]!;
@@ -143,13 +148,20 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     this.pipeline(strays.map(([runId]) => ['ZRANGE', this.indexKey(runId), '0', '-1'])).forEach((index, k) => {
       strays[k]![1].index = index as RedisReply[];
     });
-    const runs = orderRuns([...records.values()].map((r) => r.fields), this.label, this.notes);
+    const runs = orderRuns(
+      [...records.values()].map((r) => r.fields),
+      this.label,
+      this.notes,
+    );
     const entries = new Map(runs.map((run) => [run.runId, this.entries(run.runId, records.get(run.runId)!.index!)]));
     // 3. which indexed payloads exist, per state (a payload can expire before its index member)
     const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
     for (const run of runs) {
       for (const state of ['complete', 'interrupted'] as const) {
-        const keys = entries.get(run.runId)!.filter((x) => x.state === state).map((x) => x.key);
+        const keys = entries
+          .get(run.runId)!
+          .filter((x) => x.state === state)
+          .map((x) => x.key);
         if (keys.length > 0) jobs.push({ runId: run.runId, state, keys });
       }
     }
@@ -177,7 +189,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
       const seq = cut < 0 ? null : pyInt((m as string).slice(0, cut));
       const state = cut < 0 ? '' : (m as string).slice(cut + 1);
       if (seq === null || (state !== 'complete' && state !== 'interrupted')) {
-        this.notes.add('foreign-snapshot-entry', runId, null, `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`);
+        this.notes.add(
+          'foreign-snapshot-entry',
+          runId,
+          null,
+          `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`,
+        );
         continue;
       }
       if (seen.has(seq)) {
@@ -236,7 +253,10 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     const i = view.position.get(runId);
     const next = i === undefined ? undefined : view.runs[i + 1];
     if (next === undefined) return;
-    const page = view.byId.get(next.runId)!.entries.filter((e) => e.state === 'complete').slice(0, FIRST_PAGE_KEYS);
+    const page = view.byId
+      .get(next.runId)!
+      .entries.filter((e) => e.state === 'complete')
+      .slice(0, FIRST_PAGE_KEYS);
     if (page.length === 0) return;
     const request = RedisStoreReader.mget(page);
     this.ahead.send(JSON.stringify(request.commands), request);
@@ -251,11 +271,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
-    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete'), true);
+    return this.payloads(
+      runId,
+      this.entriesOf(runId).filter((e) => e.state === 'complete'),
+      true,
+    );
   }
 
   completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
-    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq > afterSeq));
+    return this.payloads(
+      runId,
+      this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq > afterSeq),
+    );
   }
 
   /** Counts only payloads that still exist: what `completeSnapshots` would yield up to `seq`. */
@@ -273,7 +300,10 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
   }
 
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
-    return this.payloads(runId, this.entriesOf(runId).filter((e) => e.state === 'interrupted'));
+    return this.payloads(
+      runId,
+      this.entriesOf(runId).filter((e) => e.state === 'interrupted'),
+    );
   }
 
   *latestSnapshots(): Iterable<StoreSnapshot> {

@@ -9,7 +9,12 @@ import type { StoreSchema } from './schema.js';
  * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
  * rows it saw.
  */
-export function sqliteContent(db: BetterSqlite3.Database, schema: StoreSchema, cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
+export function sqliteContent(
+  db: BetterSqlite3.Database,
+  schema: StoreSchema,
+  cuts: ReadonlyMap<string, number>,
+  mediaCut: number,
+): StoreContent {
   // the values as the replay receives them (text as JS strings: SQLite's blob copies cost more memory)
   const rows = (
     schema.hasState
@@ -32,10 +37,18 @@ export function sqliteContent(db: BetterSqlite3.Database, schema: StoreSchema, c
     let stmt: BetterSqlite3.Statement;
     let ordered = true;
     try {
-      stmt = db.prepare("SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid").raw();
+      stmt = db
+        .prepare(
+          "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid",
+        )
+        .raw();
     } catch {
       // a table without rowids has no insertion order: then any change counts as a rewrite
-      stmt = db.prepare("SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY sha256").raw();
+      stmt = db
+        .prepare(
+          "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY sha256",
+        )
+        .raw();
       ordered = false;
     }
     let count = 0;

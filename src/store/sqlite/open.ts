@@ -54,7 +54,10 @@ export interface OpenOptions {
 
 function fileUri(path: string, params: string): string {
   // Percent-encode everything that could end the path part of a URI (`?`, `#`, `%`) or confuse it.
-  const encoded = path.split('/').map((seg) => encodeURIComponent(seg)).join('/');
+  const encoded = path
+    .split('/')
+    .map((seg) => encodeURIComponent(seg))
+    .join('/');
   return `file:${encoded}?${params}`;
 }
 

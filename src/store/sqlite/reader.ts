@@ -106,7 +106,9 @@ export class SqliteReader implements StoreReader {
 
   share(): StoreShare | null {
     const uri = this.file.sharedUri;
-    return uri === null ? null : { backend: SQLITE_BACKEND, label: this.file.path, identity: this.file.realPath, location: `${this.file.mode} ${uri}` };
+    return uri === null
+      ? null
+      : { backend: SQLITE_BACKEND, label: this.file.path, identity: this.file.realPath, location: `${this.file.mode} ${uri}` };
   }
 
   unchanged(): boolean {

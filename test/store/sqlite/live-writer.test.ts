@@ -89,7 +89,12 @@ function matches(obs: Observation, s: Record<string, RunState>, n: number, words
   const doc = JSON.parse(obs.result.stdout) as Record<string, unknown>;
   const runs = Object.entries(s);
   if (obs.kind === 'runs') {
-    const got = (doc.runs as Array<{ run_id: string; conversation_id: string; snapshots: number; messages: number }>).map((r) => [r.run_id, r.conversation_id, r.snapshots, r.messages]);
+    const got = (doc.runs as Array<{ run_id: string; conversation_id: string; snapshots: number; messages: number }>).map((r) => [
+      r.run_id,
+      r.conversation_id,
+      r.snapshots,
+      r.messages,
+    ]);
     return JSON.stringify(got) === JSON.stringify(runs.map(([id, r]) => [id, r.conversation, r.snapshots, r.messages]));
   }
   if (obs.kind === 'conversations') {
@@ -99,7 +104,10 @@ function matches(obs: Observation, s: Record<string, RunState>, n: number, words
       expected.set(r.conversation, { runs: e.runs + 1, messages: e.messages + r.messages });
     }
     const got = doc.conversations as Array<{ conversation_id: string; runs: number; messages: number }>;
-    return got.length === expected.size && got.every((c) => expected.get(c.conversation_id)?.runs === c.runs && expected.get(c.conversation_id)?.messages === c.messages);
+    return (
+      got.length === expected.size &&
+      got.every((c) => expected.get(c.conversation_id)?.runs === c.runs && expected.get(c.conversation_id)?.messages === c.messages)
+    );
   }
   const total = runs.reduce((t, [, r]) => t + r.messages, 0);
   const hits = (doc.hits as Array<{ run_id: string; message_index: number }>).map((h) => `${h.run_id}#${h.message_index}`).sort();
@@ -115,9 +123,13 @@ async function liveSession(mode: 'long' | 'per-call', ms: number, maxCommits: nu
   const cache = tempDir(`live-${mode}-cache`);
   const env = cliEnv(cache);
   const db = join(dir, 'live.db');
-  const child = spawn(process.execPath, [CHILD, '--db', db, '--mode', mode, '--ms', String(ms), '--max-commits', String(maxCommits), '--seed', String(seed), '--hold'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CHILD, '--db', db, '--mode', mode, '--ms', String(ms), '--max-commits', String(maxCommits), '--seed', String(seed), '--hold'],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const session: Session = { commits: [], failures: [], done: null as unknown as Session['done'], observations: [], finalChecks: [] };
   let childErr = '';
   child.stderr.on('data', (b: Buffer) => (childErr += b.toString()));
@@ -157,7 +169,18 @@ async function liveSession(mode: 'long' | 'per-call', ms: number, maxCommits: nu
           ? ['runs', '--json']
           : kind === 'conversations'
             ? ['conversations', '--json']
-            : ['search', `stepword${step}`, '--scope', 'all', '--json', '-C', '0', '-m', '50', ...(kind === 'search-no-index' ? ['--no-index'] : [])];
+            : [
+                'search',
+                `stepword${step}`,
+                '--scope',
+                'all',
+                '--json',
+                '-C',
+                '0',
+                '-m',
+                '50',
+                ...(kind === 'search-no-index' ? ['--no-index'] : []),
+              ];
       const start = Date.now();
       const result = await runCliAsync([...args, '--db', db], { env });
       session.observations.push({ kind, args, start, end: Date.now(), result, ...(kind.startsWith('search') ? { step } : {}) });
@@ -216,8 +239,13 @@ function checkSession(s: Session, label: string): string {
       );
     }
   }
-  assert.deepEqual(inconsistent.slice(0, 3), [], `${label}: ${inconsistent.length} of ${s.observations.length} replies match no committed state current while they ran`);
-  for (const kind of ['search', 'search-no-index', 'runs', 'conversations']) assert.ok((counts[kind] ?? 0) >= 2, `${label}: too few ${kind} runs`);
+  assert.deepEqual(
+    inconsistent.slice(0, 3),
+    [],
+    `${label}: ${inconsistent.length} of ${s.observations.length} replies match no committed state current while they ran`,
+  );
+  for (const kind of ['search', 'search-no-index', 'runs', 'conversations'])
+    assert.ok((counts[kind] ?? 0) >= 2, `${label}: too few ${kind} runs`);
 
   // 3. once the writer stopped, convsearch changes nothing
   for (const f of s.finalChecks) {
@@ -239,8 +267,18 @@ function checkSession(s: Session, label: string): string {
   const lat = s.commits.map((c) => c.latency).sort((x, y) => x - y);
   return (
     `${label}: ${s.commits.length} commits in ${(s.done.ms / 1000).toFixed(1)} s (max latency ${s.done.maxLatency.toFixed(1)} ms, p50 ${lat[lat.length >> 1]!.toFixed(1)} ms), ` +
-    `${s.observations.length} reader runs (${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}), 0 errors, 0 inconsistent; ` +
-    `final rounds left the files byte-identical${note} (${s.finalChecks.map((f) => `${f.phase}: ${Object.entries(f.before).filter(([, v]) => v !== '-').map(([k]) => k).join('+')}`).join('; ')})`
+    `${s.observations.length} reader runs (${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}), 0 errors, 0 inconsistent; ` +
+    `final rounds left the files byte-identical${note} (${s.finalChecks
+      .map(
+        (f) =>
+          `${f.phase}: ${Object.entries(f.before)
+            .filter(([, v]) => v !== '-')
+            .map(([k]) => k)
+            .join('+')}`,
+      )
+      .join('; ')})`
   );
 }
 

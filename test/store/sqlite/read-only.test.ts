@@ -31,7 +31,11 @@ function dirState(dir: string): DirState {
 /** Every read command, in each output format and scope. */
 function commands(db: string): string[][] {
   const out: string[][] = [];
-  for (const scope of [['--scope', 'all'], ['--conversation', 'c1'], ['--run', 'r2']]) {
+  for (const scope of [
+    ['--scope', 'all'],
+    ['--conversation', 'c1'],
+    ['--run', 'r2'],
+  ]) {
     for (const format of [['--format', 'human'], ['--format', 'tool'], ['--json'], ['--ndjson'], ['--plain'], ['--count']]) {
       out.push(['search', 'marmot', '--db', db, ...scope, ...format]);
     }
@@ -47,7 +51,9 @@ function commands(db: string): string[][] {
 
 /** Runs every command; checks each succeeded and found the row that may live only in the -wal. */
 async function runAll(db: string, cacheHome: string): Promise<void> {
-  const results = await Promise.all(commands(db).map((args) => runCliAsync(args, { env: { XDG_CACHE_HOME: cacheHome } }).then((r) => ({ args, r }))));
+  const results = await Promise.all(
+    commands(db).map((args) => runCliAsync(args, { env: { XDG_CACHE_HOME: cacheHome } }).then((r) => ({ args, r }))),
+  );
   for (const { args, r } of results) {
     assert.equal(r.status, 0, `${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
     assert.doesNotMatch(r.stderr, /convsearch: (error|warning)|\n\s+at /, `${args.join(' ')}: ${r.stderr}`);
@@ -81,7 +87,10 @@ function writeBase(w: StepStoreWriter): void {
       conversationId: 'c1',
       startedAt: at(0),
       prompt: 'audit the vault',
-      steps: [{ parts: [toolCallPart('open', { door: 1 }, 'c-1')], results: [{ content: 'door open' }] }, { parts: [textPart('vault audited')] }],
+      steps: [
+        { parts: [toolCallPart('open', { door: 1 }, 'c-1')], results: [{ content: 'door open' }] },
+        { parts: [textPart('vault audited')] },
+      ],
     }),
   );
 }
@@ -157,7 +166,11 @@ describe('every command leaves the store byte-identical and creates nothing besi
     const live = liveWalStore();
     let copy: { dir: string; db: string };
     try {
-      copy = copyInto([[live.db, ''], [`${live.db}-wal`, '-wal'], [`${live.db}-shm`, '-shm']]);
+      copy = copyInto([
+        [live.db, ''],
+        [`${live.db}-wal`, '-wal'],
+        [`${live.db}-shm`, '-shm'],
+      ]);
     } finally {
       live.writer.close();
     }
@@ -172,7 +185,10 @@ describe('every command leaves the store byte-identical and creates nothing besi
     const live = liveWalStore();
     let copy: { dir: string; db: string };
     try {
-      copy = copyInto([[live.db, ''], [`${live.db}-wal`, '-wal']]);
+      copy = copyInto([
+        [live.db, ''],
+        [`${live.db}-wal`, '-wal'],
+      ]);
     } finally {
       live.writer.close();
     }
@@ -206,7 +222,11 @@ describe('every command leaves the store byte-identical and creates nothing besi
     const live = liveWalStore();
     let copy: { dir: string; db: string };
     try {
-      copy = copyInto([[live.db, ''], [`${live.db}-wal`, '-wal'], [`${live.db}-shm`, '-shm']]);
+      copy = copyInto([
+        [live.db, ''],
+        [`${live.db}-wal`, '-wal'],
+        [`${live.db}-shm`, '-shm'],
+      ]);
     } finally {
       live.writer.close();
     }
