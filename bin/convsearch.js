@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { main } from '../dist/src/cli/main.js';
+// the bundle (npm run build: tsc, then scripts/bundle.mjs): one file to load instead of ~90 modules
+import { main } from '../dist/bundle/convsearch.js';
 
 await main(process.argv);

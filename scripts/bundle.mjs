@@ -1,0 +1,77 @@
+/**
+ * `npm run build`'s second step: bundles the command line into dist/bundle/ with esbuild, so that a run
+ * loads one file instead of resolving and compiling ~90 ES modules (the start-up cost issue 11 measured).
+ * Thread entry points are bundles of their own beside it; the modules that start them name them by
+ * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
+ * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
+ * server drivers (pg, ioredis) stay in node_modules.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'dist', 'bundle');
+
+/** Bundle name (in dist/bundle/) → its source. `convsearch` is what bin/convsearch.js loads. */
+const ENTRIES = {
+  convsearch: 'src/cli/main.ts',
+  'digest-worker': 'src/search/digest-worker.ts',
+  'build-worker': 'src/sidecar/build-worker.ts',
+  'sync-worker': 'src/store/sync-worker.ts',
+  'postgres-driver': 'src/store/postgres/driver.ts',
+  'redis-driver': 'src/store/redis/driver.ts',
+};
+const BUNDLE_OF = new Map(Object.entries(ENTRIES).map(([name, src]) => [join(ROOT, src), name]));
+
+const WORKER_URL = /new URL\('(\.\.?\/[^']+)\.js', import\.meta\.url\)/g;
+
+/** Points every `new URL('./x.js', import.meta.url)` at the bundle built from x.ts. */
+const threadEntries = {
+  name: 'thread-entries',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const errors = [];
+      const contents = source.replace(WORKER_URL, (whole, spec) => {
+        const target = join(dirname(args.path), `${spec}.ts`);
+        const name = BUNDLE_OF.get(target);
+        if (name === undefined) {
+          errors.push({ text: `${whole} names ${relative(ROOT, target)}, which is no bundle entry (scripts/bundle.mjs ENTRIES)` });
+          return whole;
+        }
+        return `new URL('./${name}.js', import.meta.url)`;
+      });
+      return { contents, loader: 'ts', errors };
+    });
+  },
+};
+
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+
+// no chunk of an earlier build left beside this one's
+rmSync(OUT, { recursive: true, force: true });
+
+await build({
+  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, join(ROOT, src)])),
+  outdir: OUT,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // what a command does not need (the spinner, the server drivers' glue) is a chunk loaded when used
+  splitting: true,
+  chunkNames: '[name]-[hash]',
+  // less to parse at every start
+  minify: true,
+  // native, or drivers only the server backends load: resolved from node_modules at run time
+  external: ['better-sqlite3', 'pg', 'ioredis'],
+  // bundled CommonJS dependencies call require(); an ES module has none
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  define: { CONVSEARCH_VERSION: JSON.stringify(VERSION) },
+  plugins: [threadEntries],
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
