@@ -4,8 +4,9 @@
  * Thread entry points are bundles of their own beside it; the modules that start them name them by
  * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
  * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
- * server drivers (pg, ioredis) stay in node_modules.
+ * server drivers (pg, ioredis) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,3 +76,21 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+
+// bin/convsearch.js runs the bundle through vm.Script, which has no loader for import(): none may be left
+const main = join(OUT, 'convsearch.cjs');
+if (/\bimport\(/.test(readFileSync(main, 'utf8'))) throw new Error(`${main} has a dynamic import(), which bin/convsearch.js cannot run`);
+
+// V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
+// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches.
+const cache = spawnSync(
+  process.execPath,
+  [
+    '-e',
+    `const b = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))}).loadBundle();
+process.stdout.write = () => true;
+b.main(['node', 'convsearch', '--help']).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
+  ],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
+if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);

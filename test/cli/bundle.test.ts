@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,12 +10,24 @@ const BUNDLE = join(ROOT, 'dist', 'bundle');
 
 describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
   test('bin/convsearch.js runs the bundle, which carries the version of package.json', () => {
-    assert.match(readFileSync(BIN, 'utf8'), /\('\.\.\/dist\/bundle\/convsearch\.cjs'\)/);
+    assert.match(readFileSync(BIN, 'utf8'), /join\(__dirname, '\.\.', 'dist', 'bundle', 'convsearch\.cjs'\)/);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const r = runCli(['--version']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `${version}\n`);
     assert.ok(readFileSync(join(BUNDLE, 'convsearch.cjs'), 'utf8').includes(JSON.stringify(version)), 'the version is built in');
+  });
+
+  test('the bundle compiles from the code cache the build wrote (V8 accepts it)', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['-e', `process.stdout.write(String(require(${JSON.stringify(BIN)}).loadBundle().script.cachedDataRejected))`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(r.stderr, '');
+    assert.equal(r.stdout, 'false');
   });
 
   test('every thread entry a bundle starts lies beside it', () => {
