@@ -8,6 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -49,6 +50,33 @@ const threadEntries = {
   },
 };
 
+/**
+ * Builtins most commands never call, loaded on first use: each is a module whose getters require the
+ * real one (commander requires child_process for executable subcommands we have none of; the threads,
+ * hashing and compression run only when a command replays or checks a store). ~2 ms each at start.
+ */
+const LAZY_BUILTINS = ['child_process', 'worker_threads', 'crypto', 'zlib'];
+const require = createRequire(import.meta.url);
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      args.namespace === 'lazy-builtin'
+        ? { path: args.path, external: true }
+        : { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+      const names = Object.keys(require(`node:${args.path}`));
+      const getters = names.map((n) => `  get ${JSON.stringify(n)}() { return load()[${JSON.stringify(n)}]; },`).join('\n');
+      return {
+        contents: `let real;\nconst load = () => (real ??= require('node:${args.path}'));\nmodule.exports = {\n${getters}\n};\n`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
 // no chunk of an earlier build left beside this one's
@@ -71,7 +99,7 @@ await build({
   // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   define: { CONVSEARCH_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__bundleUrl' },
-  plugins: [threadEntries],
+  plugins: [threadEntries, lazyBuiltins],
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
