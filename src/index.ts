@@ -7,6 +7,7 @@ export { replayRun, type RecordMessage, type RunReplay } from './history/replay.
 export { summarizeRuns, summarizeConversations, type RunSummary, type ConversationSummary } from './history/listing.js';
 export { search, DEFAULT_SEARCH, type SearchOptions, type SearchOutcome, type Hit, type ExcerptLine, type HitFilter, type MatchCounts } from './search/search.js';
 export { GlobSet } from './text/glob.js';
+export type { HitLocation } from './search/collapse.js';
 export { ReplayCorpusSource } from './search/memory-corpus.js';
 export { searchStore, withIndex, openIndexedSource, type IndexChoice } from './index/indexed-search.js';
 export { defaultIndexPath } from './index/location.js';

@@ -6,7 +6,7 @@ import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
 import { searchJson, searchNdjson } from '../output/json.js';
 import { countLines, plainLines } from '../output/plain.js';
-import { outcomeStats, plural, summaryLine } from '../output/stats.js';
+import { matchNoun, outcomeStats, plural, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
 import { terminalWidth, wrapText } from '../output/width.js';
 import { searchStore, type IndexChoice } from '../index/indexed-search.js';
@@ -39,6 +39,7 @@ export interface SearchFlags {
   minScore?: string;
   role?: string[];
   tool?: string[];
+  collapse?: boolean;
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
@@ -97,7 +98,15 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     contextLines,
     bm25: { k1, b },
     ...(filter ? { filter } : {}),
+    ...(f.collapse ? { collapse: true } : {}),
   };
+}
+
+/** The options a format is answered with: the parity format answers like the reference, so it ignores the views. */
+export function optionsForFormat(options: SearchOptions, plan: OutputPlan): SearchOptions {
+  if (plan.format !== 'tool' || !options.collapse) return options;
+  const { collapse: _ignored, ...reference } = options;
+  return reference;
 }
 
 /** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
@@ -188,7 +197,7 @@ function judge(outcome: SearchOutcome, plan: OutputPlan): void {
   const { hits, matches } = outcomeStats(outcome);
   const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
-    const found = `${plural(matches, 'matching message')} found${matches > hits ? ` (${hits} shown)` : ''}`;
+    const found = `${plural(matches, matchNoun(outcome))} found${matches > hits ? ` (${hits} shown)` : ''}`;
     if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${found}\n`);
     else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
   }
@@ -220,6 +229,7 @@ export function searchCommand(): Command {
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
     .option('--plain', 'one line per hit: run_id:message_index:score:text')
+    .option('--collapse', 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it')
     .option('--count', 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)')
     .addOption(new Option('--count-by <key>', 'print run_id:count of matching messages per run (implies --count)').choices(['run']))
     .addOption(colorOption())
@@ -245,8 +255,9 @@ Examples:
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
     )
     .action(async (words: string[], flags: SearchFlags) => {
-      const options = searchOptions(words, flags);
-      const plan = outputPlan(flags, options);
+      const requested = searchOptions(words, flags);
+      const plan = outputPlan(flags, requested);
+      const options = optionsForFormat(requested, plan);
       const outcome = await withStore(flags.db, { quiet: plan.quiet, color: plan.color }, (store, onProgress) =>
         searchStore(store, options, indexChoice(flags), {
           onProgress,

@@ -1,5 +1,6 @@
 import type { Warning } from '../history/source.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
+import type { HitLocation } from '../search/collapse.js';
 import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
 import { scopeMissMessage } from '../search/scope.js';
@@ -35,7 +36,13 @@ export function hitJson(h: Hit): Json {
     text: h.text,
     parts: h.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
     excerpt: h.excerpt.map((l) => ({ index: l.index, text: l.text, hit: l.hit })),
+    // with --collapse: every matching message holding this text, the hit's own included
+    locations: h.locations?.map(locationJson) ?? null,
   };
+}
+
+export function locationJson(l: HitLocation): Json {
+  return { run_id: l.run.runId, conversation_id: l.run.conversationId, agent_name: l.run.agentName, message_index: l.messageIndex, timestamp: l.timestamp };
 }
 
 function searchParams(outcome: SearchOutcome): Json {
@@ -49,6 +56,7 @@ function searchParams(outcome: SearchOutcome): Json {
     context_lines: o.contextLines,
     bm25_k1: o.bm25.k1,
     bm25_b: o.bm25.b,
+    collapse: Boolean(o.collapse),
     filters: {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],

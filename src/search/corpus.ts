@@ -43,11 +43,25 @@ export interface Corpus {
   document(section: number, position: number): DocumentText;
   /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
   parts?(section: number, position: number): readonly PartRole[];
+  /**
+   * A key equal for two documents exactly when their index texts are equal, when the corpus has one
+   * without rendering (else `document().text`): what `--collapse` compares.
+   */
+  textKey?(section: number, position: number): string;
+}
+
+/**
+ * What a search will ask of its documents besides BM25 counts, told to the corpus up front so that a
+ * corpus that keeps only digests of its runs can keep these too.
+ */
+export interface CorpusNeeds {
+  /** Text keys (see {@link Corpus.textKey}), for `--collapse`. */
+  readonly textKeys?: boolean;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */
 export interface CorpusSource {
-  corpus(scope: ScopeFilter): Corpus;
+  corpus(scope: ScopeFilter, needs?: CorpusNeeds): Corpus;
   /** Every run of the store, in corpus order (read when a scope matched none, to say what is close). */
   runs(): readonly RunRecord[];
 }

@@ -6,6 +6,7 @@ import type { RunRecord } from '../store/runs.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokens } from './tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
+import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
 
 export type Scope = 'all' | 'conversation';
 
@@ -24,6 +25,11 @@ export interface SearchOptions {
    * avgdl (so every score) are those of the unfiltered scope. Absent: every ranked message may.
    */
   readonly filter?: HitFilter;
+  /**
+   * Fold a hit whose index text equals a better hit's into that hit (its `locations`) instead of giving
+   * it a slot; counts then count distinct texts. Scores and the order of the other hits do not change.
+   */
+  readonly collapse?: boolean;
 }
 
 export interface HitFilter extends PartFilter {
@@ -61,6 +67,11 @@ export interface Hit {
   readonly timestamp: string | null;
   readonly firstSeq: number;
   readonly firstStep: number | null;
+  /**
+   * With `collapse`: every matching message holding this hit's text, in corpus order (the hit's own
+   * included; more are added until the search returns). Null otherwise.
+   */
+  readonly locations: readonly HitLocation[] | null;
 }
 
 export interface RankedHit {
@@ -83,9 +94,9 @@ export interface RunMatches {
  * `--expect-*` checks judge, whatever `-m` and `-C` select for display.
  */
 export interface MatchCounts {
-  /** Messages scoring above 0 that pass the hit filter. */
+  /** Messages scoring above 0 that pass the hit filter (with `collapse`: their distinct texts). */
   readonly total: number;
-  /** The same per run, for the runs with at least one, in corpus order. */
+  /** The same per run, for the runs with at least one, in corpus order (with `collapse`: distinct texts of the run). */
   readonly byRun: readonly RunMatches[];
   /** Messages scoring above 0 before the hit filter (what the filter had to choose from). */
   readonly unfiltered: number;
@@ -121,7 +132,7 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   if (options.scope === 'conversation' && options.conversationId === null) {
     return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
   }
-  const corpus = source.corpus(options);
+  const corpus = source.corpus(options, { textKeys: Boolean(options.collapse) });
   const missing = corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null;
   const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
@@ -133,7 +144,7 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
   const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
   const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter);
-  const matches = countMatches(corpus, ranked, filter);
+  const matches = countMatches(corpus, ranked, filter, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
@@ -143,7 +154,8 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
 
 /**
  * Excerpt windows (spec §6.1 step 6): a hit whose line an earlier window already showed is skipped and
- * frees its slot; windows stay inside their run's section and may still overlap partially.
+ * frees its slot; windows stay inside their run's section and may still overlap partially. With
+ * `collapse`, a copy of a hit's text is one more location of that hit and frees its slot too.
  */
 function selectWindows(
   corpus: Corpus,
@@ -156,19 +168,34 @@ function selectWindows(
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
   const consumed: RankedHit[] = [];
-  const order = ranked[Symbol.iterator]();
+  const order = new Peekable(ranked[Symbol.iterator]());
+  const block = o.collapse ? new FoldBlock() : null;
   const entry = (doc: number, score: number, emit: boolean, eligible: boolean): RankedHit => {
     const { section: si, position } = ids.locate(doc);
     return { run: corpus.sections[si]!.run, messageIndex: position, score, shown: emit, eligible };
   };
-  while (hits.length < o.maxMatches) {
+  for (;;) {
+    if (hits.length >= o.maxMatches) {
+      // every slot is taken; copies of the last hit's text, ranked right after it, still fold into it
+      const ahead = order.peek();
+      if (!block?.hasHit || ahead.done || !block.holds(ahead.value.score)) break;
+    }
     const next = order.next();
     if (next.done) break;
     const { doc, score } = next.value;
     const { section: si, position } = ids.locate(doc);
     const section = corpus.sections[si]!;
     const eligible = !filter || accepts(filter, corpus.document(si, position).parts, score);
-    const emit = eligible && !shown.has(doc);
+    let fold = null;
+    if (block && eligible) {
+      block.at(score);
+      // a text alone at its score has no copy: its key is never read
+      const ahead = order.peek();
+      if (!block.empty || (!ahead.done && block.holds(ahead.value.score))) {
+        fold = block.add(collapseKey(corpus, si, position), { run: section.run, messageIndex: position, timestamp: corpus.document(si, position).timestamp });
+      }
+    }
+    const emit = eligible && !shown.has(doc) && !fold?.shown && hits.length < o.maxMatches;
     consumed.push(entry(doc, score, emit, eligible));
     if (!emit) continue;
     const start = Math.max(section.start, position - o.contextLines);
@@ -181,6 +208,10 @@ function selectWindows(
       excerpt.push({ index: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
     const d = corpus.document(si, position);
+    if (fold) {
+      fold.shown = true;
+      block!.hasHit = true;
+    }
     hits.push({
       rank: hits.length + 1,
       score,
@@ -192,6 +223,7 @@ function selectWindows(
       timestamp: d.timestamp,
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,
+      locations: fold ? fold.locations : block ? [{ run: section.run, messageIndex: position, timestamp: d.timestamp }] : null,
     });
   }
   // the rest of the ranking, past the last window: never shown
@@ -211,23 +243,37 @@ function selectWindows(
  * Counts every ranked message the filter accepts, in document order (a corpus that replays documents on
  * demand then replays each run once); parts are read only when the filter looks at roles or tools.
  */
-function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | null): MatchCounts {
+function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | null, collapse: boolean): MatchCounts {
   const ids = new DocumentIds(corpus.sections);
   const docs = new Int32Array(ranked.length);
+  // with collapse, the scores too: only documents that share one can share a text
+  const scoreOf = collapse ? new Float64Array(ids.count) : null;
   let n = 0;
   const minScore = filter?.minScore ?? null;
   ranked.forEachUnordered((doc, score) => {
     if (minScore === null || score >= minScore) docs[n++] = doc;
+    if (scoreOf) scoreOf[doc] = score;
   });
   const needParts = filter !== null && !isEmptyPartFilter(filter);
   const sorted = docs.subarray(0, n).sort();
-  const perSection = new Int32Array(corpus.sections.length);
+  let perSection: Int32Array = new Int32Array(corpus.sections.length);
   let total = 0;
+  const accepted = scoreOf ? new Int32Array(n) : null;
   for (const doc of sorted) {
     const { section, position } = ids.locate(doc);
     if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter)) continue;
     perSection[section] = perSection[section]! + 1;
+    if (accepted) accepted[total] = doc;
     total++;
+  }
+  if (accepted && scoreOf) {
+    const matching = accepted.subarray(0, total);
+    const distinct = distinctTexts(matching, Float64Array.from(matching, (d) => scoreOf[d]!), corpus.sections.length, (d) => ids.locate(d).section, (d) => {
+      const { section, position } = ids.locate(d);
+      return collapseKey(corpus, section, position);
+    });
+    total = distinct.total;
+    perSection = distinct.perSection;
   }
   const byRun: RunMatches[] = [];
   perSection.forEach((count, si) => {

@@ -44,7 +44,7 @@ describe('shell completions', () => {
   test('bash completes commands, flags, choices, files and ids from the store named by --db', () => {
     const cases: Array<[string[], string]> = [
       [['convsearch', 'se'], 'search'],
-      [['convsearch', 'search', '--col'], '--color'],
+      [['convsearch', 'search', '--col'], '--collapse --color'],
       [['convsearch', 'search', '--color', 'a'], 'always auto'],
       [['convsearch', 'search', '--color', '=', 'ne'], 'never'],
       [['convsearch', 'search', '--role', 'tool'], 'tool-call tool-return'],
@@ -77,7 +77,7 @@ describe('shell completions', () => {
     assert.equal(shell('fish', ['-n', 'completions/convsearch.fish']).status, 0);
     const r = shell('fish', [
       '-c',
-      `source completions/convsearch.fish; complete -C 'convsearch search --col'; complete -C 'convsearch search --db ${SMALL} --run run-al'`,
+      `source completions/convsearch.fish; complete -C 'convsearch search --colo'; complete -C 'convsearch search --db ${SMALL} --run run-al'`,
     ]);
     assert.equal(r.status, 0, r.stderr);
     const words = r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]);

@@ -21,7 +21,10 @@ export const HIT: Shape = {
   text: 'string',
   parts: { $array: part },
   excerpt: { $array: { index: 'integer', text: 'string', hit: 'boolean' } },
+  locations: 'array|null',
 };
+
+export const LOCATION: Shape = { run_id: 'string', conversation_id: 'string|null', agent_name: 'string|null', message_index: 'integer', timestamp: 'string|null' };
 
 const searchParams = {
   query: 'string',
@@ -32,6 +35,7 @@ const searchParams = {
   context_lines: 'integer',
   bm25_k1: 'number',
   bm25_b: 'number',
+  collapse: 'boolean',
   filters,
 };
 const scopeError: Shape = 'object|null';
