@@ -63,7 +63,7 @@ _convsearch() {
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --format --json --ndjson --plain --collapse --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --format --json --ndjson --plain --collapse --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)

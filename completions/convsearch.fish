@@ -55,6 +55,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l json -d 'one J
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l ndjson -d 'one JSON event per line: begin, hit..., end, summary'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l plain -d 'one line per hit: run_id:message_index:score:text'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l collapse -d 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l explain -d 'under each hit, each query term\'s tf, df, idf and share of the score, with N, the lengths, k1 and b (human, --json, --ndjson)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l count -d 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l count-by -x -a 'run' -d 'print run_id:count of matching messages per run (implies --count)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'

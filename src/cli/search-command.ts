@@ -40,6 +40,7 @@ export interface SearchFlags {
   role?: string[];
   tool?: string[];
   collapse?: boolean;
+  explain?: boolean;
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
@@ -99,13 +100,14 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     bm25: { k1, b },
     ...(filter ? { filter } : {}),
     ...(f.collapse ? { collapse: true } : {}),
+    ...(f.explain ? { explain: true } : {}),
   };
 }
 
 /** The options a format is answered with: the parity format answers like the reference, so it ignores the views. */
 export function optionsForFormat(options: SearchOptions, plan: OutputPlan): SearchOptions {
-  if (plan.format !== 'tool' || !options.collapse) return options;
-  const { collapse: _ignored, ...reference } = options;
+  if (plan.format !== 'tool') return options;
+  const { collapse: _collapse, explain: _explain, ...reference } = options;
   return reference;
 }
 
@@ -230,6 +232,7 @@ export function searchCommand(): Command {
     .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
     .option('--plain', 'one line per hit: run_id:message_index:score:text')
     .option('--collapse', 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it')
+    .option('--explain', "under each hit, each query term's tf, df, idf and share of the score, with N, the lengths, k1 and b (human, --json, --ndjson)")
     .option('--count', 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)')
     .addOption(new Option('--count-by <key>', 'print run_id:count of matching messages per run (implies --count)').choices(['run']))
     .addOption(colorOption())

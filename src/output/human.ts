@@ -8,6 +8,7 @@ import type { ExcerptLine, HitFilter, Hit, SearchOutcome } from '../search/searc
 import { queryTokens, TOKEN_PATTERN } from '../search/tokenize.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
+import { explainLines } from './explain.js';
 import { displayWidth, wrapLine } from './width.js';
 
 export interface HumanStyle {
@@ -150,7 +151,9 @@ function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): st
 export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
   if (outcome.kind !== 'found') return '';
   const terms = new Set(queryTokens(outcome.options.query));
-  return outcome.hits.map((h) => [hitHeader(h, style), ...excerptLines(h, terms, style)].join('\n')).join('\n\n');
+  return outcome.hits
+    .map((h) => [hitHeader(h, style), ...(h.explain ? explainLines(h.explain, style.chalk) : []), ...excerptLines(h, terms, style)].join('\n'))
+    .join('\n\n');
 }
 
 /** The filter flags of a search as typed: `--role assistant --tool delete_*`. */

@@ -1,6 +1,7 @@
 import type { Warning } from '../history/source.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
 import type { HitLocation } from '../search/collapse.js';
+import type { Explain } from '../search/explain.js';
 import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
 import { scopeMissMessage } from '../search/scope.js';
@@ -38,6 +39,19 @@ export function hitJson(h: Hit): Json {
     excerpt: h.excerpt.map((l) => ({ index: l.index, text: l.text, hit: l.hit })),
     // with --collapse: every matching message holding this text, the hit's own included
     locations: h.locations?.map(locationJson) ?? null,
+    explain: h.explain ? explainJson(h.explain) : null,
+  };
+}
+
+export function explainJson(e: Explain): Json {
+  return {
+    score: e.score,
+    n: e.n,
+    dl: e.dl,
+    avgdl: e.avgdl,
+    k1: e.k1,
+    b: e.b,
+    terms: e.terms.map((t) => ({ term: t.term, tf: t.tf, df: t.df, idf: t.idf, contribution: t.contribution })),
   };
 }
 
@@ -57,6 +71,7 @@ function searchParams(outcome: SearchOutcome): Json {
     bm25_k1: o.bm25.k1,
     bm25_b: o.bm25.b,
     collapse: Boolean(o.collapse),
+    explain: Boolean(o.explain),
     filters: {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],

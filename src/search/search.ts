@@ -7,6 +7,7 @@ import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corp
 import { queryTokens } from './tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
+import { explainScore, type Explain } from './explain.js';
 
 export type Scope = 'all' | 'conversation';
 
@@ -30,6 +31,8 @@ export interface SearchOptions {
    * it a slot; counts then count distinct texts. Scores and the order of the other hits do not change.
    */
   readonly collapse?: boolean;
+  /** Give each hit the terms' parts of its score (`Hit.explain`). */
+  readonly explain?: boolean;
 }
 
 export interface HitFilter extends PartFilter {
@@ -72,6 +75,8 @@ export interface Hit {
    * included; more are added until the search returns). Null otherwise.
    */
   readonly locations: readonly HitLocation[] | null;
+  /** With `explain`: each query term's part of the score. Null otherwise. */
+  readonly explain: Explain | null;
 }
 
 export interface RankedHit {
@@ -140,10 +145,12 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
 
   const terms = queryTokens(options.query);
-  const ranked = rankBm25(corpus.termStats(terms), terms, options.bm25);
+  const stats = corpus.termStats(terms);
+  const ranked = rankBm25(stats, terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
   const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
-  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter);
+  const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
+  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter, explain);
   const matches = countMatches(corpus, ranked, filter, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
@@ -163,6 +170,7 @@ function selectWindows(
   terms: ReadonlySet<string>,
   o: SearchOptions,
   filter: HitFilter | null,
+  explain: ((doc: number) => Explain) | null,
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
@@ -224,6 +232,7 @@ function selectWindows(
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,
       locations: fold ? fold.locations : block ? [{ run: section.run, messageIndex: position, timestamp: d.timestamp }] : null,
+      explain: explain?.(doc) ?? null,
     });
   }
   // the rest of the ranking, past the last window: never shown

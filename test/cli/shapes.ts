@@ -22,6 +22,17 @@ export const HIT: Shape = {
   parts: { $array: part },
   excerpt: { $array: { index: 'integer', text: 'string', hit: 'boolean' } },
   locations: 'array|null',
+  explain: 'object|null',
+};
+
+export const EXPLAIN: Shape = {
+  score: 'number',
+  n: 'integer',
+  dl: 'integer',
+  avgdl: 'number',
+  k1: 'number',
+  b: 'number',
+  terms: { $array: { term: 'string', tf: 'integer', df: 'integer', idf: 'number', contribution: 'number' } },
 };
 
 export const LOCATION: Shape = { run_id: 'string', conversation_id: 'string|null', agent_name: 'string|null', message_index: 'integer', timestamp: 'string|null' };
@@ -36,6 +47,7 @@ const searchParams = {
   bm25_k1: 'number',
   bm25_b: 'number',
   collapse: 'boolean',
+  explain: 'boolean',
   filters,
 };
 const scopeError: Shape = 'object|null';
