@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../history/listing.js';
-import { parseInstant } from '../history/timestamps.js';
+import { GlobSet } from '../text/glob.js';
+import { timeBounds } from './time-flags.js';
 import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing.js';
@@ -9,7 +10,7 @@ import { conversationsTable, omittedNote, runsTable, type RenderedTable, type Ta
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
 import { scopeMiss, scopeMissMessage } from '../search/scope.js';
 import { reportWarnings, warn, writeErr, writeOut } from './io.js';
-import { colorOption, dbOption, parseLimit } from './options.js';
+import { collect, colorOption, dbOption, parseLimit } from './options.js';
 import { withSource } from './session.js';
 
 interface ListFlags {
@@ -37,7 +38,7 @@ const indexFallback = { onFallback: (reason: string) => warn(`index unavailable,
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
-  agent?: string;
+  agent?: string[];
   since?: string;
   until?: string;
   parent?: string;
@@ -64,19 +65,13 @@ async function printTable(flags: ListFlags, render: (style: TableStyle) => Rende
 
 
 
-function instant(flag: string, raw: string | undefined, endOfDay: boolean): number | undefined {
-  if (raw === undefined) return undefined;
-  const t = parseInstant(raw, endOfDay);
-  if (t === null) throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
-  return t;
-}
-
 export function runFilter(f: RunsFlags): RunFilter {
+  const { since, until } = timeBounds(f);
   return {
     ...(f.conversation !== undefined ? { conversationId: f.conversation } : {}),
-    ...(f.agent !== undefined ? { agent: f.agent } : {}),
-    ...(f.since !== undefined ? { since: instant('--since', f.since, false) } : {}),
-    ...(f.until !== undefined ? { until: instant('--until', f.until, true) } : {}),
+    ...(f.agent !== undefined ? { agent: new GlobSet([...new Set(f.agent)]) } : {}),
+    ...(since !== null ? { since } : {}),
+    ...(until !== null ? { until } : {}),
     ...(f.parent !== undefined ? { parent: f.parent } : {}),
   };
 }
@@ -86,9 +81,9 @@ export function runsCommand(): Command {
     .description('list the runs of a store in corpus order (started_at), with snapshot and replayed message counts')
     .addOption(dbOption())
     .option('--conversation <id>', "only this conversation's runs")
-    .option('--agent <name>', 'only runs of this agent')
-    .option('--since <date>', 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)')
-    .option('--until <date>', 'only runs started at or before it (a bare date includes that whole day)')
+    .option('--agent <name>', "only runs of this agent: repeatable, comma-separated, globs ('deploy-*')", collect)
+    .option('--since <when>', "only runs started at or after this ISO 8601 date or time (UTC unless it has an offset), or a duration back from now ('7d')")
+    .option('--until <when>', 'only runs started at or before it (a bare date includes that whole day)')
     .option('--parent <run>', 'only this run and the runs it delegated to, transitively (its delegate tree)')
     .option('--limit <n>', 'at most n runs (after sorting)')
     .addOption(new Option('--sort <key>', 'started (corpus order) or messages (most first)').choices(['started', 'messages']).default('started'))
@@ -137,7 +132,7 @@ Examples:
 function runFilterJson(f: RunsFlags): Record<string, unknown> {
   return {
     conversation_id: f.conversation ?? null,
-    agent_name: f.agent ?? null,
+    agent_name: f.agent === undefined ? null : f.agent.join(','),
     since: f.since ?? null,
     until: f.until ?? null,
     parent_run_id: f.parent ?? null,

@@ -11,10 +11,13 @@ import { toolText } from '../output/tool-text.js';
 import { terminalWidth, wrapText } from '../output/width.js';
 import { searchStore, type IndexChoice } from '../index/indexed-search.js';
 import type { HitFilter, SearchOptions, SearchOutcome } from '../search/search.js';
+import { isEmptyFilter } from '../search/filters.js';
+import { tokenize } from '../search/tokenize.js';
+import { timeBounds } from './time-flags.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { scopeMissMessage } from '../search/scope.js';
 import { reportWarnings, warn, writeErr, writeTo, type OutStream } from './io.js';
-import { collect, colorOption, dbOption, parseB, parseCount, parseK1, parseScore } from './options.js';
+import { collect, collectWhole, colorOption, dbOption, parseB, parseCount, parseK1, parseScore } from './options.js';
 import { withStore } from './session.js';
 
 export interface SearchFlags {
@@ -39,6 +42,11 @@ export interface SearchFlags {
   minScore?: string;
   role?: string[];
   tool?: string[];
+  agent?: string[];
+  parent?: string;
+  since?: string;
+  until?: string;
+  phrase?: string[];
   collapse?: boolean;
   explain?: boolean;
   /** a path with --index, false with --no-index */
@@ -59,7 +67,7 @@ export interface OutputPlan {
   readonly color: ColorChoice;
 }
 
-function hitFilter(f: SearchFlags): HitFilter | undefined {
+function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
   const roles = new Set<Role>();
   for (const r of f.role ?? []) {
     if (!isRole(r)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got ${JSON.stringify(r)}`);
@@ -67,7 +75,28 @@ function hitFilter(f: SearchFlags): HitFilter | undefined {
   }
   const tools = new GlobSet([...new Set(f.tool ?? [])]);
   const minScore = f.minScore === undefined ? null : parseScore('--min-score', f.minScore);
-  return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
+  const agents = new GlobSet([...new Set(f.agent ?? [])]);
+  const { since, until } = timeBounds(f);
+  const filter: HitFilter = {
+    roles,
+    tools,
+    minScore,
+    ...(agents.size ? { agents } : {}),
+    ...(f.parent !== undefined ? { parent: f.parent } : {}),
+    ...(since !== null ? { since } : {}),
+    ...(until !== null ? { until } : {}),
+    ...(phrases.length ? { phrases } : {}),
+  };
+  return isEmptyFilter(filter) ? undefined : filter;
+}
+
+/** `--phrase` texts as token lists, tokenized like the query; a phrase without a word is a usage error. */
+function phraseTokens(f: SearchFlags): string[][] {
+  return (f.phrase ?? []).map((p) => {
+    const tokens = tokenize(p);
+    if (tokens.length === 0) throw new UsageError(`--phrase ${JSON.stringify(p)} holds no word to search for`);
+    return tokens;
+  });
 }
 
 /** Flags → search options, validated in the reference's order (spec §7), then convsearch's own filters. */
@@ -89,9 +118,13 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     throw new UsageError('search needs a scope: pass --conversation <id>, --scope all, or --run <id>');
   }
   const scope = f.conversation !== undefined ? 'conversation' : 'all';
-  const filter = hitFilter(f);
+  const phrases = phraseTokens(f);
+  const filter = hitFilter(f, phrases);
+  // without words, the phrases are the query: `search --phrase 'connection pool'`
+  const query = words.length ? words.join(' ') : (f.phrase ?? []).join(' ');
+  if (query.trim() === '') throw new UsageError('search needs query words (or --phrase)');
   return {
-    query: words.join(' '),
+    query,
     scope,
     conversationId: f.conversation ?? null,
     runId: f.run ?? null,
@@ -211,7 +244,7 @@ const ROLE_HELP = `only messages with a part of this role count as hits: ${ROLES
 export function searchCommand(): Command {
   return new Command('search')
     .description('BM25-rank the replayed messages of a store and print excerpts around the hits')
-    .argument('<words...>', 'query words (joined by one space; each word is searched independently)')
+    .argument('[words...]', 'query words (joined by one space; each word is searched independently)')
     .addOption(dbOption())
     .option('--conversation <id>', "search this conversation's runs (the reference's default scope)")
     .addOption(new Option('--scope <scope>', 'all: every run in the store').choices(['all', 'conversation']))
@@ -226,6 +259,11 @@ export function searchCommand(): Command {
     .option('--role <role>', ROLE_HELP, collect)
     .option('--tool <name>', "only messages with a tool call, tool return or retry of this tool count: repeatable, comma-separated, globs ('delete_*,drop_?')", collect)
     .option('--min-score <x>', 'only hits scoring at least x count')
+    .option('--agent <name>', "only messages of runs of this agent count: repeatable, comma-separated, globs ('deploy-*')", collect)
+    .option('--parent <run>', 'only messages of this run and the runs it delegated to, transitively (its delegate tree), count')
+    .option('--since <when>', "only messages made at or after this count: an ISO 8601 date or time (UTC unless it has an offset) or a duration back from now ('90m', '36h', '7d', '2w')")
+    .option('--until <when>', 'only messages made at or before this count (a bare date includes that whole day)')
+    .option('--phrase <words>', 'only messages holding these words as consecutive tokens count (repeatable; without query words, the phrases are the query)', collectWhole)
     .optionsGroup('Output:')
     .addOption(new Option('--format <format>', 'human (default), tool (the reference text, byte for byte), json, ndjson or plain').choices(['human', 'tool', 'json', 'ndjson', 'plain']))
     .option('--json', 'one JSON document (schema_version 1)')

@@ -9,6 +9,7 @@ export type ValueKind =
   | { readonly kind: 'run' }
   | { readonly kind: 'conversation' }
   | { readonly kind: 'tool' }
+  | { readonly kind: 'agent' }
   | { readonly kind: 'choices'; readonly choices: readonly string[] };
 
 export interface OptionSpec {
@@ -46,6 +47,7 @@ const DYNAMIC: Record<string, ValueKind> = {
   '--parent': { kind: 'run' },
   '--conversation': { kind: 'conversation' },
   '--tool': { kind: 'tool' },
+  '--agent': { kind: 'agent' },
   'run-id': { kind: 'run' },
   // comma-separated and repeatable, so not commander choices
   '--role': { kind: 'choices', choices: ROLES },

@@ -4,7 +4,7 @@ import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { RecordCounts } from '../history/listing.js';
 import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
-import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
+import { type Corpus, type CorpusSource, type DocumentFacts, type DocumentText, type SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import type { RunRecord } from '../store/runs.js';
 import { decodePostings } from './postings.js';
@@ -102,6 +102,15 @@ class IndexCorpus implements Corpus {
     return l;
   }
 
+  /** Parts, timestamp and first snapshot without the fields (what hit filters test). */
+  facts(section: number, position: number): DocumentFacts {
+    const s = this.sections[section]!;
+    const d = this.docs.get(`${s.runKey}:${position}`);
+    if (d) return d;
+    const row = this.q.facts.get(s.runKey, position) as { roles: string; timestamp: string | null; first_seq: number };
+    return { parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq };
+  }
+
   document(section: number, position: number): DocumentText {
     const s = this.sections[section]!;
     const key = `${s.runKey}:${position}`;
@@ -112,7 +121,7 @@ class IndexCorpus implements Corpus {
       d = {
         fields,
         text: indexText(fields),
-        parts: (JSON.parse(row.roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName })),
+        parts: partsFromJson(row.roles),
         timestamp: row.timestamp,
         firstSeq: row.first_seq,
         firstStep: row.first_step,
@@ -123,9 +132,14 @@ class IndexCorpus implements Corpus {
   }
 }
 
+function partsFromJson(roles: string): DocumentText['parts'] {
+  return (JSON.parse(roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName }));
+}
+
 interface IndexQueries {
   readonly postings: BetterSqlite3.Statement;
   readonly document: BetterSqlite3.Statement;
+  readonly facts: BetterSqlite3.Statement;
   readonly cache: BetterSqlite3.Statement;
   readonly warnings: BetterSqlite3.Statement;
 }
@@ -139,6 +153,7 @@ export class IndexCorpusSource implements CorpusSource {
     this.q = {
       postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
       document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
+      facts: db.prepare('SELECT roles, timestamp, first_seq FROM messages WHERE run_key = ? AND pos = ?'),
       cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
       warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
     };

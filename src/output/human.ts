@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { PartRole } from '../history/roles.js';
 import { compactTimestamp } from '../history/timestamps.js';
+import { isoMicros } from '../history/time.js';
 import type { ClippedField } from '../render/clip.js';
 import { codePointSlice } from '../render/python.js';
 import { formatScore1f } from '../render/python.js';
@@ -163,6 +164,11 @@ export function filterFlags(filter: HitFilter | undefined): string[] {
   if (filter.roles.size) flags.push(`--role ${[...filter.roles].join(',')}`);
   if (filter.tools.size) flags.push(`--tool ${filter.tools.patterns.join(',')}`);
   if (filter.minScore !== null) flags.push(`--min-score ${filter.minScore}`);
+  if (filter.agents?.size) flags.push(`--agent ${filter.agents.patterns.join(',')}`);
+  if (filter.parent != null) flags.push(`--parent ${filter.parent}`);
+  if (filter.since != null) flags.push(`--since ${isoMicros(filter.since)}`);
+  if (filter.until != null) flags.push(`--until ${isoMicros(filter.until)}`);
+  for (const p of filter.phrases ?? []) flags.push(`--phrase '${p.join(' ')}'`);
   return flags;
 }
 

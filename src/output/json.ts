@@ -5,6 +5,7 @@ import type { Explain } from '../search/explain.js';
 import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
 import { scopeMissMessage } from '../search/scope.js';
+import { isoMicros } from '../history/time.js';
 
 /** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
@@ -76,6 +77,12 @@ function searchParams(outcome: SearchOutcome): Json {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],
       min_score: o.filter?.minScore ?? null,
+      agents: [...(o.filter?.agents ?? [])],
+      parent_run_id: o.filter?.parent ?? null,
+      // the instants the bounds resolved to (a duration counts back from when the search ran)
+      since: o.filter?.since != null ? isoMicros(o.filter.since) : null,
+      until: o.filter?.until != null ? isoMicros(o.filter.until) : null,
+      phrases: (o.filter?.phrases ?? []).map((p) => p.join(' ')),
     },
   };
 }

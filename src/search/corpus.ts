@@ -48,7 +48,14 @@ export interface Corpus {
    * without rendering (else `document().text`): what `--collapse` compares.
    */
   textKey?(section: number, position: number): string;
+  /** What hit filters test of a document besides its text, when the corpus has it without rendering (else `document()`). */
+  facts?(section: number, position: number): DocumentFacts;
+  /** Whether the document holds every phrase of `CorpusNeeds.phrases`, when the corpus knows without rendering. */
+  hasPhrases?(section: number, position: number): boolean;
 }
+
+/** A document's parts, timestamp and first snapshot: the hit filters' view of it. */
+export type DocumentFacts = Pick<DocumentText, 'parts' | 'timestamp' | 'firstSeq'>;
 
 /**
  * What a search will ask of its documents besides BM25 counts, told to the corpus up front so that a
@@ -57,6 +64,10 @@ export interface Corpus {
 export interface CorpusNeeds {
   /** Text keys (see {@link Corpus.textKey}), for `--collapse`. */
   readonly textKeys?: boolean;
+  /** Timestamps and first snapshots (see {@link Corpus.facts}), for `--since`, `--until` and `--sort time`. */
+  readonly times?: boolean;
+  /** Phrases (token lists) the documents must hold, for `--phrase` (see {@link Corpus.hasPhrases}). */
+  readonly phrases?: ReadonlyArray<readonly string[]>;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */

@@ -4,7 +4,8 @@ import { HistorySource, type Warning } from '../history/source.js';
 import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { renderRecordMessage, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { renderRecordMessage, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentFacts, type DocumentText, type SectionView } from './corpus.js';
+import { containsPhrases } from './filters.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
 import { digestGroups, digestPartsAt, digestRuns, sharedQueue, textKey, type RunDigest } from './replay-digest.js';
@@ -76,7 +77,7 @@ export class ParallelCorpusSource implements CorpusSource {
       for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms, undefined, needs)) digests.set(d.runId, d);
     }
     progress?.(runs.length, runs.length);
-    return new DigestCorpus(this.source, runs, digests, this.terms);
+    return new DigestCorpus(this.source, runs, digests, this.terms, needs);
   }
 }
 
@@ -100,6 +101,7 @@ class DigestCorpus implements Corpus {
     runs: readonly RunRecord[],
     digests: ReadonlyMap<string, RunDigest>,
     private readonly terms: readonly string[],
+    private readonly needs: CorpusNeeds,
   ) {
     this.scopeRuns = runs.length;
     const claimed = new Set<string>();
@@ -121,6 +123,19 @@ class DigestCorpus implements Corpus {
 
   parts(section: number, position: number): readonly PartRole[] {
     return digestPartsAt(this.digests[section]!, position);
+  }
+
+  facts(section: number, position: number): DocumentFacts {
+    const d = this.digests[section]!;
+    if (!d.times) return this.document(section, position);
+    const i = position - d.localStart;
+    return { parts: digestPartsAt(d, position), timestamp: d.times.timestamps[i]!, firstSeq: d.times.firstSeqs[i]! };
+  }
+
+  hasPhrases(section: number, position: number): boolean {
+    const d = this.digests[section]!;
+    if (d.phraseHits) return d.phraseHits[position - d.localStart] === 1;
+    return containsPhrases(this.document(section, position).text, this.needs.phrases ?? []);
   }
 
   textKey(section: number, position: number): string {

@@ -6,6 +6,8 @@ import { classifyParts, ROLES, type PartRole } from '../history/roles.js';
 import { indexText } from '../render/fields.js';
 import { renderMessage } from '../render/message.js';
 import type { CorpusNeeds } from './corpus.js';
+import { containsPhrases } from './filters.js';
+import { messageTimestamp } from '../history/timestamps.js';
 import { QueryTermCounter } from './tokenize.js';
 
 /**
@@ -27,6 +29,10 @@ export interface RunDigest {
   readonly parts: DigestParts;
   /** With `needs.textKeys`: a digest of each message's index text from `localStart` on (equal texts, equal keys). */
   readonly textKeys: string[] | null;
+  /** With `needs.times`: each message's timestamp and first snapshot (`seq`) from `localStart` on. */
+  readonly times: { readonly timestamps: Array<string | null>; readonly firstSeqs: Int32Array } | null;
+  /** With `needs.phrases`: 1 for each message from `localStart` on that holds every phrase. */
+  readonly phraseHits: Uint8Array | null;
   readonly skipped: SkippedSnapshot[];
   readonly unknownPartKinds: Array<[string, number]>;
 }
@@ -101,10 +107,18 @@ export function digestRuns(
     const perTerm: number[][] = terms.map(() => []);
     const parts = new PartsBuilder();
     const textKeys = needs.textKeys ? ([] as string[]) : null;
+    const times = needs.times ? { timestamps: [] as Array<string | null>, firstSeqs: new Int32Array(record.length - localStart) } : null;
+    const phraseHits = needs.phrases?.length ? new Uint8Array(record.length - localStart) : null;
     for (let pos = localStart; pos < record.length; pos++) {
-      const text = indexText(renderMessage(record[pos]!.message));
+      const m = record[pos]!;
+      const text = indexText(renderMessage(m.message));
       lengths[pos - localStart] = counter.count(text);
       textKeys?.push(textKey(text));
+      if (times) {
+        times.timestamps.push(messageTimestamp(m.message));
+        times.firstSeqs[pos - localStart] = m.firstSeq;
+      }
+      if (phraseHits && containsPhrases(text, needs.phrases!)) phraseHits[pos - localStart] = 1;
       parts.add(classifyParts(record[pos]!.message));
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
@@ -116,6 +130,8 @@ export function digestRuns(
       termCounts: perTerm.map((a) => Int32Array.from(a)),
       parts: parts.finish(),
       textKeys,
+      times,
+      phraseHits,
       skipped: replay.skipped,
       unknownPartKinds: [...replay.unknownPartKinds],
     });

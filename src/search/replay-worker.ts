@@ -34,6 +34,8 @@ try {
       d.lengths.buffer as ArrayBuffer,
       ...d.termCounts.map((c) => c.buffer as ArrayBuffer),
       ...[d.parts.starts, d.parts.roles, d.parts.tools].map((a) => a.buffer as ArrayBuffer),
+      ...(d.times ? [d.times.firstSeqs.buffer as ArrayBuffer] : []),
+      ...(d.phraseHits ? [d.phraseHits.buffer as ArrayBuffer] : []),
     ]);
   } finally {
     store.close();

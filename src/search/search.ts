@@ -1,6 +1,8 @@
 import { DEFAULT_BM25, rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
-import { isEmptyPartFilter, partsMatch, type PartFilter, type PartRole } from '../history/roles.js';
+import type { PartRole } from '../history/roles.js';
+import { delegateTree } from '../history/listing.js';
+import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
 import type { RunRecord } from '../store/runs.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
@@ -8,6 +10,10 @@ import { queryTokens } from './tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
 import { explainScore, type Explain } from './explain.js';
+import { filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
+import { closestIds } from '../text/suggest.js';
+
+export type { HitFilter, SearchContext } from './filters.js';
 
 export type Scope = 'all' | 'conversation';
 
@@ -33,11 +39,6 @@ export interface SearchOptions {
   readonly collapse?: boolean;
   /** Give each hit the terms' parts of its score (`Hit.explain`). */
   readonly explain?: boolean;
-}
-
-export interface HitFilter extends PartFilter {
-  /** Hits must score at least this (the unrounded score). */
-  readonly minScore: number | null;
 }
 
 export const DEFAULT_SEARCH = { maxMatches: 10, contextLines: 5, bm25: DEFAULT_BM25 } as const;
@@ -77,6 +78,8 @@ export interface Hit {
   readonly locations: readonly HitLocation[] | null;
   /** With `explain`: each query term's part of the score. Null otherwise. */
   readonly explain: Explain | null;
+  /** When the message was made (microseconds; see `messageTime`), what `--since`, `--until` and `--sort time` use. */
+  readonly time: number | null;
 }
 
 export interface RankedHit {
@@ -132,13 +135,19 @@ export type SearchOutcome = OutcomeBase &
     | { readonly kind: 'found'; readonly total: number; readonly hits: readonly Hit[]; readonly ranking: readonly RankedHit[] }
   );
 
-/** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
-export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
+/**
+ * The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source; `ctx`
+ * dates messages that carry no timestamp of their own.
+ */
+export function search(source: CorpusSource, options: SearchOptions, ctx: SearchContext = {}): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
     return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
   }
-  const corpus = source.corpus(options, { textKeys: Boolean(options.collapse) });
-  const missing = corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null;
+  const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
+  const corpus = source.corpus(options, { textKeys: Boolean(options.collapse), ...filterNeeds(filter) });
+  const parent = filter?.parent ?? null;
+  const tree = parent === null ? null : delegateTree(source.runs(), parent);
+  const missing = (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
   const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
@@ -148,15 +157,21 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   const stats = corpus.termStats(terms);
   const ranked = rankBm25(stats, terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
-  const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
+  const test = filter ? new HitTest(filter, corpus, tree, ctx) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
-  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter, explain);
-  const matches = countMatches(corpus, ranked, filter, Boolean(options.collapse));
+  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, test, explain, ctx);
+  const matches = countMatches(corpus, ranked, test, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
   Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
   return outcome;
+}
+
+/** `--parent` naming a run the store does not hold: an error like a scope's (a typo must not pass a check). */
+function parentMiss(source: CorpusSource, parent: string): ScopeMiss | null {
+  const ids = source.runs().map((r) => r.runId);
+  return ids.includes(parent) ? null : { kind: 'run', id: parent, conversationId: null, suggestions: closestIds(parent, ids) };
 }
 
 /**
@@ -169,8 +184,9 @@ function selectWindows(
   ranked: RankedList,
   terms: ReadonlySet<string>,
   o: SearchOptions,
-  filter: HitFilter | null,
+  test: HitTest | null,
   explain: ((doc: number) => Explain) | null,
+  ctx: SearchContext,
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
@@ -193,7 +209,7 @@ function selectWindows(
     const { doc, score } = next.value;
     const { section: si, position } = ids.locate(doc);
     const section = corpus.sections[si]!;
-    const eligible = !filter || accepts(filter, corpus.document(si, position).parts, score);
+    const eligible = !test || test.accepts(si, position, score);
     let fold = null;
     if (block && eligible) {
       block.at(score);
@@ -233,6 +249,7 @@ function selectWindows(
       firstStep: d.firstStep,
       locations: fold ? fold.locations : block ? [{ run: section.run, messageIndex: position, timestamp: d.timestamp }] : null,
       explain: explain?.(doc) ?? null,
+      time: messageTime(d.timestamp, () => ctx.snapshotTime?.(d.firstSeq) ?? null),
     });
   }
   // the rest of the ranking, past the last window: never shown
@@ -241,7 +258,7 @@ function selectWindows(
     for (let next = order.next(); !next.done; next = order.next()) {
       const { doc, score } = next.value;
       const { section: si, position } = ids.locate(doc);
-      rest.push(entry(doc, score, false, !filter || accepts(filter, corpus.document(si, position).parts, score)));
+      rest.push(entry(doc, score, false, !test || test.accepts(si, position, score)));
     }
     return consumed.concat(rest);
   };
@@ -250,32 +267,29 @@ function selectWindows(
 
 /**
  * Counts every ranked message the filter accepts, in document order (a corpus that replays documents on
- * demand then replays each run once); parts are read only when the filter looks at roles or tools.
+ * demand then replays each run once); each test reads only what it needs.
  */
-function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | null, collapse: boolean): MatchCounts {
+function countMatches(corpus: Corpus, ranked: RankedList, test: HitTest | null, collapse: boolean): MatchCounts {
   const ids = new DocumentIds(corpus.sections);
   const docs = new Int32Array(ranked.length);
-  // with collapse, the scores too: only documents that share one can share a text
-  const scoreOf = collapse ? new Float64Array(ids.count) : null;
+  const scoreOf = new Float64Array(ids.count);
   let n = 0;
-  const minScore = filter?.minScore ?? null;
   ranked.forEachUnordered((doc, score) => {
-    if (minScore === null || score >= minScore) docs[n++] = doc;
-    if (scoreOf) scoreOf[doc] = score;
+    docs[n++] = doc;
+    scoreOf[doc] = score;
   });
-  const needParts = filter !== null && !isEmptyPartFilter(filter);
-  const sorted = docs.subarray(0, n).sort();
+  const sorted = docs.sort();
   let perSection: Int32Array = new Int32Array(corpus.sections.length);
   let total = 0;
-  const accepted = scoreOf ? new Int32Array(n) : null;
+  const accepted = collapse ? new Int32Array(n) : null;
   for (const doc of sorted) {
     const { section, position } = ids.locate(doc);
-    if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter)) continue;
+    if (test && !test.accepts(section, position, scoreOf[doc]!)) continue;
     perSection[section] = perSection[section]! + 1;
     if (accepted) accepted[total] = doc;
     total++;
   }
-  if (accepted && scoreOf) {
+  if (accepted) {
     const matching = accepted.subarray(0, total);
     const distinct = distinctTexts(matching, Float64Array.from(matching, (d) => scoreOf[d]!), corpus.sections.length, (d) => ids.locate(d).section, (d) => {
       const { section, position } = ids.locate(d);
@@ -289,12 +303,4 @@ function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | nu
     if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count });
   });
   return { total, byRun, unfiltered: ranked.length };
-}
-
-function isEmptyFilter(f: HitFilter): boolean {
-  return f.roles.size === 0 && f.tools.size === 0 && f.minScore === null;
-}
-
-function accepts(f: HitFilter, parts: readonly PartRole[], score: number): boolean {
-  return (f.minScore === null || score >= f.minScore) && partsMatch(parts, f);
 }

@@ -5,7 +5,16 @@
 export type Shape = string | { readonly $array: Shape } | { readonly [key: string]: Shape };
 
 const warning: Shape = 'object';
-const filters: Shape = { roles: { $array: 'string' }, tools: { $array: 'string' }, min_score: 'number|null' };
+const filters: Shape = {
+  roles: { $array: 'string' },
+  tools: { $array: 'string' },
+  min_score: 'number|null',
+  agents: { $array: 'string' },
+  parent_run_id: 'string|null',
+  since: 'string|null',
+  until: 'string|null',
+  phrases: { $array: 'string' },
+};
 const part: Shape = { role: 'string', tool_name: 'string|null', text: 'string' };
 
 export const HIT: Shape = {
