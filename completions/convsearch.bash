@@ -64,11 +64,12 @@ _convsearch() {
                 --until) return ;;
                 --phrase) return ;;
                 --format) COMPREPLY=($(compgen -W 'human tool json ndjson plain' -- "$cur")); return ;;
+                --sort) COMPREPLY=($(compgen -W 'score time' -- "$cur")); return ;;
                 --count-by) COMPREPLY=($(compgen -W 'run' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)
@@ -84,16 +85,18 @@ _convsearch() {
                 --sort) COMPREPLY=($(compgen -W 'started messages' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --agent --since --until --parent --limit --sort --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --agent --since --until --parent --limit --sort --reverse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         conversations)
             case $prev in
                 --index) _convsearch_files; return ;;
                 --db) _convsearch_files; return ;;
+                --sort) COMPREPLY=($(compgen -W 'started messages runs' -- "$cur")); return ;;
+                --limit) return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --sort --reverse --limit --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         show)

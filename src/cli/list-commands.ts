@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { selectRuns, sortRuns, summarizeConversations, summarizeRuns, type RunFilter, type RunSort } from '../history/listing.js';
+import { selectRuns, sortConversations, sortRuns, summarizeConversations, summarizeRuns, type ConversationSort, type RunFilter, type RunSort } from '../history/listing.js';
 import { GlobSet } from '../text/glob.js';
 import { timeBounds } from './time-flags.js';
 import { withRecordCounts, type IndexChoice } from '../index/indexed-search.js';
@@ -44,6 +44,19 @@ interface RunsFlags extends ListFlags {
   parent?: string;
   limit?: string;
   sort: RunSort;
+  reverse?: boolean;
+}
+
+interface ConversationsFlags extends ListFlags {
+  limit?: string;
+  sort: ConversationSort;
+  reverse?: boolean;
+}
+
+/** Sorted, maybe turned around, then cut: `--limit` keeps the first n of what would be listed. */
+function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | null): T[] {
+  const ordered = reverse ? items.slice().reverse() : items;
+  return limit === null ? ordered : ordered.slice(0, limit);
 }
 
 function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
@@ -87,6 +100,7 @@ export function runsCommand(): Command {
     .option('--parent <run>', 'only this run and the runs it delegated to, transitively (its delegate tree)')
     .option('--limit <n>', 'at most n runs (after sorting)')
     .addOption(new Option('--sort <key>', 'started (corpus order) or messages (most first)').choices(['started', 'messages']).default('started'))
+    .option('--reverse', 'the opposite order (latest first, or fewest messages first), before --limit')
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, run..., end')
     .option('--wide', 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)')
@@ -99,6 +113,7 @@ Examples:
   convsearch runs --conversation conv-42 --since 2025-03-01 --until 2025-03-07
   convsearch runs --parent run-7f3a               # a run and every sub-agent run it started
   convsearch runs --sort messages --limit 5
+  convsearch runs --reverse --limit 3                 # the three latest runs
   convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
     )
     .action(async (flags: RunsFlags) => {
@@ -113,16 +128,16 @@ Examples:
         if (miss) throw new CommandError(scopeMissMessage(miss));
         let runs = selectRuns(source.runs(), filter);
         // corpus order needs no replay to cut: replay only what is shown
-        if (flags.sort === 'started' && limit !== null) runs = runs.slice(0, limit);
+        if (flags.sort === 'started') runs = arrange(runs, flags.reverse, limit);
         return withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => {
-          let summaries = sortRuns(summarizeRuns(source, runs, counts), flags.sort);
-          if (limit !== null) summaries = summaries.slice(0, limit);
+          let summaries = summarizeRuns(source, runs, counts);
+          if (flags.sort !== 'started') summaries = arrange(sortRuns(summaries, flags.sort), flags.reverse, limit);
           return { summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
         });
       });
       const { summaries, warnings } = result;
       if (format === 'json') writeOut(JSON.stringify(runsJson(summaries, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
+      else if (format === 'ndjson') writeOut(runsNdjson(summaries, warnings, { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join('\n') + '\n');
       else await printTable(flags, (style) => runsTable(summaries, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
@@ -143,6 +158,9 @@ export function conversationsCommand(): Command {
   return addIndexOptions(new Command('conversations'))
     .description('list conversations: their runs, time span, searchable messages and agents')
     .addOption(dbOption())
+    .addOption(new Option('--sort <key>', 'started (by first start, the default), messages or runs (most first)').choices(['started', 'messages', 'runs']).default('started'))
+    .option('--reverse', 'the opposite order, before --limit')
+    .option('--limit <n>', 'at most n conversations (after sorting)')
     .option('--json', 'one JSON document (schema_version 1)')
     .option('--ndjson', 'one JSON event per line: begin, conversation..., end')
     .option('--wide', 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)')
@@ -154,18 +172,21 @@ export function conversationsCommand(): Command {
 
 Examples:
   convsearch conversations --db sessions.db
+  convsearch conversations --sort messages --limit 3     # the three largest
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
     )
-    .action(async (flags: ListFlags) => {
+    .action(async (flags: ConversationsFlags) => {
       const format = machineFormat(flags);
+      const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const { convs, warnings } = await withSource(flags.db, { color: flags.color }, (source) =>
-        withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => ({
-          convs: summarizeConversations(source, counts),
-          warnings: counts.warnings(source.runs().map((r) => r.runId)),
-        })),
+        withRecordCounts(source, indexChoice(flags), indexFallback, (counts) => {
+          const convs = arrange(sortConversations(summarizeConversations(source, counts), flags.sort), flags.reverse, limit);
+          const shown = new Set(convs.map((c) => c.conversationId));
+          return { convs, warnings: counts.warnings(source.runs().filter((r) => shown.has(r.conversationId)).map((r) => r.runId)) };
+        }),
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(convs, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings).join('\n') + '\n');
+      else if (format === 'ndjson') writeOut(conversationsNdjson(convs, warnings, { sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join('\n') + '\n');
       else await printTable(flags, (style) => conversationsTable(convs, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;

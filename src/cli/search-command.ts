@@ -6,6 +6,8 @@ import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
 import { searchJson, searchNdjson } from '../output/json.js';
 import { countLines, plainLines } from '../output/plain.js';
+import { runMatchesJson, runMatchesNdjson, runMatchLines } from '../output/run-matches.js';
+import type { HitSort } from '../search/order.js';
 import { matchNoun, outcomeStats, plural, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
 import { terminalWidth, wrapText } from '../output/width.js';
@@ -49,6 +51,9 @@ export interface SearchFlags {
   phrase?: string[];
   collapse?: boolean;
   explain?: boolean;
+  sort: HitSort;
+  reverse?: boolean;
+  runsWithMatches?: boolean;
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
@@ -65,6 +70,8 @@ export interface OutputPlan {
   /** `--expect-min n`. */
   readonly expectMin: number | null;
   readonly color: ColorChoice;
+  /** `-l`: the runs with matches instead of the hits (as lines, or in the JSON format chosen). */
+  readonly runsWithMatches: boolean;
 }
 
 function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
@@ -134,13 +141,15 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
     ...(filter ? { filter } : {}),
     ...(f.collapse ? { collapse: true } : {}),
     ...(f.explain ? { explain: true } : {}),
+    ...(f.sort === 'time' ? { sort: 'time' as const } : {}),
+    ...(f.reverse ? { reverse: true } : {}),
   };
 }
 
 /** The options a format is answered with: the parity format answers like the reference, so it ignores the views. */
 export function optionsForFormat(options: SearchOptions, plan: OutputPlan): SearchOptions {
   if (plan.format !== 'tool') return options;
-  const { collapse: _collapse, explain: _explain, ...reference } = options;
+  const { collapse: _collapse, explain: _explain, sort: _sort, reverse: _reverse, ...reference } = options;
   return reference;
 }
 
@@ -159,7 +168,11 @@ export function outputPlan(f: SearchFlags, options: SearchOptions): OutputPlan {
   if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
   const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
   const format = distinct[0]?.[1] ?? 'human';
-  if (options.maxMatches === 0 && !f.quiet && (format === 'human' || format === 'plain')) {
+  const runsWithMatches = Boolean(f.runsWithMatches);
+  if (runsWithMatches && (format === 'tool' || format === 'count')) {
+    throw new UsageError(`-l and ${distinct[0]![0]} ask for different outputs; pass one`);
+  }
+  if (options.maxMatches === 0 && !f.quiet && !runsWithMatches && (format === 'human' || format === 'plain')) {
     // the reference accepts max_matches=0 (tool, json, ndjson answer it); these formats would print nothing
     throw new UsageError(`-m 0 selects no hit to print${format === 'plain' ? ' with --plain' : ''}: use --count for the number of matching messages, or -q for the exit status alone`);
   }
@@ -170,6 +183,7 @@ export function outputPlan(f: SearchFlags, options: SearchOptions): OutputPlan {
     expectNone: Boolean(f.expectNone),
     expectMin,
     color: f.color,
+    runsWithMatches,
   };
 }
 
@@ -190,6 +204,13 @@ function print(outcome: SearchOutcome, plan: OutputPlan): void {
   const lines = (ls: string[]): void => {
     if (ls.length) writeTo(out, ls.join('\n') + '\n');
   };
+  if (plan.runsWithMatches) {
+    if (plan.format === 'json') writeTo(out, JSON.stringify(runMatchesJson(outcome), null, 2) + '\n');
+    else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome));
+    else lines(runMatchLines(outcome));
+    reportWarnings(outcome.warnings);
+    return;
+  }
   switch (plan.format) {
     case 'tool':
       writeTo(out, toolPrintable(outcome, out));
@@ -229,7 +250,10 @@ export function exitStatus(shown: number, matches: number, plan: OutputPlan): nu
 }
 
 function judge(outcome: SearchOutcome, plan: OutputPlan): void {
-  const { hits, matches } = outcomeStats(outcome);
+  const stats = outcomeStats(outcome);
+  const { matches } = stats;
+  // with -l, what is shown is the runs
+  const hits = plan.runsWithMatches ? stats.matchingRuns : stats.hits;
   const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
     const found = `${plural(matches, matchNoun(outcome))} found${matches > hits ? ` (${hits} shown)` : ''}`;
@@ -270,6 +294,9 @@ export function searchCommand(): Command {
     .option('--ndjson', 'one JSON event per line: begin, hit..., end, summary')
     .option('--plain', 'one line per hit: run_id:message_index:score:text')
     .option('--collapse', 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it')
+    .addOption(new Option('--sort <key>', 'order of the hits shown: score (rank, the default) or time (the message time, oldest first, ties by rank); -m still picks the best').choices(['score', 'time']).default('score'))
+    .option('--reverse', 'print the hits (or the runs of -l) in the opposite order')
+    .option('-l, --runs-with-matches', 'print the runs holding a matching message instead of hits: run id, conversation, agent, matching messages, best score, tab-separated, best first (--json, --ndjson too)')
     .option('--explain', "under each hit, each query term's tf, df, idf and share of the score, with N, the lengths, k1 and b (human, --json, --ndjson)")
     .option('--count', 'print the number of matching messages: all of them, whatever -m and -C show (like grep -c)')
     .addOption(new Option('--count-by <key>', 'print run_id:count of matching messages per run (implies --count)').choices(['run']))

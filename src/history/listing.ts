@@ -39,6 +39,7 @@ export interface RunFilter {
 }
 
 export type RunSort = 'started' | 'messages';
+export type ConversationSort = 'started' | 'messages' | 'runs';
 
 /** The run and every run whose parent chain leads to it (cycles in damaged stores are cut). */
 export function delegateTree(runs: readonly RunRecord[], rootId: string): Set<string> {
@@ -136,6 +137,16 @@ export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSu
     .map((s, i) => ({ s, i }))
     .sort((a, b) => b.s.messages - a.s.messages || a.i - b.i)
     .map((x) => x.s);
+}
+
+/** `started`: by first start (as listed); `messages`, `runs`: most first, ties by first start. */
+export function sortConversations(convs: readonly ConversationSummary[], sort: ConversationSort): ConversationSummary[] {
+  if (sort === 'started') return convs.slice();
+  const key = (c: ConversationSummary): number => (sort === 'messages' ? c.messages : c.runs);
+  return convs
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => key(b.c) - key(a.c) || a.i - b.i)
+    .map((x) => x.c);
 }
 
 export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {

@@ -60,7 +60,7 @@ export function locationJson(l: HitLocation): Json {
   return { run_id: l.run.runId, conversation_id: l.run.conversationId, agent_name: l.run.agentName, message_index: l.messageIndex, timestamp: l.timestamp };
 }
 
-function searchParams(outcome: SearchOutcome): Json {
+export function searchParams(outcome: SearchOutcome): Json {
   const o = outcome.options;
   return {
     query: o.query,
@@ -73,6 +73,8 @@ function searchParams(outcome: SearchOutcome): Json {
     bm25_b: o.bm25.b,
     collapse: Boolean(o.collapse),
     explain: Boolean(o.explain),
+    sort: o.sort ?? 'score',
+    reverse: Boolean(o.reverse),
     filters: {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],
@@ -87,7 +89,7 @@ function searchParams(outcome: SearchOutcome): Json {
   };
 }
 
-function endData(outcome: SearchOutcome): Json {
+export function endData(outcome: SearchOutcome): Json {
   return {
     outcome: outcome.kind,
     // the reference's reply when nothing was found (`No matches for ...`); null with hits
@@ -105,7 +107,7 @@ function errorJson(outcome: SearchOutcome): Json | null {
   return { kind: 'scope-not-found', missing: m.kind, id: m.id, conversation_id: m.conversationId, suggestions: m.suggestions, message: scopeMissMessage(m) };
 }
 
-function summaryData(outcome: SearchOutcome): Json {
+export function summaryData(outcome: SearchOutcome): Json {
   const s = outcomeStats(outcome);
   // hits: shown under -m and -C; total_matches: every matching message (what --count counts)
   return { hits: s.hits, total_matches: s.matches, messages: s.messages, runs: s.runs, skipped_snapshots: s.skippedSnapshots };

@@ -12,6 +12,7 @@ import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } fro
 import { explainScore, type Explain } from './explain.js';
 import { filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
 import { closestIds } from '../text/suggest.js';
+import { orderHits, type HitSort } from './order.js';
 
 export type { HitFilter, SearchContext } from './filters.js';
 
@@ -39,6 +40,9 @@ export interface SearchOptions {
   readonly collapse?: boolean;
   /** Give each hit the terms' parts of its score (`Hit.explain`). */
   readonly explain?: boolean;
+  /** The order of `hits` (default: by rank); which messages are hits does not depend on it. */
+  readonly sort?: HitSort;
+  readonly reverse?: boolean;
 }
 
 export const DEFAULT_SEARCH = { maxMatches: 10, contextLines: 5, bm25: DEFAULT_BM25 } as const;
@@ -95,6 +99,8 @@ export interface RankedHit {
 export interface RunMatches {
   readonly run: RunRecord;
   readonly count: number;
+  /** The best score among them. */
+  readonly best: number;
 }
 
 /**
@@ -132,7 +138,13 @@ export type SearchOutcome = OutcomeBase &
     | { readonly kind: 'no-run-history'; readonly runId: string }
     | { readonly kind: 'no-history'; readonly total: 0 }
     | { readonly kind: 'no-matches'; readonly total: number }
-    | { readonly kind: 'found'; readonly total: number; readonly hits: readonly Hit[]; readonly ranking: readonly RankedHit[] }
+    | {
+        readonly kind: 'found';
+        readonly total: number;
+        /** The hits, in the order `sort` and `reverse` ask (by rank unless told). */
+        readonly hits: readonly Hit[];
+        readonly ranking: readonly RankedHit[];
+      }
   );
 
 /**
@@ -159,7 +171,9 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
   const test = filter ? new HitTest(filter, corpus, tree, ctx) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
-  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, test, explain, ctx);
+  const selected = selectWindows(corpus, ranked, new Set(terms), options, test, explain, ctx);
+  const { ranking } = selected;
+  const hits = options.sort === 'time' || options.reverse ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse)) : selected.hits;
   const matches = countMatches(corpus, ranked, test, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
@@ -280,12 +294,14 @@ function countMatches(corpus: Corpus, ranked: RankedList, test: HitTest | null, 
   });
   const sorted = docs.sort();
   let perSection: Int32Array = new Int32Array(corpus.sections.length);
+  const best = new Float64Array(corpus.sections.length);
   let total = 0;
   const accepted = collapse ? new Int32Array(n) : null;
   for (const doc of sorted) {
     const { section, position } = ids.locate(doc);
     if (test && !test.accepts(section, position, scoreOf[doc]!)) continue;
     perSection[section] = perSection[section]! + 1;
+    if (scoreOf[doc]! > best[section]!) best[section] = scoreOf[doc]!;
     if (accepted) accepted[total] = doc;
     total++;
   }
@@ -300,7 +316,7 @@ function countMatches(corpus: Corpus, ranked: RankedList, test: HitTest | null, 
   }
   const byRun: RunMatches[] = [];
   perSection.forEach((count, si) => {
-    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count });
+    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count, best: best[si]! });
   });
   return { total, byRun, unfiltered: ranked.length };
 }

@@ -57,6 +57,8 @@ const searchParams = {
   bm25_b: 'number',
   collapse: 'boolean',
   explain: 'boolean',
+  sort: 'string',
+  reverse: 'boolean',
   filters,
 };
 const scopeError: Shape = 'object|null';
@@ -72,6 +74,21 @@ export const SEARCH_DOC: Shape = {
   summary,
   warnings: { $array: warning },
   error: scopeError,
+};
+
+export const RUN_MATCH: Shape = { run_id: 'string', conversation_id: 'string|null', agent_name: 'string|null', matches: 'integer', best_score: 'number' };
+
+/** `search -l --json`: the search document with `runs` in place of `hits`. */
+export const SEARCH_RUNS_DOC: Shape = (() => {
+  const { hits: _hits, ...rest } = SEARCH_DOC as Record<string, Shape>;
+  return { ...rest, runs: { $array: RUN_MATCH } };
+})();
+
+export const SEARCH_RUNS_EVENTS: Record<string, Shape> = {
+  begin: searchParams,
+  run: RUN_MATCH,
+  end: { outcome: 'string', message: 'string|null', total_messages: 'integer', warnings: { $array: warning }, error: scopeError },
+  summary,
 };
 
 export const SEARCH_EVENTS: Record<string, Shape> = {
@@ -98,6 +115,7 @@ export const RUNS_EVENTS: Record<string, Shape> = {
   begin: {
     filters: { conversation_id: 'string|null', agent_name: 'string|null', since: 'string|null', until: 'string|null', parent_run_id: 'string|null' },
     sort: 'string',
+    reverse: 'boolean',
     limit: 'integer|null',
   },
   run: RUN,
@@ -114,7 +132,7 @@ export const CONVERSATION: Shape = {
 };
 export const CONVERSATIONS_DOC: Shape = { schema_version: 'integer', conversations: { $array: CONVERSATION }, warnings: { $array: warning } };
 export const CONVERSATIONS_EVENTS: Record<string, Shape> = {
-  begin: {},
+  begin: { sort: 'string', reverse: 'boolean', limit: 'integer|null' },
   conversation: CONVERSATION,
   end: { conversations: 'integer', warnings: { $array: warning } },
 };

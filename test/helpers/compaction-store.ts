@@ -97,3 +97,19 @@ export function buildCompactionStore(path = join(tempDir(), 'compaction.db')): s
   w.close();
   return path;
 }
+
+/** One run whose third message carries no timestamp at all (nor its part): it is dated by its snapshot. */
+export function buildUndatedStore(path = join(tempDir(), 'undated.db')): string {
+  const w = new StepStoreWriter(path);
+  w.registerRun({ runId: 'u-1', conversationId: 'conv-u', startedAt: '2026-03-01T09:00:00Z' });
+  const first = [
+    request([userPromptPart('zebra sighting one', { timestamp: '2026-03-01T09:00:01Z' })], { timestamp: '2026-03-01T09:00:01Z' }),
+    response([textPart('noted zebra')], { timestamp: '2026-03-01T09:00:02Z' }),
+  ];
+  w.saveSnapshot({ runId: 'u-1', stepIndex: 1, timestamp: '2026-03-01T09:00:03Z', messages: first });
+  const bare = request([{ content: 'zebra sighting two, undated', part_kind: 'user-prompt' }]);
+  const reply = response([textPart('zebra logged')], { timestamp: '2026-03-01T15:00:01Z' });
+  w.saveSnapshot({ runId: 'u-1', stepIndex: 2, timestamp: '2026-03-01T15:00:00Z', messages: [...first, bare, reply] });
+  w.close();
+  return path;
+}

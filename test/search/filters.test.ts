@@ -6,13 +6,11 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request, response, textPart, userPromptPart, utc } from '../../scripts/lib/messages.js';
-import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { utc } from '../../scripts/lib/messages.js';
 import { parseTimeBound, messageTime } from '../../src/history/time.js';
 import { containsPhrases } from '../../src/search/filters.js';
 import { tokenize } from '../../src/search/tokenize.js';
-import { buildCompactionStore } from '../helpers/compaction-store.js';
-import { tempDir } from '../helpers/stores.js';
+import { buildCompactionStore, buildUndatedStore } from '../helpers/compaction-store.js';
 import { cli } from '../cli/ux-store.js';
 import { checkShape, SEARCH_DOC } from '../cli/shapes.js';
 
@@ -38,20 +36,6 @@ before(() => {
   db = buildCompactionStore();
   undated = buildUndatedStore();
 });
-
-/** One run whose second message carries no timestamp at all: it is dated by its snapshot. */
-function buildUndatedStore(): string {
-  const path = `${tempDir()}/undated.db`;
-  const w = new StepStoreWriter(path);
-  w.registerRun({ runId: 'u-1', conversationId: 'conv-u', startedAt: '2026-03-01T09:00:00Z' });
-  const first = [request([userPromptPart('zebra sighting one', { timestamp: '2026-03-01T09:00:01Z' })], { timestamp: '2026-03-01T09:00:01Z' }), response([textPart('noted zebra')], { timestamp: '2026-03-01T09:00:02Z' })];
-  w.saveSnapshot({ runId: 'u-1', stepIndex: 1, timestamp: '2026-03-01T09:00:03Z', messages: first });
-  // a request without a timestamp, whose part has none either
-  const bare = request([{ content: 'zebra sighting two, undated', part_kind: 'user-prompt' }]);
-  w.saveSnapshot({ runId: 'u-1', stepIndex: 2, timestamp: '2026-03-01T15:00:00Z', messages: [...first, bare, response([textPart('zebra logged')], { timestamp: '2026-03-01T15:00:01Z' })] });
-  w.close();
-  return path;
-}
 
 const WORDS = ['node', 'policy', 'cache', 'lru', 'runbook', 'eviction'];
 /** A search over the compaction store on every path; the outputs must be the same bytes. */
