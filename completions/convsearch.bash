@@ -42,7 +42,7 @@ _convsearch() {
     done
     case $cmd in
         "")
-            COMPREPLY=($(compgen -W 'search runs conversations show completion -V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'search runs conversations tools show completion -V --version -h --help' -- "$cur"))
             ;;
         search)
             case $prev in
@@ -97,6 +97,20 @@ _convsearch() {
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --sort --reverse --limit --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            :
+            ;;
+        tools)
+            case $prev in
+                --index) _convsearch_files; return ;;
+                --db) _convsearch_files; return ;;
+                --conversation) _convsearch_ids conversations "$db"; return ;;
+                --run) _convsearch_ids runs "$db"; return ;;
+                --agent) _convsearch_ids agents "$db"; return ;;
+                --since) return ;;
+                --until) return ;;
+                --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --db --conversation --run --agent --since --until --collapse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         show)

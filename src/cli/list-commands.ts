@@ -13,7 +13,7 @@ import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { collect, colorOption, dbOption, parseLimit } from './options.js';
 import { withSource } from './session.js';
 
-interface ListFlags {
+export interface ListFlags {
   db?: string;
   json?: boolean;
   ndjson?: boolean;
@@ -24,17 +24,17 @@ interface ListFlags {
 }
 
 /** Message counts come from the persistent index (kept up to date like a search's), or a replay. */
-function addIndexOptions(cmd: Command): Command {
+export function addIndexOptions(cmd: Command): Command {
   return cmd
     .option('--index <path>', 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)')
     .option('--no-index', 'replay the store instead of using the index (same numbers, slower)');
 }
 
-function indexChoice(flags: ListFlags): IndexChoice {
+export function indexChoice(flags: ListFlags): IndexChoice {
   return flags.index === false ? false : { path: flags.index };
 }
 
-const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`) };
+export const indexFallback = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`) };
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
@@ -59,7 +59,7 @@ function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | nu
   return limit === null ? ordered : ordered.slice(0, limit);
 }
 
-function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
+export function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
   if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
   return flags.json ? 'json' : flags.ndjson ? 'ndjson' : null;
 }
@@ -68,7 +68,7 @@ function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
  * Prints a table for the terminal (or a pipe: never cut, never wrapped); columns left out to fit the
  * terminal are named on stderr. `--wide` keeps them all, at their full width.
  */
-async function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): Promise<void> {
+export async function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): Promise<void> {
   const width = flags.wide ? null : terminalWidth(process.stdout);
   const table = render({ chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width });
   writeOut(table.text + '\n');

@@ -111,6 +111,12 @@ class IndexCorpus implements Corpus {
     return { parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq };
   }
 
+  sectionFacts(section: number): DocumentFacts[] {
+    const s = this.sections[section]!;
+    const rows = this.q.sectionFacts.all(s.runKey, s.start, s.end) as Array<{ roles: string; timestamp: string | null; first_seq: number }>;
+    return rows.map((row) => ({ parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq }));
+  }
+
   document(section: number, position: number): DocumentText {
     const s = this.sections[section]!;
     const key = `${s.runKey}:${position}`;
@@ -140,6 +146,7 @@ interface IndexQueries {
   readonly postings: BetterSqlite3.Statement;
   readonly document: BetterSqlite3.Statement;
   readonly facts: BetterSqlite3.Statement;
+  readonly sectionFacts: BetterSqlite3.Statement;
   readonly cache: BetterSqlite3.Statement;
   readonly warnings: BetterSqlite3.Statement;
 }
@@ -154,6 +161,7 @@ export class IndexCorpusSource implements CorpusSource {
       postings: db.prepare('SELECT seg, data FROM postings WHERE term = ?'),
       document: db.prepare('SELECT fields, roles, timestamp, first_seq, first_step FROM messages WHERE run_key = ? AND pos = ?'),
       facts: db.prepare('SELECT roles, timestamp, first_seq FROM messages WHERE run_key = ? AND pos = ?'),
+      sectionFacts: db.prepare('SELECT roles, timestamp, first_seq FROM messages WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos'),
       cache: db.prepare('SELECT runs, lengths FROM corpus_cache WHERE id = 1'),
       warnings: db.prepare('SELECT run_id, skipped, unknown FROM runs WHERE run_key = ?'),
     };

@@ -50,6 +50,8 @@ export interface Corpus {
   textKey?(section: number, position: number): string;
   /** What hit filters test of a document besides its text, when the corpus has it without rendering (else `document()`). */
   facts?(section: number, position: number): DocumentFacts;
+  /** The facts of a whole section (positions `start .. end-1`) at once, when the corpus can read them in one go. */
+  sectionFacts?(section: number): readonly DocumentFacts[];
   /** Whether the document holds every phrase of `CorpusNeeds.phrases`, when the corpus knows without rendering. */
   hasPhrases?(section: number, position: number): boolean;
 }

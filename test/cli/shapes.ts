@@ -137,6 +137,25 @@ export const CONVERSATIONS_EVENTS: Record<string, Shape> = {
   end: { conversations: 'integer', warnings: { $array: warning } },
 };
 
+export const TOOL: Shape = {
+  tool_name: 'string',
+  calls: 'integer',
+  returns: 'integer',
+  retries: 'integer',
+  runs: 'integer',
+  first_seen: 'string|null',
+  last_seen: 'string|null',
+};
+export const TOOLS_DOC: Shape = { schema_version: 'integer', tools: { $array: TOOL }, warnings: { $array: warning } };
+export const TOOLS_EVENTS: Record<string, Shape> = {
+  begin: {
+    filters: { conversation_id: 'string|null', run_id: 'string|null', agents: { $array: 'string' }, since: 'string|null', until: 'string|null' },
+    collapse: 'boolean',
+  },
+  tool: TOOL,
+  end: { tools: 'integer', warnings: { $array: warning } },
+};
+
 const message = { kind: 'string', roles: { $array: 'string' }, timestamp: 'string|null', text: 'string', parts: { $array: part } };
 export const SHOW_MESSAGE: Shape = { index: 'integer', ...message, first_seq: 'integer', first_step: 'integer|null' };
 const windowShape: Shape = 'object|null';
