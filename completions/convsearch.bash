@@ -50,6 +50,7 @@ _convsearch() {
                 --conversation) _convsearch_ids conversations "$db"; return ;;
                 --scope) COMPREPLY=($(compgen -W 'all conversation' -- "$cur")); return ;;
                 --run) _convsearch_ids runs "$db"; return ;;
+                --query-file) _convsearch_files; return ;;
                 -m|--max-matches) return ;;
                 -C|--context) return ;;
                 --bm25-k1) return ;;
@@ -69,7 +70,7 @@ _convsearch() {
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)

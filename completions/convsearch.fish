@@ -42,6 +42,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l db -r -F -d 's
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l conversation -x -a '(__convsearch_ids conversations)' -d 'search this conversation\'s runs (the reference\'s default scope)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l scope -x -a 'all conversation' -d 'all: every run in the store'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l run -x -a '(__convsearch_ids runs)' -d 'search only this run\'s full record'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l query-file -r -F -d 'read the query words from a file (\'-\': standard input), so that words starting with a dash or another program\'s output need no quoting'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -s m -l max-matches -x -d 'most hits to select'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -s C -l context -x -d 'messages of context around each hit'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-k1 -x -d 'BM25 term-frequency saturation'

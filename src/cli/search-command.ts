@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { isRole, ROLES, type Role } from '../history/roles.js';
 import { GlobSet } from '../text/glob.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
@@ -54,6 +55,7 @@ export interface SearchFlags {
   sort: HitSort;
   reverse?: boolean;
   runsWithMatches?: boolean;
+  queryFile?: string;
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
@@ -106,6 +108,21 @@ function phraseTokens(f: SearchFlags): string[][] {
   });
 }
 
+/** The query words: the arguments, or those of `--query-file` (a file, or `-` for standard input). */
+export function queryWords(args: string[], queryFile: string | undefined, read: (path: string | 0) => string = (p) => readFileSync(p, 'utf8')): string[] {
+  if (queryFile === undefined) return args;
+  if (args.length) throw new UsageError(`pass the query words as arguments or in --query-file, not both (got ${JSON.stringify(args.join(' '))} and --query-file ${queryFile})`);
+  let text: string;
+  try {
+    text = read(queryFile === '-' ? 0 : queryFile);
+  } catch (e) {
+    throw new CommandError(`cannot read --query-file ${queryFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0) throw new UsageError(`--query-file ${queryFile === '-' ? '- (standard input)' : queryFile} holds no query words`);
+  return words;
+}
+
 /** Flags → search options, validated in the reference's order (spec §7), then convsearch's own filters. */
 export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
   const maxMatches = parseCount('--max-matches', f.maxMatches, 'max_matches');
@@ -129,7 +146,7 @@ export function searchOptions(words: string[], f: SearchFlags): SearchOptions {
   const filter = hitFilter(f, phrases);
   // without words, the phrases are the query: `search --phrase 'connection pool'`
   const query = words.length ? words.join(' ') : (f.phrase ?? []).join(' ');
-  if (query.trim() === '') throw new UsageError('search needs query words (or --phrase)');
+  if (query.trim() === '') throw new UsageError('search needs query words (or --query-file, or --phrase)');
   return {
     query,
     scope,
@@ -273,6 +290,7 @@ export function searchCommand(): Command {
     .option('--conversation <id>', "search this conversation's runs (the reference's default scope)")
     .addOption(new Option('--scope <scope>', 'all: every run in the store').choices(['all', 'conversation']))
     .option('--run <id>', "search only this run's full record")
+    .option('--query-file <path>', "read the query words from a file ('-': standard input), so that words starting with a dash or another program's output need no quoting")
     .option('-m, --max-matches <n>', 'most hits to select', '10')
     .option('-C, --context <n>', 'messages of context around each hit', '5')
     .option('--bm25-k1 <x>', 'BM25 term-frequency saturation', '1.5')
@@ -310,8 +328,10 @@ export function searchCommand(): Command {
       `
 Exit status: 0 when at least one hit is shown, 1 when none is, 2 on an error (an unknown
 --conversation or --run included). With --expect-none: 0 when no message matches, 1 when any does.
-With --expect-min n: 0 when at least n match. Checks and --count count every matching message
-(score above 0, passing --role, --tool and --min-score), not only the hits -m and -C show.
+With --expect-min n: 0 when at least n match. Checks, --count and -l count every matching message
+(score above 0, passing the filters; with --collapse, their distinct texts), not only the hits -m and
+-C show. The filters, --sort, --reverse, --collapse and --explain never change BM25 statistics or
+scores, and --format tool ignores the last four: it answers like the reference.
 
 Examples:
   convsearch search refund idempotency --db sessions.db --conversation conv-42
@@ -320,10 +340,11 @@ Examples:
   convsearch search billing --scope all --json | jq -r '.hits[].run_id'
   convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
-  convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
+  convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q
+  printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all`,
     )
-    .action(async (words: string[], flags: SearchFlags) => {
-      const requested = searchOptions(words, flags);
+    .action(async (args: string[], flags: SearchFlags) => {
+      const requested = searchOptions(queryWords(args, flags.queryFile), flags);
       const plan = outputPlan(flags, requested);
       const options = optionsForFormat(requested, plan);
       const outcome = await withStore(flags.db, { quiet: plan.quiet, color: plan.color }, (store, onProgress) =>

@@ -43,6 +43,7 @@ export interface CompletionModel {
 const DYNAMIC: Record<string, ValueKind> = {
   '--db': { kind: 'file' },
   '--index': { kind: 'file' },
+  '--query-file': { kind: 'file' },
   '--run': { kind: 'run' },
   '--parent': { kind: 'run' },
   '--conversation': { kind: 'conversation' },
