@@ -10,7 +10,7 @@ import { queryTokens } from './tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
 import { explainScore, type Explain } from './explain.js';
-import { filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
+import { factsOf, filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
 import { closestIds } from '../text/suggest.js';
 import { orderHits, type HitSort } from './order.js';
 
@@ -156,7 +156,9 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
     return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
   }
   const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
-  const corpus = source.corpus(options, { textKeys: Boolean(options.collapse), ...filterNeeds(filter) });
+  const needs = filterNeeds(filter);
+  // with collapse, the copies' locations carry their timestamps: a digest keeps them too
+  const corpus = source.corpus(options, { ...needs, textKeys: Boolean(options.collapse), times: needs.times || Boolean(options.collapse) });
   const parent = filter?.parent ?? null;
   const tree = parent === null ? null : delegateTree(source.runs(), parent);
   const missing = (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
@@ -230,7 +232,7 @@ function selectWindows(
       // a text alone at its score has no copy: its key is never read
       const ahead = order.peek();
       if (!block.empty || (!ahead.done && block.holds(ahead.value.score))) {
-        fold = block.add(collapseKey(corpus, si, position), { run: section.run, messageIndex: position, timestamp: corpus.document(si, position).timestamp });
+        fold = block.add(collapseKey(corpus, si, position), { run: section.run, messageIndex: position, timestamp: factsOf(corpus, si, position).timestamp });
       }
     }
     const emit = eligible && !shown.has(doc) && !fold?.shown && hits.length < o.maxMatches;
