@@ -7,11 +7,11 @@ import { listRuns } from '../store/runs.js';
 import { openStore, type Store } from '../store/open.js';
 import { storeToolNames } from '../history/tool-names.js';
 import { writeOut } from './io.js';
-import { collect, dbOption, resolveDb } from './options.js';
+import { collect, collectWhole, dbOption, resolveDb } from './options.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
 
-const repeatable = (o: Option): boolean => o.parseArg === (collect as unknown);
+const repeatable = (o: Option): boolean => o.parseArg === (collect as unknown) || o.parseArg === (collectWhole as unknown);
 
 /** The completion script for a shell, generated from the program's command definitions. */
 export function completionScript(program: Command, shell: Shell): string {
@@ -26,8 +26,8 @@ export function completionCommand(program: () => Command): Command {
     .addHelpText(
       'after',
       `
-The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool
-and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
+The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool,
+--agent and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
 Examples:
   source <(convsearch completion bash)      # this shell only
@@ -40,22 +40,26 @@ Examples:
     });
 }
 
-/** What `__complete` lists: run ids and conversation ids from the runs table, tool names from the snapshots. */
-function completionWords(store: Store, kind: 'runs' | 'conversations' | 'tools'): string[] {
+type CompleteKind = 'runs' | 'conversations' | 'tools' | 'agents';
+
+/** What `__complete` lists: run ids, conversation ids and agent names from the runs table, tool names from the snapshots. */
+function completionWords(store: Store, kind: CompleteKind): string[] {
   if (kind === 'tools') return storeToolNames(store);
   const runs = listRuns(store);
-  return kind === 'runs' ? runs.map((r) => r.runId) : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+  if (kind === 'runs') return runs.map((r) => r.runId);
+  const values = runs.map((r) => (kind === 'agents' ? r.agentName : r.conversationId)).filter((c): c is string => c !== null);
+  return kind === 'agents' ? [...new Set(values)].sort() : [...new Set(values)];
 }
 
 /**
- * `convsearch __complete runs|conversations|tools [--db path]`: words for the completion scripts, one
+ * `convsearch __complete runs|conversations|tools|agents [--db path]`: words for the completion scripts, one
  * per line, without replaying anything. Hidden; the scripts drop its stderr.
  */
 export function completeCommand(): Command {
   return new Command('__complete')
-    .addArgument(new Argument('<kind>').choices(['runs', 'conversations', 'tools']))
+    .addArgument(new Argument('<kind>').choices(['runs', 'conversations', 'tools', 'agents']))
     .addOption(dbOption())
-    .action((kind: 'runs' | 'conversations' | 'tools', flags: { db?: string }) => {
+    .action((kind: CompleteKind, flags: { db?: string }) => {
       const store = openStore(resolveDb(flags.db));
       try {
         const ids = completionWords(store, kind);

@@ -6,6 +6,7 @@ import { leaveTerminalAloneAtExit } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
+import { toolsCommand } from './tools-command.js';
 
 const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
 
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .addCommand(searchCommand())
     .addCommand(runsCommand())
     .addCommand(conversationsCommand())
+    .addCommand(toolsCommand())
     .addCommand(showCommand())
     .addCommand(completionCommand(() => program))
     .addCommand(completeCommand(), { hidden: true })
@@ -29,6 +31,7 @@ Examples:
   convsearch search refund policy --db sessions.db --conversation conv-42
   convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
   convsearch runs --since 2025-03-01 --sort messages --limit 10
+  convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   source <(convsearch completion bash)`,
     );

@@ -64,6 +64,11 @@ export function collect(value: string, previous: string[] = []): string[] {
   return previous.concat(value.split(',').map((v) => v.trim()).filter((v) => v !== ''));
 }
 
+/** Accumulates a repeatable flag whose values may hold commas (`--phrase 'a, b'`). */
+export function collectWhole(value: string, previous: string[] = []): string[] {
+  return previous.concat(value);
+}
+
 export function parseScore(flag: string, raw: string): number {
   const x = parseNumber(flag, raw);
   if (!Number.isFinite(x)) throw new UsageError(`${flag} expects a finite number, got ${JSON.stringify(raw)}`);

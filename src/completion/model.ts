@@ -9,6 +9,7 @@ export type ValueKind =
   | { readonly kind: 'run' }
   | { readonly kind: 'conversation' }
   | { readonly kind: 'tool' }
+  | { readonly kind: 'agent' }
   | { readonly kind: 'choices'; readonly choices: readonly string[] };
 
 export interface OptionSpec {
@@ -42,10 +43,12 @@ export interface CompletionModel {
 const DYNAMIC: Record<string, ValueKind> = {
   '--db': { kind: 'file' },
   '--index': { kind: 'file' },
+  '--query-file': { kind: 'file' },
   '--run': { kind: 'run' },
   '--parent': { kind: 'run' },
   '--conversation': { kind: 'conversation' },
   '--tool': { kind: 'tool' },
+  '--agent': { kind: 'agent' },
   'run-id': { kind: 'run' },
   // comma-separated and repeatable, so not commander choices
   '--role': { kind: 'choices', choices: ROLES },

@@ -3,6 +3,7 @@ import { lastSteps } from '../store/steps.js';
 import { attributeSections, sectionLength } from './attribution.js';
 import type { HistorySource, Warning } from './source.js';
 import { parseInstant } from './timestamps.js';
+import type { GlobSet } from '../text/glob.js';
 
 export interface RunSummary {
   readonly run: RunRecord;
@@ -28,7 +29,8 @@ export interface ConversationSummary {
 /** Which runs a listing shows; every field is optional and they all must hold. */
 export interface RunFilter {
   readonly conversationId?: string;
-  readonly agent?: string;
+  /** The run's agent name matches one of these patterns. */
+  readonly agent?: GlobSet;
   /** Microseconds since the epoch (see parseInstant); runs whose started_at does not parse are left out. */
   readonly since?: number;
   readonly until?: number;
@@ -37,6 +39,7 @@ export interface RunFilter {
 }
 
 export type RunSort = 'started' | 'messages';
+export type ConversationSort = 'started' | 'messages' | 'runs';
 
 /** The run and every run whose parent chain leads to it (cycles in damaged stores are cut). */
 export function delegateTree(runs: readonly RunRecord[], rootId: string): Set<string> {
@@ -66,7 +69,7 @@ export function selectRuns(runs: readonly RunRecord[], f: RunFilter): RunRecord[
   return runs.filter((r) => {
     if (tree && !tree.has(r.runId)) return false;
     if (f.conversationId !== undefined && r.conversationId !== f.conversationId) return false;
-    if (f.agent !== undefined && r.agentName !== f.agent) return false;
+    if (f.agent !== undefined && f.agent.size > 0 && (r.agentName === null || !f.agent.has(r.agentName))) return false;
     if (f.since !== undefined || f.until !== undefined) {
       const t = parseInstant(r.startedAt);
       if (t === null) return false;
@@ -134,6 +137,16 @@ export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSu
     .map((s, i) => ({ s, i }))
     .sort((a, b) => b.s.messages - a.s.messages || a.i - b.i)
     .map((x) => x.s);
+}
+
+/** `started`: by first start (as listed); `messages`, `runs`: most first, ties by first start. */
+export function sortConversations(convs: readonly ConversationSummary[], sort: ConversationSort): ConversationSummary[] {
+  if (sort === 'started') return convs.slice();
+  const key = (c: ConversationSummary): number => (sort === 'messages' ? c.messages : c.runs);
+  return convs
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => key(b.c) - key(a.c) || a.i - b.i)
+    .map((x) => x.c);
 }
 
 export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {

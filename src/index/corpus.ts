@@ -3,7 +3,7 @@ import type { Role } from '../history/roles.js';
 import type { Warning } from '../history/source.js';
 import type { RecordCounts } from '../history/listing.js';
 import { NO_POSTINGS, PostingsBuilder, type Postings, type TermStats } from '../search/bm25.js';
-import { type Corpus, type CorpusSource, type DocumentText, type SectionView } from '../search/corpus.js';
+import { type Corpus, type CorpusSource, type DocumentFacts, type DocumentText, type SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import type { RunRecord } from '../store/runs.js';
 import { IndexDamagedError } from './errors.js';
@@ -113,6 +113,23 @@ class IndexCorpus implements Corpus {
     return l;
   }
 
+  /** Parts, timestamp and first snapshot without the fields (what hit filters test). */
+  facts(section: number, position: number): DocumentFacts {
+    const s = this.sections[section]!;
+    const d = this.docs.get(`${s.runKey}:${position}`);
+    if (d) return d;
+    // the whole row: its checksum covers every column
+    const row = this.t.message(s.runKey, position);
+    return { parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq };
+  }
+
+  sectionFacts(section: number): DocumentFacts[] {
+    const s = this.sections[section]!;
+    const out: DocumentFacts[] = [];
+    for (const row of this.t.messages(s.runKey, s.start, s.end)) out.push({ parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq });
+    return out;
+  }
+
   document(section: number, position: number): DocumentText {
     const s = this.sections[section]!;
     const key = `${s.runKey}:${position}`;
@@ -123,7 +140,7 @@ class IndexCorpus implements Corpus {
       d = {
         fields,
         text: indexText(fields),
-        parts: (JSON.parse(row.roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName })),
+        parts: partsFromJson(row.roles),
         timestamp: row.timestamp,
         firstSeq: row.first_seq,
         firstStep: row.first_step,
@@ -132,6 +149,10 @@ class IndexCorpus implements Corpus {
     }
     return d;
   }
+}
+
+function partsFromJson(roles: string): DocumentText['parts'] {
+  return (JSON.parse(roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName }));
 }
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */

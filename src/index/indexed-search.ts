@@ -9,6 +9,7 @@ import { queryTokens } from '../search/tokenize.js';
 import { search, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/open.js';
+import { snapshotTimes } from '../store/snapshot-times.js';
 import { IndexCorpusSource } from './corpus.js';
 import { IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './index-file.js';
@@ -212,12 +213,14 @@ export interface SearchStoreHooks {
 
 /** One search over a store, through the persistent index unless told not to. Same outcome either way. */
 export function searchStore(store: Store, options: SearchOptions, index: IndexChoice, hooks: SearchStoreHooks = {}): SearchOutcome {
+  // messages without a timestamp are dated by their snapshot, read from the store either way
+  const ctx = { snapshotTime: snapshotTimes(store) };
   const replay = (): SearchOutcome => {
     const source = new HistorySource(store, { onProgress: hooks.onProgress });
-    return search(new ParallelCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options);
+    return search(new ParallelCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options, ctx);
   };
   if (index === false) return replay();
-  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
+  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
 }
 
 /** Listing counts through the persistent index unless told not to; a replay otherwise (same numbers). */

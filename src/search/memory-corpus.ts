@@ -2,7 +2,9 @@ import { attributeSections } from '../history/attribution.js';
 import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentFacts, type DocumentText, type SectionView } from './corpus.js';
+import { classifyParts } from '../history/roles.js';
+import { messageTimestamp } from '../history/timestamps.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import type { RunRecord } from '../store/runs.js';
 import { QueryTermCounter } from './tokenize.js';
@@ -18,6 +20,12 @@ class MemoryCorpus implements Corpus {
 
   document(section: number, position: number): DocumentText {
     return renderRecordMessage(this.records[section]![position]!);
+  }
+
+  /** Parts and timestamp straight from the message, without rendering it. */
+  facts(section: number, position: number): DocumentFacts {
+    const m = this.records[section]![position]!;
+    return { parts: classifyParts(m.message), timestamp: messageTimestamp(m.message), firstSeq: m.firstSeq };
   }
 
   termStats(terms: readonly string[]): TermStats {

@@ -4,10 +4,11 @@ import { HistorySource, type Warning } from '../history/source.js';
 import { conversationGroups, defaultThreads, MIN_SNAPSHOTS, startStoreWorker, stopStoreWorker, type ParallelOptions, type StoreWorker, type StoreWorkerData } from '../history/threads.js';
 import type { RunRecord } from '../store/runs.js';
 import { NO_POSTINGS, PostingsBuilder, type TermStats } from './bm25.js';
-import { renderRecordMessage, type Corpus, type CorpusSource, type DocumentText, type SectionView } from './corpus.js';
+import { renderRecordMessage, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentFacts, type DocumentText, type SectionView } from './corpus.js';
+import { containsPhrases } from './filters.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './memory-corpus.js';
-import { digestGroups, digestPartsAt, digestRuns, sharedQueue, type RunDigest } from './replay-digest.js';
+import { digestGroups, digestPartsAt, digestRuns, sharedQueue, textKey, type RunDigest } from './replay-digest.js';
 import type { PartRole } from '../history/roles.js';
 import type { ReplayWorkerData, ReplayWorkerReply } from './replay-worker.js';
 
@@ -41,7 +42,7 @@ export class ParallelCorpusSource implements CorpusSource {
     return this.source.runs();
   }
 
-  corpus(scope: ScopeFilter): Corpus {
+  corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
     if (scope.runId !== null) return this.serial.corpus(scope);
     const marks = this.source.snapshots.watermarks();
@@ -54,7 +55,7 @@ export class ParallelCorpusSource implements CorpusSource {
     // whole conversations, heaviest first, handed out one at a time so that the threads finish together
     const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
     const queue = new SharedArrayBuffer(4);
-    const data = { groups, queue, terms: this.terms } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
+    const data = { groups, queue, terms: this.terms, needs } satisfies Omit<ReplayWorkerData, keyof StoreWorkerData>;
     const workers = Array.from({ length: threads - 1 }, () => startStoreWorker(this.options.worker ?? WORKER, store, 2, data));
     const progress = this.source.onProgress;
     const othersDone = (): number => workers.reduce((n, w) => n + Atomics.load(w.signal, 1), 0);
@@ -62,7 +63,7 @@ export class ParallelCorpusSource implements CorpusSource {
     const own = new HistorySource(store, { retain: false });
     try {
       let mine = 0;
-      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) => progress?.((mine = done) + othersDone(), runs.length))) {
+      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) => progress?.((mine = done) + othersDone(), runs.length), needs)) {
         digests.set(d.runId, d);
       }
       for (const w of workers) {
@@ -73,10 +74,10 @@ export class ParallelCorpusSource implements CorpusSource {
     }
     // what a failed worker took and did not deliver, replayed here
     for (const g of conversationGroups(runs.filter((r) => !digests.has(r.runId)), weight)) {
-      for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms)) digests.set(d.runId, d);
+      for (const d of digestRuns(own, g.runs.map((r) => r.runId), this.terms, undefined, needs)) digests.set(d.runId, d);
     }
     progress?.(runs.length, runs.length);
-    return new DigestCorpus(this.source, runs, digests, this.terms);
+    return new DigestCorpus(this.source, runs, digests, this.terms, needs);
   }
 }
 
@@ -100,6 +101,7 @@ class DigestCorpus implements Corpus {
     runs: readonly RunRecord[],
     digests: ReadonlyMap<string, RunDigest>,
     private readonly terms: readonly string[],
+    private readonly needs: CorpusNeeds,
   ) {
     this.scopeRuns = runs.length;
     const claimed = new Set<string>();
@@ -121,6 +123,24 @@ class DigestCorpus implements Corpus {
 
   parts(section: number, position: number): readonly PartRole[] {
     return digestPartsAt(this.digests[section]!, position);
+  }
+
+  facts(section: number, position: number): DocumentFacts {
+    const d = this.digests[section]!;
+    if (!d.times) return this.document(section, position);
+    const i = position - d.localStart;
+    return { parts: digestPartsAt(d, position), timestamp: d.times.timestamps[i]!, firstSeq: d.times.firstSeqs[i]! };
+  }
+
+  hasPhrases(section: number, position: number): boolean {
+    const d = this.digests[section]!;
+    if (d.phraseHits) return d.phraseHits[position - d.localStart] === 1;
+    return containsPhrases(this.document(section, position).text, this.needs.phrases ?? []);
+  }
+
+  textKey(section: number, position: number): string {
+    const d = this.digests[section]!;
+    return d.textKeys ? d.textKeys[position - d.localStart]! : textKey(this.document(section, position).text);
   }
 
   termStats(terms: readonly string[]): TermStats {

@@ -7,6 +7,7 @@ import { workerData } from 'node:worker_threads';
 import { HistorySource } from '../history/source.js';
 import { openWorkerStore, type StoreWorkerData } from '../history/threads.js';
 import { digestGroups, sharedQueue, type RunDigest } from './replay-digest.js';
+import type { CorpusNeeds } from './corpus.js';
 
 /** The signal block is `[done flag, runs digested]`. */
 export interface ReplayWorkerData extends StoreWorkerData {
@@ -14,6 +15,7 @@ export interface ReplayWorkerData extends StoreWorkerData {
   readonly groups: ReadonlyArray<readonly string[]>;
   readonly queue: SharedArrayBuffer;
   readonly terms: readonly string[];
+  readonly needs: CorpusNeeds;
 }
 
 export type ReplayWorkerReply = { readonly ok: true; readonly digests: RunDigest[] } | { readonly ok: false; readonly error: string };
@@ -26,12 +28,14 @@ try {
   const store = openWorkerStore(data);
   try {
     const source = new HistorySource(store, { retain: false });
-    const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => Atomics.store(signal, 1, done));
+    const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => Atomics.store(signal, 1, done), data.needs);
     reply = { ok: true, digests };
     transfer = digests.flatMap((d) => [
       d.lengths.buffer as ArrayBuffer,
       ...d.termCounts.map((c) => c.buffer as ArrayBuffer),
       ...[d.parts.starts, d.parts.roles, d.parts.tools].map((a) => a.buffer as ArrayBuffer),
+      ...(d.times ? [d.times.firstSeqs.buffer as ArrayBuffer] : []),
+      ...(d.phraseHits ? [d.phraseHits.buffer as ArrayBuffer] : []),
     ]);
   } finally {
     store.close();

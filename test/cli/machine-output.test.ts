@@ -8,6 +8,11 @@ import {
   checkShape,
   CONVERSATIONS_DOC,
   CONVERSATIONS_EVENTS,
+  EXPLAIN,
+  LOCATION,
+  RUN_MATCH,
+  TOOLS_DOC,
+  TOOLS_EVENTS,
   RUNS_DOC,
   RUNS_EVENTS,
   SEARCH_DOC,
@@ -102,9 +107,9 @@ describe('--json and --ndjson follow the documented schemas', () => {
 
   test('every documented key appears in docs/cli.md', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
-    const shapes = [SEARCH_DOC, RUNS_DOC, CONVERSATIONS_DOC, SHOW_DOC, ...Object.values(SEARCH_EVENTS), ...Object.values(RUNS_EVENTS), ...Object.values(SHOW_EVENTS)];
+    const shapes = [SEARCH_DOC, EXPLAIN, LOCATION, RUN_MATCH, TOOLS_DOC, ...Object.values(TOOLS_EVENTS), RUNS_DOC, CONVERSATIONS_DOC, SHOW_DOC, ...Object.values(SEARCH_EVENTS), ...Object.values(RUNS_EVENTS), ...Object.values(SHOW_EVENTS)];
     for (const key of shapeKeys(shapes)) assert.ok(docs.includes(`\`${key}\``) || docs.includes(`"${key}"`), `docs/cli.md does not mention ${key}`);
-    for (const type of ['begin', 'hit', 'end', 'summary', 'run', 'conversation', 'message', 'interrupted']) {
+    for (const type of ['begin', 'hit', 'end', 'summary', 'run', 'conversation', 'tool', 'message', 'interrupted']) {
       assert.ok(docs.includes(`"${type}"`) || docs.includes(`\`${type}\``), `docs/cli.md does not mention event ${type}`);
     }
   });
