@@ -16,6 +16,8 @@ export const SQLITE_BACKEND = 'sqlite';
 export class SqliteReader implements StoreReader {
   private statements: SnapshotReader | null = null;
   private mediaStatement: BetterSqlite3.Statement | null = null;
+  private timeStatement: BetterSqlite3.Statement | null = null;
+  private readonly times = new Map<number, string | null>();
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
   constructor(readonly file: SqliteFile) {}
@@ -75,6 +77,17 @@ export class SqliteReader implements StoreReader {
 
   lastSteps(): Map<string, number | null> {
     return lastSteps(this.file.db);
+  }
+
+  snapshotTime(_runId: string, seq: number): string | null {
+    // seq is store-wide here
+    let t = this.times.get(seq);
+    if (t === undefined) {
+      this.timeStatement ??= this.file.db.prepare('SELECT timestamp FROM snapshots WHERE seq = ?').pluck();
+      const v = this.timeStatement.get(seq);
+      this.times.set(seq, (t = typeof v === 'string' ? v : null));
+    }
+    return t;
   }
 
   media(sha256: string): Buffer | null {
