@@ -6,7 +6,7 @@ import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader,
 import { sqliteContent } from './content.js';
 import { storeFingerprint } from './fingerprint.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
-import { listRuns } from './runs.js';
+import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
 
@@ -40,7 +40,7 @@ export class SqliteReader implements StoreReader {
   }
 
   runs(): StoreRun[] {
-    return listRuns(this.file.db, this.file.path);
+    return readRuns(this.file.db, this.file.path);
   }
 
   runCount(): number {
