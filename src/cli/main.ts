@@ -8,6 +8,7 @@ import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
+import { toolsCommand } from './tools-command.js';
 
 const PROGRAM = 'convsearch';
 const TOP_FLAGS = [FLAGS.version];
@@ -18,6 +19,7 @@ export function commands(): CommandDef[] {
     searchCommand(),
     runsCommand(),
     conversationsCommand(),
+    toolsCommand(),
     showCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
@@ -40,6 +42,7 @@ Examples:
   convsearch search refund policy --db sessions.db --conversation conv-42
   convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
   convsearch runs --since 2025-03-01 --sort messages --limit 10
+  convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   source <(convsearch completion bash)`,
   );
