@@ -1,17 +1,19 @@
 /**
- * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--regenerate] [--backends | --backends-only]`: speed of
- * convsearch on a synthetic store. `--backends` adds the raw read of the store copied into a FileStepStore tree,
- * Postgres and Redis (throwaway servers), against the SQLite read; `--backends-only` measures only that.
+ * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling]
+ * [--backends | --backends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
+ * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
+ * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
+ * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
+ * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read; `--backends-only`
+ * measures only that.
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
  */
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { searchStore } from '../../src/api/search.js';
@@ -21,22 +23,12 @@ import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 import { phaseBackendRead, phaseBackendReplay, prepareBackends } from './backends.js';
+import { appendRun, appendSnapshots, liveWriter } from './mutations.js';
+import { arg, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
+import { runScaling, scalingTable } from './scaling.js';
+import { cliProbes, latencyTable, measureLatencies } from './whole-process.js';
 
 const require = createRequire(import.meta.url);
-const self = fileURLToPath(import.meta.url);
-
-interface PhaseResult {
-  ms: number;
-  rssMb: number;
-  extra?: Record<string, number | string>;
-}
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1]! : fallback;
-}
-
-const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
 function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
   return {
@@ -132,75 +124,8 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  const pct = (p: number): number => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!;
+  const pct = (p: number): number => percentile(times, p);
   return { ms: pct(50), rssMb: rssMb(), extra: { p50: pct(50), p95: pct(95), n: times.length } };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Store mutations for the incremental phases (plain SQL, as another writer process would)
-
-function appendRun(store: string): void {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  db.transaction(() => {
-    const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
-      run_id: string;
-      conversation_id: string;
-      started_at: string;
-    };
-    const id = `${last.run_id}-again-${Date.now()}`;
-    db.prepare(
-      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
-    ).run(
-      id,
-      last.conversation_id,
-      last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
-    );
-    db.prepare(
-      'INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT ?, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq',
-    ).run(id, last.run_id);
-  })();
-  db.close();
-}
-
-/** A writer that stays connected (its -wal and -shm stay), as an agent process keeps its store open. */
-function liveWriter(store: string): BetterSqlite3.Database {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  db.pragma('journal_mode = WAL');
-  db.pragma('wal_autocheckpoint = 0');
-  return db;
-}
-
-function appendSnapshots(store: string, count: number): void {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  const runs = db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 10').pluck().all() as string[];
-  const lastSnap = db.prepare(
-    "SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1",
-  );
-  const insert = db.prepare(
-    "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
-  );
-  for (let i = 0; i < count; i++) {
-    const runId = runs[i % runs.length]!;
-    const s = lastSnap.get(runId) as { step_index: number; conversation_id: string; timestamp: string; messages: string };
-    const msg = `{"parts": [{"content": "appended follow-up ${i} about quarzite", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
-    db.transaction(() => insert.run(runId, s.step_index + 1, s.conversation_id, s.timestamp, s.messages.slice(0, -1) + ', ' + msg + ']'))();
-  }
-  db.close();
-}
-
-// ---------------------------------------------------------------------------------------------
-
-function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
-  const r = spawnSync(process.execPath, [self, '--phase', ...args], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, ...env },
-  });
-  if (r.status !== 0) throw new Error(`phase ${args[0]} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as PhaseResult;
 }
 
 /** 50 queries of one to three common, mid and rare words; `storeWide`: all store-wide, else a third each store-wide, one conversation, one run. */
@@ -312,6 +237,17 @@ async function main(): Promise<void> {
       return;
     }
   }
+  const samples = Math.max(10, Number(arg('runs', '15')));
+  const storeWide = queriesFor(work, true).map((q) => q.query);
+  if (flag('quick')) {
+    process.stderr.write('  bringing the index up to date ...\n');
+    runPhase(['sync', work, index]);
+    process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
+    const latencies = measureLatencies(cliProbes(work, index, storeWide), samples);
+    printTable(storeMb, counts, [], null);
+    process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
+    return;
+  }
   const read = phase('floor: read all snapshot rows', ['floor-read', work]);
   const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
   phase(`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, ['no-index', work, 'all', '', 'kalo quarzite']);
@@ -320,6 +256,8 @@ async function main(): Promise<void> {
   phase('index build from nothing', ['sync', work, index], { before: dropIndex });
   phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied'], { once: true });
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
+  process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
+  const latencies = measureLatencies(cliProbes(work, index, storeWide), samples);
   phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
   phase('update after appending 100 snapshots (content check included)', ['sync', work, index], {
     before: () => appendSnapshots(work, 100),
@@ -368,9 +306,18 @@ async function main(): Promise<void> {
   }
 
   printTable(storeMb, counts, rows, { parse, read, warm, indexMb });
+  process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
+  if (!flag('no-scaling')) {
+    const plan = { dir, indexDir, seed, regenerate: flag('regenerate'), n: samples, queries: storeWide };
+    const runsIn = (path: string): number => {
+      const d = new Database(`file:${path}?mode=ro&immutable=1`, { readonly: true });
+      const n = d.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
+      d.close();
+      return n;
+    };
+    process.stdout.write(['', ...scalingTable(runScaling(plan, mb, runsIn))].join('\n') + '\n');
+  }
 }
-
-const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 
 function printTable(
   storeMb: number,
@@ -381,10 +328,8 @@ function printTable(
   const floor = floors?.parse.ms ?? NaN;
   const lines = [
     `convsearch bench: ${storeMb.toFixed(0)} MB store, ${counts.runs} runs, ${counts.convs} conversations, ${counts.snaps} snapshots (node ${process.version})`,
-    '',
-    `| phase | time | × read+parse floor | peak RSS | notes |`,
-    `|---|---|---|---|---|`,
   ];
+  if (rows.length > 0) lines.push('', `| phase | time | × read+parse floor | peak RSS | notes |`, `|---|---|---|---|---|`);
   for (const [label, r] of rows) {
     const extra = r.extra
       ? Object.entries(r.extra)

@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { createRequire } from 'node:module';
 import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
@@ -8,9 +7,9 @@ import { leaveTerminalAloneAtExit } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
+import { VERSION } from './version.js';
 import { toolsCommand } from './tools-command.js';
 
-const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
 const PROGRAM = 'convsearch';
 const TOP_FLAGS = [FLAGS.version];
 
@@ -31,7 +30,7 @@ export function commands(): CommandDef[] {
 export function buildProgram(): Command {
   const program: Command = new Command(PROGRAM)
     .description('Search pydantic-ai-harness step-persistence stores (read-only), with the reference BM25 ranking.')
-    .version(version, FLAGS.version.spelling, FLAGS.version.help)
+    .version(VERSION, FLAGS.version.spelling, FLAGS.version.help)
     .showHelpAfterError('(run with --help for usage)');
   for (const def of commands()) program.addCommand(buildCommand(def), { hidden: def.hidden === true });
   program.addHelpText(

@@ -136,6 +136,8 @@ export function wrapLine(line: string, width: number, indent = ''): string[] {
 export function truncateToWidth(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
   if (width <= 0) return '';
+  // one column a character: no need to measure each (a table of thousands of runs truncates most cells)
+  if (PRINTABLE_ASCII.test(text)) return `${text.slice(0, width - 1)}…`;
   let out = '';
   let col = 0;
   for (const ch of text) {

@@ -14,10 +14,27 @@ const POSTED = 0;
 const DONE = 1;
 const TAKEN = 2;
 const PROGRESS = 3;
-const SLOTS = 4;
+/** Set by the loader when the task's script could not be loaded (see BOOT). */
+const LOAD_FAILED = 4;
+const SLOTS = 5;
+
+/**
+ * What the worker thread runs: it imports the task's script, and when that fails (a missing or broken
+ * file) says so through the signal block and finishes. The main thread waits in Atomics.wait, so it
+ * would never see the worker's error event: without this it would wait forever.
+ */
+const BOOT = `const { workerData } = require('node:worker_threads');
+import(workerData.script).catch(() => {
+  const s = new Int32Array(workerData.signal);
+  Atomics.store(s, ${LOAD_FAILED}, 1);
+  Atomics.store(s, ${DONE}, 1);
+  Atomics.notify(s, ${POSTED});
+});`;
 
 /** What every pool worker is given; a task adds its own fields. */
 export interface PoolWorkerData {
+  /** The task's script, as a URL (the loader imports it). */
+  readonly script: string;
   readonly share: StoreShare;
   readonly signal: SharedArrayBuffer;
   readonly port: MessagePort;
@@ -55,6 +72,11 @@ export class PoolWorker<T> {
     return any;
   }
 
+  /** Its script could not be loaded: it did nothing. */
+  get loadFailed(): boolean {
+    return Atomics.load(this.signal, LOAD_FAILED) === 1;
+  }
+
   /** It finished and everything it posted has been received. */
   get finished(): boolean {
     return Atomics.load(this.signal, DONE) === 1 && this.received >= Atomics.load(this.signal, POSTED);
@@ -79,7 +101,7 @@ export class PoolWorker<T> {
       onWait();
     }
     this.receive(onBatch);
-    return !this.failed;
+    return !this.failed && !this.loadFailed;
   }
 
   /** Ends a worker whose results are no longer wanted. */
@@ -93,8 +115,8 @@ export class PoolWorker<T> {
 export function startPoolWorker<T>(script: URL, share: StoreShare, data: object): PoolWorker<T> {
   const { port1, port2 } = new MessageChannel();
   const signal = new SharedArrayBuffer(4 * SLOTS);
-  const full: PoolWorkerData = { ...data, share, signal, port: port2 };
-  const worker = new Worker(script, { workerData: full, transferList: [port2] });
+  const full: PoolWorkerData = { ...data, script: script.href, share, signal, port: port2 };
+  const worker = new Worker(BOOT, { eval: true, workerData: full, transferList: [port2] });
   worker.unref();
   return new PoolWorker<T>(worker, port1, signal);
 }

@@ -1,13 +1,10 @@
 import { rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
+import { openDatabase } from '../store/sqlite/native.js';
 import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
 import { EMPTY_META } from './meta.js';
 import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
-
-const require = createRequire(import.meta.url);
-const Database = require('better-sqlite3') as typeof BetterSqlite3;
 
 export function removeIndexFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
@@ -24,7 +21,7 @@ function schemaOf(db: BetterSqlite3.Database): string {
 }
 function expected(): string {
   if (expectedSchema === null) {
-    const db = new Database(':memory:');
+    const db = openDatabase(':memory:');
     try {
       db.exec(INDEX_DDL);
       expectedSchema = schemaOf(db);
@@ -65,7 +62,7 @@ export interface OpenedIndex {
  * writes is damaged (IndexDamagedError): the caller removes it and builds again.
  */
 export function openIndexDatabase(path: string, storeRealPath: string): OpenedIndex {
-  const db = guard(() => new Database(path, { fileMustExist: true, timeout: 60_000 }));
+  const db = guard(() => openDatabase(path, { fileMustExist: true, timeout: 60_000 }));
   try {
     return guard(() => {
       db.exec('PRAGMA cache_size = -8000');
@@ -133,7 +130,7 @@ export function closeIndexDatabase(db: BetterSqlite3.Database, path: string): vo
   }
   if (!hasLog(path)) return;
   try {
-    const again = new Database(path, { fileMustExist: true });
+    const again = openDatabase(path, { fileMustExist: true });
     try {
       again.pragma('busy_timeout = 2000');
       // busy: another process is using the index, and its -wal is its own

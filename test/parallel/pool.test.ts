@@ -66,6 +66,36 @@ describe('parallel/pool', () => {
     }
   });
 
+  test('a worker whose script cannot load (throws, or is missing) fails at once instead of hanging the main thread', () => {
+    const store = openSqliteReader(SMALL);
+    try {
+      for (const script of [
+        new URL('../helpers/broken-pool-worker.js', import.meta.url),
+        new URL('../helpers/no-such-worker.js', import.meta.url),
+      ]) {
+        const w = startPoolWorker<string>(script, store.share()!, {});
+        try {
+          const t0 = Date.now();
+          let batches = 0;
+          assert.equal(
+            w.drain(
+              () => batches++,
+              () => assert.ok(Date.now() - t0 < 30_000, `still waiting for ${script.pathname}`),
+              20,
+            ),
+            false,
+          );
+          assert.equal(batches, 0);
+          assert.ok(w.loadFailed && w.finished);
+        } finally {
+          w.stop();
+        }
+      }
+    } finally {
+      store.close();
+    }
+  });
+
   test('a worker that cannot open the store fails without posting results', () => {
     const store = openSqliteReader(SMALL);
     try {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { HistorySource } from '../../src/history/source.js';
@@ -116,11 +117,18 @@ describe('parallel replay (--no-index on several threads)', () => {
   });
 
   test('groups a worker took and did not deliver are replayed by the main thread: same answer', () => {
-    // many small conversations, so that the main thread is still busy when the worker takes a group
+    // The heaviest conversation is handed out first, and the main thread takes it while the workers are
+    // still starting: a long chain of runs, each carrying the history before it, keeps it busy long
+    // enough for a worker to take one of the many small conversations behind it, even on a loaded machine.
     const path = join(tempDir(), 'sessions.db');
     const w = new StepStoreWriter(path);
     const runs: Array<{ id: string; conv: string | null }> = [];
     const random = rng(21);
+    let history: JsonObject[] = [];
+    for (let i = 0; i < 120; i++) {
+      runs.push({ id: `big${i}`, conv: 'c-big' });
+      history = writeRun(w, random, `big${i}`, 'c-big', new Date(Date.UTC(2025, 0, 1, 0, i)), history);
+    }
     for (let i = 0; i < 150; i++) {
       runs.push({ id: `r${i}`, conv: `c${i % 75}` });
       writeRun(w, random, `r${i}`, `c${i % 75}`, new Date(Date.UTC(2026, 0, 1, 0, i)));

@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { closeSync, copyFileSync, existsSync, fstatSync, openSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
-
-// better-sqlite3 only honours `file:` URIs (needed for mode=ro, immutable, readonly_shm) when this is set
-// before the addon first opens a database.
-process.env.SQLITE_USE_URI = '1';
-const require = createRequire(import.meta.url);
-const Database = require('better-sqlite3') as typeof BetterSqlite3;
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
@@ -193,7 +187,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     if (!withWal && !opts.copy) {
       mode = 'immutable';
       sharedUri = fileUri(realPath, 'mode=ro&immutable=1');
-      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
+      db = openDatabase(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
         try {
           return stamp(realPath) === before;
@@ -203,7 +197,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       };
     } else if (withWal && existsSync(shm)) {
       mode = 'wal-in-place';
-      db = new Database(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
+      db = openDatabase(fileUri(realPath, 'mode=ro&readonly_shm=1'), { readonly: true, fileMustExist: true });
     } else {
       // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
       // writer touched it meanwhile
@@ -217,7 +211,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
       sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
-      db = new Database(sharedUri, { readonly: true, fileMustExist: true });
+      db = openDatabase(sharedUri, { readonly: true, fileMustExist: true });
     }
   } catch (e) {
     cleanup();
@@ -322,7 +316,7 @@ export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): Sqlit
  * opening thread owns the files: it checks `unchanged()` and removes a private copy when it is done.
  */
 export function openSharedSqliteFile(uri: string, inputPath: string, realPath: string, mode: OpenMode): SqliteFile {
-  const db = new Database(uri, { readonly: true, fileMustExist: true });
+  const db = openDatabase(uri, { readonly: true, fileMustExist: true });
   try {
     db.exec('PRAGMA cache_size = -4000');
     db.exec('BEGIN');

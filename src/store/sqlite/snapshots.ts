@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
 import type { StoreSchema } from './schema.js';
+import { stepOf } from './steps.js';
 
 /** Prepared statements over `snapshots`, built once per store. */
 export class SnapshotReader {
@@ -25,9 +26,11 @@ export class SnapshotReader {
       : null;
     this.counts = schema.hasState
       ? db.prepare(
-          "SELECT run_id AS runId, SUM(state = 'complete') AS complete, SUM(state = 'interrupted') AS interrupted FROM snapshots GROUP BY run_id",
+          "SELECT run_id AS runId, SUM(state = 'complete') AS complete, SUM(state = 'interrupted') AS interrupted, MAX(step_index) AS step FROM snapshots GROUP BY run_id",
         )
-      : db.prepare('SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted FROM snapshots GROUP BY run_id');
+      : db.prepare(
+          'SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted, MAX(step_index) AS step FROM snapshots GROUP BY run_id',
+        );
     this.completeAfter = db.prepare(
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND seq > ?${stateFilter} ORDER BY seq ASC`,
     );
@@ -79,11 +82,15 @@ export class SnapshotReader {
     return this.interrupted.iterate(runId) as IterableIterator<StoreSnapshot>;
   }
 
-  countsByRun(): Map<string, SnapshotStateCounts> {
-    const out = new Map<string, SnapshotStateCounts>();
-    for (const r of this.counts.all() as Array<{ runId: unknown; complete: number | null; interrupted: number | null }>) {
-      if (typeof r.runId === 'string') out.set(r.runId, { complete: r.complete ?? 0, interrupted: r.interrupted ?? 0 });
+  /** Per run, its snapshots by state and its last step (see steps.ts), in one scan of the table. */
+  countsAndSteps(): { counts: Map<string, SnapshotStateCounts>; steps: Map<string, number | null> } {
+    const counts = new Map<string, SnapshotStateCounts>();
+    const steps = new Map<string, number | null>();
+    for (const r of this.counts.all() as Array<{ runId: unknown; complete: number | null; interrupted: number | null; step: unknown }>) {
+      if (typeof r.runId !== 'string') continue;
+      counts.set(r.runId, { complete: r.complete ?? 0, interrupted: r.interrupted ?? 0 });
+      steps.set(r.runId, stepOf(r.step));
     }
-    return out;
+    return { counts, steps };
   }
 }

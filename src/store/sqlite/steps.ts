@@ -11,7 +11,12 @@ export function lastSteps(db: BetterSqlite3.Database): Map<string, number | null
   }>;
   const out = new Map<string, number | null>();
   for (const r of rows) {
-    if (typeof r.runId === 'string') out.set(r.runId, typeof r.step === 'number' && Number.isInteger(r.step) ? r.step : null);
+    if (typeof r.runId === 'string') out.set(r.runId, stepOf(r.step));
   }
   return out;
+}
+
+/** A `MAX(step_index)` as read: a non-integer (a damaged row) is none. */
+export function stepOf(v: unknown): number | null {
+  return typeof v === 'number' && Number.isInteger(v) ? v : null;
 }

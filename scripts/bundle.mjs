@@ -1,0 +1,127 @@
+/**
+ * `npm run build`'s second step: bundles the command line into dist/bundle/ with esbuild, so that a run
+ * loads one file instead of resolving and compiling ~90 ES modules (the start-up cost issue 11 measured).
+ * Thread entry points are bundles of their own beside it; the modules that start them name them by
+ * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
+ * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
+ * server drivers (pg, ioredis) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'dist', 'bundle');
+
+/** Bundle name (in dist/bundle/) → its source. `convsearch` is what bin/convsearch.js loads. */
+const ENTRIES = {
+  convsearch: 'src/cli/main.ts',
+  'digest-worker': 'src/search/digest-worker.ts',
+  'build-worker': 'src/sidecar/build-worker.ts',
+  'sync-worker': 'src/store/sync-worker.ts',
+  'postgres-driver': 'src/store/postgres/driver.ts',
+  'redis-driver': 'src/store/redis/driver.ts',
+};
+const BUNDLE_OF = new Map(Object.entries(ENTRIES).map(([name, src]) => [join(ROOT, src), name]));
+
+const WORKER_URL = /new URL\('(\.\.?\/[^']+)\.js', import\.meta\.url\)/g;
+
+/** Points every `new URL('./x.js', import.meta.url)` at the bundle built from x.ts. */
+const threadEntries = {
+  name: 'thread-entries',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const errors = [];
+      const contents = source.replace(WORKER_URL, (whole, spec) => {
+        const target = join(dirname(args.path), `${spec}.ts`);
+        const name = BUNDLE_OF.get(target);
+        if (name === undefined) {
+          errors.push({ text: `${whole} names ${relative(ROOT, target)}, which is no bundle entry (scripts/bundle.mjs ENTRIES)` });
+          return whole;
+        }
+        return `new URL('./${name}.cjs', import.meta.url)`;
+      });
+      return { contents, loader: 'ts', errors };
+    });
+  },
+};
+
+/**
+ * Builtins most commands never call, loaded on first use: each is a module whose getters require the
+ * real one (commander requires child_process for executable subcommands we have none of; the threads,
+ * hashing and compression run only when a command replays or checks a store). ~2 ms each at start.
+ */
+const LAZY_BUILTINS = ['child_process', 'worker_threads', 'crypto', 'zlib'];
+const require = createRequire(import.meta.url);
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`);
+    b.onResolve({ filter }, (args) =>
+      args.namespace === 'lazy-builtin'
+        ? { path: args.path, external: true }
+        : { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+      const names = Object.keys(require(`node:${args.path}`));
+      const getters = names.map((n) => `  get ${JSON.stringify(n)}() { return load()[${JSON.stringify(n)}]; },`).join('\n');
+      return {
+        contents: `let real;\nconst load = () => (real ??= require('node:${args.path}'));\nmodule.exports = {\n${getters}\n};\n`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+
+// no chunk of an earlier build left beside this one's
+rmSync(OUT, { recursive: true, force: true });
+
+await build({
+  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, join(ROOT, src)])),
+  outdir: OUT,
+  bundle: true,
+  platform: 'node',
+  // CommonJS, not ESM: an ES module importing a builtin gets a facade that reads every export, and
+  // node:fs's lazy getters then load the stream modules (~10 ms of a start measured with --cpu-prof)
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  target: 'node20',
+  // less to parse at every start
+  minify: true,
+  // native, or drivers only the server backends load: resolved from node_modules at run time
+  external: ['better-sqlite3', 'pg', 'ioredis'],
+  // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  define: { CONVSEARCH_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__bundleUrl' },
+  plugins: [threadEntries, lazyBuiltins],
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+
+// bin/convsearch.js runs the bundle through vm.Script, which has no loader for import(): none may be left.
+// The one allowed is text, not code of the bundle: the pool's loader (parallel/pool.ts BOOT), which a worker
+// thread evaluates on its own, where import() works.
+const main = join(OUT, 'convsearch.cjs');
+const code = readFileSync(main, 'utf8').replaceAll('import(workerData.script)', '');
+if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), which bin/convsearch.js cannot run`);
+
+// V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
+// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches.
+const cache = spawnSync(
+  process.execPath,
+  [
+    '-e',
+    `const b = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))}).loadBundle();
+process.stdout.write = () => true;
+b.main(['node', 'convsearch', '--help']).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
+  ],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
+if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);

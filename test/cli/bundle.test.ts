@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { FIXTURES, SQLITE_FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
+
+const BUNDLE = join(ROOT, 'dist', 'bundle');
+
+describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
+  test('bin/convsearch.js runs the bundle, which carries the version of package.json', () => {
+    assert.match(readFileSync(BIN, 'utf8'), /join\(__dirname, '\.\.', 'dist', 'bundle', 'convsearch\.cjs'\)/);
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = runCli(['--version']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`);
+    assert.ok(readFileSync(join(BUNDLE, 'convsearch.cjs'), 'utf8').includes(JSON.stringify(version)), 'the version is built in');
+  });
+
+  test('the bundle compiles from the code cache the build wrote (V8 accepts it)', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['-e', `process.stdout.write(String(require(${JSON.stringify(BIN)}).loadBundle().script.cachedDataRejected))`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(r.stderr, '');
+    assert.equal(r.stdout, 'false');
+  });
+
+  test('every thread entry a bundle starts lies beside it', () => {
+    const named = new Set<string>();
+    for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.cjs'))) {
+      for (const m of readFileSync(join(BUNDLE, file), 'utf8').matchAll(/new URL\("\.\/([^"]+)",__bundleUrl\)/g)) named.add(m[1]!);
+    }
+    // the digest and index-build workers, the server bridge and its two drivers
+    assert.deepEqual([...named].sort(), [
+      'build-worker.cjs',
+      'digest-worker.cjs',
+      'postgres-driver.cjs',
+      'redis-driver.cjs',
+      'sync-worker.cjs',
+    ]);
+    for (const name of named) assert.ok(existsSync(join(BUNDLE, name)), `${name} is missing from dist/bundle`);
+  });
+});
+
+describe('the bundled server bridge and drivers (real servers; skipped with a reason when absent)', () => {
+  let pg: PgServer | string = 'not started';
+  let redis: RedisServer | string = 'not started';
+  before(async () => {
+    pg = await startPostgres();
+    redis = await startRedis();
+    if (typeof pg !== 'string') pg.createDb('threaded', join(FIXTURES, 'postgres', 'threaded.sql'));
+    if (typeof redis !== 'string') redis.load(0, join(FIXTURES, 'redis', 'threaded.redis'));
+  });
+  after(() => {
+    if (typeof pg !== 'string') pg.stop();
+    if (typeof redis !== 'string') redis.stop();
+  });
+
+  const search = (db: string): ReturnType<typeof runCli> =>
+    runCli(['search', 'lookup', 'user', '--db', db, '--scope', 'all', '--no-index', '--json']);
+
+  for (const kind of ['postgres', 'redis'] as const) {
+    test(`a ${kind} store answers through the bundle as its SQLite twin does`, (t) => {
+      const server = kind === 'postgres' ? pg : redis;
+      if (typeof server === 'string') {
+        t.skip(server);
+        return;
+      }
+      const url = typeof pg !== 'string' && kind === 'postgres' ? pg.url('threaded') : (redis as RedisServer).url(0);
+      const twin = search(join(SQLITE_FIXTURES, 'threaded.db'));
+      const r = search(url);
+      assert.equal(twin.status, 0, twin.stderr);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, twin.stdout);
+    });
+  }
+});
