@@ -216,7 +216,7 @@ export function phaseBackendReplay(_kind: string, target: string): { ms: number;
   const r = openStoreReader(target);
   const f = performance.now();
   r.content(new Map(), 0); // the content digest an index check pays when the store changed
-  const fingerprintMs = performance.now() - f;
+  const contentMs = performance.now() - f;
   const media = new MediaCache(r);
   let messages = 0;
   for (const run of r.runs()) {
@@ -225,7 +225,7 @@ export function phaseBackendReplay(_kind: string, target: string): { ms: number;
     messages += replayer.result().messages.length;
   }
   r.close();
-  return { ms: performance.now() - t0, extra: { messages, fingerprintMs } };
+  return { ms: performance.now() - t0, extra: { messages, contentMs } };
 }
 
 /** Phase (own process): open, fingerprint, list runs, read every run's complete snapshots. */
@@ -233,12 +233,11 @@ export function phaseBackendRead(_kind: string, target: string): { ms: number; e
   const t0 = performance.now();
   let chars = 0;
   let snapshots = 0;
-  let fingerprintMs = 0;
   // every backend, SQLite included, through the same seam
   const r = openStoreReader(target);
   const f = performance.now();
   r.content(new Map(), 0); // the content digest an index check pays when the store changed
-  fingerprintMs = performance.now() - f;
+  const contentMs = performance.now() - f;
   for (const run of r.runs()) {
     for (const s of r.completeSnapshots(run.runId)) {
       chars += typeof s.messages === 'string' ? s.messages.length : 0;
@@ -246,5 +245,27 @@ export function phaseBackendRead(_kind: string, target: string): { ms: number; e
     }
   }
   r.close();
-  return { ms: performance.now() - t0, extra: { snapshots, mchars: Math.round(chars / 1e6), fingerprintMs } };
+  return { ms: performance.now() - t0, extra: { snapshots, mchars: Math.round(chars / 1e6), contentMs } };
+}
+
+/**
+ * Phase (own process): what a warm search asks of the store before it answers from the index: open a
+ * reader (for a server: start the driver thread, load the driver, connect) and take its stamp. Seven
+ * times, each with a new reader; the median, and the first (which also loads convsearch's modules).
+ */
+export function phaseBackendStamp(_kind: string, target: string): { ms: number; extra: Record<string, number> } {
+  const times: number[] = [];
+  const stampTimes: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t0 = performance.now();
+    const r = openStoreReader(target);
+    const t1 = performance.now();
+    r.stamp();
+    times.push(performance.now() - t0);
+    stampTimes.push(performance.now() - t1);
+    r.close();
+  }
+  const first = times[0]!;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  return { ms: median(times), extra: { firstMs: first, stampMs: median(stampTimes) } };
 }

@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--regenerate] [--backends | --backends-only]`: speed of
  * convsearch on a synthetic store. `--backends` adds the raw read of the store copied into a FileStepStore tree,
- * Postgres and Redis (throwaway servers), against the SQLite read; `--backends-only` measures only that.
+ * Postgres and Redis (throwaway servers), against the SQLite read, and each backend's open + stamp, index build and
+ * warm search; `--backends-only` measures only that.
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
@@ -13,14 +14,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { openSqliteReader, SqliteReader } from '../../src/store/sqlite/reader.js';
+import { openStoreReader } from '../../src/store/open-reader.js';
 import { searchStore } from '../../src/api/search.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
-import { phaseBackendRead, phaseBackendReplay, prepareBackends } from './backends.js';
+import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, prepareBackends } from './backends.js';
+import { appendRun, appendSnapshots, liveWriter } from './mutations.js';
 
 const require = createRequire(import.meta.url);
 const self = fileURLToPath(import.meta.url);
@@ -76,9 +79,10 @@ function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: strin
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
 }
 
+/** `store`: any `--db` value (a SQLite file, a FileStepStore tree, a server URL). */
 function phaseSync(store: string, index: string): PhaseResult {
   const t = performance.now();
-  const s = openSqliteReader(store);
+  const s = openStoreReader(store);
   const opened = openIndexedSource(s, { path: index });
   opened.db.close();
   s.close();
@@ -87,7 +91,7 @@ function phaseSync(store: string, index: string): PhaseResult {
     ms: performance.now() - t,
     rssMb: rssMb(),
     extra: {
-      mode: s.mode,
+      ...(s instanceof SqliteReader ? { mode: s.mode } : {}),
       checked: r.contentChecked ? 'content' : 'stamp',
       replayed: r.runsReplayed,
       resumed: r.runsResumed,
@@ -99,7 +103,7 @@ function phaseSync(store: string, index: string): PhaseResult {
 /** One search through the index, as a user runs it: open, bring the index up to date, query. */
 function phaseSearch(store: string, index: string, query: string): PhaseResult {
   const t = performance.now();
-  const s = openSqliteReader(store);
+  const s = openSqliteReader(store); // the incremental phases change the SQLite store
   searchStore(s, options(query, { scope: 'all' }), { path: index });
   const mode = s.mode;
   s.close();
@@ -126,7 +130,7 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   const times: number[] = [];
   for (const q of queries) {
     const t = performance.now();
-    const s = openSqliteReader(store);
+    const s = openStoreReader(store);
     searchStore(s, options(q.query, q.scope), { path: index });
     s.close();
     times.push(performance.now() - t);
@@ -134,61 +138,6 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   times.sort((a, b) => a - b);
   const pct = (p: number): number => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!;
   return { ms: pct(50), rssMb: rssMb(), extra: { p50: pct(50), p95: pct(95), n: times.length } };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Store mutations for the incremental phases (plain SQL, as another writer process would)
-
-function appendRun(store: string): void {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  db.transaction(() => {
-    const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
-      run_id: string;
-      conversation_id: string;
-      started_at: string;
-    };
-    const id = `${last.run_id}-again-${Date.now()}`;
-    db.prepare(
-      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
-    ).run(
-      id,
-      last.conversation_id,
-      last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
-    );
-    db.prepare(
-      'INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT ?, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq',
-    ).run(id, last.run_id);
-  })();
-  db.close();
-}
-
-/** A writer that stays connected (its -wal and -shm stay), as an agent process keeps its store open. */
-function liveWriter(store: string): BetterSqlite3.Database {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  db.pragma('journal_mode = WAL');
-  db.pragma('wal_autocheckpoint = 0');
-  return db;
-}
-
-function appendSnapshots(store: string, count: number): void {
-  const Database = require('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(store);
-  const runs = db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 10').pluck().all() as string[];
-  const lastSnap = db.prepare(
-    "SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1",
-  );
-  const insert = db.prepare(
-    "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
-  );
-  for (let i = 0; i < count; i++) {
-    const runId = runs[i % runs.length]!;
-    const s = lastSnap.get(runId) as { step_index: number; conversation_id: string; timestamp: string; messages: string };
-    const msg = `{"parts": [{"content": "appended follow-up ${i} about quarzite", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
-    db.transaction(() => insert.run(runId, s.step_index + 1, s.conversation_id, s.timestamp, s.messages.slice(0, -1) + ', ' + msg + ']'))();
-  }
-  db.close();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +253,17 @@ async function main(): Promise<void> {
       for (const [kind, target] of targets) phase(`raw read of every complete snapshot: ${kind}`, ['backend-read', kind, target]);
       phase('replay of every run (1 thread): sqlite', ['backend-replay', 'sqlite', work]);
       for (const [kind, target] of targets) phase(`replay of every run (1 thread): ${kind}`, ['backend-replay', kind, target]);
+      // the issue's targets: index build, warm search and peak RSS on each backend, against SQLite's
+      for (const [kind, target] of [['sqlite', work] as const, ...targets]) {
+        const backendIndex = join(indexDir, `backend-${kind}.index.db`);
+        phase(`open + stamp (median of 7): ${kind}`, ['backend-stamp', kind, target], { once: true });
+        phase(`index build from nothing: ${kind}`, ['sync', target, backendIndex], {
+          before: () => {
+            for (const x of ['', '-wal', '-shm']) rmSync(backendIndex + x, { force: true });
+          },
+        });
+        phase(`warm indexed query (50 store-wide): ${kind}`, ['warm', target, backendIndex, 'all', work], { once: true });
+      }
     } finally {
       stop();
     }
@@ -416,9 +376,10 @@ if (process.argv[2] === '--phase') {
   else if (name === 'no-index')
     r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);
-  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!, b === 'all'));
+  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(c ?? store!, b === 'all'));
   else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };
   else if (name === 'backend-replay') r = { ...phaseBackendReplay(store!, a!), rssMb: rssMb() };
+  else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
 } else {

@@ -3,12 +3,14 @@ import type { StoreError } from './errors.js';
 import type { StoreReader, StoreShare } from './reader.js';
 
 /**
- * What a reader without a file of its own answers (a FileStepStore tree, a server): no stamp to trust
- * (its state is known only by reading it), no second connection on the very same state (so one thread),
- * no size to plan an index by, failures that are StoreErrors already, and the content digest read
- * through the seam.
+ * What a reader without a file of its own answers (a FileStepStore tree, a server): its fingerprint as
+ * the stamp (the view it reads, taken before any snapshot is read: a listing, a transaction's first
+ * query, a key-space index), no second connection on the very same state (so one thread), no size to
+ * plan an index by, failures that are StoreErrors already, and the content digest read through the seam.
  */
 export abstract class SeamDefaults {
+  abstract fingerprint(): string;
+
   content(cuts: ReadonlyMap<string, number>): StoreContent {
     return readerContent(this as unknown as StoreReader, cuts);
   }
@@ -18,7 +20,7 @@ export abstract class SeamDefaults {
   }
 
   stamp(): string | null {
-    return null;
+    return this.fingerprint();
   }
 
   share(): StoreShare | null {

@@ -5,7 +5,6 @@
  * visible too. Tables are `{table}_runs`, `{table}_snapshots`, `{table}_media` (optional), resolved
  * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
  */
-import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
@@ -38,6 +37,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
   private position: Map<string, number> | null = null;
   private readonly ahead: ReadAhead;
   private readonly mediaCache = new Map<string, Buffer | null>();
+  private stamped: string | null = null;
 
   constructor(target: string) {
     super();
@@ -196,18 +196,25 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
   }
 
   /**
-   * One query: snapshot count and last seq (an identity never reused, so any insert or prune changes
-   * them), media count, and a digest of the run rows. Like SQLite's, it assumes rows are not rewritten
-   * in place, which no harness writer does.
+   * The stamp and the fingerprint: one query, in the command's transaction (so it names exactly the state
+   * every later query reads). Per table: the row count and a sum of a 64-bit hash of each row's key and
+   * `xmin` (the transaction that wrote that row version): any insert, delete or update, of any column,
+   * changes it (an update writes a new row version with a new `xmin`). Plus the last snapshot `seq` and a
+   * digest of the run rows' listed fields. Scans the tables' main heaps, never their TOAST (the
+   * messages); a `VACUUM FREEZE` may change it once, which costs a content check, never a wrong answer.
    */
   fingerprint(): string {
-    const media = this.t.media === null ? '-1' : `(SELECT count(*) FROM ${this.t.media})`;
+    if (this.stamped !== null) return this.stamped;
+    const rowSum = (table: string, key: string): string =>
+      `(SELECT count(*) || ':' || COALESCE(sum(hashtextextended(${key}::text || ':' || xmin::text, 0)), 0) FROM ${table})`;
     const [row] = this.select(
-      `SELECT (SELECT count(*) || ':' || COALESCE(max(seq), 0) FROM ${this.t.snapshots}), ${media},
-         (SELECT COALESCE(string_agg(concat_ws(',', quote_nullable(run_id), quote_nullable(conversation_id), quote_nullable(parent_run_id),
-            quote_nullable(agent_name), quote_nullable(started_at)), E'\\n' ORDER BY run_id COLLATE "C"), '') FROM ${this.t.runs})`,
+      `SELECT ${rowSum(this.t.snapshots, 'seq')}, (SELECT COALESCE(max(seq), 0) FROM ${this.t.snapshots}),
+         ${this.t.media === null ? "'-'" : rowSum(this.t.media, 'sha256')}, ${rowSum(this.t.runs, 'run_id')},
+         (SELECT md5(COALESCE(string_agg(concat_ws(',', quote_nullable(run_id), quote_nullable(conversation_id), quote_nullable(parent_run_id),
+            quote_nullable(agent_name), quote_nullable(started_at)), E'\\n' ORDER BY run_id COLLATE "C"), '')) FROM ${this.t.runs})`,
     );
-    return `${String(row![0])}:${String(row![1])}:${hash('sha1', String(row![2]), 'base64')}`;
+    this.stamped = `pg1:${row!.map(String).join(':')}`;
+    return this.stamped;
   }
 
   /** Always true: the transaction shows one committed state to every call. */

@@ -1,0 +1,60 @@
+/**
+ * Store mutations for the bench's incremental phases: plain SQL on the SQLite bench store, as another
+ * writer process would.
+ */
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+const require = createRequire(import.meta.url);
+
+export function appendRun(store: string): void {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  db.transaction(() => {
+    const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
+      run_id: string;
+      conversation_id: string;
+      started_at: string;
+    };
+    const id = `${last.run_id}-again-${Date.now()}`;
+    db.prepare(
+      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
+    ).run(
+      id,
+      last.conversation_id,
+      last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
+    );
+    db.prepare(
+      'INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT ?, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq',
+    ).run(id, last.run_id);
+  })();
+  db.close();
+}
+
+/** A writer that stays connected (its -wal and -shm stay), as an agent process keeps its store open. */
+export function liveWriter(store: string): BetterSqlite3.Database {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  return db;
+}
+
+export function appendSnapshots(store: string, count: number): void {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  const runs = db.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 10').pluck().all() as string[];
+  const lastSnap = db.prepare(
+    "SELECT step_index, conversation_id, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1",
+  );
+  const insert = db.prepare(
+    "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
+  );
+  for (let i = 0; i < count; i++) {
+    const runId = runs[i % runs.length]!;
+    const s = lastSnap.get(runId) as { step_index: number; conversation_id: string; timestamp: string; messages: string };
+    const msg = `{"parts": [{"content": "appended follow-up ${i} about quarzite", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null, "state": "complete"}`;
+    db.transaction(() => insert.run(runId, s.step_index + 1, s.conversation_id, s.timestamp, s.messages.slice(0, -1) + ', ' + msg + ']'))();
+  }
+  db.close();
+}
