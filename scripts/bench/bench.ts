@@ -22,7 +22,7 @@ import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
-import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, prepareBackends } from './backends.js';
+import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
 import { appendRun, appendSnapshots, liveWriter } from './mutations.js';
 
 const require = createRequire(import.meta.url);
@@ -263,6 +263,7 @@ async function main(): Promise<void> {
           },
         });
         phase(`warm indexed query (50 store-wide): ${kind}`, ['warm', target, backendIndex, 'all', work], { once: true });
+        phase(`warm search, whole CLI process (15): ${kind}`, ['cli-warm', kind, target, backendIndex], { once: true });
       }
     } finally {
       stop();
@@ -379,6 +380,7 @@ if (process.argv[2] === '--phase') {
   else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(c ?? store!, b === 'all'));
   else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };
   else if (name === 'backend-replay') r = { ...phaseBackendReplay(store!, a!), rssMb: rssMb() };
+  else if (name === 'cli-warm') r = { ...phaseCliWarm(store!, a!, b!, ['kalo', 'quarzite', 'kalo quarzite']), rssMb: rssMb() };
   else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');

@@ -38,13 +38,13 @@ function need<T>(t: TestContext, server: T | string): T | null {
 }
 
 /** Brings the index at `index` up to date with `target`: whether it had to read the content, and the stamp it recorded. */
-function sync(target: string, index: string): { contentChecked: boolean; replayed: number; stamp: string | null } {
+function sync(target: string, index: string): { contentChecked: boolean; replayed: number; resumed: number; stamp: string | null } {
   const store = openStoreReader(target);
   try {
     const o = openIndexedSource(store, { path: index });
     const stamp = o.db.prepare("SELECT value FROM meta WHERE key = 'store_stamp'").pluck().get() as string | null;
     o.db.close();
-    return { contentChecked: o.report.contentChecked, replayed: o.report.runsReplayed, stamp };
+    return { contentChecked: o.report.contentChecked, replayed: o.report.runsReplayed, resumed: o.report.runsResumed, stamp };
   } finally {
     store.close();
   }
@@ -68,7 +68,7 @@ function assertWarm(target: string, index: string): string {
   assert.equal(first.contentChecked, true);
   assert.ok(first.replayed > 0);
   const again = sync(target, index);
-  assert.deepEqual(again, { contentChecked: false, replayed: 0, stamp: first.stamp }, 'nothing changed: the stamp vouches');
+  assert.deepEqual(again, { contentChecked: false, replayed: 0, resumed: 0, stamp: first.stamp }, 'nothing changed: the stamp vouches');
   assert.ok(first.stamp, 'a stamp is recorded');
   return first.stamp!;
 }
@@ -99,17 +99,29 @@ describe('index over other backends: the stamp', () => {
     const target = s.url('stamps');
     const index = join(tempDir(), 'idx.db');
     const seen = new Set([assertWarm(target, index)]);
-    const changes = [
+    // each change, and what the content digests make of it: [rebuilt, resumed] runs
+    const changes: Array<[string, [number, number]]> = [
       // rewritten in place (no harness writer does; an evidence tool must still notice)
-      "UPDATE step_persistence_snapshots SET messages = replace(messages, 'Kubernetes', 'Kubernetez') WHERE run_id = 'run-alpha-1'",
-      "UPDATE step_persistence_runs SET agent_name = 'triage' WHERE run_id = 'run-beta-1'",
-      "INSERT INTO step_persistence_snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM step_persistence_snapshots WHERE run_id = 'run-beta-2' ORDER BY seq DESC LIMIT 1",
-      "DELETE FROM step_persistence_snapshots WHERE seq = (SELECT min(seq) FROM step_persistence_snapshots WHERE run_id = 'run-beta-2')",
+      [
+        "UPDATE step_persistence_snapshots SET messages = replace(messages, 'Kubernetes', 'Kubernetez') WHERE run_id = 'run-alpha-1'",
+        [1, 0],
+      ],
+      ["UPDATE step_persistence_runs SET agent_name = 'triage' WHERE run_id = 'run-beta-1'", [0, 0]],
+      // appended: the run's replay resumes where the index stopped
+      [
+        "INSERT INTO step_persistence_snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM step_persistence_snapshots WHERE run_id = 'run-beta-2' ORDER BY seq DESC LIMIT 1",
+        [0, 1],
+      ],
+      [
+        "DELETE FROM step_persistence_snapshots WHERE seq = (SELECT min(seq) FROM step_persistence_snapshots WHERE run_id = 'run-beta-2')",
+        [1, 0],
+      ],
     ];
-    for (const sql of changes) {
+    for (const [sql, [rebuilt, resumed]] of changes) {
       s.psql('stamps', sql);
       const after = sync(target, index);
       assert.equal(after.contentChecked, true, sql);
+      assert.deepEqual([after.replayed, after.resumed], [rebuilt, resumed], sql);
       assert.ok(!seen.has(after.stamp!), `stamp changed after ${sql}`);
       seen.add(after.stamp!);
       assert.equal(sync(target, index).contentChecked, false, 'and vouches again');

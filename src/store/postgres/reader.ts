@@ -13,9 +13,11 @@ import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSna
 import { postgresTarget } from '../server-url.js';
 import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
+import { DRIVERS } from '../drivers.js';
 import type { SelectRequest } from './driver.js';
+import { postgresContent } from './content.js';
+import type { StoreContent } from '../content.js';
 
-const DRIVER = new URL('./driver.js', import.meta.url);
 /** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
 const PAGE_BYTES = 16 << 20;
 const FIRST_PAGE_ROWS = 64;
@@ -44,7 +46,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
     const t = postgresTarget(target);
     this.label = t.label;
     this.identity = t.identity;
-    this.bridge = new SyncBridge(DRIVER, t.connection, t.label);
+    this.bridge = new SyncBridge(DRIVERS.postgres, t.connection, t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {
       // the transaction's snapshot is taken here, by its first query
@@ -215,6 +217,11 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
     );
     this.stamped = `pg1:${row!.map(String).join(':')}`;
     return this.stamped;
+  }
+
+  /** Computed by the server (content.ts): the messages are digested where they are, not sent. */
+  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.fingerprint());
   }
 
   /** Always true: the transaction shows one committed state to every call. */

@@ -24,9 +24,9 @@ import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSna
 import { redisTarget } from '../server-url.js';
 import { ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
+import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
 
-const DRIVER = new URL('./driver.js', import.meta.url);
 /** Payloads per MGET: adapted so that one page holds about this many characters. */
 const PAGE_CHARS = 16 << 20;
 const FIRST_PAGE_KEYS = 32;
@@ -77,7 +77,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     this.identity = t.identity;
     this.prefix = t.prefix;
     const connection: RedisConnection = { host: t.host, port: t.port, db: t.db, username: t.username, password: t.password, tls: t.tls };
-    this.bridge = new SyncBridge(DRIVER, connection, t.label);
+    this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
     this.ahead = new ReadAhead(this.bridge);
   }
 
