@@ -11,7 +11,7 @@ import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
-import { ReadAhead } from '../read-ahead.js';
+import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { SelectRequest } from './driver.js';
@@ -122,13 +122,14 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
     }
   }
 
-  /** Once the runs are listed (a pass over many of them), the run after `runId` is likely read next. */
+  /** Once the runs are listed (a pass over many of them), the runs after `runId` are likely read next. */
   private sendNextRun(runId: string): void {
     const i = this.position?.get(runId);
-    const next = i === undefined ? undefined : this.runList![i + 1];
-    if (next === undefined) return;
-    const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
-    this.ahead.send(JSON.stringify(request.values), request);
+    if (i === undefined) return;
+    for (const next of this.runList!.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+      const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
+      this.ahead.send(JSON.stringify(request.values), request);
+    }
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {

@@ -22,10 +22,12 @@ import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { redisTarget } from '../server-url.js';
-import { ReadAhead } from '../read-ahead.js';
+import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
+import { redisContent } from './content.js';
+import type { StoreContent } from '../content.js';
 
 /** Payloads per MGET: adapted so that one page holds about this many characters. */
 const PAGE_CHARS = 16 << 20;
@@ -257,19 +259,20 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     }
   }
 
-  /** The run after `runId` in corpus order is likely read next: its first page goes ahead. */
+  /** The runs after `runId` in corpus order are likely read next: their first pages go ahead. */
   private sendNextRun(runId: string): void {
     const view = this.view();
     const i = view.position.get(runId);
-    const next = i === undefined ? undefined : view.runs[i + 1];
-    if (next === undefined) return;
-    const page = view.byId
-      .get(next.runId)!
-      .entries.filter((e) => e.state === 'complete')
-      .slice(0, FIRST_PAGE_KEYS);
-    if (page.length === 0) return;
-    const request = RedisStoreReader.mget(page);
-    this.ahead.send(JSON.stringify(request.commands), request);
+    if (i === undefined) return;
+    for (const next of view.runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+      const page = view.byId
+        .get(next.runId)!
+        .entries.filter((e) => e.state === 'complete')
+        .slice(0, FIRST_PAGE_KEYS);
+      if (page.length === 0) continue;
+      const request = RedisStoreReader.mget(page);
+      this.ahead.send(JSON.stringify(request.commands), request);
+    }
   }
 
   runs(): StoreRun[] {
@@ -373,6 +376,13 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
 
   fingerprint(): string {
     return this.view().digest;
+  }
+
+  /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
+  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    const v = this.view();
+    const runs = v.runs.map((run) => ({ runId: run.runId, entries: v.byId.get(run.runId)!.entries }));
+    return redisContent(runs, (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[], cuts, JSON.stringify(v.runs) + v.digest);
   }
 
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
