@@ -12,7 +12,7 @@
 import { existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { simulateRun, textPart, thinkingPart, toolCallPart, utc, type SimResult } from './lib/messages.js';
+import { pinRequest, simulateRun, textPart, thinkingPart, toolCallPart, utc, type SimResult } from './lib/messages.js';
 import { pyFloat } from './lib/py-json.js';
 import { StepStoreWriter } from './lib/store-writer.js';
 
@@ -21,6 +21,8 @@ export const DEMO_CONVERSATIONS = {
   payments: 'conv-payments-refunds',
   /** A run started without a conversation id gets a fresh UUID7 from pydantic-ai. */
   standalone: '019bb1f0-2c4d-7a8e-b5f6-0123456789ab',
+  /** A run whose compactions leave repeats (receipts, a pin, kept user turns). */
+  cache: 'conv-cache-eviction',
 } as const;
 
 /** Words that live in exactly one place of the demo store (handy for demos and tests). */
@@ -416,7 +418,50 @@ export function demoRuns(): SimResult[] {
     ],
   });
 
-  return [ops1, pay1, ops2, verifier, pay2, pay3, i18n];
+  // Two summarizing compactions with receipts, a pin and kept user turns: each leaves the snapshot
+  // starting with messages the record does not end with, so the kept tail is indexed again (--collapse).
+  const cachePin = pinRequest('Pinned: cite the cache eviction runbook (RB-12) before changing a cache policy.', {
+    partTimestamp: utc('2026-01-12T14:10:02Z'),
+  });
+  const compaction = (summary: string) => ({ summary, keepLast: 2, receipt: true, reinjectPins: true, keepUserMessages: 1 });
+  const cache = simulateRun({
+    runId: 'run-cache-1',
+    conversationId: DEMO_CONVERSATIONS.cache,
+    agentName: 'cache-auditor',
+    startedAt: utc('2026-01-12T14:10:00.000000Z'),
+    history: [cachePin],
+    prompt: 'Cache hits on the search cluster dropped this morning. Find out why and fix node 3.',
+    steps: [
+      {
+        parts: [toolCallPart('read_metrics', { metric: 'cache_hit_ratio', cluster: 'search' }, 'call_cache_1')],
+        usage: { inputTokens: 140, outputTokens: 24 },
+        results: [{ content: 'cache_hit_ratio fell from 0.93 to 0.41 at 09:40, right after the eviction policy change' }],
+      },
+      {
+        parts: [toolCallPart('run_shell', { cmd: 'cat /etc/cache/eviction.conf' }, 'call_cache_2')],
+        usage: { inputTokens: 190, outputTokens: 18 },
+        results: [{ content: 'policy = lfu\nmax_entries = 20000\nttl = 300' }],
+      },
+      {
+        compaction: compaction('Cache hits fell after the eviction policy on node 3 changed from LRU to LFU.'),
+        parts: [toolCallPart('run_shell', { cmd: 'grep evict /var/log/cache.log | tail -3' }, 'call_cache_3')],
+        usage: { inputTokens: 230, outputTokens: 22 },
+        results: [{ content: 'evicted 18200 entries in 60s (policy lfu)' }],
+      },
+      {
+        parts: [toolCallPart('run_shell', { cmd: 'cachectl set-policy lru --node 3' }, 'call_cache_4')],
+        usage: { inputTokens: 260, outputTokens: 20 },
+        results: [{ content: 'policy set to lru on node 3' }],
+      },
+      {
+        compaction: compaction('Node 3 evicted 18200 entries a minute under LFU; its policy is now LRU again.'),
+        parts: [textPart('Node 3 runs the LRU eviction policy again (runbook RB-12, step 4) and its cache hit ratio is back to 0.92.')],
+        usage: { inputTokens: 280, outputTokens: 35 },
+      },
+    ],
+  });
+
+  return [ops1, pay1, ops2, verifier, pay2, pay3, i18n, cache];
 }
 
 /** Writes the demo store to `path` (which must not exist). */

@@ -130,7 +130,7 @@ export function summaryMetadata(): JsonObject {
 // UserContent items
 
 /** `TextContent`: `{content, metadata, kind: "text-content"}`. */
-export function textContent(content: string, metadata: JsonObject | null = null): JsonObject {
+export function textContent(content: string, metadata: unknown = null): JsonObject {
   return { content, metadata, kind: 'text-content' };
 }
 
@@ -418,6 +418,37 @@ export function summaryRequest(body: string, opts: SummaryOptions): JsonObject {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What compaction leaves beside the summary: receipts, re-injected pins, kept user messages. None is a
+// summary artifact, so replay keeps them, and a snapshot that starts with them no longer overlaps the
+// record: its kept tail is indexed again (the repeats `--collapse` folds).
+
+export const RECEIPT_METADATA = 'pydantic-ai-harness.compaction.receipt.v1';
+export const PIN_METADATA = 'pydantic-ai-harness.compaction.pin.v1';
+export const KEPT_USER_MESSAGE_METADATA = 'pydantic-ai-harness.compaction.kept-user-message.v1';
+
+/** `format_receipt` of pydantic-ai-harness `compaction/_receipts.py`, summarizing flavour. */
+export function receiptText(o: { droppedMessages: number; droppedTokens: number; by: string; handle?: string | null }): string {
+  const core = `was summarized by ${o.by}. The summary above is secondhand; re-verify critical facts against primary sources.`;
+  const transcript = o.handle ? ` Persisted run handle: ${o.handle}.` : '';
+  return `[History before this point (${o.droppedMessages} messages, ~${o.droppedTokens} tokens) ${core}${transcript}]`;
+}
+
+/** A receipt message: one `UserPromptPart` holding `TextContent(text, metadata=RECEIPT_METADATA)`. */
+export function receiptRequest(text: string, opts: { partTimestamp: TimeInput }): JsonObject {
+  return request([userPromptPart([textContent(text, RECEIPT_METADATA)], { timestamp: opts.partTimestamp })]);
+}
+
+/** `pin(content)` placed in a request; compaction re-injects the very same part when it drops it. */
+export function pinRequest(text: string, opts: { partTimestamp: TimeInput } & RequestOptions): JsonObject {
+  return request([userPromptPart([textContent(text, PIN_METADATA)], { timestamp: opts.partTimestamp })], opts);
+}
+
+/** A `keep_user_messages` retention copy of a user request: its parts, request metadata set to the marker. */
+export function keptUserCopy(original: JsonObject): JsonObject {
+  return request(cloneJson(original.parts as JsonObject[]), { metadata: { [KEPT_USER_MESSAGE_METADATA]: true } });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Run simulation (what StepPersistence saves)
 
 /** Rows the simulator produces; `StepStoreWriter.writeSimulatedRun` writes them. */
@@ -546,6 +577,46 @@ export interface SimCompaction {
   shape?: SummaryShape;
   systemParts?: JsonObject[];
   requestMetadata?: JsonObject | null;
+  /** `receipts=True`: a receipt request after the summary (handle: the run id). */
+  receipt?: boolean;
+  /** Re-inject the pinned parts of the replaced prefix, in one request after the summary and receipt. */
+  reinjectPins?: boolean;
+  /** `keep_user_messages`: copies of the last n user requests of the replaced prefix, before the kept tail. */
+  keepUserMessages?: number;
+}
+
+function isPinRequest(m: JsonObject): boolean {
+  return (
+    m.kind === 'request' &&
+    (m.parts as JsonObject[]).some((p) => Array.isArray(p.content) && (p.content as JsonObject[]).some((c) => c.metadata === PIN_METADATA))
+  );
+}
+
+/** A user turn: a request with a user prompt that no compaction made (no marker on the request or its content). */
+function isUserRequest(m: JsonObject): boolean {
+  const marked = (p: JsonObject): boolean =>
+    Array.isArray(p.content) && (p.content as JsonObject[]).some((c) => typeof c === 'object' && c !== null && c.metadata !== null);
+  const parts = m.parts as JsonObject[];
+  return m.kind === 'request' && m.metadata === null && parts.some((p) => p.part_kind === 'user-prompt') && !parts.some(marked);
+}
+
+/** What a summarizing compaction puts between the summary and the kept tail (receipt, pins, kept user turns). */
+function compactionExtras(c: SimCompaction, dropped: JsonObject[], handle: string, partTimestamp: Micros): JsonObject[] {
+  const out: JsonObject[] = [];
+  if (c.receipt) {
+    const droppedTokens = Math.max(1, Math.round(JSON.stringify(dropped).length / 4));
+    out.push(
+      receiptRequest(receiptText({ droppedMessages: dropped.length, droppedTokens, by: 'summarizing_compaction', handle }), {
+        partTimestamp,
+      }),
+    );
+  }
+  if (c.reinjectPins) {
+    const pins = dropped.filter(isPinRequest).flatMap((m) => (m.parts as JsonObject[]).filter((p) => Array.isArray(p.content)));
+    if (pins.length) out.push(request(cloneJson(pins)));
+  }
+  if (c.keepUserMessages) out.push(...dropped.filter(isUserRequest).slice(-c.keepUserMessages).map(keptUserCopy));
+  return out;
 }
 
 export interface SimStep {
@@ -753,7 +824,8 @@ export function simulateRun(sim: SimRun): SimResult {
         ...(c.systemParts ? { systemParts: c.systemParts } : {}),
         ...(c.requestMetadata !== undefined ? { requestMetadata: c.requestMetadata } : {}),
       });
-      history = [summary, ...history.slice(history.length - c.keepLast)];
+      const keep = history.length - c.keepLast;
+      history = [summary, ...compactionExtras(c, history.slice(0, keep), run.runId, clock.now), ...history.slice(keep)];
       clock.advance(t.responseAfterSummary);
     } else {
       clock.advance(t.response);

@@ -1,12 +1,15 @@
 import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
+import { delegateTree } from '../history/delegates.js';
 import { parseInstant } from '../history/timestamps.js';
+import { isoMicros, parseTimeBound } from '../history/time.js';
 import { scopeMiss, type ScopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import type { StoreRun } from '../store/reader.js';
+import type { GlobSet } from '../text/glob.js';
 import type { WorkHooks } from './search.js';
 
-export { parseInstant };
+export { delegateTree, isoMicros, parseInstant, parseTimeBound };
 
 export interface RunSummary {
   readonly run: StoreRun;
@@ -32,7 +35,8 @@ export interface ConversationSummary {
 /** Which runs a listing shows; every field is optional and they all must hold. */
 export interface RunFilter {
   readonly conversationId?: string;
-  readonly agent?: string;
+  /** The run's agent name matches one of these patterns. */
+  readonly agent?: GlobSet;
   /** Microseconds since the epoch (see parseInstant); runs whose started_at does not parse are left out. */
   readonly since?: number;
   readonly until?: number;
@@ -41,28 +45,7 @@ export interface RunFilter {
 }
 
 export type RunSort = 'started' | 'messages';
-
-/** The run and every run whose parent chain leads to it (cycles in damaged stores are cut). */
-export function delegateTree(runs: readonly StoreRun[], rootId: string): Set<string> {
-  const children = new Map<string, string[]>();
-  for (const r of runs) {
-    if (r.parentRunId === null) continue;
-    const c = children.get(r.parentRunId);
-    if (c) c.push(r.runId);
-    else children.set(r.parentRunId, [r.runId]);
-  }
-  const tree = new Set<string>([rootId]);
-  const todo = [rootId];
-  while (todo.length) {
-    for (const child of children.get(todo.pop()!) ?? []) {
-      if (!tree.has(child)) {
-        tree.add(child);
-        todo.push(child);
-      }
-    }
-  }
-  return tree;
-}
+export type ConversationSort = 'started' | 'messages' | 'runs';
 
 /** The runs a filter keeps, in corpus order. */
 export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] {
@@ -70,7 +53,7 @@ export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] 
   return runs.filter((r) => {
     if (tree && !tree.has(r.runId)) return false;
     if (f.conversationId !== undefined && r.conversationId !== f.conversationId) return false;
-    if (f.agent !== undefined && r.agentName !== f.agent) return false;
+    if (f.agent !== undefined && f.agent.size > 0 && (r.agentName === null || !f.agent.has(r.agentName))) return false;
     if (f.since !== undefined || f.until !== undefined) {
       const t = parseInstant(r.startedAt);
       if (t === null) return false;
@@ -103,6 +86,16 @@ export function sortRuns(summaries: readonly RunSummary[], sort: RunSort): RunSu
     .map((s, i) => ({ s, i }))
     .sort((a, b) => b.s.messages - a.s.messages || a.i - b.i)
     .map((x) => x.s);
+}
+
+/** `started`: by first start (as listed); `messages`, `runs`: most first, ties by first start. */
+export function sortConversations(convs: readonly ConversationSummary[], sort: ConversationSort): ConversationSummary[] {
+  if (sort === 'started') return convs.slice();
+  const key = (c: ConversationSummary): number => (sort === 'messages' ? c.messages : c.runs);
+  return convs
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => key(b.c) - key(a.c) || a.i - b.i)
+    .map((x) => x.c);
 }
 
 export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {
@@ -141,6 +134,15 @@ export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, h
 /** Which runs `runs` lists (every filter must hold), in which order, and how many at most. */
 export interface RunQuery extends RunFilter {
   readonly sort?: RunSort;
+  /** The opposite order (latest first, or fewest messages first), before `limit`. */
+  readonly reverse?: boolean;
+  readonly limit?: number | null;
+}
+
+/** How `conversations` orders and cuts its list. */
+export interface ConversationQuery {
+  readonly sort?: ConversationSort;
+  readonly reverse?: boolean;
   readonly limit?: number | null;
 }
 
@@ -159,6 +161,12 @@ export interface ConversationListing {
   readonly warnings: Warning[];
 }
 
+/** Sorted, maybe turned around, then cut: `limit` keeps the first n of what would be listed. */
+function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | null): T[] {
+  const ordered = reverse ? items.slice().reverse() : items;
+  return limit === null ? ordered : ordered.slice(0, limit);
+}
+
 /** The runs a query picks, with their counts. */
 export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
   const all = source.runs();
@@ -171,18 +179,36 @@ export function listRuns(source: HistorySource, query: RunQuery, index: IndexCho
   const limit = query.limit ?? null;
   let runs = selectRuns(source.runs(), query);
   // corpus order needs no replay to cut: replay only what is shown
-  if (sort === 'started' && limit !== null) runs = runs.slice(0, limit);
+  if (sort === 'started') runs = arrange(runs, query.reverse, limit);
   return withRecordCounts(source, index, hooks, (counts) => {
-    let summaries = sortRuns(summarizeRuns(source, runs, counts), sort);
-    if (limit !== null) summaries = summaries.slice(0, limit);
+    let summaries = summarizeRuns(source, runs, counts);
+    if (sort !== 'started') summaries = arrange(sortRuns(summaries, sort), query.reverse, limit);
     return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)), missing: null };
   });
 }
 
-/** Every conversation (runs without one grouped under null) with its counts. */
-export function listConversations(source: HistorySource, index: IndexChoice, hooks: WorkHooks): ConversationListing {
-  return withRecordCounts(source, index, hooks, (counts) => ({
-    conversations: summarizeConversations(source, counts),
-    warnings: counts.warnings(source.runs().map((r) => r.runId)),
-  }));
+/** Conversations (runs without one grouped under null) with their counts, ordered and cut as asked. */
+export function listConversations(
+  source: HistorySource,
+  query: ConversationQuery,
+  index: IndexChoice,
+  hooks: WorkHooks,
+): ConversationListing {
+  return withRecordCounts(source, index, hooks, (counts) => {
+    const conversations = arrange(
+      sortConversations(summarizeConversations(source, counts), query.sort ?? 'started'),
+      query.reverse,
+      query.limit ?? null,
+    );
+    const shown = new Set(conversations.map((c) => c.conversationId));
+    return {
+      conversations,
+      warnings: counts.warnings(
+        source
+          .runs()
+          .filter((r) => shown.has(r.conversationId))
+          .map((r) => r.runId),
+      ),
+    };
+  });
 }

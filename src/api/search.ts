@@ -1,16 +1,32 @@
 import { HistorySource, type ProgressFn } from '../history/source.js';
 import { DigestCorpusSource } from '../search/digest-source.js';
-import { search, type HitFilter, type Scope, type SearchOptions, type SearchOutcome } from '../search/search.js';
+import { search, type HitFilter, type Scope, type SearchContext, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import type { StoreReader } from '../store/reader.js';
 import { queryTokens } from '../text/tokenize.js';
+import type { HitSort } from '../search/order.js';
 
 export type { ProgressFn } from '../history/source.js';
 export { isRole, ROLES, type Role } from '../render/roles.js';
 export { scopeMissMessage, type ScopeMiss } from '../search/scope.js';
-export type { ExcerptLine, Hit, HitFilter, MatchCounts, Scope, SearchOptions, SearchOutcome } from '../search/search.js';
+export type {
+  ExcerptLine,
+  Hit,
+  HitFilter,
+  MatchCounts,
+  RunMatches,
+  Scope,
+  SearchContext,
+  SearchOptions,
+  SearchOutcome,
+} from '../search/search.js';
 export { GlobSet } from '../text/glob.js';
+export { tokenize } from '../text/tokenize.js';
+export { isEmptyFilter } from '../search/filters.js';
+export type { HitSort } from '../search/order.js';
+export type { Explain, TermExplain } from '../search/explain.js';
+export type { HitLocation } from '../search/collapse.js';
 import { DEFAULTS } from './defaults.js';
 import { checkSearchOptions } from './validate.js';
 
@@ -27,6 +43,13 @@ export interface SearchRequest {
   readonly bm25?: { readonly k1?: number; readonly b?: number };
   /** Which ranked messages may become hits (the statistics stay those of the whole scope). */
   readonly filter?: HitFilter;
+  /** Fold hits whose text repeats a better hit's into it (see SearchOptions.collapse). */
+  readonly collapse?: boolean;
+  /** Give each hit its terms' parts of the score. */
+  readonly explain?: boolean;
+  /** The order of the hits shown (default: rank); -m still picks the best. */
+  readonly sort?: HitSort;
+  readonly reverse?: boolean;
 }
 
 /** The request with every default filled in, checked as the reference checks its parameters. */
@@ -40,6 +63,10 @@ export function searchOptions(r: SearchRequest): SearchOptions {
     contextLines: r.contextLines ?? DEFAULTS.contextLines,
     bm25: { k1: r.bm25?.k1 ?? DEFAULTS.bm25.k1, b: r.bm25?.b ?? DEFAULTS.bm25.b },
     ...(r.filter ? { filter: r.filter } : {}),
+    ...(r.collapse ? { collapse: true } : {}),
+    ...(r.explain ? { explain: true } : {}),
+    ...(r.sort === 'time' ? { sort: 'time' as const } : {}),
+    ...(r.reverse ? { reverse: true } : {}),
   };
   checkSearchOptions(options);
   return options;
@@ -57,10 +84,12 @@ export interface WorkHooks {
 
 /** One search over a store, through the sidecar index unless `index` is false. Same outcome either way. */
 export function searchStore(store: StoreReader, options: SearchOptions, index: IndexChoice, hooks: WorkHooks = {}): SearchOutcome {
+  // messages without a timestamp are dated by their snapshot, read from the store either way
+  const ctx: SearchContext = { snapshotTime: (runId, seq) => store.snapshotTime(runId, seq) };
   const replay = (): SearchOutcome => {
     const source = new HistorySource(store, { onProgress: hooks.onProgress });
-    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options);
+    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options, ctx);
   };
   if (index === false) return replay();
-  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options), replay);
+  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
 }

@@ -4,9 +4,17 @@ import type { SearchOutcome } from '../search/search.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { openStoreReader } from '../store/open-reader.js';
-import { listConversations, listRuns, type ConversationListing, type RunListing, type RunQuery } from './listings.js';
+import {
+  listConversations,
+  listRuns,
+  type ConversationListing,
+  type ConversationQuery,
+  type RunListing,
+  type RunQuery,
+} from './listings.js';
 import { searchOptions, searchStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
+import { listTools, type ToolListing, type ToolQuery } from './tools.js';
 
 export interface SessionOptions extends WorkHooks {
   /**
@@ -66,9 +74,15 @@ export class Session {
   }
 
   /** Conversations with their runs, time span, searchable messages and agents. */
-  listConversations(hooks: WorkHooks = {}): ConversationListing {
+  listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
     const h = this.hooks(hooks);
-    return listConversations(this.source(h), this.index, h);
+    return listConversations(this.source(h), query, this.index, h);
+  }
+
+  /** The tools the scope's messages name: calls, returns, retries, runs, first and last seen (`missing` as for runs). */
+  listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
+    const h = this.hooks(hooks);
+    return listTools(this.source(h), query, this.index, h);
   }
 
   /** A run's replayed full record (or a window of it), numbered as search excerpts number it. */

@@ -22,8 +22,8 @@ export function completionCommand(script: (shell: Shell) => string): CommandDef 
     args: [{ spelling: '<shell>', help: 'the shell', choices: ['bash', 'zsh', 'fish'] }],
     flags: [],
     helpAfter: `
-The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool
-and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
+The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool,
+--agent and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
 
 Examples:
   source <(convsearch completion bash)      # this shell only
@@ -36,25 +36,25 @@ Examples:
   };
 }
 
-type Words = 'runs' | 'conversations' | 'tools';
+type Words = 'runs' | 'conversations' | 'tools' | 'agents';
 
 /**
- * `convsearch __complete runs|conversations|tools [--db path]`: words for the completion scripts, one
+ * `convsearch __complete runs|conversations|tools|agents [--db path]`: words for the completion scripts, one
  * per line, without replaying anything. Hidden; the scripts drop its stderr.
  */
 export function completeCommand(): CommandDef {
   return {
     name: '__complete',
     hidden: true,
-    args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools'] }],
+    args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools', 'agents'] }],
     flags: [FLAGS.db],
     async action(kind: Words, flags: { db?: string }) {
       const words = await withCliSession(flags.db, { quiet: true }, (session) => {
         if (kind === 'tools') return session.toolNames();
         const runs = session.runs();
-        return kind === 'runs'
-          ? runs.map((r) => r.runId)
-          : [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
+        if (kind === 'runs') return runs.map((r) => r.runId);
+        if (kind === 'agents') return [...new Set(runs.map((r) => r.agentName).filter((a): a is string => a !== null))].sort();
+        return [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
       });
       // one word per line: ids holding a newline or control character cannot be completed safely
       const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));

@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { DEFAULTS } from '../api/defaults.js';
 import type { SessionOptions } from '../api/session.js';
 import { RequestError } from '../api/errors.js';
-import { parseInstant } from '../api/listings.js';
+import { parseTimeBound } from '../api/listings.js';
 import { ROLES } from '../api/search.js';
 import { checkB, checkK1, checkNonNegative } from '../api/validate.js';
 import { CommandError, UsageError } from './errors.js';
@@ -16,6 +16,7 @@ export type ValueKind =
   | { readonly kind: 'run' }
   | { readonly kind: 'conversation' }
   | { readonly kind: 'tool' }
+  | { readonly kind: 'agent' }
   | { readonly kind: 'choices'; readonly choices: readonly string[] };
 
 /**
@@ -31,8 +32,8 @@ export interface Flag {
   readonly default?: string;
   /** Values commander accepts (and the scripts complete). */
   readonly choices?: readonly string[];
-  /** May be given several times, each time a comma-separated list. */
-  readonly repeatable?: boolean;
+  /** May be given several times, each time a comma-separated list (`whole`: each time one value, commas and all). */
+  readonly repeatable?: boolean | 'whole';
   /** What the value completes to when `choices` does not say. */
   readonly completes?: ValueKind;
   /** Given twice, the usage error this says (instead of the last one silently winning). */
@@ -42,6 +43,7 @@ export interface Flag {
 const FILE: ValueKind = { kind: 'file' };
 const RUN: ValueKind = { kind: 'run' };
 const CONVERSATION: ValueKind = { kind: 'conversation' };
+const AGENT: ValueKind = { kind: 'agent' };
 
 const INDEX_PATH = 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)';
 
@@ -64,6 +66,11 @@ export const FLAGS = {
   },
   scope: { spelling: '--scope <scope>', help: 'all: every run in the store', choices: ['all', 'conversation'] },
   run: { spelling: '--run <id>', help: "search only this run's full record", completes: RUN },
+  queryFile: {
+    spelling: '--query-file <path>',
+    help: "read the query words from a file ('-': standard input), so that words starting with a dash or another program's output need no quoting",
+    completes: FILE,
+  },
   maxMatches: { spelling: '-m, --max-matches <n>', help: 'most hits to select', default: String(DEFAULTS.maxMatches) },
   context: { spelling: '-C, --context <n>', help: 'messages of context around each hit', default: String(DEFAULTS.contextLines) },
   bm25K1: { spelling: '--bm25-k1 <x>', help: 'BM25 term-frequency saturation', default: String(DEFAULTS.bm25.k1) },
@@ -102,9 +109,57 @@ export const FLAGS = {
   expectNone: { spelling: '--expect-none', help: 'fail (exit 1) when any message matches; the hits go to stderr' },
   expectMin: { spelling: '--expect-min <n>', help: 'fail (exit 1) unless at least n messages match' },
   wide: { spelling: '--wide', help: 'on a terminal, every column at full width, even past its edge (default: columns left out to fit)' },
-  agent: { spelling: '--agent <name>', help: 'only runs of this agent' },
-  since: { spelling: '--since <date>', help: 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset)' },
-  until: { spelling: '--until <date>', help: 'only runs started at or before it (a bare date includes that whole day)' },
+  agent: {
+    spelling: '--agent <name>',
+    help: "only runs of this agent: repeatable, comma-separated, globs ('deploy-*')",
+    repeatable: true,
+    completes: AGENT,
+  },
+  since: {
+    spelling: '--since <when>',
+    help: "only runs started at or after this ISO 8601 date or time (UTC unless it has an offset), or a duration back from now ('7d')",
+  },
+  until: { spelling: '--until <when>', help: 'only runs started at or before it (a bare date includes that whole day)' },
+  hitAgent: {
+    spelling: '--agent <name>',
+    help: "only messages of runs of this agent count: repeatable, comma-separated, globs ('deploy-*')",
+    repeatable: true,
+    completes: AGENT,
+  },
+  hitParent: {
+    spelling: '--parent <run>',
+    help: 'only messages of this run and the runs it delegated to, transitively (its delegate tree), count',
+    completes: RUN,
+  },
+  hitSince: {
+    spelling: '--since <when>',
+    help: "only messages made at or after this count: an ISO 8601 date or time (UTC unless it has an offset) or a duration back from now ('90m', '36h', '7d', '2w')",
+  },
+  hitUntil: { spelling: '--until <when>', help: 'only messages made at or before this count (a bare date includes that whole day)' },
+  phrase: {
+    spelling: '--phrase <words>',
+    help: 'only messages holding these words as consecutive tokens count (repeatable; without query words, the phrases are the query)',
+    repeatable: 'whole',
+  },
+  collapse: {
+    spelling: '--collapse',
+    help: 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it',
+  },
+  hitSort: {
+    spelling: '--sort <key>',
+    help: 'order of the hits shown: score (rank, the default) or time (the message time, oldest first, ties by rank); -m still picks the best',
+    choices: ['score', 'time'],
+    default: 'score',
+  },
+  reverseHits: { spelling: '--reverse', help: 'print the hits (or the runs of -l) in the opposite order' },
+  runsWithMatches: {
+    spelling: '-l, --runs-with-matches',
+    help: 'print the runs holding a matching message instead of hits: run id, conversation, agent, matching messages, best score, tab-separated, best first (--json, --ndjson too)',
+  },
+  explain: {
+    spelling: '--explain',
+    help: "under each hit, each query term's tf, df, idf and share of the score, with N, the lengths, k1 and b (human, --json, --ndjson)",
+  },
   parent: {
     spelling: '--parent <run>',
     help: 'only this run and the runs it delegated to, transitively (its delegate tree)',
@@ -116,6 +171,13 @@ export const FLAGS = {
     help: 'started (corpus order) or messages (most first)',
     choices: ['started', 'messages'],
     default: DEFAULTS.runSort,
+  },
+  reverse: { spelling: '--reverse', help: 'the opposite order (latest first, or fewest messages first), before --limit' },
+  conversationSort: {
+    spelling: '--sort <key>',
+    help: 'started (by first start, the default), messages or runs (most first)',
+    choices: ['started', 'messages', 'runs'],
+    default: 'started',
   },
   at: { spelling: '--at <n>', help: 'show only message [n] and its context (search hits name it: run_id:n)' },
   includeInterrupted: {
@@ -145,7 +207,8 @@ export function option(flag: Flag): Option {
   const o = new Option(flag.spelling, flag.help);
   if (flag.choices) o.choices(flag.choices);
   if (flag.default !== undefined) o.default(flag.default);
-  if (flag.repeatable) o.argParser(collect);
+  if (flag.repeatable === 'whole') o.argParser((value: string, previous: string[] = []) => previous.concat(value));
+  else if (flag.repeatable) o.argParser(collect);
   const once = flag.once;
   if (once) {
     o.argParser((value: string, previous: string | undefined) => {
@@ -224,12 +287,26 @@ export function parseLimit(flag: string, raw: string): number {
   return n;
 }
 
-/** An ISO 8601 date or time as microseconds since the epoch; `endOfDay` for a bare date's last microsecond. */
-export function parseDate(flag: string, raw: string, endOfDay: boolean): number {
-  const t = parseInstant(raw, endOfDay);
-  if (t === null)
-    throw new UsageError(`${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z), got ${JSON.stringify(raw)}`);
-  return t;
+/** `--since`/`--until` as microseconds (null when not given); a bound that does not parse, or an empty range, is a usage error. */
+export function timeBounds(
+  f: { readonly since?: string; readonly until?: string },
+  now: number = Date.now() * 1000,
+): { since: number | null; until: number | null } {
+  const bound = (flag: string, raw: string | undefined, end: boolean): number | null => {
+    if (raw === undefined) return null;
+    const t = parseTimeBound(raw, end, now);
+    if (t === null) {
+      throw new UsageError(
+        `${flag} expects an ISO 8601 date or time (2025-03-01, 2025-03-01T09:30Z) or a duration (90m, 7d), got ${JSON.stringify(raw)}`,
+      );
+    }
+    return t;
+  };
+  const since = bound('--since', f.since, false);
+  const until = bound('--until', f.until, true);
+  if (since !== null && until !== null && since > until)
+    throw new UsageError(`--since ${f.since} is after --until ${f.until}: nothing can match`);
+  return { since, until };
 }
 
 /** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */

@@ -1,16 +1,16 @@
-import type { RunFilter, RunSort } from '../api/listings.js';
-import { scopeMissMessage } from '../api/search.js';
+import type { ConversationSort, RunFilter, RunSort } from '../api/listings.js';
+import { GlobSet, scopeMissMessage } from '../api/search.js';
 import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
 import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing-json.js';
 import { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from '../output/tables.js';
 import { terminalWidth, wrapText } from '../output/width.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
-import { FLAGS, indexChoice, parseDate, parseLimit, reworded, type Flag } from './flags.js';
+import { FLAGS, indexChoice, parseLimit, reworded, timeBounds, type Flag } from './flags.js';
 import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { withCliSession } from './session.js';
 
-interface ListFlags {
+export interface ListFlags {
   db?: string;
   json?: boolean;
   ndjson?: boolean;
@@ -21,25 +21,32 @@ interface ListFlags {
 }
 
 /** Message counts come from the sidecar index (kept up to date like a search's), or a replay. */
-const INDEX_FLAGS: Flag[] = [
+export const INDEX_FLAGS: Flag[] = [
   reworded(FLAGS.index, 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'),
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
 ];
 
 /** What the index has to say on the way: why it is not used, what it repaired or rebuilt. */
-const indexHooks = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`), onWarning: warn };
+export const indexHooks = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`), onWarning: warn };
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
-  agent?: string;
+  agent?: string[];
   since?: string;
   until?: string;
   parent?: string;
   limit?: string;
   sort: RunSort;
+  reverse?: boolean;
 }
 
-function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
+interface ConversationsFlags extends ListFlags {
+  limit?: string;
+  sort: ConversationSort;
+  reverse?: boolean;
+}
+
+export function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
   if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
   return flags.json ? 'json' : flags.ndjson ? 'ndjson' : null;
 }
@@ -48,7 +55,7 @@ function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
  * Prints a table for the terminal (or a pipe: never cut, never wrapped); columns left out to fit the
  * terminal are named on stderr. `--wide` keeps them all, at their full width.
  */
-function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
+export function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
   const width = flags.wide ? null : terminalWidth(process.stdout);
   const table = render({ chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width });
   writeOut(table.text + '\n');
@@ -57,11 +64,12 @@ function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTab
 }
 
 export function runFilter(f: RunsFlags): RunFilter {
+  const { since, until } = timeBounds(f);
   return {
     ...(f.conversation !== undefined ? { conversationId: f.conversation } : {}),
-    ...(f.agent !== undefined ? { agent: f.agent } : {}),
-    ...(f.since !== undefined ? { since: parseDate('--since', f.since, false) } : {}),
-    ...(f.until !== undefined ? { until: parseDate('--until', f.until, true) } : {}),
+    ...(f.agent !== undefined ? { agent: new GlobSet([...new Set(f.agent)]) } : {}),
+    ...(since !== null ? { since } : {}),
+    ...(until !== null ? { until } : {}),
     ...(f.parent !== undefined ? { parent: f.parent } : {}),
   };
 }
@@ -69,7 +77,7 @@ export function runFilter(f: RunsFlags): RunFilter {
 function runFilterJson(f: RunsFlags): Record<string, unknown> {
   return {
     conversation_id: f.conversation ?? null,
-    agent_name: f.agent ?? null,
+    agent_name: f.agent === undefined ? null : f.agent.join(','),
     since: f.since ?? null,
     until: f.until ?? null,
     parent_run_id: f.parent ?? null,
@@ -91,6 +99,7 @@ export function runsCommand(): CommandDef {
       FLAGS.parent,
       FLAGS.limit,
       FLAGS.sort,
+      FLAGS.reverse,
       FLAGS.json,
       reworded(FLAGS.ndjson, 'one JSON event per line: begin, run..., end'),
       FLAGS.wide,
@@ -102,20 +111,25 @@ Examples:
   convsearch runs --conversation conv-42 --since 2025-03-01 --until 2025-03-07
   convsearch runs --parent run-7f3a               # a run and every sub-agent run it started
   convsearch runs --sort messages --limit 5
+  convsearch runs --reverse --limit 3                 # the three latest runs
   convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
     async action(flags: RunsFlags) {
       const format = machineFormat(flags);
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), ...indexHooks }, (session, hooks) =>
-        session.listRuns({ ...filter, sort: flags.sort, limit }, hooks),
+        session.listRuns({ ...filter, sort: flags.sort, reverse: Boolean(flags.reverse), limit }, hooks),
       );
       // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
       if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
       const { runs, warnings } = listing;
       if (format === 'json') writeOut(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
       else if (format === 'ndjson')
-        writeOut(runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, limit }).join('\n') + '\n');
+        writeOut(
+          runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join(
+            '\n',
+          ) + '\n',
+        );
       else printTable(flags, (style) => runsTable(runs, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;
@@ -131,6 +145,9 @@ export function conversationsCommand(): CommandDef {
     flags: [
       ...INDEX_FLAGS,
       FLAGS.db,
+      FLAGS.conversationSort,
+      reworded(FLAGS.reverse, 'the opposite order, before --limit'),
+      reworded(FLAGS.limit, 'at most n conversations (after sorting)'),
       FLAGS.json,
       reworded(FLAGS.ndjson, 'one JSON event per line: begin, conversation..., end'),
       FLAGS.wide,
@@ -141,16 +158,19 @@ export function conversationsCommand(): CommandDef {
 
 Examples:
   convsearch conversations --db sessions.db
+  convsearch conversations --sort messages --limit 3     # the three largest
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
-    async action(flags: ListFlags) {
+    async action(flags: ConversationsFlags) {
       const format = machineFormat(flags);
+      const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
+      const query = { sort: flags.sort, reverse: Boolean(flags.reverse), limit };
       const { conversations, warnings } = await withCliSession(
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks },
-        (session, hooks) => session.listConversations(hooks),
+        (session, hooks) => session.listConversations(query, hooks),
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings).join('\n') + '\n');
+      else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');
       else printTable(flags, (style) => conversationsTable(conversations, style));
       reportWarnings(warnings);
       process.exitCode = EXIT_FOUND;

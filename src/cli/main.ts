@@ -8,6 +8,7 @@ import { leaveTerminalAloneAtExit } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
+import { toolsCommand } from './tools-command.js';
 
 const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
 const PROGRAM = 'convsearch';
@@ -19,6 +20,7 @@ export function commands(): CommandDef[] {
     searchCommand(),
     runsCommand(),
     conversationsCommand(),
+    toolsCommand(),
     showCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
@@ -41,6 +43,7 @@ Examples:
   convsearch search refund policy --db sessions.db --conversation conv-42
   convsearch search delete_user --scope all --role tool-call --tool delete_user --expect-none
   convsearch runs --since 2025-03-01 --sort messages --limit 10
+  convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   source <(convsearch completion bash)`,
   );

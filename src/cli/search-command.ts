@@ -1,10 +1,11 @@
-import type { HitFilter, SearchRequest } from '../api/search.js';
-import { GlobSet, isRole, ROLES, scopeMissMessage, type Role } from '../api/search.js';
+import { readFileSync } from 'node:fs';
+import type { HitFilter, HitSort, SearchRequest } from '../api/search.js';
+import { GlobSet, isEmptyFilter, isRole, ROLES, scopeMissMessage, tokenize, type Role } from '../api/search.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
-import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded } from './flags.js';
+import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded, timeBounds } from './flags.js';
 import { warn } from './io.js';
-import { judge, outputPlan, printOutcome, type SearchOutputFlags } from './search-output.js';
+import { judge, outputPlan, printOutcome, type OutputPlan, type SearchOutputFlags } from './search-output.js';
 import { withCliSession } from './session.js';
 
 export interface SearchFlags extends SearchOutputFlags {
@@ -19,11 +20,22 @@ export interface SearchFlags extends SearchOutputFlags {
   minScore?: string;
   role?: string[];
   tool?: string[];
+  agent?: string[];
+  parent?: string;
+  since?: string;
+  until?: string;
+  phrase?: string[];
+  collapse?: boolean;
+  explain?: boolean;
+  sort: HitSort;
+  reverse?: boolean;
+  runsWithMatches?: boolean;
+  queryFile?: string;
   /** a path with --index, false with --no-index */
   index?: string | false;
 }
 
-function hitFilter(f: SearchFlags): HitFilter | undefined {
+function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
   const roles = new Set<Role>();
   for (const r of f.role ?? []) {
     if (!isRole(r)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}; got ${JSON.stringify(r)}`);
@@ -31,11 +43,54 @@ function hitFilter(f: SearchFlags): HitFilter | undefined {
   }
   const tools = new GlobSet([...new Set(f.tool ?? [])]);
   const minScore = f.minScore === undefined ? null : parseScore('--min-score', f.minScore);
-  return roles.size || tools.size || minScore !== null ? { roles, tools, minScore } : undefined;
+  const agents = new GlobSet([...new Set(f.agent ?? [])]);
+  const { since, until } = timeBounds(f);
+  const filter: HitFilter = {
+    roles,
+    tools,
+    minScore,
+    ...(agents.size ? { agents } : {}),
+    ...(f.parent !== undefined ? { parent: f.parent } : {}),
+    ...(since !== null ? { since } : {}),
+    ...(until !== null ? { until } : {}),
+    ...(phrases.length ? { phrases } : {}),
+  };
+  return isEmptyFilter(filter) ? undefined : filter;
+}
+
+/** `--phrase` texts as token lists, tokenized like the query; a phrase without a word is a usage error. */
+function phraseTokens(f: SearchFlags): string[][] {
+  return (f.phrase ?? []).map((p) => {
+    const tokens = tokenize(p);
+    if (tokens.length === 0) throw new UsageError(`--phrase ${JSON.stringify(p)} holds no word to search for`);
+    return tokens;
+  });
+}
+
+/** The query words: the arguments, or those of `--query-file` (a file, or `-` for standard input). */
+export function queryWords(
+  args: string[],
+  queryFile: string | undefined,
+  read: (path: string | 0) => string = (p) => readFileSync(p, 'utf8'),
+): string[] {
+  if (queryFile === undefined) return args;
+  if (args.length)
+    throw new UsageError(
+      `pass the query words as arguments or in --query-file, not both (got ${JSON.stringify(args.join(' '))} and --query-file ${queryFile})`,
+    );
+  let text: string;
+  try {
+    text = read(queryFile === '-' ? 0 : queryFile);
+  } catch (e) {
+    throw new CommandError(`cannot read --query-file ${queryFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0) throw new UsageError(`--query-file ${queryFile === '-' ? '- (standard input)' : queryFile} holds no query words`);
+  return words;
 }
 
 /** Flags → the library's search request, checked in the reference's order (spec §7), then convsearch's own filters. */
-export function searchRequest(words: string[], f: SearchFlags): Required<Omit<SearchRequest, 'filter'>> & Pick<SearchRequest, 'filter'> {
+export function searchRequest(words: string[], f: SearchFlags): SearchRequest & { readonly maxMatches: number } {
   const maxMatches = parseCount('--max-matches', f.maxMatches, 'max_matches');
   const contextLines = parseCount('--context', f.context, 'context_lines');
   const k1 = parseK1(f.bm25K1);
@@ -52,29 +107,46 @@ export function searchRequest(words: string[], f: SearchFlags): Required<Omit<Se
   if (f.conversation === undefined && f.scope === undefined && f.run === undefined) {
     throw new UsageError('search needs a scope: pass --conversation <id>, --scope all, or --run <id>');
   }
-  const filter = hitFilter(f);
+  const scope = f.conversation !== undefined ? 'conversation' : 'all';
+  const phrases = phraseTokens(f);
+  const filter = hitFilter(f, phrases);
+  // without words, the phrases are the query: `search --phrase 'connection pool'`
+  const query = words.length ? words.join(' ') : (f.phrase ?? []).join(' ');
+  if (query.trim() === '') throw new UsageError('search needs query words (or --query-file, or --phrase)');
   return {
-    query: words.join(' '),
-    scope: f.conversation !== undefined ? 'conversation' : 'all',
+    query,
+    scope,
     conversationId: f.conversation ?? null,
     runId: f.run ?? null,
     maxMatches,
     contextLines,
     bm25: { k1, b },
     ...(filter ? { filter } : {}),
+    ...(f.collapse ? { collapse: true } : {}),
+    ...(f.explain ? { explain: true } : {}),
+    ...(f.sort === 'time' ? { sort: 'time' as const } : {}),
+    ...(f.reverse ? { reverse: true } : {}),
   };
+}
+
+/** The request a format is answered with: the parity format answers like the reference, so it ignores the views. */
+export function requestForFormat(request: SearchRequest, plan: OutputPlan): SearchRequest {
+  if (plan.format !== 'tool') return request;
+  const { collapse: _collapse, explain: _explain, sort: _sort, reverse: _reverse, ...reference } = request;
+  return reference;
 }
 
 export function searchCommand(): CommandDef {
   return {
     name: 'search',
     description: 'BM25-rank the replayed messages of a store and print excerpts around the hits',
-    args: [{ spelling: '<words...>', help: 'query words (joined by one space; each word is searched independently)' }],
+    args: [{ spelling: '[words...]', help: 'query words (joined by one space; each word is searched independently)' }],
     flags: [
       FLAGS.db,
       FLAGS.conversation,
       FLAGS.scope,
       FLAGS.run,
+      FLAGS.queryFile,
       FLAGS.maxMatches,
       FLAGS.context,
       FLAGS.bm25K1,
@@ -85,11 +157,21 @@ export function searchCommand(): CommandDef {
       FLAGS.role,
       FLAGS.tool,
       FLAGS.minScore,
+      FLAGS.hitAgent,
+      FLAGS.hitParent,
+      FLAGS.hitSince,
+      FLAGS.hitUntil,
+      FLAGS.phrase,
       { group: 'Output:' },
       FLAGS.format,
       FLAGS.json,
       reworded(FLAGS.ndjson, 'one JSON event per line: begin, hit..., end, summary'),
       FLAGS.plain,
+      FLAGS.collapse,
+      FLAGS.hitSort,
+      FLAGS.reverseHits,
+      FLAGS.runsWithMatches,
+      FLAGS.explain,
       FLAGS.count,
       FLAGS.countBy,
       FLAGS.color,
@@ -104,8 +186,10 @@ export function searchCommand(): CommandDef {
     helpAfter: `
 Exit status: 0 when at least one hit is shown, 1 when none is, 2 on an error (an unknown
 --conversation or --run included). With --expect-none: 0 when no message matches, 1 when any does.
-With --expect-min n: 0 when at least n match. Checks and --count count every matching message
-(score above 0, passing --role, --tool and --min-score), not only the hits -m and -C show.
+With --expect-min n: 0 when at least n match. Checks, --count and -l count every matching message
+(score above 0, passing the filters; with --collapse, their distinct texts), not only the hits -m and
+-C show. The filters, --sort, --reverse, --collapse and --explain never change BM25 statistics or
+scores, and --format tool ignores the last four: it answers like the reference.
 
 Examples:
   convsearch search refund idempotency --db sessions.db --conversation conv-42
@@ -114,10 +198,12 @@ Examples:
   convsearch search billing --scope all --json | jq -r '.hits[].run_id'
   convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
-  convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q`,
-    async action(words: string[], flags: SearchFlags) {
-      const request = searchRequest(words, flags);
-      const plan = outputPlan(flags, request.maxMatches);
+  convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q
+  printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all`,
+    async action(args: string[], flags: SearchFlags) {
+      const requested = searchRequest(queryWords(args, flags.queryFile), flags);
+      const plan = outputPlan(flags, requested.maxMatches);
+      const request = requestForFormat(requested, plan);
       const hooks = {
         onFallback: (reason: string): void => {
           if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);

@@ -4,7 +4,8 @@ import { escapeForTerminal } from '../output/escape.js';
 import { humanHits, humanNotice } from '../output/human.js';
 import { searchJson, searchNdjson } from '../output/json.js';
 import { countLines, plainLines } from '../output/plain.js';
-import { outcomeStats, plural, summaryLine } from '../output/stats.js';
+import { runMatchesJson, runMatchesNdjson, runMatchLines } from '../output/run-matches.js';
+import { matchNoun, outcomeStats, plural, summaryLine } from '../output/stats.js';
 import { toolText } from '../output/tool-text.js';
 import { terminalWidth, wrapText } from '../output/width.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
@@ -23,6 +24,7 @@ export interface SearchOutputFlags {
   quiet?: boolean;
   expectNone?: boolean;
   expectMin?: string;
+  runsWithMatches?: boolean;
 }
 
 export type SearchFormat = 'human' | 'tool' | 'json' | 'ndjson' | 'plain' | 'count';
@@ -37,6 +39,8 @@ export interface OutputPlan {
   /** `--expect-min n`. */
   readonly expectMin: number | null;
   readonly color: ColorChoice;
+  /** `-l`: the runs with matches instead of the hits (as lines, or in the JSON format chosen). */
+  readonly runsWithMatches: boolean;
 }
 
 /** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
@@ -54,7 +58,11 @@ export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan
   if (f.expectNone && f.expectMin !== undefined) throw new UsageError('--expect-none and --expect-min contradict each other; pass one');
   const expectMin = f.expectMin === undefined ? null : parseCount('--expect-min', f.expectMin, '--expect-min');
   const format = distinct[0]?.[1] ?? 'human';
-  if (maxMatches === 0 && !f.quiet && (format === 'human' || format === 'plain')) {
+  const runsWithMatches = Boolean(f.runsWithMatches);
+  if (runsWithMatches && (format === 'tool' || format === 'count')) {
+    throw new UsageError(`-l and ${distinct[0]![0]} ask for different outputs; pass one`);
+  }
+  if (maxMatches === 0 && !f.quiet && !runsWithMatches && (format === 'human' || format === 'plain')) {
     // the reference accepts max_matches=0 (tool, json, ndjson answer it); these formats would print nothing
     throw new UsageError(
       `-m 0 selects no hit to print${format === 'plain' ? ' with --plain' : ''}: use --count for the number of matching messages, or -q for the exit status alone`,
@@ -67,6 +75,7 @@ export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan
     expectNone: Boolean(f.expectNone),
     expectMin,
     color: f.color,
+    runsWithMatches,
   };
 }
 
@@ -83,6 +92,13 @@ export function printOutcome(outcome: SearchOutcome, plan: OutputPlan): void {
   const lines = (ls: string[]): void => {
     if (ls.length) writeTo(out, ls.join('\n') + '\n');
   };
+  if (plan.runsWithMatches) {
+    if (plan.format === 'json') writeTo(out, JSON.stringify(runMatchesJson(outcome), null, 2) + '\n');
+    else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome));
+    else lines(runMatchLines(outcome));
+    reportWarnings(outcome.warnings);
+    return;
+  }
   switch (plan.format) {
     case 'tool':
       writeTo(out, toolPrintable(outcome, out));
@@ -123,10 +139,13 @@ export function exitStatus(shown: number, matches: number, plan: OutputPlan): nu
 
 /** Sets the exit status, saying on stderr which expectation failed. */
 export function judge(outcome: SearchOutcome, plan: OutputPlan): void {
-  const { hits, matches } = outcomeStats(outcome);
+  const stats = outcomeStats(outcome);
+  const { matches } = stats;
+  // with -l, what is shown is the runs
+  const hits = plan.runsWithMatches ? stats.matchingRuns : stats.hits;
   const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
-    const found = `${plural(matches, 'matching message')} found${matches > hits ? ` (${hits} shown)` : ''}`;
+    const found = `${plural(matches, matchNoun(outcome))} found${matches > hits ? ` (${hits} shown)` : ''}`;
     if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${found}\n`);
     else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
   }

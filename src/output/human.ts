@@ -1,12 +1,14 @@
 import type { ChalkInstance } from 'chalk';
 import type { PartRole } from '../render/roles.js';
 import { compactTimestamp } from '../history/timestamps.js';
+import { isoMicros } from '../history/time.js';
 import type { ClippedField } from '../render/clip.js';
 import { codePointSlice, formatScore1f } from '../py/repr.js';
 import type { ExcerptLine, Hit, HitFilter, SearchOutcome } from '../search/search.js';
 import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
+import { explainLines } from './explain.js';
 import { displayWidth, wrapLine } from './width.js';
 
 export interface HumanStyle {
@@ -106,7 +108,22 @@ function hitHeader(h: Hit, style: HumanStyle): string {
   if (h.run.agentName !== null) segments.push(c.blue(`agent ${escapeInline(h.run.agentName)}`));
   segments.push(c.bold(`[${h.messageIndex}] ${partsLabel(h.parts)}`));
   if (h.timestamp !== null) segments.push(c.dim(escapeInline(compactTimestamp(h.timestamp))));
+  const also = alsoAt(h);
+  if (also !== null) segments.push(c.green(also));
   return joinSegments(segments, c.dim(' · '), style.width, '   ');
+}
+
+/** `also at run lx-1 [14], [21]; run lx-2 [3]`: where else a collapsed hit's text occurs, by run in corpus order. */
+export function alsoAt(h: Hit): string | null {
+  const others = (h.locations ?? []).filter((l) => l.run.runId !== h.run.runId || l.messageIndex !== h.messageIndex);
+  if (others.length === 0) return null;
+  const runs: Array<{ runId: string; at: number[] }> = [];
+  for (const l of others) {
+    const last = runs[runs.length - 1];
+    if (last && last.runId === l.run.runId) last.at.push(l.messageIndex);
+    else runs.push({ runId: l.run.runId, at: [l.messageIndex] });
+  }
+  return 'also at ' + runs.map((r) => `run ${escapeInline(r.runId)} ${r.at.map((i) => `[${i}]`).join(', ')}`).join('; ');
 }
 
 function lineBody(line: ExcerptLine, terms: ReadonlySet<string>, c: ChalkInstance): string {
@@ -134,7 +151,11 @@ function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): st
 export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
   if (outcome.kind !== 'found') return '';
   const terms = new Set(queryTokens(outcome.options.query));
-  return outcome.hits.map((h) => [hitHeader(h, style), ...excerptLines(h, terms, style)].join('\n')).join('\n\n');
+  return outcome.hits
+    .map((h) =>
+      [hitHeader(h, style), ...(h.explain ? explainLines(h.explain, style.chalk) : []), ...excerptLines(h, terms, style)].join('\n'),
+    )
+    .join('\n\n');
 }
 
 /** The filter flags of a search as typed: `--role assistant --tool delete_*`. */
@@ -144,6 +165,11 @@ export function filterFlags(filter: HitFilter | undefined): string[] {
   if (filter.roles.size) flags.push(`--role ${[...filter.roles].join(',')}`);
   if (filter.tools.size) flags.push(`--tool ${filter.tools.patterns.join(',')}`);
   if (filter.minScore !== null) flags.push(`--min-score ${filter.minScore}`);
+  if (filter.agents?.size) flags.push(`--agent ${filter.agents.patterns.join(',')}`);
+  if (filter.parent != null) flags.push(`--parent ${filter.parent}`);
+  if (filter.since != null) flags.push(`--since ${isoMicros(filter.since)}`);
+  if (filter.until != null) flags.push(`--until ${isoMicros(filter.until)}`);
+  for (const p of filter.phrases ?? []) flags.push(`--phrase '${p.join(' ')}'`);
   return flags;
 }
 

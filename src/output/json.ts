@@ -1,8 +1,11 @@
 import type { Warning } from '../history/source.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
+import type { HitLocation } from '../search/collapse.js';
+import type { Explain } from '../search/explain.js';
 import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
 import { scopeMissMessage } from '../search/scope.js';
+import { isoMicros } from '../history/time.js';
 
 /** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
@@ -35,10 +38,35 @@ export function hitJson(h: Hit): Json {
     text: h.text,
     parts: h.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
     excerpt: h.excerpt.map((l) => ({ index: l.position, text: l.text, hit: l.hit })),
+    // with --collapse: every matching message holding this text, the hit's own included
+    locations: h.locations?.map(locationJson) ?? null,
+    explain: h.explain ? explainJson(h.explain) : null,
   };
 }
 
-function searchParams(outcome: SearchOutcome): Json {
+export function explainJson(e: Explain): Json {
+  return {
+    score: e.score,
+    n: e.n,
+    dl: e.dl,
+    avgdl: e.avgdl,
+    k1: e.k1,
+    b: e.b,
+    terms: e.terms.map((t) => ({ term: t.term, tf: t.tf, df: t.df, idf: t.idf, contribution: t.contribution })),
+  };
+}
+
+export function locationJson(l: HitLocation): Json {
+  return {
+    run_id: l.run.runId,
+    conversation_id: l.run.conversationId,
+    agent_name: l.run.agentName,
+    message_index: l.messageIndex,
+    timestamp: l.timestamp,
+  };
+}
+
+export function searchParams(outcome: SearchOutcome): Json {
   const o = outcome.options;
   return {
     query: o.query,
@@ -49,15 +77,25 @@ function searchParams(outcome: SearchOutcome): Json {
     context_lines: o.contextLines,
     bm25_k1: o.bm25.k1,
     bm25_b: o.bm25.b,
+    collapse: Boolean(o.collapse),
+    explain: Boolean(o.explain),
+    sort: o.sort ?? 'score',
+    reverse: Boolean(o.reverse),
     filters: {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],
       min_score: o.filter?.minScore ?? null,
+      agents: [...(o.filter?.agents ?? [])],
+      parent_run_id: o.filter?.parent ?? null,
+      // the instants the bounds resolved to (a duration counts back from when the search ran)
+      since: o.filter?.since != null ? isoMicros(o.filter.since) : null,
+      until: o.filter?.until != null ? isoMicros(o.filter.until) : null,
+      phrases: (o.filter?.phrases ?? []).map((p) => p.join(' ')),
     },
   };
 }
 
-function endData(outcome: SearchOutcome): Json {
+export function endData(outcome: SearchOutcome): Json {
   return {
     outcome: outcome.kind,
     // the reference's reply when nothing was found (`No matches for ...`); null with hits
@@ -82,7 +120,7 @@ function errorJson(outcome: SearchOutcome): Json | null {
   };
 }
 
-function summaryData(outcome: SearchOutcome): Json {
+export function summaryData(outcome: SearchOutcome): Json {
   const s = outcomeStats(outcome);
   // hits: shown under -m and -C; total_matches: every matching message (what --count counts)
   return { hits: s.hits, total_matches: s.matches, messages: s.messages, runs: s.runs, skipped_snapshots: s.skippedSnapshots };

@@ -45,9 +45,9 @@ export function conversationsJson(convs: readonly ConversationSummary[], warning
   return { schema_version: SCHEMA_VERSION, conversations: convs.map(conversationJson), warnings: warnings.map(warningJson) };
 }
 
-export function conversationsNdjson(convs: readonly ConversationSummary[], warnings: readonly Warning[]): string[] {
+export function conversationsNdjson(convs: readonly ConversationSummary[], warnings: readonly Warning[], params: Json): string[] {
   return [
-    ndjsonEvent('begin', {}),
+    ndjsonEvent('begin', params),
     ...convs.map((c) => ndjsonEvent('conversation', conversationJson(c))),
     ndjsonEvent('end', { conversations: convs.length, warnings: warnings.map(warningJson) }),
   ];

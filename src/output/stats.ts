@@ -25,6 +25,11 @@ export function outcomeStats(outcome: SearchOutcome): OutcomeStats {
   };
 }
 
+/** What the counts count: matching messages, or with `--collapse` their distinct texts. */
+export function matchNoun(outcome: SearchOutcome): string {
+  return outcome.options.collapse ? 'distinct matching text' : 'matching message';
+}
+
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /**
@@ -36,5 +41,5 @@ export function summaryLine(outcome: SearchOutcome): string {
   const where = s.matchingRuns > 0 ? ` in ${plural(s.matchingRuns, 'run')}` : '';
   const skipped = s.skippedSnapshots > 0 ? `; ${plural(s.skippedSnapshots, 'unreadable snapshot')} skipped` : '';
   const shown = s.matches > 0 ? `showing ${s.hits} of ` : '';
-  return `${shown}${plural(s.matches, 'matching message')}${where} (searched ${plural(s.messages, 'message')} in ${plural(s.runs, 'run')}${skipped})`;
+  return `${shown}${plural(s.matches, matchNoun(outcome))}${where} (searched ${plural(s.messages, 'message')} in ${plural(s.runs, 'run')}${skipped})`;
 }

@@ -26,11 +26,42 @@ export interface Corpus {
   document(section: number, position: number): RenderedMessage;
   /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
   parts?(section: number, position: number): readonly PartRole[];
+  /**
+   * A key equal for two documents exactly when their index texts are equal, when the corpus has one
+   * without rendering (else `document().text`): what `--collapse` compares.
+   */
+  textKey?(section: number, position: number): string;
+  /** What hit filters test of a document besides its text, when the corpus has it without rendering (else `document()`). */
+  facts?(section: number, position: number): DocumentFacts;
+  /** The facts of a whole section (positions `start .. end-1`) at once, when the corpus can read them in one go. */
+  sectionFacts?(section: number): readonly DocumentFacts[];
+  /** Whether the document holds every phrase of `CorpusNeeds.phrases`, when the corpus knows without rendering. */
+  hasPhrases?(section: number, position: number): boolean;
+}
+
+/** A document's parts, timestamp and first snapshot: the hit filters' view of it. */
+export interface DocumentFacts {
+  readonly parts: readonly PartRole[];
+  readonly timestamp: string | null;
+  readonly firstSeq: number;
+}
+
+/**
+ * What a search will ask of its documents besides BM25 counts, told to the corpus up front so that a
+ * corpus that keeps only digests of its runs can keep these too.
+ */
+export interface CorpusNeeds {
+  /** Text keys (see {@link Corpus.textKey}), for `--collapse`. */
+  readonly textKeys?: boolean;
+  /** Timestamps and first snapshots (see {@link Corpus.facts}), for `--since`, `--until` and `--sort time`. */
+  readonly times?: boolean;
+  /** Phrases (token lists) the documents must hold, for `--phrase` (see {@link Corpus.hasPhrases}). */
+  readonly phrases?: ReadonlyArray<readonly string[]>;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */
 export interface CorpusSource {
-  corpus(scope: ScopeFilter): Corpus;
+  corpus(scope: ScopeFilter, needs?: CorpusNeeds): Corpus;
   /** Every run of the store, in corpus order (read when a scope matched none, to say what is close). */
   runs(): readonly StoreRun[];
 }

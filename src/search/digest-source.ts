@@ -6,10 +6,11 @@ import type { StoreRun } from '../store/reader.js';
 import type { TermStats } from './bm25.js';
 import { TermStatsBuilder } from './term-stats.js';
 import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
-import { sectionSize, type Corpus, type CorpusSource, type SectionView } from './corpus.js';
+import { sectionSize, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentFacts, type SectionView } from './corpus.js';
+import { containsPhrases } from './filters.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './replay-source.js';
-import { digestGroups, digestPartsAt, digestRuns, type RunDigest } from './digest.js';
+import { digestGroups, digestPartsAt, digestRuns, textKey, type RunDigest } from './digest.js';
 import type { PartRole } from '../render/roles.js';
 import type { DigestWorkerData } from './digest-worker.js';
 
@@ -43,7 +44,7 @@ export class DigestCorpusSource implements CorpusSource {
     return this.source.runs();
   }
 
-  corpus(scope: ScopeFilter): Corpus {
+  corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
     if (scope.runId !== null) return this.serial.corpus(scope);
     const marks = this.source.store.watermarks();
@@ -57,7 +58,7 @@ export class DigestCorpusSource implements CorpusSource {
     // whole conversations, heaviest first, handed out one at a time so that the threads finish together
     const groups = conversationGroups(runs, weight).map((g) => g.runs.map((r) => r.runId));
     const queue = new SharedArrayBuffer(4);
-    const data = { groups, queue, terms: this.terms } satisfies Omit<DigestWorkerData, keyof PoolWorkerData>;
+    const data = { groups, queue, terms: this.terms, needs } satisfies Omit<DigestWorkerData, keyof PoolWorkerData>;
     const workers = Array.from({ length: threads - 1 }, () => startPoolWorker<RunDigest>(this.options.worker ?? WORKER, share!, data));
     const progress = this.source.onProgress;
     const othersDone = (): number => workers.reduce((n, w) => n + w.progress, 0);
@@ -65,8 +66,13 @@ export class DigestCorpusSource implements CorpusSource {
     const own = new HistorySource(store, { retain: false });
     try {
       let mine = 0;
-      for (const d of digestGroups(own, groups, sharedQueue(queue), this.terms, (done) =>
-        progress?.((mine = done) + othersDone(), runs.length),
+      for (const d of digestGroups(
+        own,
+        groups,
+        sharedQueue(queue),
+        this.terms,
+        (done) => progress?.((mine = done) + othersDone(), runs.length),
+        needs,
       )) {
         digests.set(d.runId, d);
       }
@@ -95,11 +101,13 @@ export class DigestCorpusSource implements CorpusSource {
         own,
         g.runs.map((r) => r.runId),
         this.terms,
+        undefined,
+        needs,
       ))
         digests.set(d.runId, d);
     }
     progress?.(runs.length, runs.length);
-    return new DigestCorpus(this.source, runs, digests, this.terms);
+    return new DigestCorpus(this.source, runs, digests, this.terms, needs);
   }
 }
 
@@ -116,6 +124,7 @@ class DigestCorpus implements Corpus {
     runs: readonly StoreRun[],
     digests: ReadonlyMap<string, RunDigest>,
     private readonly terms: readonly string[],
+    private readonly needs: CorpusNeeds,
   ) {
     this.scopeRuns = runs.length;
     const claimed = new Set<string>();
@@ -138,6 +147,24 @@ class DigestCorpus implements Corpus {
 
   parts(section: number, position: number): readonly PartRole[] {
     return digestPartsAt(this.digests[section]!, position);
+  }
+
+  facts(section: number, position: number): DocumentFacts {
+    const d = this.digests[section]!;
+    if (!d.times) return this.document(section, position);
+    const i = position - d.localStart;
+    return { parts: digestPartsAt(d, position), timestamp: d.times.timestamps[i]!, firstSeq: d.times.firstSeqs[i]! };
+  }
+
+  hasPhrases(section: number, position: number): boolean {
+    const d = this.digests[section]!;
+    if (d.phraseHits) return d.phraseHits[position - d.localStart] === 1;
+    return containsPhrases(this.document(section, position).text, this.needs.phrases ?? []);
+  }
+
+  textKey(section: number, position: number): string {
+    const d = this.digests[section]!;
+    return d.textKeys ? d.textKeys[position - d.localStart]! : textKey(this.document(section, position).text);
   }
 
   termStats(terms: readonly string[]): TermStats {

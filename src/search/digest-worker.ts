@@ -5,6 +5,7 @@
 import { HistorySource } from '../history/source.js';
 import { runPoolWorker, type PoolWorkerData } from '../parallel/pool.js';
 import { sharedQueue } from '../parallel/threads.js';
+import type { CorpusNeeds } from './corpus.js';
 import { digestGroups, type RunDigest } from './digest.js';
 
 export interface DigestWorkerData extends PoolWorkerData {
@@ -12,17 +13,20 @@ export interface DigestWorkerData extends PoolWorkerData {
   readonly groups: ReadonlyArray<readonly string[]>;
   readonly queue: SharedArrayBuffer;
   readonly terms: readonly string[];
+  readonly needs: CorpusNeeds;
 }
 
 runPoolWorker<DigestWorkerData, RunDigest>((store, data, channel) => {
   const source = new HistorySource(store, { retain: false });
-  const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => channel.progress(done));
+  const digests = digestGroups(source, data.groups, sharedQueue(data.queue), data.terms, (done) => channel.progress(done), data.needs);
   channel.post(
     digests,
     digests.flatMap((d) => [
       d.lengths.buffer as ArrayBuffer,
       ...d.termCounts.map((c) => c.buffer as ArrayBuffer),
       ...[d.parts.starts, d.parts.roles, d.parts.tools].map((a) => a.buffer as ArrayBuffer),
+      ...(d.times ? [d.times.firstSeqs.buffer as ArrayBuffer] : []),
+      ...(d.phraseHits ? [d.phraseHits.buffer as ArrayBuffer] : []),
     ]),
   );
 });

@@ -1,9 +1,13 @@
+import { hash } from 'node:crypto';
 import { claimInherited } from '../history/attribution.js';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
+import { messageTimestamp } from '../history/timestamps.js';
 import { renderMessage, searchText } from '../render/message.js';
 import { ROLES, type PartRole } from '../render/roles.js';
 import { QueryTermCounter } from '../text/tokenize.js';
+import type { CorpusNeeds } from './corpus.js';
+import { containsPhrases } from './filters.js';
 
 /**
  * What a search needs of one replayed run, compact enough to cross threads: the strict keys of its
@@ -22,6 +26,12 @@ export interface RunDigest {
   readonly termCounts: Int32Array[];
   /** The parts' roles and tools of each message from `localStart` on: what hit filters test, without a replay. */
   readonly parts: DigestParts;
+  /** With `needs.textKeys`: a digest of each message's index text from `localStart` on (equal texts, equal keys). */
+  readonly textKeys: string[] | null;
+  /** With `needs.times`: each message's timestamp and first snapshot (`seq`) from `localStart` on. */
+  readonly times: { readonly timestamps: Array<string | null>; readonly firstSeqs: Int32Array } | null;
+  /** With `needs.phrases`: 1 for each message from `localStart` on that holds every phrase. */
+  readonly phraseHits: Uint8Array | null;
   readonly skipped: SkippedSnapshot[];
   readonly unknownPartKinds: Array<[string, number]>;
 }
@@ -86,6 +96,7 @@ export function digestRuns(
   runIds: readonly string[],
   terms: readonly string[],
   onRun?: (done: number) => void,
+  needs: CorpusNeeds = {},
 ): RunDigest[] {
   const counter = new QueryTermCounter(terms);
   const counts = counter.counts;
@@ -100,9 +111,20 @@ export function digestRuns(
     const lengths = new Int32Array(record.length - localStart);
     const perTerm: number[][] = terms.map(() => []);
     const parts = new PartsBuilder();
+    const textKeys = needs.textKeys ? ([] as string[]) : null;
+    const times = needs.times ? { timestamps: [] as Array<string | null>, firstSeqs: new Int32Array(record.length - localStart) } : null;
+    const phraseHits = needs.phrases?.length ? new Uint8Array(record.length - localStart) : null;
     for (let pos = localStart; pos < record.length; pos++) {
-      const rendered = renderMessage(record[pos]!.message);
-      lengths[pos - localStart] = counter.count(searchText(rendered));
+      const m = record[pos]!;
+      const rendered = renderMessage(m.message);
+      const text = searchText(rendered);
+      lengths[pos - localStart] = counter.count(text);
+      textKeys?.push(textKey(text));
+      if (times) {
+        times.timestamps.push(messageTimestamp(m.message));
+        times.firstSeqs[pos - localStart] = m.firstSeq;
+      }
+      if (phraseHits && containsPhrases(text, needs.phrases!)) phraseHits[pos - localStart] = 1;
       parts.add(rendered);
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }
@@ -113,12 +135,20 @@ export function digestRuns(
       lengths,
       termCounts: perTerm.map((a) => Int32Array.from(a)),
       parts: parts.finish(),
+      textKeys,
+      times,
+      phraseHits,
       skipped: replay.skipped,
       unknownPartKinds: [...replay.unknownPartKinds],
     });
     onRun?.(out.length);
   }
   return out;
+}
+
+/** The text key of an index text: sha-256, so that text crafted into a store cannot pass for another. */
+export function textKey(text: string): string {
+  return hash('sha256', text, 'base64');
 }
 
 /**
@@ -131,11 +161,12 @@ export function digestGroups(
   take: () => number,
   terms: readonly string[],
   onRun?: (done: number) => void,
+  needs: CorpusNeeds = {},
 ): RunDigest[] {
   const out: RunDigest[] = [];
   for (let g = take(); g < groups.length; g = take()) {
     const before = out.length;
-    for (const d of digestRuns(source, groups[g]!, terms, (done) => onRun?.(before + done))) out.push(d);
+    for (const d of digestRuns(source, groups[g]!, terms, (done) => onRun?.(before + done), needs)) out.push(d);
   }
   return out;
 }

@@ -53,6 +53,7 @@ export class ReplayCorpusSource implements CorpusSource {
     return this.source.runs();
   }
 
+  // rendering is cached per message, so the filters' facts come from document() at no extra cost
   corpus(scope: ScopeFilter): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
     const replays = this.source.replayAll(runs.map((r) => r.runId));

@@ -1,11 +1,20 @@
 import { rankBm25, type Bm25Params, type RankedList } from './bm25.js';
 import { clipFields, joinClipped, type ClippedField } from '../render/clip.js';
-import { isEmptyPartFilter, partsMatch, type PartFilter, type PartRole } from '../render/roles.js';
+import type { PartRole } from '../render/roles.js';
+import { delegateTree } from '../history/delegates.js';
+import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
 import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokens } from '../text/tokenize.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
+import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
+import { explainScore, type Explain } from './explain.js';
+import { factsOf, filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
+import { closestIds } from '../text/suggest.js';
+import { orderHits, type HitSort } from './order.js';
+
+export type { HitFilter, SearchContext } from './filters.js';
 
 export type Scope = 'all' | 'conversation';
 
@@ -24,11 +33,16 @@ export interface SearchOptions {
    * avgdl (so every score) are those of the unfiltered scope. Absent: every ranked message may.
    */
   readonly filter?: HitFilter;
-}
-
-export interface HitFilter extends PartFilter {
-  /** Hits must score at least this (the unrounded score). */
-  readonly minScore: number | null;
+  /**
+   * Fold a hit whose index text equals a better hit's into that hit (its `locations`) instead of giving
+   * it a slot; counts then count distinct texts. Scores and the order of the other hits do not change.
+   */
+  readonly collapse?: boolean;
+  /** Give each hit the terms' parts of its score (`Hit.explain`). */
+  readonly explain?: boolean;
+  /** The order of `hits` (default: by rank); which messages are hits does not depend on it. */
+  readonly sort?: HitSort;
+  readonly reverse?: boolean;
 }
 
 export interface ExcerptLine {
@@ -59,6 +73,15 @@ export interface Hit {
   readonly timestamp: string | null;
   readonly firstSeq: number;
   readonly firstStep: number | null;
+  /**
+   * With `collapse`: every matching message holding this hit's text, in corpus order (the hit's own
+   * included; more are added until the search returns). Null otherwise.
+   */
+  readonly locations: readonly HitLocation[] | null;
+  /** With `explain`: each query term's part of the score. Null otherwise. */
+  readonly explain: Explain | null;
+  /** When the message was made (microseconds; see `messageTime`), what `--since`, `--until` and `--sort time` use. */
+  readonly time: number | null;
 }
 
 export interface RankedHit {
@@ -74,6 +97,8 @@ export interface RankedHit {
 export interface RunMatches {
   readonly run: StoreRun;
   readonly count: number;
+  /** The best score among them. */
+  readonly best: number;
 }
 
 /**
@@ -81,9 +106,9 @@ export interface RunMatches {
  * `--expect-*` checks judge, whatever `-m` and `-C` select for display.
  */
 export interface MatchCounts {
-  /** Messages scoring above 0 that pass the hit filter. */
+  /** Messages scoring above 0 that pass the hit filter (with `collapse`: their distinct texts). */
   readonly total: number;
-  /** The same per run, for the runs with at least one, in corpus order. */
+  /** The same per run, for the runs with at least one, in corpus order (with `collapse`: distinct texts of the run). */
   readonly byRun: readonly RunMatches[];
   /** Messages scoring above 0 before the hit filter (what the filter had to choose from). */
   readonly unfiltered: number;
@@ -111,27 +136,49 @@ export type SearchOutcome = OutcomeBase &
     | { readonly kind: 'no-run-history'; readonly runId: string }
     | { readonly kind: 'no-history'; readonly total: 0 }
     | { readonly kind: 'no-matches'; readonly total: number }
-    | { readonly kind: 'found'; readonly total: number; readonly hits: readonly Hit[]; readonly ranking: readonly RankedHit[] }
+    | {
+        readonly kind: 'found';
+        readonly total: number;
+        /** The hits, in the order `sort` and `reverse` ask (by rank unless told). */
+        readonly hits: readonly Hit[];
+        readonly ranking: readonly RankedHit[];
+      }
   );
 
-/** The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source. */
-export function search(source: CorpusSource, options: SearchOptions): SearchOutcome {
+/**
+ * The reference's `search_conversation_history` control flow (spec §6.1), over any corpus source; `ctx`
+ * dates messages that carry no timestamp of their own.
+ */
+export function search(source: CorpusSource, options: SearchOptions, ctx: SearchContext = {}): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
     return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
   }
-  const corpus = source.corpus(options);
-  const missing = corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null;
+  const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
+  const needs = filterNeeds(filter);
+  // with collapse, the copies' locations carry their timestamps: a digest keeps them too
+  const corpus = source.corpus(options, { ...needs, textKeys: Boolean(options.collapse), times: needs.times || Boolean(options.collapse) });
+  const parent = filter?.parent ?? null;
+  const tree = parent === null ? null : delegateTree(source.runs(), parent);
+  const missing =
+    (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
   const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
 
   const terms = queryTokens(options.query);
-  const ranked = rankBm25(corpus.termStats(terms), terms, options.bm25);
+  const stats = corpus.termStats(terms);
+  const ranked = rankBm25(stats, terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
-  const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
-  const { hits, ranking } = selectWindows(corpus, ranked, new Set(terms), options, filter);
-  const matches = countMatches(corpus, ranked, filter);
+  const test = filter ? new HitTest(filter, corpus, tree, ctx) : null;
+  const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
+  const selected = selectWindows(corpus, ranked, new Set(terms), options, test, explain, ctx);
+  const { ranking } = selected;
+  const hits =
+    options.sort === 'time' || options.reverse
+      ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse))
+      : selected.hits;
+  const matches = countMatches(corpus, ranked, test, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
@@ -139,34 +186,62 @@ export function search(source: CorpusSource, options: SearchOptions): SearchOutc
   return outcome;
 }
 
+/** `--parent` naming a run the store does not hold: an error like a scope's (a typo must not pass a check). */
+function parentMiss(source: CorpusSource, parent: string): ScopeMiss | null {
+  const ids = source.runs().map((r) => r.runId);
+  return ids.includes(parent) ? null : { kind: 'run', id: parent, conversationId: null, suggestions: closestIds(parent, ids) };
+}
+
 /**
  * Excerpt windows (spec §6.1 step 6): a hit whose line an earlier window already showed is skipped and
- * frees its slot; windows stay inside their run's section and may still overlap partially.
+ * frees its slot; windows stay inside their run's section and may still overlap partially. With
+ * `collapse`, a copy of a hit's text is one more location of that hit and frees its slot too.
  */
 function selectWindows(
   corpus: Corpus,
   ranked: RankedList,
   terms: ReadonlySet<string>,
   o: SearchOptions,
-  filter: HitFilter | null,
+  test: HitTest | null,
+  explain: ((doc: number) => Explain) | null,
+  ctx: SearchContext,
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
   const hits: Hit[] = [];
   const consumed: RankedHit[] = [];
-  const order = ranked[Symbol.iterator]();
+  const order = new Peekable(ranked[Symbol.iterator]());
+  const block = o.collapse ? new FoldBlock() : null;
   const entry = (doc: number, score: number, emit: boolean, eligible: boolean): RankedHit => {
     const { section: si, position } = ids.locate(doc);
     return { run: corpus.sections[si]!.run, messageIndex: position, score, shown: emit, eligible };
   };
-  while (hits.length < o.maxMatches) {
+  for (;;) {
+    if (hits.length >= o.maxMatches) {
+      // every slot is taken; copies of the last hit's text, ranked right after it, still fold into it
+      const ahead = order.peek();
+      if (!block?.hasHit || ahead.done || !block.holds(ahead.value.score)) break;
+    }
     const next = order.next();
     if (next.done) break;
     const { doc, score } = next.value;
     const { section: si, position } = ids.locate(doc);
     const section = corpus.sections[si]!;
-    const eligible = !filter || accepts(filter, corpus.document(si, position).parts, score);
-    const emit = eligible && !shown.has(doc);
+    const eligible = !test || test.accepts(si, position, score);
+    let fold = null;
+    if (block && eligible) {
+      block.at(score);
+      // a text alone at its score has no copy: its key is never read
+      const ahead = order.peek();
+      if (!block.empty || (!ahead.done && block.holds(ahead.value.score))) {
+        fold = block.add(collapseKey(corpus, si, position), {
+          run: section.run,
+          messageIndex: position,
+          timestamp: factsOf(corpus, si, position).timestamp,
+        });
+      }
+    }
+    const emit = eligible && !shown.has(doc) && !fold?.shown && hits.length < o.maxMatches;
     consumed.push(entry(doc, score, emit, eligible));
     if (!emit) continue;
     const start = Math.max(section.start, position - o.contextLines);
@@ -179,6 +254,10 @@ function selectWindows(
       excerpt.push({ position: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
     const d = corpus.document(si, position);
+    if (fold) {
+      fold.shown = true;
+      block!.hasHit = true;
+    }
     hits.push({
       rank: hits.length + 1,
       score,
@@ -190,6 +269,9 @@ function selectWindows(
       timestamp: d.timestamp,
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,
+      locations: fold ? fold.locations : block ? [{ run: section.run, messageIndex: position, timestamp: d.timestamp }] : null,
+      explain: explain?.(doc) ?? null,
+      time: messageTime(d.timestamp, () => ctx.snapshotTime?.(section.run.runId, d.firstSeq) ?? null),
     });
   }
   // the rest of the ranking, past the last window: never shown
@@ -198,7 +280,7 @@ function selectWindows(
     for (let next = order.next(); !next.done; next = order.next()) {
       const { doc, score } = next.value;
       const { section: si, position } = ids.locate(doc);
-      rest.push(entry(doc, score, false, !filter || accepts(filter, corpus.document(si, position).parts, score)));
+      rest.push(entry(doc, score, false, !test || test.accepts(si, position, score)));
     }
     return consumed.concat(rest);
   };
@@ -207,38 +289,48 @@ function selectWindows(
 
 /**
  * Counts every ranked message the filter accepts, in document order (a corpus that replays documents on
- * demand then replays each run once); parts are read only when the filter looks at roles or tools.
+ * demand then replays each run once); each test reads only what it needs.
  */
-function countMatches(corpus: Corpus, ranked: RankedList, filter: HitFilter | null): MatchCounts {
+function countMatches(corpus: Corpus, ranked: RankedList, test: HitTest | null, collapse: boolean): MatchCounts {
   const ids = new DocumentIds(corpus.sections);
   const docs = new Int32Array(ranked.length);
+  const scoreOf = new Float64Array(ids.count);
   let n = 0;
-  const minScore = filter?.minScore ?? null;
   ranked.forEachUnordered((doc, score) => {
-    if (minScore === null || score >= minScore) docs[n++] = doc;
+    docs[n++] = doc;
+    scoreOf[doc] = score;
   });
-  const needParts = filter !== null && !isEmptyPartFilter(filter);
-  const sorted = docs.subarray(0, n).sort();
-  const perSection = new Int32Array(corpus.sections.length);
+  const sorted = docs.sort();
+  let perSection: Int32Array = new Int32Array(corpus.sections.length);
+  const best = new Float64Array(corpus.sections.length);
   let total = 0;
+  const accepted = collapse ? new Int32Array(n) : null;
   for (const doc of sorted) {
     const { section, position } = ids.locate(doc);
-    if (needParts && !partsMatch(corpus.parts ? corpus.parts(section, position) : corpus.document(section, position).parts, filter))
-      continue;
+    if (test && !test.accepts(section, position, scoreOf[doc]!)) continue;
     perSection[section] = perSection[section]! + 1;
+    if (scoreOf[doc]! > best[section]!) best[section] = scoreOf[doc]!;
+    if (accepted) accepted[total] = doc;
     total++;
+  }
+  if (accepted) {
+    const matching = accepted.subarray(0, total);
+    const distinct = distinctTexts(
+      matching,
+      Float64Array.from(matching, (d) => scoreOf[d]!),
+      corpus.sections.length,
+      (d) => ids.locate(d).section,
+      (d) => {
+        const { section, position } = ids.locate(d);
+        return collapseKey(corpus, section, position);
+      },
+    );
+    total = distinct.total;
+    perSection = distinct.perSection;
   }
   const byRun: RunMatches[] = [];
   perSection.forEach((count, si) => {
-    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count });
+    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count, best: best[si]! });
   });
   return { total, byRun, unfiltered: ranked.length };
-}
-
-function isEmptyFilter(f: HitFilter): boolean {
-  return f.roles.size === 0 && f.tools.size === 0 && f.minScore === null;
-}
-
-function accepts(f: HitFilter, parts: readonly PartRole[], score: number): boolean {
-  return (f.minScore === null || score >= f.minScore) && partsMatch(parts, f);
 }

@@ -2,14 +2,14 @@ import { crc32 } from 'node:zlib';
 import { IndexDamagedError } from './errors.js';
 
 /** A column value as the index stores it. */
-export type Cell = string | number | null | Uint8Array;
+export type RowValue = string | number | null | Uint8Array;
 
 /**
  * CRC-32 of a row's values, stored with the row and checked whenever it is read back: random damage
  * (a flipped bit, a torn or truncated page) is caught before anything derived from the row is used.
  * It guards against accidents, not against someone who can write the private index file.
  */
-export function rowSum(values: readonly Cell[]): number {
+export function rowSum(values: readonly RowValue[]): number {
   let text = '';
   let c = 0;
   for (const v of values) {
@@ -22,6 +22,6 @@ export function rowSum(values: readonly Cell[]): number {
 }
 
 /** Throws IndexDamagedError unless `sum` is the checksum of `values`. */
-export function verifyRow(table: string, values: readonly Cell[], sum: unknown): void {
+export function verifyRow(table: string, values: readonly RowValue[], sum: unknown): void {
   if (rowSum(values) !== sum) throw new IndexDamagedError(`a ${table} row fails its checksum`);
 }

@@ -3,8 +3,9 @@ import type { SkippedSnapshot } from '../history/replay.js';
 import type { Warning } from '../history/source.js';
 import { searchText } from '../render/message.js';
 import type { RenderedMessage } from '../render/record.js';
+import type { PartRole, Role } from '../render/roles.js';
 import type { TermStats } from '../search/bm25.js';
-import type { Corpus, CorpusSource, SectionView } from '../search/corpus.js';
+import type { Corpus, CorpusSource, DocumentFacts, SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
 import type { StoreRun } from '../store/reader.js';
@@ -112,6 +113,24 @@ class IndexedCorpus implements Corpus {
     return l;
   }
 
+  /** Parts, timestamp and first snapshot without the fields (what hit filters test). */
+  facts(section: number, position: number): DocumentFacts {
+    const s = this.sections[section]!;
+    const d = this.docs.get(`${s.runKey}:${position}`);
+    if (d) return d;
+    // the whole row: its checksum covers every column
+    const row = this.t.message(s.runKey, position);
+    return { parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq };
+  }
+
+  sectionFacts(section: number): DocumentFacts[] {
+    const s = this.sections[section]!;
+    const out: DocumentFacts[] = [];
+    for (const row of this.t.messages(s.runKey, s.start, s.end))
+      out.push({ parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq });
+    return out;
+  }
+
   document(section: number, position: number): RenderedMessage {
     const s = this.sections[section]!;
     const key = `${s.runKey}:${position}`;
@@ -130,6 +149,10 @@ class IndexedCorpus implements Corpus {
     }
     return d;
   }
+}
+
+function partsFromJson(roles: string): PartRole[] {
+  return (JSON.parse(roles) as Array<[Role, string | null]>).map(([role, toolName]) => ({ role, toolName }));
 }
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */

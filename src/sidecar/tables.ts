@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type BetterSqlite3 from 'better-sqlite3';
-import { rowSum, verifyRow, type Cell } from './checksum.js';
+import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { describeFsError } from './placement.js';
 import { VarintWriter } from './varint.js';
@@ -163,8 +163,8 @@ const RUN_PARAMS = RUN_COLUMNS.map(() => '?').join(', ');
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
 const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
 
-const runValues = (r: RunRow): Cell[] => RUN_COLUMNS.map((c) => r[c]);
-const messageValues = (m: MessageRecord): Cell[] => MESSAGE_COLUMNS.map((c) => m[c]);
+const runValues = (r: RunRow): RowValue[] => RUN_COLUMNS.map((c) => r[c]);
+const messageValues = (m: MessageRecord): RowValue[] => MESSAGE_COLUMNS.map((c) => m[c]);
 
 /** Encodes a directory bucket: per term, its UTF-8 length and bytes, the number of rows and their ids. */
 export function encodeBucket(entries: ReadonlyMap<string, readonly number[]>): Buffer {

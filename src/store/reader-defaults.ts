@@ -11,6 +11,20 @@ import type { StoreReader, StoreShare } from './reader.js';
 export abstract class SeamDefaults {
   abstract fingerprint(): string;
 
+  private times: { runId: string; bySeq: Map<number, string | null> } | null = null;
+
+  /** One run's snapshot times at a time, read through the seam (asked for only by time filters and sorts, run after run). */
+  snapshotTime(runId: string, seq: number): string | null {
+    if (this.times?.runId !== runId) {
+      const bySeq = new Map<number, string | null>();
+      for (const s of (this as unknown as StoreReader).completeSnapshots(runId)) {
+        bySeq.set(s.seq, typeof s.timestamp === 'string' ? s.timestamp : null);
+      }
+      this.times = { runId, bySeq };
+    }
+    return this.times.bySeq.get(seq) ?? null;
+  }
+
   content(cuts: ReadonlyMap<string, number>): StoreContent {
     return readerContent(this as unknown as StoreReader, cuts);
   }

@@ -66,6 +66,11 @@ export interface StoreReader {
   countsByRun(): Map<string, SnapshotStateCounts>;
   /** Per run, the highest `step_index` of any state (null when not an integer). */
   lastSteps(): Map<string, number | null>;
+  /**
+   * The stored `timestamp` of the run's complete snapshot `seq` (null when it has none, or not text): what
+   * dates a message that carries no time of its own (the snapshot that first held it).
+   */
+  snapshotTime(runId: string, seq: number): string | null;
   /** Externalized media bytes by sha256 hex, or null when the store does not hold them. */
   media(sha256: string): Buffer | null;
   /**

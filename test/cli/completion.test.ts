@@ -44,7 +44,7 @@ describe('shell completions', () => {
   test('bash completes commands, flags, choices, files and ids from the store named by --db', () => {
     const cases: Array<[string[], string]> = [
       [['convsearch', 'se'], 'search'],
-      [['convsearch', 'search', '--col'], '--color'],
+      [['convsearch', 'search', '--col'], '--collapse --color'],
       [['convsearch', 'search', '--color', 'a'], 'always auto'],
       [['convsearch', 'search', '--color', '=', 'ne'], 'never'],
       [['convsearch', 'search', '--role', 'tool'], 'tool-call tool-return'],
@@ -55,6 +55,11 @@ describe('shell completions', () => {
       [['convsearch', 'search', '--db', SMALL, '--tool', ''], 'get_weather read_file run_shell search_docs'],
       [['convsearch', 'search', '--db', SMALL, '--tool', 'r'], 'read_file run_shell'],
       [['convsearch', 'completion', ''], 'bash fish zsh'],
+      [['convsearch', 'to'], 'tools'],
+      [['convsearch', 'search', '--db', 'examples/sessions.db', '--agent', ''], 'cache-auditor deploy-verifier'],
+      [['convsearch', 'tools', '--db', 'examples/sessions.db', '--agent', 'd'], 'deploy-verifier'],
+      [['convsearch', 'tools', '--db', SMALL, '--run', 'run-al'], 'run-alpha-1 run-alpha-2'],
+      [['convsearch', 'search', '--sort', ''], 'score time'],
       [['convsearch', 'search', '--db', 'test/fixtures/parity/sm'], 'test/fixtures/parity/small.db'],
     ];
     const script = cases
@@ -89,7 +94,7 @@ describe('shell completions', () => {
     assert.equal(shell('fish', ['-n', 'completions/convsearch.fish']).status, 0);
     const r = shell('fish', [
       '-c',
-      `source completions/convsearch.fish; complete -C 'convsearch search --col'; complete -C 'convsearch search --db ${SMALL} --run run-al'`,
+      `source completions/convsearch.fish; complete -C 'convsearch search --colo'; complete -C 'convsearch search --db ${SMALL} --run run-al'`,
     ]);
     assert.equal(r.status, 0, r.stderr);
     const words = r.stdout
@@ -101,6 +106,10 @@ describe('shell completions', () => {
 
   test('__complete lists ids without replaying, and is silent on a bad store', async () => {
     assert.equal((await cli(['__complete', 'conversations', '--db', SMALL])).stdout, 'conv-alpha\nconv-beta\n');
+    assert.equal(
+      (await cli(['__complete', 'agents', '--db', join(ROOT, 'examples', 'sessions.db')])).stdout,
+      'cache-auditor\ndeploy-verifier\n',
+    );
     // the tool names a search can filter on: those of the replayed records' parts
     const shown = new Set<string>();
     for (const run of (await cli(['__complete', 'runs', '--db', SMALL])).stdout.trim().split('\n')) {

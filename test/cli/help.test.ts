@@ -16,7 +16,7 @@ describe('help and version', () => {
   });
 
   test('every command has --help with real examples', async () => {
-    for (const cmd of [[], ['search'], ['runs'], ['conversations'], ['show'], ['completion']]) {
+    for (const cmd of [[], ['search'], ['runs'], ['conversations'], ['tools'], ['show'], ['completion']]) {
       const r = await cli([...cmd, '--help']);
       assert.equal(r.status, 0, cmd.join(' '));
       assert.match(r.stdout, /Examples:\n {2}(\S.*\b)?convsearch /, `${cmd.join(' ') || 'convsearch'} --help`);

@@ -8,6 +8,11 @@ import {
   checkShape,
   CONVERSATIONS_DOC,
   CONVERSATIONS_EVENTS,
+  EXPLAIN,
+  LOCATION,
+  RUN_MATCH,
+  TOOLS_DOC,
+  TOOLS_EVENTS,
   RUNS_DOC,
   RUNS_EVENTS,
   SEARCH_DOC,
@@ -107,6 +112,11 @@ describe('--json and --ndjson follow the documented schemas', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
     const shapes = [
       SEARCH_DOC,
+      EXPLAIN,
+      LOCATION,
+      RUN_MATCH,
+      TOOLS_DOC,
+      ...Object.values(TOOLS_EVENTS),
       RUNS_DOC,
       CONVERSATIONS_DOC,
       SHOW_DOC,
@@ -116,7 +126,7 @@ describe('--json and --ndjson follow the documented schemas', () => {
     ];
     for (const key of shapeKeys(shapes))
       assert.ok(docs.includes(`\`${key}\``) || docs.includes(`"${key}"`), `docs/cli.md does not mention ${key}`);
-    for (const type of ['begin', 'hit', 'end', 'summary', 'run', 'conversation', 'message', 'interrupted']) {
+    for (const type of ['begin', 'hit', 'end', 'summary', 'run', 'conversation', 'tool', 'message', 'interrupted']) {
       assert.ok(docs.includes(`"${type}"`) || docs.includes(`\`${type}\``), `docs/cli.md does not mention event ${type}`);
     }
   });

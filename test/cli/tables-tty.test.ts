@@ -83,8 +83,8 @@ describe('tables on a real terminal (tmux)', { skip: !hasTmux && 'tmux not insta
     for (const colour of ['always', 'never']) {
       test(`runs and conversations at ${cols} columns, colour ${colour === 'always' ? 'on' : 'off'}`, () => {
         for (const [cmd, rows, store] of [
-          ['runs', 7, DEMO],
-          ['conversations', 3, DEMO],
+          ['runs', 8, DEMO],
+          ['conversations', 4, DEMO],
           ['runs', 5, ux],
         ] as Array<[string, number, string]>) {
           const label = `${cmd} ${store === DEMO ? 'demo' : 'ux'} ${cols} ${colour}`;

@@ -5,7 +5,16 @@
 export type Shape = string | { readonly $array: Shape } | { readonly [key: string]: Shape };
 
 const warning: Shape = 'object';
-const filters: Shape = { roles: { $array: 'string' }, tools: { $array: 'string' }, min_score: 'number|null' };
+const filters: Shape = {
+  roles: { $array: 'string' },
+  tools: { $array: 'string' },
+  min_score: 'number|null',
+  agents: { $array: 'string' },
+  parent_run_id: 'string|null',
+  since: 'string|null',
+  until: 'string|null',
+  phrases: { $array: 'string' },
+};
 const part: Shape = { role: 'string', tool_name: 'string|null', text: 'string' };
 
 export const HIT: Shape = {
@@ -21,6 +30,26 @@ export const HIT: Shape = {
   text: 'string',
   parts: { $array: part },
   excerpt: { $array: { index: 'integer', text: 'string', hit: 'boolean' } },
+  locations: 'array|null',
+  explain: 'object|null',
+};
+
+export const EXPLAIN: Shape = {
+  score: 'number',
+  n: 'integer',
+  dl: 'integer',
+  avgdl: 'number',
+  k1: 'number',
+  b: 'number',
+  terms: { $array: { term: 'string', tf: 'integer', df: 'integer', idf: 'number', contribution: 'number' } },
+};
+
+export const LOCATION: Shape = {
+  run_id: 'string',
+  conversation_id: 'string|null',
+  agent_name: 'string|null',
+  message_index: 'integer',
+  timestamp: 'string|null',
 };
 
 const searchParams = {
@@ -32,6 +61,10 @@ const searchParams = {
   context_lines: 'integer',
   bm25_k1: 'number',
   bm25_b: 'number',
+  collapse: 'boolean',
+  explain: 'boolean',
+  sort: 'string',
+  reverse: 'boolean',
   filters,
 };
 const scopeError: Shape = 'object|null';
@@ -47,6 +80,27 @@ export const SEARCH_DOC: Shape = {
   summary,
   warnings: { $array: warning },
   error: scopeError,
+};
+
+export const RUN_MATCH: Shape = {
+  run_id: 'string',
+  conversation_id: 'string|null',
+  agent_name: 'string|null',
+  matches: 'integer',
+  best_score: 'number',
+};
+
+/** `search -l --json`: the search document with `runs` in place of `hits`. */
+export const SEARCH_RUNS_DOC: Shape = (() => {
+  const { hits: _hits, ...rest } = SEARCH_DOC as Record<string, Shape>;
+  return { ...rest, runs: { $array: RUN_MATCH } };
+})();
+
+export const SEARCH_RUNS_EVENTS: Record<string, Shape> = {
+  begin: searchParams,
+  run: RUN_MATCH,
+  end: { outcome: 'string', message: 'string|null', total_messages: 'integer', warnings: { $array: warning }, error: scopeError },
+  summary,
 };
 
 export const SEARCH_EVENTS: Record<string, Shape> = {
@@ -79,6 +133,7 @@ export const RUNS_EVENTS: Record<string, Shape> = {
       parent_run_id: 'string|null',
     },
     sort: 'string',
+    reverse: 'boolean',
     limit: 'integer|null',
   },
   run: RUN,
@@ -99,9 +154,34 @@ export const CONVERSATIONS_DOC: Shape = {
   warnings: { $array: warning },
 };
 export const CONVERSATIONS_EVENTS: Record<string, Shape> = {
-  begin: {},
+  begin: { sort: 'string', reverse: 'boolean', limit: 'integer|null' },
   conversation: CONVERSATION,
   end: { conversations: 'integer', warnings: { $array: warning } },
+};
+
+export const TOOL: Shape = {
+  tool_name: 'string',
+  calls: 'integer',
+  returns: 'integer',
+  retries: 'integer',
+  runs: 'integer',
+  first_seen: 'string|null',
+  last_seen: 'string|null',
+};
+export const TOOLS_DOC: Shape = { schema_version: 'integer', tools: { $array: TOOL }, warnings: { $array: warning } };
+export const TOOLS_EVENTS: Record<string, Shape> = {
+  begin: {
+    filters: {
+      conversation_id: 'string|null',
+      run_id: 'string|null',
+      agents: { $array: 'string' },
+      since: 'string|null',
+      until: 'string|null',
+    },
+    collapse: 'boolean',
+  },
+  tool: TOOL,
+  end: { tools: 'integer', warnings: { $array: warning } },
 };
 
 const message = { kind: 'string', roles: { $array: 'string' }, timestamp: 'string|null', text: 'string', parts: { $array: part } };

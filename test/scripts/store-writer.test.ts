@@ -13,7 +13,11 @@ import {
   binaryContent,
   errorDetail,
   instructionDeltaPart,
+  KEPT_USER_MESSAGE_METADATA,
+  PIN_METADATA,
+  pinRequest,
   pydanticTime,
+  RECEIPT_METADATA,
   pyIsoformat,
   request,
   response,
@@ -951,6 +955,7 @@ test('the demo store has the documented content', () => {
     ['run-pay-2', 'conv-payments-refunds', null, null],
     ['run-pay-3', 'conv-payments-refunds', null, null],
     ['run-i18n-1', '019bb1f0-2c4d-7a8e-b5f6-0123456789ab', null, null],
+    ['run-cache-1', 'conv-cache-eviction', null, 'cache-auditor'],
   ]);
   const snaps = rows(db, 'SELECT run_id, state, messages FROM snapshots ORDER BY seq') as Array<[string, string, string]>;
   const holding = (word: string) => snaps.filter(([, , m]) => m.includes(word)).map(([r, s]) => `${r}:${s}`);
@@ -1004,4 +1009,42 @@ test('make-demo-store CLI: --if-missing, --force, refusal and usage errors', () 
   assert.equal(run().status, 2);
   assert.equal(run(out, '--bogus').status, 2);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('simulated compaction with receipts, pins and kept user turns: the shapes the harness writes', () => {
+  const pin = pinRequest('Pinned: keep the runbook in mind.', { partTimestamp: '2025-03-01T09:00:00Z' });
+  const sim = simulateRun({
+    runId: 'run-c',
+    conversationId: 'conv-c',
+    startedAt: '2025-03-01T09:00:01Z',
+    history: [pin],
+    prompt: 'Fix node 3.',
+    steps: [
+      { parts: [toolCallPart('run_shell', { cmd: 'a' }, 'c1')], results: [{ content: 'one' }] },
+      { parts: [toolCallPart('run_shell', { cmd: 'b' }, 'c2')], results: [{ content: 'two' }] },
+      {
+        compaction: { summary: 'Did a and b.', keepLast: 2, receipt: true, reinjectPins: true, keepUserMessages: 1 },
+        parts: [textPart('Done.')],
+      },
+    ],
+  });
+  const last = sim.snapshots[sim.snapshots.length - 1]!.messages;
+  const [summary, receipt, pins, kept, ...tail] = last;
+  assert.deepEqual(((summary!.parts as JsonObject[])[0]!.content as JsonObject[])[0]!.metadata, {
+    'pydantic-ai-harness.compaction.summary.v1': true,
+  });
+  const receiptItem = ((receipt!.parts as JsonObject[])[0]!.content as JsonObject[])[0]!;
+  assert.equal(receiptItem.metadata, RECEIPT_METADATA);
+  assert.match(
+    receiptItem.content as string,
+    /^\[History before this point \(4 messages, ~\d+ tokens\) was summarized by summarizing_compaction\. .* Persisted run handle: run-c\.\]$/,
+  );
+  assert.deepEqual(pins!.parts, pin.parts, 'the very pinned part, re-injected');
+  assert.equal(((pins!.parts as JsonObject[])[0]!.content as JsonObject[])[0]!.metadata, PIN_METADATA);
+  assert.deepEqual(kept!.metadata, { [KEPT_USER_MESSAGE_METADATA]: true });
+  assert.deepEqual(kept!.parts, sim.snapshots[0]!.messages[1]!.parts as JsonObject[], 'a copy of the user turn');
+  assert.deepEqual(
+    tail.map((m) => m.kind),
+    ['response', 'request', 'response'],
+  );
 });

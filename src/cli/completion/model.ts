@@ -47,7 +47,7 @@ function optionSpec(f: Flag): OptionSpec {
     short: words.find((w) => /^-[^-]/.test(w)) ?? null,
     description: f.help,
     value: !takesValue ? { kind: 'none' } : f.choices ? { kind: 'choices', choices: f.choices } : (f.completes ?? ANY),
-    repeatable: f.repeatable === true,
+    repeatable: f.repeatable === true || f.repeatable === 'whole',
   };
 }
 

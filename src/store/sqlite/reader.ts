@@ -6,7 +6,7 @@ import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader,
 import { sqliteContent } from './content.js';
 import { storeFingerprint } from './fingerprint.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
-import { listRuns } from './runs.js';
+import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
 
@@ -16,6 +16,8 @@ export const SQLITE_BACKEND = 'sqlite';
 export class SqliteReader implements StoreReader {
   private statements: SnapshotReader | null = null;
   private mediaStatement: BetterSqlite3.Statement | null = null;
+  private timeStatement: BetterSqlite3.Statement | null = null;
+  private readonly times = new Map<number, string | null>();
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
   constructor(readonly file: SqliteFile) {}
@@ -38,7 +40,7 @@ export class SqliteReader implements StoreReader {
   }
 
   runs(): StoreRun[] {
-    return listRuns(this.file.db, this.file.path);
+    return readRuns(this.file.db, this.file.path);
   }
 
   runCount(): number {
@@ -75,6 +77,17 @@ export class SqliteReader implements StoreReader {
 
   lastSteps(): Map<string, number | null> {
     return lastSteps(this.file.db);
+  }
+
+  snapshotTime(_runId: string, seq: number): string | null {
+    // seq is store-wide here
+    let t = this.times.get(seq);
+    if (t === undefined) {
+      this.timeStatement ??= this.file.db.prepare('SELECT timestamp FROM snapshots WHERE seq = ?').pluck();
+      const v = this.timeStatement.get(seq);
+      this.times.set(seq, (t = typeof v === 'string' ? v : null));
+    }
+    return t;
   }
 
   media(sha256: string): Buffer | null {

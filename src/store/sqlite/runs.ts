@@ -5,7 +5,7 @@ import type { StoreRun } from '../reader.js';
 const optionalText = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
 /** All runs in corpus order: `started_at` as TEXT (like SQLite in the reference), ties by rowid. */
-export function listRuns(db: BetterSqlite3.Database, label: string): StoreRun[] {
+export function readRuns(db: BetterSqlite3.Database, label: string): StoreRun[] {
   const rows = db
     .prepare(
       'SELECT rowid AS rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at FROM runs ORDER BY started_at ASC, rowid ASC',

@@ -1,0 +1,43 @@
+import type { HistorySource, Warning } from '../history/source.js';
+import type { CorpusSource } from '../search/corpus.js';
+import { ReplayCorpusSource } from '../search/replay-source.js';
+import { scopeMiss, type ScopeFilter, type ScopeMiss } from '../search/scope.js';
+import { toolInventory, type InventoryFilter, type ToolUse } from '../search/tool-inventory.js';
+import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { WorkHooks } from './search.js';
+
+export type { InventoryFilter, ToolUse } from '../search/tool-inventory.js';
+
+/** Which messages `tools` counts: a search's scope (no scope: every run), then the inventory's own filters. */
+export interface ToolQuery extends InventoryFilter {
+  readonly conversationId?: string | null;
+  /** That run's full record, as `search --run` sees it. */
+  readonly runId?: string | null;
+}
+
+export interface ToolListing {
+  readonly tools: ToolUse[];
+  readonly warnings: readonly Warning[];
+  /** Set when the scope names what the store does not hold (then nothing is listed): a typo is never an empty list. */
+  readonly missing: ScopeMiss | null;
+}
+
+/**
+ * The tools the scope's messages name, each message once under the run that first persisted it (the
+ * sections a search of the scope ranks): from the index when it is current, else a replay; same numbers.
+ */
+export function listTools(source: HistorySource, query: ToolQuery, index: IndexChoice, hooks: WorkHooks): ToolListing {
+  const conversationId = query.conversationId ?? null;
+  const scope: ScopeFilter = { scope: conversationId !== null ? 'conversation' : 'all', conversationId, runId: query.runId ?? null };
+  const missing = scopeMiss(source.runs(), scope);
+  if (missing) return { tools: [], warnings: [], missing };
+  // messages without a timestamp are dated by their snapshot
+  const ctx = { snapshotTime: (runId: string, seq: number) => source.store.snapshotTime(runId, seq) };
+  const list = (corpora: CorpusSource): ToolListing => {
+    const corpus = corpora.corpus(scope);
+    return { tools: toolInventory(corpus, query, ctx), warnings: corpus.warnings, missing: null };
+  };
+  const replay = (): ToolListing => list(new ReplayCorpusSource(source));
+  if (index === false) return replay();
+  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, list, replay);
+}

@@ -1,0 +1,86 @@
+import { isoMicros } from '../api/listings.js';
+import { GlobSet, scopeMissMessage } from '../api/search.js';
+import { toolsJson, toolsNdjson, toolsTable } from '../output/tools.js';
+import type { CommandDef } from './command.js';
+import { CommandError, EXIT_FOUND } from './errors.js';
+import { FLAGS, indexChoice, reworded, timeBounds } from './flags.js';
+import { reportWarnings, writeOut } from './io.js';
+import { INDEX_FLAGS, indexHooks, machineFormat, printTable, type ListFlags } from './list-commands.js';
+import { withCliSession } from './session.js';
+
+interface ToolsFlags extends ListFlags {
+  conversation?: string;
+  run?: string;
+  agent?: string[];
+  since?: string;
+  until?: string;
+  collapse?: boolean;
+}
+
+export function toolsCommand(): CommandDef {
+  return {
+    name: 'tools',
+    description: 'list the tools the runs called: calls, returns, retries, runs, first and last seen',
+    args: [],
+    flags: [
+      ...INDEX_FLAGS,
+      FLAGS.db,
+      reworded(FLAGS.conversation, "only this conversation's runs"),
+      reworded(FLAGS.run, "only this run's full record"),
+      FLAGS.agent,
+      reworded(FLAGS.hitSince, "only messages made at or after this ISO 8601 date or time, or a duration back from now ('7d')"),
+      reworded(FLAGS.hitUntil, 'only messages made at or before it (a bare date includes that whole day)'),
+      reworded(FLAGS.collapse, 'count a message whose text repeats an earlier one of its run (a copy compaction left in the record) once'),
+      FLAGS.json,
+      reworded(FLAGS.ndjson, 'one JSON event per line: begin, tool..., end'),
+      FLAGS.wide,
+      FLAGS.color,
+    ],
+    helpAfter: `
+Each message counts once, under the run that first persisted it, as a search of the same scope sees
+it (--run: that run's full record); copies a compaction indexed again count too, unless --collapse.
+Counts come from the index when it is current, else a replay: the same numbers either way.
+
+Examples:
+  convsearch tools --db sessions.db
+  convsearch tools --conversation conv-42 --since 7d
+  convsearch tools --agent 'deploy-*' --json | jq -r '.tools[] | "\\(.tool_name) \\(.calls)"'`,
+    async action(flags: ToolsFlags) {
+      const format = machineFormat(flags);
+      const { since, until } = timeBounds(flags);
+      const query = {
+        conversationId: flags.conversation ?? null,
+        runId: flags.run ?? null,
+        agents: new GlobSet([...new Set(flags.agent ?? [])]),
+        since,
+        until,
+        collapse: Boolean(flags.collapse),
+      };
+      const { tools, warnings, missing } = await withCliSession(
+        flags.db,
+        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        (session, hooks) => session.listTools(query, hooks),
+      );
+      // a scope naming what the store does not hold is a typo, never an empty list
+      if (missing) throw new CommandError(scopeMissMessage(missing));
+      if (format === 'json') writeOut(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') writeOut(toolsNdjson(tools, warnings, toolsParams(flags, since, until)).join('\n') + '\n');
+      else printTable(flags, (style) => toolsTable(tools, style));
+      reportWarnings(warnings);
+      process.exitCode = EXIT_FOUND;
+    },
+  };
+}
+
+function toolsParams(f: ToolsFlags, since: number | null, until: number | null): Record<string, unknown> {
+  return {
+    filters: {
+      conversation_id: f.conversation ?? null,
+      run_id: f.run ?? null,
+      agents: f.agent ?? [],
+      since: since === null ? null : isoMicros(since),
+      until: until === null ? null : isoMicros(until),
+    },
+    collapse: Boolean(f.collapse),
+  };
+}
