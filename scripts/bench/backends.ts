@@ -6,9 +6,11 @@
  * Copies: File payloads and Postgres rows carry the SQLite `messages` text unchanged (both are
  * `json.dumps`); Redis payloads are the older `json.dumps` layout under the newer `runs:all` set.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -216,7 +218,7 @@ export function phaseBackendReplay(_kind: string, target: string): { ms: number;
   const r = openStoreReader(target);
   const f = performance.now();
   r.content(new Map(), 0); // the content digest an index check pays when the store changed
-  const fingerprintMs = performance.now() - f;
+  const contentMs = performance.now() - f;
   const media = new MediaCache(r);
   let messages = 0;
   for (const run of r.runs()) {
@@ -225,7 +227,7 @@ export function phaseBackendReplay(_kind: string, target: string): { ms: number;
     messages += replayer.result().messages.length;
   }
   r.close();
-  return { ms: performance.now() - t0, extra: { messages, fingerprintMs } };
+  return { ms: performance.now() - t0, extra: { messages, contentMs } };
 }
 
 /** Phase (own process): open, fingerprint, list runs, read every run's complete snapshots. */
@@ -233,12 +235,11 @@ export function phaseBackendRead(_kind: string, target: string): { ms: number; e
   const t0 = performance.now();
   let chars = 0;
   let snapshots = 0;
-  let fingerprintMs = 0;
   // every backend, SQLite included, through the same seam
   const r = openStoreReader(target);
   const f = performance.now();
   r.content(new Map(), 0); // the content digest an index check pays when the store changed
-  fingerprintMs = performance.now() - f;
+  const contentMs = performance.now() - f;
   for (const run of r.runs()) {
     for (const s of r.completeSnapshots(run.runId)) {
       chars += typeof s.messages === 'string' ? s.messages.length : 0;
@@ -246,5 +247,53 @@ export function phaseBackendRead(_kind: string, target: string): { ms: number; e
     }
   }
   r.close();
-  return { ms: performance.now() - t0, extra: { snapshots, mchars: Math.round(chars / 1e6), fingerprintMs } };
+  return { ms: performance.now() - t0, extra: { snapshots, mchars: Math.round(chars / 1e6), contentMs } };
+}
+
+/**
+ * Phase (own process): what a warm search asks of the store before it answers from the index: open a
+ * reader (for a server: start the driver thread, load the driver, connect) and take its stamp. Seven
+ * times, each with a new reader; the median, and the first (which also loads convsearch's modules).
+ */
+export function phaseBackendStamp(_kind: string, target: string): { ms: number; extra: Record<string, number> } {
+  const times: number[] = [];
+  const stampTimes: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t0 = performance.now();
+    const r = openStoreReader(target);
+    const t1 = performance.now();
+    r.stamp();
+    times.push(performance.now() - t0);
+    stampTimes.push(performance.now() - t1);
+    r.close();
+  }
+  const first = times[0]!;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  return { ms: median(times), extra: { firstMs: first, stampMs: median(stampTimes) } };
+}
+
+const BIN = fileURLToPath(new URL('../../../bin/convsearch.js', import.meta.url));
+
+/**
+ * Phase (own process): a warm search as a user runs it, the whole `convsearch search` process (node's
+ * start, loading, the store's open and stamp, the query, the exit), 15 times over varied words; p50/p95.
+ */
+export function phaseCliWarm(_kind: string, target: string, index: string, words: string[]): { ms: number; extra: Record<string, number> } {
+  const times: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t = performance.now();
+    const r = spawnSync(
+      process.execPath,
+      [BIN, 'search', words[i % words.length]!, '--db', target, '--index', index, '--scope', 'all', '--json'],
+      {
+        encoding: 'utf8',
+        maxBuffer: 64 << 20,
+      },
+    );
+    times.push(performance.now() - t);
+    if (r.status !== 0 && r.status !== 1) throw new Error(`convsearch search failed: ${r.stderr}`);
+  }
+  times.sort((a, b) => a - b);
+  const pct = (p: number): number => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!;
+  return { ms: pct(50), extra: { p50: pct(50), p95: pct(95), n: times.length } };
 }

@@ -4,8 +4,8 @@
  * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
  * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
  * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
- * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read; `--backends-only`
- * measures only that.
+ * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
+ * open + stamp, index build and warm search; `--backends-only` measures only that.
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
@@ -15,14 +15,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { openSqliteReader, SqliteReader } from '../../src/store/sqlite/reader.js';
+import { openStoreReader } from '../../src/store/open-reader.js';
 import { searchStore } from '../../src/api/search.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
-import { phaseBackendRead, phaseBackendReplay, prepareBackends } from './backends.js';
+import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
 import { appendRun, appendSnapshots, liveWriter } from './mutations.js';
 import { arg, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { runScaling, scalingTable } from './scaling.js';
@@ -68,9 +69,10 @@ function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: strin
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
 }
 
+/** `store`: any `--db` value (a SQLite file, a FileStepStore tree, a server URL). */
 function phaseSync(store: string, index: string): PhaseResult {
   const t = performance.now();
-  const s = openSqliteReader(store);
+  const s = openStoreReader(store);
   const opened = openIndexedSource(s, { path: index });
   opened.db.close();
   s.close();
@@ -79,7 +81,7 @@ function phaseSync(store: string, index: string): PhaseResult {
     ms: performance.now() - t,
     rssMb: rssMb(),
     extra: {
-      mode: s.mode,
+      ...(s instanceof SqliteReader ? { mode: s.mode } : {}),
       checked: r.contentChecked ? 'content' : 'stamp',
       replayed: r.runsReplayed,
       resumed: r.runsResumed,
@@ -91,7 +93,7 @@ function phaseSync(store: string, index: string): PhaseResult {
 /** One search through the index, as a user runs it: open, bring the index up to date, query. */
 function phaseSearch(store: string, index: string, query: string): PhaseResult {
   const t = performance.now();
-  const s = openSqliteReader(store);
+  const s = openSqliteReader(store); // the incremental phases change the SQLite store
   searchStore(s, options(query, { scope: 'all' }), { path: index });
   const mode = s.mode;
   s.close();
@@ -118,7 +120,7 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   const times: number[] = [];
   for (const q of queries) {
     const t = performance.now();
-    const s = openSqliteReader(store);
+    const s = openStoreReader(store);
     searchStore(s, options(q.query, q.scope), { path: index });
     s.close();
     times.push(performance.now() - t);
@@ -229,6 +231,18 @@ async function main(): Promise<void> {
       for (const [kind, target] of targets) phase(`raw read of every complete snapshot: ${kind}`, ['backend-read', kind, target]);
       phase('replay of every run (1 thread): sqlite', ['backend-replay', 'sqlite', work]);
       for (const [kind, target] of targets) phase(`replay of every run (1 thread): ${kind}`, ['backend-replay', kind, target]);
+      // the issue's targets: index build, warm search and peak RSS on each backend, against SQLite's
+      for (const [kind, target] of [['sqlite', work] as const, ...targets]) {
+        const backendIndex = join(indexDir, `backend-${kind}.index.db`);
+        phase(`open + stamp (median of 7): ${kind}`, ['backend-stamp', kind, target], { once: true });
+        phase(`index build from nothing: ${kind}`, ['sync', target, backendIndex], {
+          before: () => {
+            for (const x of ['', '-wal', '-shm']) rmSync(backendIndex + x, { force: true });
+          },
+        });
+        phase(`warm indexed query (50 store-wide): ${kind}`, ['warm', target, backendIndex, 'all', work], { once: true });
+        phase(`warm search, whole CLI process (15): ${kind}`, ['cli-warm', kind, target, backendIndex], { once: true });
+      }
     } finally {
       stop();
     }
@@ -361,9 +375,11 @@ if (process.argv[2] === '--phase') {
   else if (name === 'no-index')
     r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
   else if (name === 'sync') r = phaseSync(store!, a!);
-  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(store!, b === 'all'));
+  else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(c ?? store!, b === 'all'));
   else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };
   else if (name === 'backend-replay') r = { ...phaseBackendReplay(store!, a!), rssMb: rssMb() };
+  else if (name === 'cli-warm') r = { ...phaseCliWarm(store!, a!, b!, ['kalo', 'quarzite', 'kalo quarzite']), rssMb: rssMb() };
+  else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
 } else {

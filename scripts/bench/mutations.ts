@@ -1,4 +1,7 @@
-/** Store mutations for the bench's incremental phases (plain SQL, as another writer process would). */
+/**
+ * Store mutations for the bench's incremental phases: plain SQL on the SQLite bench store, as another
+ * writer process would.
+ */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -55,5 +58,3 @@ export function appendSnapshots(store: string, count: number): void {
   }
   db.close();
 }
-
-// ---------------------------------------------------------------------------------------------

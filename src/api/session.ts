@@ -4,6 +4,8 @@ import type { SearchOutcome } from '../search/search.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { openStoreReader } from '../store/open-reader.js';
+
+export { prestartDrivers } from '../store/prestart.js';
 import {
   listConversations,
   listRuns,

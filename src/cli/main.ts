@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { prestartDrivers } from '../api/session.js';
 import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
@@ -56,6 +57,8 @@ Examples:
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // a server store's driver thread starts now, so that its start overlaps with parsing and setting up
+  prestartDrivers(argv.slice(2), process.env.CONVSEARCH_DB);
   leaveTerminalAloneAtExit();
   try {
     await buildProgram().parseAsync(argv);

@@ -250,3 +250,19 @@ export function isOptionalString(p: PayloadMembers, key: string): boolean {
   const raw = p.members.get(key);
   return raw === undefined || raw === 'null' || raw.charCodeAt(0) === QUOTE;
 }
+
+/**
+ * `step_index` from a payload's first bytes: a number, null when the head shows it is not an integer,
+ * undefined when the head does not tell (read the whole payload).
+ */
+export function headStep(head: string): number | null | undefined {
+  const cut = head.lastIndexOf(',');
+  if (cut < 0) return undefined;
+  try {
+    const p = scanPayload(head.slice(0, cut + 1) + '"messages": 0}', true);
+    if (!p.stopped || !p.members.has('step_index')) return undefined;
+    return integerMember(p, 'step_index') ?? null;
+  } catch {
+    return undefined;
+  }
+}

@@ -3,12 +3,14 @@ import type { StoreError } from './errors.js';
 import type { StoreReader, StoreShare } from './reader.js';
 
 /**
- * What a reader without a file of its own answers (a FileStepStore tree, a server): no stamp to trust
- * (its state is known only by reading it), no second connection on the very same state (so one thread),
- * no size to plan an index by, failures that are StoreErrors already, and the content digest read
- * through the seam.
+ * What a reader without a file of its own answers (a FileStepStore tree, a server): its fingerprint as
+ * the stamp (the view it reads, taken before any snapshot is read: a listing, a transaction's first
+ * query, a key-space index), no second connection on the very same state (so one thread), no size to
+ * plan an index by, failures that are StoreErrors already, and the content digest read through the seam.
  */
 export abstract class SeamDefaults {
+  abstract fingerprint(): string;
+
   private times: { runId: string; bySeq: Map<number, string | null> } | null = null;
 
   /** One run's snapshot times at a time, read through the seam (asked for only by time filters and sorts, run after run). */
@@ -32,7 +34,7 @@ export abstract class SeamDefaults {
   }
 
   stamp(): string | null {
-    return null;
+    return this.fingerprint();
   }
 
   share(): StoreShare | null {

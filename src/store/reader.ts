@@ -87,9 +87,12 @@ export interface StoreReader {
   /** Roughly how many bytes the store holds (SQLite: the file), to plan an index's disk space; null when unknown. */
   byteSize(): number | null;
   /**
-   * An identity of the bytes being read that costs no read at all (SQLite: identity, size and times of a
-   * file read without locks): a later reader with the same stamp reads the same content, so even the
-   * fingerprint can be skipped. Null when the backend cannot give one (a live writer's -wal, a server).
+   * A cheap identity of the state being read: a later reader with the same stamp reads the same content,
+   * so the index answers without reading the store (the content digest is compared only when it
+   * differs). SQLite: identity, size and times of a file read without locks (no read at all); File: the
+   * tree's listing (names and stats); Postgres: one query in the command's transaction; Redis: the
+   * key-space index (pipelined reads, no payload). Null when the backend cannot give one (a live
+   * writer's -wal). What each can detect: docs/backends.md.
    */
   stamp(): string | null;
   /**

@@ -36,9 +36,36 @@ const SILENT_MS = 30_000;
 
 export interface BridgeData {
   readonly driver: string;
-  readonly config: unknown;
   readonly signal: SharedArrayBuffer;
   readonly port: MessagePort;
+}
+
+/** The first message to a driver thread, never answered: open the session with this configuration. */
+export interface OpenMessage {
+  readonly op: 'open';
+  readonly config: unknown;
+}
+
+/** A driver thread started ahead of its bridge (see prestart.ts): the driver is being imported already. */
+interface Spare {
+  readonly worker: Worker;
+  readonly port: MessagePort;
+  readonly signal: SharedArrayBuffer;
+}
+
+/** At most one spare per driver module: a command opens one store. */
+const spares = new Map<string, Spare>();
+
+function startThread(driver: URL): Spare {
+  const { port1, port2 } = new MessageChannel();
+  const signal = new SharedArrayBuffer(12);
+  const workerData: BridgeData = { driver: driver.href, signal, port: port2 };
+  // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+  const worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
+  // a reader that is never closed (or a spare never taken) must not keep the process alive
+  worker.unref();
+  return { worker, port: port1, signal };
 }
 
 export class SyncBridge {
@@ -59,16 +86,23 @@ export class SyncBridge {
     private readonly label: string,
     private readonly silentMs = SILENT_MS,
   ) {
-    const { port1, port2 } = new MessageChannel();
-    const shared = new SharedArrayBuffer(12);
-    const workerData: BridgeData = { driver: driver.href, config, signal: shared, port: port2 };
-    // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-    this.worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
-    // a reader that is never closed must not keep the process alive
-    this.worker.unref();
-    this.port = port1;
-    this.signal = new Int32Array(shared);
+    const thread = spares.get(driver.href) ?? startThread(driver);
+    spares.delete(driver.href);
+    this.worker = thread.worker;
+    this.port = thread.port;
+    this.signal = new Int32Array(thread.signal);
+    const open: OpenMessage = { op: 'open', config };
+    this.port.postMessage(open);
+  }
+
+  /**
+   * Starts a thread for `driver` now (it imports the driver at once); the next bridge on that driver
+   * takes it. Returns the thread's id.
+   */
+  static prestart(driver: URL): number {
+    let spare = spares.get(driver.href);
+    if (spare === undefined) spares.set(driver.href, (spare = startThread(driver)));
+    return spare.worker.threadId;
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type DriverReply,
   type DriverSession,
   type OpenDriver,
+  type OpenMessage,
 } from './sync-bridge.js';
 
 function errorText(e: unknown): string {
@@ -42,13 +43,21 @@ if (!isMainThread) {
   process.on('uncaughtException', stop);
   process.on('unhandledRejection', stop);
 
-  // connect at once: the main thread usually has other work before its first request
-  const session: Promise<DriverSession> = import(data.driver).then((m: { open: OpenDriver }) => m.open(data.config));
-  // a failure is reported by the first request, not as an unhandled rejection now
+  // the driver's import starts at once (a spare thread is started before its bridge knows the store)
+  const driver = import(data.driver) as Promise<{ open: OpenDriver }>;
+  driver.catch(() => undefined);
+  let session: Promise<DriverSession> = Promise.reject(new Error('no session was opened'));
   session.catch(() => undefined);
   // requests are served one at a time, in order (the main thread waits for each anyway)
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (request: { op?: string }) => {
+    if (request.op === 'open') {
+      // connect at once, unanswered: the main thread usually has other work before its first request;
+      // a failure is reported by the first request, not as an unhandled rejection now
+      session = driver.then((m) => m.open((request as OpenMessage).config));
+      session.catch(() => undefined);
+      return;
+    }
     queue = queue.then(async () => {
       try {
         if (request.op === 'close') {

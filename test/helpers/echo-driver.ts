@@ -1,4 +1,5 @@
 /** A driver for the SyncBridge tests: echoes after a delay, fails or crashes its thread on request. */
+import { threadId } from 'node:worker_threads';
 import type { DriverSession } from '../../src/store/sync-bridge.js';
 
 export async function open(config: unknown): Promise<DriverSession> {
@@ -7,6 +8,7 @@ export async function open(config: unknown): Promise<DriverSession> {
     async handle(request: unknown) {
       const r = request as { op: string; value?: unknown; ms?: number };
       await new Promise((res) => setTimeout(res, r.ms ?? 0));
+      if (r.op === 'thread') return threadId;
       if (r.op === 'fail') throw new Error('failed\non purpose');
       if (r.op === 'crash')
         setTimeout(() => {

@@ -17,6 +17,23 @@ describe('SyncBridge', () => {
     assert.throws(() => b.call({ op: 'echo' }), /closed/);
   });
 
+  it("a thread started ahead (prestart) is taken by the next bridge on its driver, and opened with that bridge's settings", () => {
+    const spare = SyncBridge.prestart(DRIVER);
+    assert.equal(SyncBridge.prestart(DRIVER), spare, 'one spare per driver');
+    const refused = new SyncBridge(DRIVER, { refuse: true }, 'pg');
+    assert.throws(() => refused.call({ op: 'echo' }), /pg: connection refused by the test/);
+    refused.close();
+    const again = SyncBridge.prestart(DRIVER);
+    assert.notEqual(again, spare, 'the first spare was taken');
+    const b = new SyncBridge(DRIVER, {}, 's');
+    assert.equal(b.call({ op: 'thread' }), again);
+    assert.equal(b.call({ op: 'echo', value: 'opened' }), 'opened');
+    const other = new SyncBridge(DRIVER, {}, 's');
+    assert.notEqual(other.call({ op: 'thread' }), again, 'no spare left: a thread of its own');
+    other.close();
+    b.close();
+  });
+
   it('sends ahead: a reply is taken later, or dropped when a later one is taken first', () => {
     const b = new SyncBridge(DRIVER, {}, 's');
     const t1 = b.post({ op: 'echo', value: 'one', ms: 20 });

@@ -5,18 +5,19 @@
  * visible too. Tables are `{table}_runs`, `{table}_snapshots`, `{table}_media` (optional), resolved
  * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
  */
-import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
-import { ReadAhead } from '../read-ahead.js';
+import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
+import { DRIVERS } from '../drivers.js';
 import type { SelectRequest } from './driver.js';
+import { postgresContent } from './content.js';
+import type { StoreContent } from '../content.js';
 
-const DRIVER = new URL('./driver.js', import.meta.url);
 /** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
 const PAGE_BYTES = 16 << 20;
 const FIRST_PAGE_ROWS = 64;
@@ -38,13 +39,14 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
   private position: Map<string, number> | null = null;
   private readonly ahead: ReadAhead;
   private readonly mediaCache = new Map<string, Buffer | null>();
+  private stamped: string | null = null;
 
   constructor(target: string) {
     super();
     const t = postgresTarget(target);
     this.label = t.label;
     this.identity = t.identity;
-    this.bridge = new SyncBridge(DRIVER, t.connection, t.label);
+    this.bridge = new SyncBridge(DRIVERS.postgres, t.connection, t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {
       // the transaction's snapshot is taken here, by its first query
@@ -120,13 +122,14 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
     }
   }
 
-  /** Once the runs are listed (a pass over many of them), the run after `runId` is likely read next. */
+  /** Once the runs are listed (a pass over many of them), the runs after `runId` are likely read next. */
   private sendNextRun(runId: string): void {
     const i = this.position?.get(runId);
-    const next = i === undefined ? undefined : this.runList![i + 1];
-    if (next === undefined) return;
-    const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
-    this.ahead.send(JSON.stringify(request.values), request);
+    if (i === undefined) return;
+    for (const next of this.runList!.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+      const request = this.pageRequest(next.runId, 'complete', -1, FIRST_PAGE_ROWS);
+      this.ahead.send(JSON.stringify(request.values), request);
+    }
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
@@ -196,18 +199,30 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader, No
   }
 
   /**
-   * One query: snapshot count and last seq (an identity never reused, so any insert or prune changes
-   * them), media count, and a digest of the run rows. Like SQLite's, it assumes rows are not rewritten
-   * in place, which no harness writer does.
+   * The stamp and the fingerprint: one query, in the command's transaction (so it names exactly the state
+   * every later query reads). Per table: the row count and a sum of a 64-bit hash of each row's key and
+   * `xmin` (the transaction that wrote that row version): any insert, delete or update, of any column,
+   * changes it (an update writes a new row version with a new `xmin`). Plus the last snapshot `seq` and a
+   * digest of the run rows' listed fields. Scans the tables' main heaps, never their TOAST (the
+   * messages); a `VACUUM FREEZE` may change it once, which costs a content check, never a wrong answer.
    */
   fingerprint(): string {
-    const media = this.t.media === null ? '-1' : `(SELECT count(*) FROM ${this.t.media})`;
+    if (this.stamped !== null) return this.stamped;
+    const rowSum = (table: string, key: string): string =>
+      `(SELECT count(*) || ':' || COALESCE(sum(hashtextextended(${key}::text || ':' || xmin::text, 0)), 0) FROM ${table})`;
     const [row] = this.select(
-      `SELECT (SELECT count(*) || ':' || COALESCE(max(seq), 0) FROM ${this.t.snapshots}), ${media},
-         (SELECT COALESCE(string_agg(concat_ws(',', quote_nullable(run_id), quote_nullable(conversation_id), quote_nullable(parent_run_id),
-            quote_nullable(agent_name), quote_nullable(started_at)), E'\\n' ORDER BY run_id COLLATE "C"), '') FROM ${this.t.runs})`,
+      `SELECT ${rowSum(this.t.snapshots, 'seq')}, (SELECT COALESCE(max(seq), 0) FROM ${this.t.snapshots}),
+         ${this.t.media === null ? "'-'" : rowSum(this.t.media, 'sha256')}, ${rowSum(this.t.runs, 'run_id')},
+         (SELECT md5(COALESCE(string_agg(concat_ws(',', quote_nullable(run_id), quote_nullable(conversation_id), quote_nullable(parent_run_id),
+            quote_nullable(agent_name), quote_nullable(started_at)), E'\\n' ORDER BY run_id COLLATE "C"), '')) FROM ${this.t.runs})`,
     );
-    return `${String(row![0])}:${String(row![1])}:${hash('sha1', String(row![2]), 'base64')}`;
+    this.stamped = `pg1:${row!.map(String).join(':')}`;
+    return this.stamped;
+  }
+
+  /** Computed by the server (content.ts): the messages are digested where they are, not sent. */
+  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.fingerprint());
   }
 
   /** Always true: the transaction shows one committed state to every call. */

@@ -2,9 +2,9 @@
  * A RedisStepStore key space (spec backends.md §3), read with read commands only and never `SREM`.
  *
  * The index is read once, at the first call that needs it, in three pipelined round trips: the run
- * sets (`runs:all`, plus the older layout's `runs`), then every run record with its snapshot index
- * (`ZRANGE`), then which indexed payloads exist. That is the reader's view; the fingerprint is its
- * digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * sets (`runs:all`, plus the older layout's `runs`), then every run record (one `MGET`) with its
+ * snapshot index (`ZRANGE`), then how many indexed payloads exist (one `EXISTS`). That is the reader's
+ * view; the fingerprint (and the stamp) is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
  * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
  * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
  *
@@ -16,23 +16,27 @@ import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
-import { integerMember, MessagesHint, scanPayload } from '../payload.js';
+import { headStep, MessagesHint } from '../payload.js';
 import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { redisTarget } from '../server-url.js';
-import { ReadAhead } from '../read-ahead.js';
+import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
+import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
+import { redisContent } from './content.js';
+import type { StoreContent } from '../content.js';
 
-const DRIVER = new URL('./driver.js', import.meta.url);
 /** Payloads per MGET: adapted so that one page holds about this many characters. */
 const PAGE_CHARS = 16 << 20;
 const FIRST_PAGE_KEYS = 32;
 const MAX_PAGE_KEYS = 256;
 /** Enough of a payload to hold `step_index` (second member in both layouts). */
 const HEAD_BYTES = 511;
+/** Keys per EXISTS of the view (a few commands however many snapshots). */
+const EXISTS_KEYS = 10_000;
 
 interface Entry {
   readonly seq: number;
@@ -44,9 +48,6 @@ interface RunView {
   readonly run: StoreRun;
   /** Index entries in seq order. */
   readonly entries: Entry[];
-  /** Existing payloads per state when the view was taken. */
-  readonly complete: number;
-  readonly interrupted: number;
 }
 
 interface View {
@@ -69,6 +70,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
   private readonly ahead: ReadAhead;
   private readonly hint = new MessagesHint();
   private steps: Map<string, number | null> | null = null;
+  private counts: Map<string, SnapshotStateCounts> | null = null;
 
   constructor(target: string) {
     super();
@@ -77,7 +79,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     this.identity = t.identity;
     this.prefix = t.prefix;
     const connection: RedisConnection = { host: t.host, port: t.port, db: t.db, username: t.username, password: t.password, tls: t.tls };
-    this.bridge = new SyncBridge(DRIVER, connection, t.label);
+    this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
     this.ahead = new ReadAhead(this.bridge);
   }
 
@@ -120,16 +122,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     }
     const members = [...ids].sort(compareCodePoints);
     parts.push(`i${members.join('\0')}`);
-    // 2. run records and snapshot indexes
-    const replies = this.pipeline(
-      members.flatMap((id) => [
-        ['GET', this.runKey(id)],
-        ['ZRANGE', this.indexKey(id), '0', '-1'],
-      ]),
-    );
+    // 2. run records (one MGET) and snapshot indexes
+    const replies =
+      members.length === 0
+        ? []
+        : this.pipeline([
+            ['MGET', ...members.map((id) => this.runKey(id))],
+            ...members.map((id) => ['ZRANGE', this.indexKey(id), '0', '-1']),
+          ]);
+    const recordTexts = (replies[0] ?? []) as RedisReply[];
     const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
     members.forEach((id, i) => {
-      const raw = replies[2 * i]!;
+      const raw = recordTexts[i]!;
       if (raw === null) {
         // expired under a TTL while the set (which has none) kept the id; upstream SREMs it
         this.notes.add('vanished-run', id, null, 'run set member whose run record has gone: skipped');
@@ -142,7 +146,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
         return;
       }
       // snapshots live under the record's run id (upstream reads them so); usually the member itself
-      records.set(fields.runId, { fields, index: fields.runId === id ? (replies[2 * i + 1] as RedisReply[]) : null });
+      records.set(fields.runId, { fields, index: fields.runId === id ? (replies[i + 1] as RedisReply[]) : null });
     });
     const strays = [...records.entries()].filter(([, r]) => r.index === null);
     this.pipeline(strays.map(([runId]) => ['ZRANGE', this.indexKey(runId), '0', '-1'])).forEach((index, k) => {
@@ -153,31 +157,39 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
       this.label,
       this.notes,
     );
-    const entries = new Map(runs.map((run) => [run.runId, this.entries(run.runId, records.get(run.runId)!.index!)]));
-    // 3. which indexed payloads exist, per state (a payload can expire before its index member)
-    const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
-    for (const run of runs) {
-      for (const state of ['complete', 'interrupted'] as const) {
-        const keys = entries
-          .get(run.runId)!
-          .filter((x) => x.state === state)
-          .map((x) => x.key);
-        if (keys.length > 0) jobs.push({ runId: run.runId, state, keys });
-      }
-    }
-    const existing = new Map<string, number>();
-    this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => {
-      existing.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number);
-    });
     const byId = new Map<string, RunView>();
     for (const run of runs) {
-      const e = entries.get(run.runId)!;
-      const complete = existing.get(`complete:${run.runId}`) ?? 0;
-      const interrupted = existing.get(`interrupted:${run.runId}`) ?? 0;
-      byId.set(run.runId, { run, entries: e, complete, interrupted });
-      parts.push(`s${run.runId}\0${e.map((x) => `${x.seq}:${x.state}`).join(',')}\0${complete}\0${interrupted}`);
+      const entries = this.entries(run.runId, records.get(run.runId)!.index!);
+      byId.set(run.runId, { run, entries });
+      parts.push(`s${run.runId}\0${entries.map((x) => `${x.seq}:${x.state}`).join(',')}`);
     }
+    // 3. how many indexed payloads exist (a payload can expire before its index member): one EXISTS
+    const keys = [...byId.values()].flatMap((v) => v.entries.map((e) => e.key));
+    const chunks: string[][] = [];
+    for (let i = 0; i < keys.length; i += EXISTS_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + EXISTS_KEYS)]);
+    parts.push(`e${this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0)}`);
     return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+  }
+
+  /** Per run, its indexed payloads that exist, per state: asked for by the listings only (one pipeline). */
+  private existing(): Map<string, SnapshotStateCounts> {
+    if (this.counts) return this.counts;
+    const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
+    for (const v of this.view().byId.values()) {
+      for (const state of ['complete', 'interrupted'] as const) {
+        const keys = v.entries.filter((x) => x.state === state).map((x) => x.key);
+        if (keys.length > 0) jobs.push({ runId: v.run.runId, state, keys });
+      }
+    }
+    const found = new Map<string, number>();
+    this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => {
+      found.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number);
+    });
+    this.counts = new Map();
+    for (const runId of this.view().byId.keys()) {
+      this.counts.set(runId, { complete: found.get(`complete:${runId}`) ?? 0, interrupted: found.get(`interrupted:${runId}`) ?? 0 });
+    }
+    return this.counts;
   }
 
   /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
@@ -247,19 +259,20 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     }
   }
 
-  /** The run after `runId` in corpus order is likely read next: its first page goes ahead. */
+  /** The runs after `runId` in corpus order are likely read next: their first pages go ahead. */
   private sendNextRun(runId: string): void {
     const view = this.view();
     const i = view.position.get(runId);
-    const next = i === undefined ? undefined : view.runs[i + 1];
-    if (next === undefined) return;
-    const page = view.byId
-      .get(next.runId)!
-      .entries.filter((e) => e.state === 'complete')
-      .slice(0, FIRST_PAGE_KEYS);
-    if (page.length === 0) return;
-    const request = RedisStoreReader.mget(page);
-    this.ahead.send(JSON.stringify(request.commands), request);
+    if (i === undefined) return;
+    for (const next of view.runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+      const page = view.byId
+        .get(next.runId)!
+        .entries.filter((e) => e.state === 'complete')
+        .slice(0, FIRST_PAGE_KEYS);
+      if (page.length === 0) continue;
+      const request = RedisStoreReader.mget(page);
+      this.ahead.send(JSON.stringify(request.commands), request);
+    }
   }
 
   runs(): StoreRun[] {
@@ -316,16 +329,19 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
 
   watermarks(): Map<string, SnapshotMark> {
     const out = new Map<string, SnapshotMark>();
+    const counts = this.existing();
     for (const [runId, v] of this.view().byId) {
-      if (v.entries.length > 0) out.set(runId, { count: v.complete + v.interrupted, maxSeq: v.entries[v.entries.length - 1]!.seq });
+      const c = counts.get(runId)!;
+      if (v.entries.length > 0) out.set(runId, { count: c.complete + c.interrupted, maxSeq: v.entries[v.entries.length - 1]!.seq });
     }
     return out;
   }
 
   countsByRun(): Map<string, SnapshotStateCounts> {
     const out = new Map<string, SnapshotStateCounts>();
+    const counts = this.existing();
     for (const [runId, v] of this.view().byId) {
-      if (v.entries.length > 0) out.set(runId, { complete: v.complete, interrupted: v.interrupted });
+      if (v.entries.length > 0) out.set(runId, counts.get(runId)!);
     }
     return out;
   }
@@ -362,6 +378,13 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
     return this.view().digest;
   }
 
+  /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
+  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    const v = this.view();
+    const runs = v.runs.map((run) => ({ runId: run.runId, entries: v.byId.get(run.runId)!.entries }));
+    return redisContent(runs, (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[], cuts, JSON.stringify(v.runs) + v.digest);
+  }
+
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
   unchanged(): boolean {
     return true;
@@ -373,21 +396,5 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader, Notic
 
   close(): void {
     this.bridge.close();
-  }
-}
-
-/**
- * `step_index` from a payload's first bytes: a number, null when the head shows it is not an integer,
- * undefined when the head does not tell (read the whole payload).
- */
-function headStep(head: string): number | null | undefined {
-  const cut = head.lastIndexOf(',');
-  if (cut < 0) return undefined;
-  try {
-    const p = scanPayload(head.slice(0, cut + 1) + '"messages": 0}', true);
-    if (!p.stopped || !p.members.has('step_index')) return undefined;
-    return integerMember(p, 'step_index') ?? null;
-  } catch {
-    return undefined;
   }
 }

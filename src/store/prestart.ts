@@ -1,0 +1,29 @@
+/**
+ * Starting a server store's driver thread before the rest of the program loads. The thread's start and
+ * the driver's import (`pg`, `ioredis`) cost 60–140 ms, the largest part of a warm search on a server;
+ * started first, they overlap with the main thread loading convsearch's own modules. Only the thread
+ * and the import: the connection is opened when the reader asks, with the reader's own settings.
+ * Light on purpose (the launcher imports it before anything else): no driver, no reader here.
+ */
+import { DRIVERS } from './drivers.js';
+import { serverKind } from './server-url.js';
+import { SyncBridge } from './sync-bridge.js';
+
+/** The `--db` value of a command line (`--db V` or `--db=V`; the last one wins), else `$CONVSEARCH_DB`. */
+function dbTarget(args: readonly string[], env: string | undefined): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') break;
+    if (a === '--db') found = args[++i];
+    else if (a.startsWith('--db=')) found = a.slice(5);
+  }
+  return found ?? (env || undefined);
+}
+
+/** Starts the driver thread for each server store the command line names; a no-op for files. */
+export function prestartDrivers(args: readonly string[], env: string | undefined): void {
+  const target = dbTarget(args, env);
+  const kind = target === undefined ? null : serverKind(target);
+  if (kind !== null) SyncBridge.prestart(DRIVERS[kind]);
+}
