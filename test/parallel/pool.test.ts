@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startPoolWorker } from '../../src/parallel/pool.js';
-import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { FIXTURES } from '../helpers/cli.js';
 
 const WORKER = new URL('../helpers/counting-pool-worker.js', import.meta.url);
@@ -42,81 +42,47 @@ describe('parallel/pool', () => {
     }
   });
 
-  test('a worker that fails after posting reports failure; what it posted still arrives', () => {
+  /** Starts a worker on the small store, drains it, and hands back how it ended (the worker stopped, the store closed). */
+  function run(
+    script: URL,
+    data: object,
+    share = (s: SqliteReader) => s.share()!,
+  ): { ok: boolean; batches: number; failed: boolean; loadFailed: boolean; finished: boolean } {
     const store = openSqliteReader(SMALL);
     try {
-      const w = startPoolWorker<string>(WORKER, store.share()!, { batches: 2, ahead: 10, fail: true });
+      const w = startPoolWorker<string>(script, share(store), data);
       try {
+        const t0 = Date.now();
         let batches = 0;
-        assert.equal(
-          w.drain(
-            () => batches++,
-            () => {},
-            20,
-          ),
-          false,
+        const ok = w.drain(
+          () => batches++,
+          () => assert.ok(Date.now() - t0 < 30_000, `still waiting for ${script.pathname}`),
+          20,
         );
-        assert.equal(batches, 2);
-        assert.ok(w.failed && w.finished);
+        return { ok, batches, failed: w.failed, loadFailed: w.loadFailed, finished: w.finished };
       } finally {
         w.stop();
       }
     } finally {
       store.close();
     }
+  }
+
+  test('a worker that fails after posting reports failure; what it posted still arrives', () => {
+    const r = run(WORKER, { batches: 2, ahead: 10, fail: true });
+    assert.deepEqual([r.ok, r.batches, r.failed, r.finished], [false, 2, true, true]);
   });
 
   test('a worker whose script cannot load (throws, or is missing) fails at once instead of hanging the main thread', () => {
-    const store = openSqliteReader(SMALL);
-    try {
-      for (const script of [
-        new URL('../helpers/broken-pool-worker.js', import.meta.url),
-        new URL('../helpers/no-such-worker.js', import.meta.url),
-      ]) {
-        const w = startPoolWorker<string>(script, store.share()!, {});
-        try {
-          const t0 = Date.now();
-          let batches = 0;
-          assert.equal(
-            w.drain(
-              () => batches++,
-              () => assert.ok(Date.now() - t0 < 30_000, `still waiting for ${script.pathname}`),
-              20,
-            ),
-            false,
-          );
-          assert.equal(batches, 0);
-          assert.ok(w.loadFailed && w.finished);
-        } finally {
-          w.stop();
-        }
-      }
-    } finally {
-      store.close();
+    for (const name of ['broken-pool-worker.js', 'no-such-worker.js']) {
+      const r = run(new URL(`../helpers/${name}`, import.meta.url), {});
+      assert.deepEqual([r.ok, r.batches, r.loadFailed, r.finished], [false, 0, true, true], name);
     }
   });
 
   test('a worker that cannot open the store fails without posting results', () => {
-    const store = openSqliteReader(SMALL);
-    try {
-      const missing = { ...store.share()!, location: 'immutable file:/nonexistent/convsearch-missing.db?mode=ro' };
-      const w = startPoolWorker<string>(WORKER, missing, { batches: 2, ahead: 10, fail: false });
-      try {
-        let batches = 0;
-        assert.equal(
-          w.drain(
-            () => batches++,
-            () => {},
-            20,
-          ),
-          false,
-        );
-        assert.equal(batches, 0);
-      } finally {
-        w.stop();
-      }
-    } finally {
-      store.close();
-    }
+    const missing = (s: SqliteReader) => ({ ...s.share()!, location: 'immutable file:/nonexistent/convsearch-missing.db?mode=ro' });
+    const r = run(WORKER, { batches: 2, ahead: 10, fail: false }, missing);
+    assert.deepEqual([r.ok, r.batches], [false, 0]);
   });
 });
