@@ -1,5 +1,7 @@
 import { HistorySource, type ProgressFn } from '../history/source.js';
 import { DigestCorpusSource } from '../search/digest-source.js';
+import type { CorpusSource } from '../search/corpus.js';
+import { UnionCorpusSource } from '../search/union.js';
 import { search, type HitFilter, type Scope, type SearchContext, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
@@ -92,4 +94,49 @@ export function searchStore(store: StoreReader, options: SearchOptions, index: I
   };
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
+}
+
+/** A store of a search over several: its label (as the user named it, or as its directory lists it) and its reader. */
+export interface NamedStore {
+  readonly label: string;
+  readonly store: StoreReader;
+}
+
+/**
+ * One search over several stores as one corpus (see search/union.ts): each store through its own index
+ * (or replayed, when `index` is false or its index cannot be used), with its own attribution; hits and
+ * runs name their store, and run ids two stores share are qualified.
+ */
+export function searchStores(
+  stores: readonly NamedStore[],
+  options: SearchOptions,
+  index: IndexChoice,
+  hooks: WorkHooks = {},
+): SearchOutcome {
+  const terms = queryTokens(options.query);
+  const replayed = (s: NamedStore): CorpusSource =>
+    new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv());
+  const run = (sources: readonly CorpusSource[]): SearchOutcome => {
+    const union = new UnionCorpusSource(stores.map((s, i) => ({ label: s.label, source: sources[i]! })));
+    const ctx: SearchContext = {
+      snapshotTime: (name, seq) => {
+        const at = union.names.resolve(name);
+        return at === null ? null : stores[at.store]!.store.snapshotTime(at.runId, seq);
+      },
+    };
+    return search(union, options, ctx);
+  };
+  // each store's index opened in turn, the search run inside the last; a store whose index cannot be used is replayed
+  const open = (i: number, sources: readonly CorpusSource[]): SearchOutcome => {
+    if (i === stores.length) return run(sources);
+    const s = stores[i]!;
+    if (index === false) return open(i + 1, [...sources, replayed(s)]);
+    return withIndex(
+      s.store,
+      { ...hooks },
+      (source) => open(i + 1, [...sources, source]),
+      () => open(i + 1, [...sources, replayed(s)]),
+    );
+  };
+  return open(0, []);
 }
