@@ -48,7 +48,7 @@ export function completeCommand(): CommandDef {
     hidden: true,
     args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools', 'agents'] }],
     flags: [FLAGS.db],
-    async action(kind: Words, flags: { db?: string }) {
+    async action(kind: Words, flags: { db?: string[] }) {
       const words = await withCliSession(flags.db, { quiet: true }, (session) => {
         if (kind === 'tools') return session.toolNames();
         const runs = session.runs();

@@ -156,6 +156,14 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
     { text: String(s.messages) },
     s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
   ]);
+  // several stores: a first column names each run's store
+  if (runs.some((s) => s.run.store !== undefined)) {
+    return renderTable(
+      [{ header: 'store', kind: 'id', drop: 1 }, ...RUN_COLUMNS],
+      rows.map((r, i) => [text(runs[i]!.run.store ?? ''), ...r]),
+      style,
+    );
+  }
   return renderTable(RUN_COLUMNS, rows, style);
 }
 

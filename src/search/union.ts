@@ -10,7 +10,8 @@
  *
  * Names: every run of the union carries `store` (its store's label). A run id held by two or more
  * stores is qualified as `<label>:<run-id>` (its `parentRunId` too when that id is shared), and the
- * qualified form is what the union's scope accepts back; an id held by one store stays as it is.
+ * qualified form is what the union's scope accepts back (for any run, shared or not); an id held by one
+ * store is shown as it is.
  */
 import type { Warning } from '../history/source.js';
 import type { RenderedMessage } from '../render/record.js';
@@ -51,6 +52,12 @@ export class RunNames {
     return (this.holders.get(runId)?.length ?? 0) > 1;
   }
 
+  /** The qualified names of a bare id that several stores hold (what to say instead of "no such run"); empty otherwise. */
+  qualifiedForms(runId: string): string[] {
+    const h = this.holders.get(runId) ?? [];
+    return h.length > 1 ? h.map((i) => `${this.labels[i]}:${runId}`) : [];
+  }
+
   /** The id as the union shows it: qualified when another store holds it too. */
   name(store: number, runId: string): string {
     return this.shared(runId) ? `${this.labels[store]}:${runId}` : runId;
@@ -59,7 +66,7 @@ export class RunNames {
   /** The run of store `store` as the union shows it. */
   run(store: number, r: StoreRun): StoreRun {
     const parent = r.parentRunId === null ? null : this.name(store, r.parentRunId);
-    return { ...r, runId: this.name(store, r.runId), parentRunId: parent, store: this.labels[store]! };
+    return { ...r, runId: this.name(store, r.runId), parentRunId: parent, store: this.labels[store]!, storeRunId: r.runId };
   }
 
   /** Which store holds the run the union names `name`, and its id there; null when none does (or a bare shared id). */
@@ -71,15 +78,18 @@ export class RunNames {
     this.labels.forEach((label, i) => {
       if (!name.startsWith(`${label}:`)) return;
       const runId = name.slice(label.length + 1);
-      if (!this.holders.get(runId)?.includes(i) || !this.shared(runId)) return;
+      if (!this.holders.get(runId)?.includes(i)) return;
       if (best === null || this.labels[best.store]!.length < label.length) best = { store: i, runId };
     });
     return best;
   }
 }
 
-/** Every run of the union, in union order (merged by `started_at`, ties by store order). */
-function mergeOrder<T>(lists: ReadonlyArray<readonly T[]>, startedAt: (x: T) => string): Array<{ store: number; item: T; index: number }> {
+/** Lists each in corpus order merged into one: by `started_at` (as stored text), ties by list order. */
+export function mergeOrder<T>(
+  lists: ReadonlyArray<readonly T[]>,
+  startedAt: (x: T) => string,
+): Array<{ store: number; item: T; index: number }> {
   const at = lists.map(() => 0);
   const out: Array<{ store: number; item: T; index: number }> = [];
   for (;;) {

@@ -27,6 +27,8 @@ export interface StoreRun {
    * search/union.ts): the store's label. Absent for a single store.
    */
   readonly store?: string;
+  /** With `store`: the run's id inside its store (`runId` is then the union's name for it, qualified where stores share the id). */
+  readonly storeRunId?: string;
 }
 
 /** One stored snapshot; `messages` is the raw JSON text of the message list (untyped: a corrupt row may hold anything). */
