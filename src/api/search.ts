@@ -1,7 +1,8 @@
 import { HistorySource, type ProgressFn } from '../history/source.js';
 import { DigestCorpusSource } from '../search/digest-source.js';
 import type { CorpusSource } from '../search/corpus.js';
-import { UnionCorpusSource } from '../search/union.js';
+import { MemberError, UnionCorpusSource } from '../search/union.js';
+import { ForeignError } from '../sidecar/errors.js';
 import { search, type HitFilter, type Scope, type SearchContext, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
@@ -126,7 +127,8 @@ export function searchStores(
     };
     return search(union, options, ctx);
   };
-  // each store's index opened in turn, the search run inside the last; a store whose index cannot be used is replayed
+  // each store's index opened in turn, the search run inside the last; a store whose index cannot be
+  // used is replayed. What fails is told to the guard of the store it belongs to, and passed on by the others.
   const open = (i: number, sources: readonly CorpusSource[]): SearchOutcome => {
     if (i === stores.length) return run(sources);
     const s = stores[i]!;
@@ -134,9 +136,30 @@ export function searchStores(
     return withIndex(
       s.store,
       { ...hooks },
-      (source) => open(i + 1, [...sources, source]),
+      (source) => {
+        try {
+          return open(i + 1, [...sources, source]);
+        } catch (e) {
+          const carried = e instanceof ForeignError ? e.inner : e;
+          if (carried instanceof MemberError && carried.store === i) throw carried.inner;
+          throw e instanceof ForeignError ? e : new ForeignError(e);
+        }
+      },
       () => open(i + 1, [...sources, replayed(s)]),
     );
   };
-  return open(0, []);
+  try {
+    return open(0, []);
+  } catch (e) {
+    throw unwrap(e);
+  }
+}
+
+/** The error a store raised, out of the wrappers that carried it past the other stores' guards. */
+function unwrap(e: unknown): unknown {
+  let x = e;
+  for (;;) {
+    if (x instanceof ForeignError || x instanceof MemberError) x = x.inner;
+    else return x;
+  }
 }

@@ -24,6 +24,25 @@ import type { ScopeFilter } from './scope.js';
 import { TermStatsBuilder } from './term-stats.js';
 import { containsPhrases } from './filters.js';
 
+/** An error raised by one store's corpus within a union: `store` says whose (see api searchStores). */
+export class MemberError extends Error {
+  constructor(
+    readonly store: number,
+    readonly inner: unknown,
+  ) {
+    super(inner instanceof Error ? inner.message : String(inner));
+  }
+}
+
+/** Runs `fn` for store `store`, tagging what it throws with the store. */
+function guard<T>(store: number, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw e instanceof MemberError ? e : new MemberError(store, e);
+  }
+}
+
 /** One store of a union: its label (what the user named) and its corpus source. */
 export interface UnionMember {
   readonly label: string;
@@ -110,7 +129,7 @@ export class UnionCorpusSource implements CorpusSource {
   private readonly byStore: ReadonlyArray<readonly StoreRun[]>;
 
   constructor(readonly members: readonly UnionMember[]) {
-    this.byStore = members.map((m) => m.source.runs());
+    this.byStore = members.map((m, i) => guard(i, () => m.source.runs()));
     this.names = new RunNames(
       members.map((m) => m.label),
       this.byStore,
@@ -130,7 +149,7 @@ export class UnionCorpusSource implements CorpusSource {
     }
     const parts = this.members.map((m, i) => {
       if (target !== null && target.store !== i) return null;
-      return m.source.corpus(target === null ? scope : { ...scope, runId: target.runId }, needs);
+      return guard(i, () => m.source.corpus(target === null ? scope : { ...scope, runId: target.runId }, needs));
     });
     return new UnionCorpus(parts, this.names, needs?.phrases ?? []);
   }
@@ -162,9 +181,29 @@ class UnionCorpus implements Corpus {
     });
   }
 
+  /** Store `store`'s corpus, every call into it tagged with the store when it throws. */
+  private readonly guarded = new Map<number, Corpus>();
+
+  private corpusOf(store: number): Corpus {
+    let g = this.guarded.get(store);
+    if (!g) {
+      const c = this.stores[store]!;
+      g = new Proxy(c, {
+        get: (target, key) => {
+          const v = Reflect.get(target, key) as unknown;
+          return typeof v === 'function'
+            ? (...args: unknown[]) => guard(store, () => (v as (...a: unknown[]) => unknown).apply(target, args))
+            : v;
+        },
+      });
+      this.guarded.set(store, g);
+    }
+    return g;
+  }
+
   private at(section: number): { corpus: Corpus; section: number } {
     const o = this.origin[section]!;
-    return { corpus: this.stores[o.store]!, section: o.section };
+    return { corpus: this.corpusOf(o.store), section: o.section };
   }
 
   termStats(terms: readonly string[]): TermStats {
@@ -178,7 +217,7 @@ class UnionCorpus implements Corpus {
     let totalLength = 0;
     this.stores.forEach((c, store) => {
       if (c === null || c.sections.length === 0) return;
-      const stats = c.termStats(terms);
+      const stats = this.corpusOf(store).termStats(terms);
       totalLength += stats.totalLength;
       const local = new DocumentIds(c.sections);
       const map = new Int32Array(local.count);
@@ -186,10 +225,12 @@ class UnionCorpus implements Corpus {
         const u = toUnion[store]![si]!;
         for (let p = s.start; p < s.end; p++) map[local.id(si, p)] = ids.id(u, p);
       });
-      for (let d = 0; d < local.count; d++) builder.setLength(map[d]!, stats.docLength(d));
-      terms.forEach((t, k) => {
-        const { docs, tfs } = stats.postings(t);
-        for (let i = 0; i < docs.length; i++) builder.add(k, map[docs[i]!]!, tfs[i]!);
+      guard(store, () => {
+        for (let d = 0; d < local.count; d++) builder.setLength(map[d]!, stats.docLength(d));
+        terms.forEach((t, k) => {
+          const { docs, tfs } = stats.postings(t);
+          for (let i = 0; i < docs.length; i++) builder.add(k, map[docs[i]!]!, tfs[i]!);
+        });
       });
     });
     return builder.finish(totalLength);

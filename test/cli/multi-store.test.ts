@@ -11,10 +11,14 @@ import { join } from 'node:path';
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { runCliAsync, type CliResult } from '../helpers/cli.js';
-import { cliEnv, storeDigest, tempDir } from '../helpers/hardening.js';
+import { cliEnv, sha256File, storeDigest, tempDir } from '../helpers/hardening.js';
+import { placeIndex } from '../../src/sidecar/placement.js';
+import { openStoreReader } from '../../src/store/open-reader.js';
+import Database from 'better-sqlite3';
 
 const dir = tempDir('multi');
-const env = cliEnv(tempDir('multi-cache'));
+const cache = tempDir('multi-cache');
+const env = cliEnv(cache);
 const SET = join(dir, 'set');
 mkdirSync(SET);
 
@@ -150,6 +154,41 @@ test('commands that read one store say so; --index with several stores is refuse
   const r = await cli(['search', 'zebrafish', '--scope', 'all', '--index', join(dir, 'one.idx'), ...BOTH]);
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--index names one index file/);
+});
+
+test("one store's damaged index is rebuilt, and blamed on no other store", async () => {
+  const args = ['search', 'zebrafish', 'reply', '--scope', 'all', '--json', ...BOTH];
+  const want = await cli([...args, '--no-index']);
+  assert.equal((await cli(args)).status, 0); // both indexes built
+  const indexOf = (path: string): string => {
+    const store = openStoreReader(path);
+    try {
+      const saved = process.env.XDG_CACHE_HOME;
+      process.env.XDG_CACHE_HOME = cache;
+      try {
+        return placeIndex(store.identity, store.label, undefined).path;
+      } finally {
+        process.env.XDG_CACHE_HOME = saved;
+      }
+    } finally {
+      store.close();
+    }
+  };
+  const [xIndex, yIndex] = [indexOf(X), indexOf(Y)];
+  assert.notEqual(xIndex, yIndex);
+  const yBefore = sha256File(yIndex);
+  const db = new Database(xIndex);
+  const changed = db.prepare("UPDATE messages SET fields = replace(fields, 'e', 'f') WHERE fields LIKE '%e%'").run().changes;
+  db.close();
+  assert.ok(changed > 0);
+  const r = await cli(args);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, want.stdout);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, /^convsearch: warning: index (.*) was damaged \(.*\); rebuilt it$/);
+  assert.ok(lines[0]!.includes(xIndex), r.stderr);
+  assert.equal(sha256File(yIndex), yBefore, "the other store's index is left alone");
 });
 
 test('the stores are never written', () => {
