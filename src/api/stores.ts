@@ -44,6 +44,13 @@ function isFile(p: string): boolean {
   }
 }
 
+/** A run named either way (bare, or `<label>:<run-id>` even where no other store holds the id) as the union shows it. */
+function shownName<T extends string | null | undefined>(name: T, names: RunNames): T | string {
+  if (name === null || name === undefined) return name;
+  const at = names.resolve(name);
+  return at === null ? name : names.name(at.store, at.runId);
+}
+
 /** Several stores opened read-only, and what can be asked of them together. */
 export class StoreSet {
   private readonly index: IndexChoice;
@@ -95,7 +102,9 @@ export class StoreSet {
     const names = this.names();
     this.unambiguous(request.runId, names);
     this.unambiguous(request.filter?.parent, names);
-    return searchStores(this.stores, searchOptions(request), this.index, this.hooks(hooks));
+    const parent = shownName(request.filter?.parent, names);
+    const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
+    return searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks));
   }
 
   /**
@@ -106,6 +115,7 @@ export class StoreSet {
     const h = this.hooks(hooks);
     const names = this.names();
     this.unambiguous(query.parent, names);
+    if (query.parent !== undefined) query = { ...query, parent: shownName(query.parent, names)! };
     const all = this.runs();
     const missing =
       (query.conversationId !== undefined

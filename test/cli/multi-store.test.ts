@@ -191,6 +191,57 @@ test("one store's damaged index is rebuilt, and blamed on no other store", async
   assert.equal(sha256File(yIndex), yBefore, "the other store's index is left alone");
 });
 
+test('--parent over several stores: a delegate tree stays in its store; either name of the parent works', async () => {
+  const P = join(dir, 'p.db');
+  const Q = join(dir, 'q.db');
+  const child = (runId: string, parentRunId: string, minutes: number): SimResult =>
+    simulateRun({
+      runId,
+      conversationId: 'conv-p',
+      parentRunId,
+      startedAt: T0 + minutes * 60_000_000,
+      prompt: `heron task ${runId}`,
+      steps: [{ parts: [text('heron done')] }],
+    });
+  write(P, [
+    sim('p1', 'conv-p', 0, 'heron plan', 'heron delegated'),
+    child('p1-c', 'p1', 1),
+    sim('solo', 'conv-s', 2, 'heron solo', 'heron alone'),
+    child('solo-c', 'solo', 3),
+  ]);
+  write(Q, [sim('p1', 'conv-q', 0, 'heron plan', 'heron elsewhere'), child('q-c', 'p1', 1)]);
+  const runsOf = async (args: string[]): Promise<string[]> => {
+    const r = await cli(['search', 'heron', '--scope', 'all', '-C', '0', '-m', '50', '--json', '--db', P, '--db', Q, ...args]);
+    assert.equal(r.status, 0, r.stderr);
+    return [...new Set((JSON.parse(r.stdout) as { hits: Array<{ run_id: string }> }).hits.map((h) => h.run_id))].sort();
+  };
+  assert.deepEqual(await runsOf(['--parent', `${P}:p1`]), [`${P}:p1`, 'p1-c']);
+  assert.deepEqual(await runsOf(['--parent', `${Q}:p1`]), [`${Q}:p1`, 'q-c']);
+  assert.deepEqual(await runsOf(['--parent', 'solo']), ['solo', 'solo-c']);
+  assert.deepEqual(await runsOf(['--parent', `${P}:solo`]), ['solo', 'solo-c']);
+  const listed = await cli(['runs', '--json', '--parent', `${P}:solo`, '--db', P, '--db', Q]);
+  assert.equal(listed.status, 0, listed.stderr);
+  const rows = (JSON.parse(listed.stdout) as { runs: Array<{ run_id: string; parent_run_id: string | null; store: string }> }).runs;
+  assert.deepEqual(
+    rows.map((r) => [r.store, r.run_id, r.parent_run_id]),
+    [
+      [P, 'solo', null],
+      [P, 'solo-c', 'solo'],
+    ],
+  );
+  const qRows = await cli(['runs', '--json', '--parent', `${Q}:p1`, '--db', P, '--db', Q]);
+  assert.deepEqual(
+    (JSON.parse(qRows.stdout) as { runs: Array<{ run_id: string; parent_run_id: string | null }> }).runs.map((r) => [
+      r.run_id,
+      r.parent_run_id,
+    ]),
+    [
+      [`${Q}:p1`, null],
+      ['q-c', `${Q}:p1`],
+    ],
+  );
+});
+
 test('the stores are never written', () => {
   assert.deepEqual([storeDigest(X), storeDigest(Y)], before);
   assert.deepEqual(readdirSync(SET).sort(), ['x.db', 'y.db']);
