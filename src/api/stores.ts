@@ -14,7 +14,18 @@ import type { IndexChoice } from '../sidecar/with-index.js';
 import type { StoreRun } from '../store/reader.js';
 import { holdsRuns, openStoreReader } from '../store/open-reader.js';
 import { RequestError } from './errors.js';
-import { listRuns, sortRuns, type RunListing, type RunQuery, type RunSummary } from './listings.js';
+import {
+  listConversations,
+  listRuns,
+  sortConversations,
+  sortRuns,
+  type ConversationListing,
+  type ConversationQuery,
+  type ConversationSummary,
+  type RunListing,
+  type RunQuery,
+  type RunSummary,
+} from './listings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import type { SessionOptions } from './session.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
@@ -143,6 +154,36 @@ export class StoreSet {
       (l?.warnings ?? []).map((w) => ({ ...w, runId: names.name(i, w.runId) })).filter((w) => shown.has(w.runId)),
     );
     return { runs: rows, warnings, missing: null };
+  }
+
+  /**
+   * The `conversations` listing over every store: one row per conversation of each store (a conversation
+   * id two stores share is two rows: their runs never share history), merged by first start (ties by
+   * store order), then sorted, turned and cut as for one store.
+   */
+  listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
+    const h = this.hooks(hooks);
+    const names = this.names();
+    const perStore = this.stores.map((s) =>
+      listConversations(new HistorySource(s.store, { onProgress: h.onProgress }), { sort: 'started' }, this.index, h),
+    );
+    const merged = mergeOrder(
+      perStore.map((l) => l.conversations),
+      (c) => c.firstStartedAt,
+    ).map(({ store, item }): ConversationSummary => ({ ...item, store: this.stores[store]!.label }));
+    let rows = sortConversations(merged, query.sort ?? 'started');
+    if (query.reverse) rows = rows.reverse();
+    if ((query.limit ?? null) !== null) rows = rows.slice(0, query.limit!);
+    const key = (store: string | undefined, conversation: string | null | undefined): string => JSON.stringify([store, conversation]);
+    const shown = new Set(rows.map((c) => key(c.store, c.conversationId)));
+    const warnings = perStore.flatMap((l, i) => {
+      if (l.warnings.length === 0) return [];
+      const conversationOf = new Map(this.stores[i]!.store.runs().map((r) => [r.runId, r.conversationId]));
+      return l.warnings
+        .filter((w) => conversationOf.has(w.runId) && shown.has(key(this.stores[i]!.label, conversationOf.get(w.runId))))
+        .map((w) => ({ ...w, runId: names.name(i, w.runId) }));
+    });
+    return { conversations: rows, warnings };
   }
 
   /** A run's record, the run named as the union names it (`<label>:<run-id>` where two stores share the id). */

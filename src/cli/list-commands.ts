@@ -172,7 +172,7 @@ Examples:
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks },
         (session, hooks) => session.listConversations(query, hooks),
-        { command: 'conversations' },
+        { command: 'conversations', fn: (stores, hooks) => stores.listConversations(query, hooks) },
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');

@@ -22,6 +22,7 @@ export function runJson(s: RunSummary): Json {
 export function conversationJson(c: ConversationSummary): Json {
   return {
     conversation_id: c.conversationId,
+    ...(c.store === undefined ? {} : { store: c.store }),
     runs: c.runs,
     first_started_at: c.firstStartedAt,
     last_started_at: c.lastStartedAt,

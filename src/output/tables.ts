@@ -185,6 +185,14 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
     { text: String(v.messages) },
     v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
   ]);
+  // several stores: a first column names each conversation's store
+  if (convs.some((c) => c.store !== undefined)) {
+    return renderTable(
+      [{ header: 'store', kind: 'id', drop: 1 }, ...CONVERSATION_COLUMNS],
+      rows.map((r, i) => [text(convs[i]!.store ?? ''), ...r]),
+      style,
+    );
+  }
   return renderTable(CONVERSATION_COLUMNS, rows, style);
 }
 

@@ -144,8 +144,32 @@ test('runs over several stores: each row names its store, in started_at order', 
   assert.match(table.stdout, /│ store\s+│ run/);
 });
 
+test('conversations over several stores: one row per conversation of each store, each naming its store', async () => {
+  const r = await cli(['conversations', '--json', ...BOTH]);
+  assert.equal(r.status, 0, r.stderr);
+  const rows = (
+    JSON.parse(r.stdout) as { conversations: Array<{ conversation_id: string; store: string; runs: number; messages: number }> }
+  ).conversations;
+  // conv-1 is in both stores: two rows, each counting its own store's messages (no history shared)
+  assert.deepEqual(
+    rows.map((c) => [c.store, c.conversation_id, c.runs, c.messages]),
+    [
+      [X, 'conv-1', 2, 4],
+      [Y, 'conv-1', 1, 2],
+      [Y, 'conv-2', 1, 2],
+    ],
+  );
+  same(r, await cli(['conversations', '--json', '--no-index', ...BOTH]), 'conversations index/no-index');
+  const most = await cli(['conversations', '--json', '--sort', 'messages', '--limit', '1', ...BOTH]);
+  assert.deepEqual(
+    (JSON.parse(most.stdout) as { conversations: Array<{ store: string }> }).conversations.map((c) => c.store),
+    [X],
+  );
+  assert.match((await cli(['conversations', '--color', 'never', '--wide', ...BOTH])).stdout, /│ store\s+│ conversation/);
+});
+
 test('commands that read one store say so; --index with several stores is refused', async () => {
-  for (const cmd of ['conversations', 'tools']) {
+  for (const cmd of ['tools']) {
     const r = await cli([cmd, ...BOTH]);
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
