@@ -117,7 +117,23 @@ export function searchStores(
   const terms = queryTokens(options.query);
   const replayed = (s: NamedStore): CorpusSource =>
     new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv());
-  const run = (sources: readonly CorpusSource[]): SearchOutcome => {
+  return withUnion(stores, index, hooks, replayed, (union, ctx) => search(union, options, ctx));
+}
+
+/**
+ * Runs `fn` over the union of the stores' corpus sources: each store's index opened in turn (`fn` runs
+ * inside the last), a store whose index cannot be used read through `replayed`. What fails is handled
+ * by the guard of the store it belongs to, and passed on by the others. `ctx` dates messages by their
+ * snapshot in their own store.
+ */
+export function withUnion<T>(
+  stores: readonly NamedStore[],
+  index: IndexChoice,
+  hooks: WorkHooks,
+  replayed: (s: NamedStore) => CorpusSource,
+  fn: (union: UnionCorpusSource, ctx: SearchContext) => T,
+): T {
+  const run = (sources: readonly CorpusSource[]): T => {
     const union = new UnionCorpusSource(stores.map((s, i) => ({ label: s.label, source: sources[i]! })));
     const ctx: SearchContext = {
       snapshotTime: (name, seq) => {
@@ -125,11 +141,9 @@ export function searchStores(
         return at === null ? null : stores[at.store]!.store.snapshotTime(at.runId, seq);
       },
     };
-    return search(union, options, ctx);
+    return fn(union, ctx);
   };
-  // each store's index opened in turn, the search run inside the last; a store whose index cannot be
-  // used is replayed. What fails is told to the guard of the store it belongs to, and passed on by the others.
-  const open = (i: number, sources: readonly CorpusSource[]): SearchOutcome => {
+  const open = (i: number, sources: readonly CorpusSource[]): T => {
     if (i === stores.length) return run(sources);
     const s = stores[i]!;
     if (index === false) return open(i + 1, [...sources, replayed(s)]);

@@ -7,6 +7,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HistorySource } from '../history/source.js';
+import { storeToolNames } from '../history/tool-names.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
@@ -29,6 +30,7 @@ import {
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import type { SessionOptions } from './session.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
+import { listToolsOfStores, type ToolListing, type ToolQuery } from './tools.js';
 
 /**
  * The stores a `--db` value names: a directory whose entries include `.db` files and no FileStepStore
@@ -96,6 +98,11 @@ export class StoreSet {
     if (forms.length > 0) throw new RequestError(`run id '${name}' is in ${forms.length} stores: name one as ${forms.join(' or ')}`);
   }
 
+  /** The tool names every store's runs mention (for shell completion), sorted, each once. */
+  toolNames(): string[] {
+    return [...new Set(this.stores.flatMap((s) => storeToolNames(s.store)))].sort();
+  }
+
   runCount(): number {
     return this.stores.reduce((n, s) => n + s.store.runCount(), 0);
   }
@@ -154,6 +161,12 @@ export class StoreSet {
       (l?.warnings ?? []).map((w) => ({ ...w, runId: names.name(i, w.runId) })).filter((w) => shown.has(w.runId)),
     );
     return { runs: rows, warnings, missing: null };
+  }
+
+  /** The `tools` listing over the union of the stores' corpora (see listToolsOfStores). */
+  listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
+    this.unambiguous(query.runId, this.names());
+    return listToolsOfStores(this.stores, query, this.index, this.hooks(hooks));
   }
 
   /**

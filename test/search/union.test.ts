@@ -17,6 +17,8 @@ import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { searchOptions, searchStore, searchStores, type NamedStore } from '../../src/api/search.js';
 import type { SearchOutcome } from '../../src/search/search.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
+import { HistorySource } from '../../src/history/source.js';
+import { listTools, listToolsOfStores } from '../../src/api/tools.js';
 import type { IndexChoice } from '../../src/sidecar/with-index.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -196,3 +198,57 @@ test('union: the index and a replay answer alike', () => {
     }
   }
 });
+
+// ---------------------------------------------------------------------------------------------
+// tools over several stores: the inventory of the union equals one store holding every run
+
+const call = (tool: string, id: string): JsonObject => ({
+  tool_name: tool,
+  args: { q: id },
+  tool_call_id: id,
+  tool_kind: null,
+  id: null,
+  provider_name: null,
+  provider_details: null,
+  part_kind: 'tool-call',
+});
+const toolRun = (runId: string, minutes: number, tools: string[]): SimResult =>
+  simulateRun({
+    runId,
+    conversationId: `conv-${runId}`,
+    startedAt: T0 + minutes * 60_000_000,
+    systemPrompt: `tools ${runId}`,
+    prompt: `use ${tools.join(' ')}`,
+    steps: [
+      ...tools.map((t, i) => ({ parts: [call(t, `${runId}-${i}`)], results: [{ content: `${t} result` }] })),
+      { parts: [text('done')] },
+    ],
+  });
+const t1 = toolRun('t1', 0, ['lookup', 'fetch']);
+const t2 = toolRun('t2', 1, ['lookup']);
+const t3 = toolRun('t3', 2, ['fetch', 'fetch', 'write']);
+const TOOLS = { 't12.db': write('t12.db', [t1, t2]), 't3.db': write('t3.db', [t3]) };
+const TOOLS_ALL = write('tools-all.db', [t1, t2, t3]);
+
+for (const [mode, index] of MODES) {
+  test(`union (${mode}): tools of several stores equal those of one store holding every run`, () => {
+    const stores = open(TOOLS);
+    const all = openStoreReader(TOOLS_ALL);
+    try {
+      const union = listToolsOfStores(stores, {}, index, {});
+      const single = listTools(new HistorySource(all), {}, index, {});
+      assert.deepEqual(union, single);
+      assert.deepEqual(
+        union.tools.map((t) => [t.name, t.calls, t.runs]),
+        [
+          ['fetch', 3, 2],
+          ['lookup', 2, 2],
+          ['write', 1, 1],
+        ],
+      );
+    } finally {
+      close(stores);
+      all.close();
+    }
+  });
+}
