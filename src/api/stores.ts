@@ -4,7 +4,7 @@
  * replay, index and attribution; runs carry their store's label, and run ids two stores share are
  * qualified `<label>:<run-id>` (accepted back by `--run`, `--parent` and `show`).
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HistorySource } from '../history/source.js';
 import { storeToolNames } from '../history/tool-names.js';
@@ -62,6 +62,27 @@ function shownName<T extends string | null | undefined>(name: T, names: RunNames
   if (name === null || name === undefined) return name;
   const at = names.resolve(name);
   return at === null ? name : names.name(at.store, at.runId);
+}
+
+/**
+ * The stores `targets` name, each once: directories of SQLite files expanded (see expandTarget), and a
+ * path named twice (`a.db`, `./a.db`, a symlink to it) kept once, under its first label.
+ */
+export function storeTargets(targets: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const t of targets.flatMap(expandTarget)) {
+    let key = t;
+    try {
+      key = realpathSync(t);
+    } catch {
+      // a URL, or a path that does not exist: opening says what it is
+    }
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(t);
+  }
+  return out;
 }
 
 /** Several stores opened read-only, and what can be asked of them together. */
@@ -239,7 +260,7 @@ export async function withStores<T>(
   options: SessionOptions,
   fn: (stores: StoreSet) => T | Promise<T>,
 ): Promise<T> {
-  const labels = [...new Set(targets.flatMap(expandTarget))];
+  const labels = storeTargets(targets);
   for (let stable = false; ; stable = true) {
     const opened: NamedStore[] = [];
     try {

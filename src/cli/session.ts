@@ -1,6 +1,6 @@
 import type { WorkHooks } from '../api/search.js';
 import { withSession, type Session, type SessionOptions } from '../api/session.js';
-import { expandTarget, withStores, type StoreSet } from '../api/stores.js';
+import { storeTargets, withStores, type StoreSet } from '../api/stores.js';
 import { colorEnabled, type ColorChoice } from '../output/color.js';
 import { CommandError } from './errors.js';
 import { resolveDb } from './flags.js';
@@ -34,7 +34,7 @@ export function withCliSession<T>(
       progress.stop();
     }
   };
-  const stores = targets.flatMap(expandTarget);
+  const stores = storeTargets(targets);
   if (stores.length === 1) return withSession(stores[0]!, options, (session) => spinner(session.runCount(), (hooks) => fn(session, hooks)));
   const multi = several?.fn;
   if (!multi) {

@@ -176,6 +176,11 @@ test('tools and completion read several stores too', async () => {
   assert.equal(words.stdout, `${X}:r1\nrx\n${Y}:r1\nry\n`);
 });
 
+test('the same store named twice is one store, answered as one --db answers', async () => {
+  const args = ['search', 'zebrafish', '--scope', 'all', '--json'];
+  same(await cli([...args, '--db', X, '--db', `${SET}/./x.db`]), await cli([...args, '--db', X]), 'x.db twice');
+});
+
 test('--index with several stores is refused', async () => {
   const r = await cli(['search', 'zebrafish', '--scope', 'all', '--index', join(dir, 'one.idx'), ...BOTH]);
   assert.equal(r.status, 2);
