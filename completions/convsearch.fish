@@ -38,7 +38,7 @@ complete -c convsearch -n __fish_use_subcommand -a tools -d 'list the tools the 
 complete -c convsearch -n __fish_use_subcommand -a show -d 'print a run\'s replayed full record, numbered as in search excerpts'
 complete -c convsearch -n __fish_use_subcommand -a completion -d 'print a shell completion script (bash, zsh or fish)'
 
-complete -c convsearch -n '__fish_seen_subcommand_from search' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l conversation -x -a '(__convsearch_ids conversations)' -d 'search this conversation\'s runs (the reference\'s default scope)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l scope -x -a 'all conversation' -d 'all: every run in the store'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l run -x -a '(__convsearch_ids runs)' -d 'search only this run\'s full record'
@@ -76,7 +76,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -s h -l help -d '
 
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
-complete -c convsearch -n '__fish_seen_subcommand_from runs' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l conversation -x -a '(__convsearch_ids conversations)' -d 'only this conversation\'s runs'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l agent -x -a '(__convsearch_ids agents)' -d 'only runs of this agent: repeatable, comma-separated, globs (\'deploy-*\')'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l since -x -d 'only runs started at or after this ISO 8601 date or time (UTC unless it has an offset), or a duration back from now (\'7d\')'
@@ -93,7 +93,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from runs' -s h -l help -d 'di
 
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
-complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l sort -x -a 'started messages runs' -d 'started (by first start, the default), messages or runs (most first)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l reverse -d 'the opposite order, before --limit'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l limit -x -d 'at most n conversations (after sorting)'
@@ -105,7 +105,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from conversations' -s h -l he
 
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
-complete -c convsearch -n '__fish_seen_subcommand_from tools' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
+complete -c convsearch -n '__fish_seen_subcommand_from tools' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l conversation -x -a '(__convsearch_ids conversations)' -d 'only this conversation\'s runs'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l run -x -a '(__convsearch_ids runs)' -d 'only this run\'s full record'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l agent -x -a '(__convsearch_ids agents)' -d 'only runs of this agent: repeatable, comma-separated, globs (\'deploy-*\')'
@@ -118,7 +118,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from tools' -l wide -d 'on a t
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -s h -l help -d 'display help for command'
 
-complete -c convsearch -n '__fish_seen_subcommand_from show' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)'
+complete -c convsearch -n '__fish_seen_subcommand_from show' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from show' -l at -x -d 'show only message [n] and its context (search hits name it: run_id:n)'
 complete -c convsearch -n '__fish_seen_subcommand_from show' -s C -l context -x -d 'messages of context around --at (default 5)'
 complete -c convsearch -n '__fish_seen_subcommand_from show' -l include-interrupted -d 'also list what interrupted snapshots held beyond the record (never searchable)'

@@ -30,6 +30,8 @@ export interface ConversationSummary {
   /** Messages a search of this conversation covers (after cross-run attribution). */
   readonly messages: number;
   readonly agents: string[];
+  /** The store's label, when several stores are listed (a conversation id two stores share is two rows). */
+  readonly store?: string;
 }
 
 /** Which runs a listing shows; every field is optional and they all must hold. */

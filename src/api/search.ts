@@ -1,5 +1,8 @@
 import { HistorySource, type ProgressFn } from '../history/source.js';
 import { DigestCorpusSource } from '../search/digest-source.js';
+import type { CorpusSource } from '../search/corpus.js';
+import { MemberError, UnionCorpusSource } from '../search/union.js';
+import { ForeignError } from '../sidecar/errors.js';
 import { search, type HitFilter, type Scope, type SearchContext, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
@@ -92,4 +95,85 @@ export function searchStore(store: StoreReader, options: SearchOptions, index: I
   };
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
+}
+
+/** A store of a search over several: its label (as the user named it, or as its directory lists it) and its reader. */
+export interface NamedStore {
+  readonly label: string;
+  readonly store: StoreReader;
+}
+
+/**
+ * One search over several stores as one corpus (see search/union.ts): each store through its own index
+ * (or replayed, when `index` is false or its index cannot be used), with its own attribution; hits and
+ * runs name their store, and run ids two stores share are qualified.
+ */
+export function searchStores(
+  stores: readonly NamedStore[],
+  options: SearchOptions,
+  index: IndexChoice,
+  hooks: WorkHooks = {},
+): SearchOutcome {
+  const terms = queryTokens(options.query);
+  const replayed = (s: NamedStore): CorpusSource =>
+    new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv());
+  return withUnion(stores, index, hooks, replayed, (union, ctx) => search(union, options, ctx));
+}
+
+/**
+ * Runs `fn` over the union of the stores' corpus sources: each store's index opened in turn (`fn` runs
+ * inside the last), a store whose index cannot be used read through `replayed`. What fails is handled
+ * by the guard of the store it belongs to, and passed on by the others. `ctx` dates messages by their
+ * snapshot in their own store.
+ */
+export function withUnion<T>(
+  stores: readonly NamedStore[],
+  index: IndexChoice,
+  hooks: WorkHooks,
+  replayed: (s: NamedStore) => CorpusSource,
+  fn: (union: UnionCorpusSource, ctx: SearchContext) => T,
+): T {
+  const run = (sources: readonly CorpusSource[]): T => {
+    const union = new UnionCorpusSource(stores.map((s, i) => ({ label: s.label, source: sources[i]! })));
+    const ctx: SearchContext = {
+      snapshotTime: (name, seq) => {
+        const at = union.names.resolve(name);
+        return at === null ? null : stores[at.store]!.store.snapshotTime(at.runId, seq);
+      },
+    };
+    return fn(union, ctx);
+  };
+  const open = (i: number, sources: readonly CorpusSource[]): T => {
+    if (i === stores.length) return run(sources);
+    const s = stores[i]!;
+    if (index === false) return open(i + 1, [...sources, replayed(s)]);
+    return withIndex(
+      s.store,
+      { ...hooks },
+      (source) => {
+        try {
+          return open(i + 1, [...sources, source]);
+        } catch (e) {
+          const carried = e instanceof ForeignError ? e.inner : e;
+          if (carried instanceof MemberError && carried.store === i) throw carried.inner;
+          throw e instanceof ForeignError ? e : new ForeignError(e);
+        }
+      },
+      () => open(i + 1, [...sources, replayed(s)]),
+    );
+  };
+  try {
+    return open(0, []);
+  } catch (e) {
+    throw unwrap(e);
+  }
+}
+
+/** The error a store raised, out of the wrappers that carried it past the other stores' guards. */
+function unwrap(e: unknown): unknown {
+  let x = e;
+  for (;;) {
+    if (x instanceof ForeignError || x instanceof MemberError) x = x.inner;
+    else return x;
+  }
 }

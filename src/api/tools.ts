@@ -1,10 +1,10 @@
-import type { HistorySource, Warning } from '../history/source.js';
+import { HistorySource, type Warning } from '../history/source.js';
 import type { CorpusSource } from '../search/corpus.js';
 import { ReplayCorpusSource } from '../search/replay-source.js';
 import { scopeMiss, type ScopeFilter, type ScopeMiss } from '../search/scope.js';
 import { toolInventory, type InventoryFilter, type ToolUse } from '../search/tool-inventory.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
-import type { WorkHooks } from './search.js';
+import { withUnion, type NamedStore, type WorkHooks } from './search.js';
 
 export type { InventoryFilter, ToolUse } from '../search/tool-inventory.js';
 
@@ -40,4 +40,20 @@ export function listTools(source: HistorySource, query: ToolQuery, index: IndexC
   const replay = (): ToolListing => list(new ReplayCorpusSource(source));
   if (index === false) return replay();
   return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, list, replay);
+}
+
+/**
+ * `tools` over several stores: the inventory of the union of their corpora (each store's own
+ * attribution; run counts count runs of every store, a shared id once per store).
+ */
+export function listToolsOfStores(stores: readonly NamedStore[], query: ToolQuery, index: IndexChoice, hooks: WorkHooks): ToolListing {
+  const conversationId = query.conversationId ?? null;
+  const scope: ScopeFilter = { scope: conversationId !== null ? 'conversation' : 'all', conversationId, runId: query.runId ?? null };
+  const replayed = (s: NamedStore): CorpusSource => new ReplayCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }));
+  return withUnion(stores, index, hooks, replayed, (union, ctx) => {
+    const missing = scopeMiss(union.runs(), scope);
+    if (missing) return { tools: [], warnings: [], missing };
+    const corpus = union.corpus(scope);
+    return { tools: toolInventory(corpus, query, ctx), warnings: corpus.warnings, missing: null };
+  });
 }

@@ -48,14 +48,19 @@ export function completeCommand(): CommandDef {
     hidden: true,
     args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools', 'agents'] }],
     flags: [FLAGS.db],
-    async action(kind: Words, flags: { db?: string }) {
-      const words = await withCliSession(flags.db, { quiet: true }, (session) => {
-        if (kind === 'tools') return session.toolNames();
-        const runs = session.runs();
+    async action(kind: Words, flags: { db?: string[] }) {
+      const fromRuns = (runs: ReadonlyArray<{ runId: string; agentName: string | null; conversationId: string | null }>): string[] => {
         if (kind === 'runs') return runs.map((r) => r.runId);
         if (kind === 'agents') return [...new Set(runs.map((r) => r.agentName).filter((a): a is string => a !== null))].sort();
         return [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
-      });
+      };
+      const words = await withCliSession(
+        flags.db,
+        { quiet: true },
+        (session) => (kind === 'tools' ? session.toolNames() : fromRuns(session.runs())),
+        // several stores: run ids as the union names them (qualified where stores share one)
+        { command: '__complete', fn: (stores) => (kind === 'tools' ? stores.toolNames() : fromRuns(stores.runs())) },
+      );
       // one word per line: ids holding a newline or control character cannot be completed safely
       const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
       if (safe.length) writeOut(safe.join('\n') + '\n');

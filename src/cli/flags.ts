@@ -52,10 +52,9 @@ export const FLAGS = {
   version: { spelling: '-V, --version', help: 'output the version number' },
   db: {
     spelling: '--db <path>',
-    help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db)',
+    help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one',
     completes: FILE,
-    // one store at a time (for now): a second --db must not silently replace the first
-    once: (first, second) => `--db given twice (${first}, ${second}): convsearch reads one store at a time; pass one --db`,
+    repeatable: 'whole',
   },
   index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
@@ -309,15 +308,15 @@ export function timeBounds(
   return { since, until };
 }
 
-/** `--db`, else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
-export function resolveDb(flag: string | undefined): string {
-  if (flag !== undefined) return flag;
+/** `--db` (each use), else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
+export function resolveDb(flag: readonly string[] | undefined): string[] {
+  if (flag !== undefined && flag.length > 0) return [...flag];
   const env = process.env.CONVSEARCH_DB;
-  if (env) return env;
+  if (env) return [env];
   if (!existsSync(DEFAULTS.db)) {
     throw new CommandError(`no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./${DEFAULTS.db} is`);
   }
-  return DEFAULTS.db;
+  return [DEFAULTS.db];
 }
 
 /** `--index <path>` / `--no-index` → which sidecar index the session reads through. */

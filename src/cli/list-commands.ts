@@ -11,7 +11,7 @@ import { reportWarnings, warn, writeErr, writeOut } from './io.js';
 import { withCliSession } from './session.js';
 
 export interface ListFlags {
-  db?: string;
+  db?: string[];
   json?: boolean;
   ndjson?: boolean;
   wide?: boolean;
@@ -117,8 +117,12 @@ Examples:
       const format = machineFormat(flags);
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
-      const listing = await withCliSession(flags.db, { color: flags.color, index: indexChoice(flags), ...indexHooks }, (session, hooks) =>
-        session.listRuns({ ...filter, sort: flags.sort, reverse: Boolean(flags.reverse), limit }, hooks),
+      const query = { ...filter, sort: flags.sort, reverse: Boolean(flags.reverse), limit };
+      const listing = await withCliSession(
+        flags.db,
+        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        (session, hooks) => session.listRuns(query, hooks),
+        { command: 'runs', fn: (stores, hooks) => stores.listRuns(query, hooks) },
       );
       // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
       if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
@@ -168,6 +172,7 @@ Examples:
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks },
         (session, hooks) => session.listConversations(query, hooks),
+        { command: 'conversations', fn: (stores, hooks) => stores.listConversations(query, hooks) },
       );
       if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
       else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');

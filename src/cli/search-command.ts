@@ -9,7 +9,7 @@ import { judge, outputPlan, printOutcome, type OutputPlan, type SearchOutputFlag
 import { withCliSession } from './session.js';
 
 export interface SearchFlags extends SearchOutputFlags {
-  db?: string;
+  db?: string[];
   conversation?: string;
   scope?: string;
   run?: string;
@@ -216,6 +216,7 @@ Examples:
         flags.db,
         { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
         (session, progress) => session.search(request, progress),
+        { command: 'search', fn: (stores, progress) => stores.search(request, progress) },
       );
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing

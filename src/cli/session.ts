@@ -1,6 +1,8 @@
 import type { WorkHooks } from '../api/search.js';
 import { withSession, type Session, type SessionOptions } from '../api/session.js';
+import { storeTargets, withStores, type StoreSet } from '../api/stores.js';
 import { colorEnabled, type ColorChoice } from '../output/color.js';
+import { CommandError } from './errors.js';
 import { resolveDb } from './flags.js';
 import { progressWanted, startProgress } from './progress.js';
 
@@ -12,20 +14,32 @@ export interface CliSessionOptions extends SessionOptions {
 
 /**
  * A library session on the store named by `--db`, with a progress spinner on a terminal when the store
- * is big enough to need one; `fn` passes the hooks on to the session's calls.
+ * is big enough to need one; `fn` passes the hooks on to the session's calls. When `--db` names several
+ * stores (repeated, or a directory of .db files), `several` answers over all of them; a command without
+ * it says it reads one store.
  */
 export function withCliSession<T>(
-  db: string | undefined,
+  db: readonly string[] | undefined,
   opts: CliSessionOptions,
   fn: (session: Session, hooks: WorkHooks) => T,
+  several?: { readonly command: string; readonly fn?: (stores: StoreSet, hooks: WorkHooks) => T },
 ): Promise<T> {
   const { quiet, color, ...options } = opts;
-  return withSession(resolveDb(db), options, async (session) => {
-    const progress = await startProgress(progressWanted(quiet ?? false, session.runCount()), colorEnabled(color ?? 'auto', process.stderr));
+  const targets = resolveDb(db);
+  const spinner = async <R>(runs: number, go: (hooks: WorkHooks) => R): Promise<R> => {
+    const progress = await startProgress(progressWanted(quiet ?? false, runs), colorEnabled(color ?? 'auto', process.stderr));
     try {
-      return fn(session, { onProgress: progress.onProgress });
+      return go({ onProgress: progress.onProgress });
     } finally {
       progress.stop();
     }
-  });
+  };
+  const stores = storeTargets(targets);
+  if (stores.length === 1) return withSession(stores[0]!, options, (session) => spinner(session.runCount(), (hooks) => fn(session, hooks)));
+  const multi = several?.fn;
+  if (!multi) {
+    const what = several ? `convsearch ${several.command}` : 'this command';
+    throw new CommandError(`${what} reads one store at a time, and --db names ${stores.length} (${stores.join(', ')}): pass one`);
+  }
+  return withStores(stores, options, (set) => spinner(set.runCount(), (hooks) => multi(set, hooks)));
 }

@@ -103,6 +103,8 @@ function hitHeader(h: Hit, style: HumanStyle): string {
     c.bold(`#${h.rank}`),
     c.yellow(`score ${formatScore1f(h.score)}`),
     c.cyan(`run ${escapeInline(h.run.runId)}`),
+    // several stores: each hit names its own
+    ...(h.run.store !== undefined ? [c.dim(`store ${escapeInline(h.run.store)}`)] : []),
     h.run.conversationId === null ? c.dim('no conversation') : c.magenta(`conversation ${escapeInline(h.run.conversationId)}`),
   ];
   if (h.run.agentName !== null) segments.push(c.blue(`agent ${escapeInline(h.run.agentName)}`));

@@ -1,4 +1,5 @@
 import type { Warning } from '../history/source.js';
+import type { StoreRun } from '../store/reader.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
 import type { HitLocation } from '../search/collapse.js';
 import type { Explain } from '../search/explain.js';
@@ -23,11 +24,17 @@ export function ndjsonEvent(type: string, data: Json): string {
   return JSON.stringify({ type, schema_version: SCHEMA_VERSION, data });
 }
 
+/** `store` (its label) for a run of a search over several stores; nothing for one store, whose output stays as it was. */
+export function storeJson(run: StoreRun): Json {
+  return run.store === undefined ? {} : { store: run.store };
+}
+
 export function hitJson(h: Hit): Json {
   return {
     rank: h.rank,
     score: h.score,
     run_id: h.run.runId,
+    ...storeJson(h.run),
     conversation_id: h.run.conversationId,
     agent_name: h.run.agentName,
     message_index: h.messageIndex,
@@ -59,6 +66,7 @@ export function explainJson(e: Explain): Json {
 export function locationJson(l: HitLocation): Json {
   return {
     run_id: l.run.runId,
+    ...storeJson(l.run),
     conversation_id: l.run.conversationId,
     agent_name: l.run.agentName,
     message_index: l.messageIndex,

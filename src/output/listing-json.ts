@@ -1,12 +1,13 @@
 import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import type { Warning } from '../history/source.js';
-import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
+import { ndjsonEvent, SCHEMA_VERSION, storeJson, warningJson } from './json.js';
 
 type Json = Record<string, unknown>;
 
 export function runJson(s: RunSummary): Json {
   return {
     run_id: s.run.runId,
+    ...storeJson(s.run),
     conversation_id: s.run.conversationId,
     parent_run_id: s.run.parentRunId,
     agent_name: s.run.agentName,
@@ -21,6 +22,7 @@ export function runJson(s: RunSummary): Json {
 export function conversationJson(c: ConversationSummary): Json {
   return {
     conversation_id: c.conversationId,
+    ...(c.store === undefined ? {} : { store: c.store }),
     runs: c.runs,
     first_started_at: c.firstStartedAt,
     last_started_at: c.lastStartedAt,

@@ -3,7 +3,8 @@ import type { SearchOutcome } from '../search/search.js';
 import { escapeInline } from './escape.js';
 
 /**
- * `--plain`: one line per hit, `run_id:message_index:score:text`, for grep, awk, cut and fzf. The text is
+ * `--plain`: one line per hit, `run_id:message_index:score:text`, for grep, awk, cut and fzf (over several
+ * stores, run_id is `<store>:<run-id>`). The text is
  * the hit's display line (clipped and windowed as in every format) with newlines, tabs and controls
  * escaped, so a hit is always exactly one line. The score has one decimal, as everywhere it is shown.
  */
@@ -12,7 +13,9 @@ export function plainLines(outcome: SearchOutcome): string[] {
   return outcome.hits.map((h) => {
     const line = h.excerpt.find((l) => l.hit);
     const text = line && line.text !== '' ? line.text : '[no text content]';
-    return `${escapeInline(h.run.runId)}:${h.messageIndex}:${formatScore1f(h.score)}:${escapeInline(text)}`;
+    // several stores: the run as `<store>:<run-id>`, which --run and show accept back
+    const run = h.run.store === undefined ? h.run.runId : `${h.run.store}:${h.run.storeRunId ?? h.run.runId}`;
+    return `${escapeInline(run)}:${h.messageIndex}:${formatScore1f(h.score)}:${escapeInline(text)}`;
   });
 }
 

@@ -1,7 +1,7 @@
 import { formatScore1f } from '../py/repr.js';
 import type { RunMatches, SearchOutcome } from '../search/search.js';
 import { escapeInline } from './escape.js';
-import { endData, ndjsonEvent, SCHEMA_VERSION, searchParams, summaryData } from './json.js';
+import { endData, ndjsonEvent, SCHEMA_VERSION, searchParams, storeJson, summaryData } from './json.js';
 
 type Json = Record<string, unknown>;
 
@@ -26,7 +26,14 @@ export function runMatchLines(outcome: SearchOutcome): string[] {
 }
 
 function runMatchJson(m: RunMatches): Json {
-  return { run_id: m.run.runId, conversation_id: m.run.conversationId, agent_name: m.run.agentName, matches: m.count, best_score: m.best };
+  return {
+    run_id: m.run.runId,
+    ...storeJson(m.run),
+    conversation_id: m.run.conversationId,
+    agent_name: m.run.agentName,
+    matches: m.count,
+    best_score: m.best,
+  };
 }
 
 /** `-l --json`: the search document with `runs` in place of `hits`. */

@@ -79,6 +79,7 @@ function header(v: ShowView, c: ChalkInstance): string {
   const r = s.run;
   return [
     c.bold(`run ${escapeInline(r.runId)}`),
+    r.store !== undefined ? `store ${escapeInline(r.store)}` : null,
     r.conversationId === null ? c.dim('no conversation') : `conversation ${escapeInline(r.conversationId)}`,
     r.agentName !== null ? `agent ${escapeInline(r.agentName)}` : null,
     r.parentRunId !== null ? `parent ${escapeInline(r.parentRunId)}` : null,

@@ -156,6 +156,14 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
     { text: String(s.messages) },
     s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
   ]);
+  // several stores: a first column names each run's store
+  if (runs.some((s) => s.run.store !== undefined)) {
+    return renderTable(
+      [{ header: 'store', kind: 'id', drop: 1 }, ...RUN_COLUMNS],
+      rows.map((r, i) => [text(runs[i]!.run.store ?? ''), ...r]),
+      style,
+    );
+  }
   return renderTable(RUN_COLUMNS, rows, style);
 }
 
@@ -177,6 +185,14 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
     { text: String(v.messages) },
     v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
   ]);
+  // several stores: a first column names each conversation's store
+  if (convs.some((c) => c.store !== undefined)) {
+    return renderTable(
+      [{ header: 'store', kind: 'id', drop: 1 }, ...CONVERSATION_COLUMNS],
+      rows.map((r, i) => [text(convs[i]!.store ?? ''), ...r]),
+      style,
+    );
+  }
   return renderTable(CONVERSATION_COLUMNS, rows, style);
 }
 

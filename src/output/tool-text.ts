@@ -12,7 +12,9 @@ const NO_HISTORY_ALL =
 
 /** `run: R | conversation: C`, the conversation part only when the run has one. */
 export function sectionLabel(run: StoreRun): string {
-  return run.conversationId === null ? `run: ${run.runId}` : `run: ${run.runId} | conversation: ${run.conversationId}`;
+  const label = run.conversationId === null ? `run: ${run.runId}` : `run: ${run.runId} | conversation: ${run.conversationId}`;
+  // several stores (not the reference's): each section names its store
+  return run.store === undefined ? label : `${label} | store: ${run.store}`;
 }
 
 export function displayLine(line: ExcerptLine): string {

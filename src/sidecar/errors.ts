@@ -12,5 +12,15 @@ export class IndexUnavailableError extends Error {}
 /** Out of disk space while writing the index: remembered, so that searches do not retry until something changed. */
 export class IndexSpaceError extends IndexUnavailableError {}
 
+/**
+ * An error that belongs to another store's work (several stores searched at once, each inside its own
+ * index's guard): passed on untouched, so that one store's damaged index is never blamed on another's.
+ */
+export class ForeignError extends Error {
+  constructor(readonly inner: unknown) {
+    super(inner instanceof Error ? inner.message : String(inner));
+  }
+}
+
 /** The index holds something other than what convsearch wrote (damage, truncation, tampering): rebuild it. */
 export class IndexDamagedError extends Error {}

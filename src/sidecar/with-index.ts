@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader } from '../store/reader.js';
-import { IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
+import { ForeignError, IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.js';
 import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, placeIndex } from './placement.js';
@@ -169,7 +169,14 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       if (opened) closeIndexDatabase(opened.db, path);
       opened = null;
       // the store changed under a read in place, or the store itself is at fault: not the index's business
-      if (!store.unchanged() || e instanceof StoreError || e instanceof IndexRefusedError || store.storeError(e) !== null) throw e;
+      if (
+        !store.unchanged() ||
+        e instanceof ForeignError ||
+        e instanceof StoreError ||
+        e instanceof IndexRefusedError ||
+        store.storeError(e) !== null
+      )
+        throw e;
       const u = unavailable(e);
       if (u) {
         if (u instanceof IndexSpaceError) rememberNoSpace(store, path);

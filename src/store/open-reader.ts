@@ -41,7 +41,7 @@ export function openStoreReader(target: string, options: OpenReaderOptions = {})
     case 'redis':
       return new RedisStoreReader(target);
     case 'file':
-      // a directory of .db files is several stores (not read at once yet): the SQLite opener refuses it too
+      // a directory of .db files is several stores (api/stores.ts expands it before opening): the SQLite opener refuses it
       if (!holdsRuns(target)) return openSqliteReader(target, options);
       return new FileStoreReader(target);
     case 'sqlite':
@@ -50,7 +50,7 @@ export function openStoreReader(target: string, options: OpenReaderOptions = {})
 }
 
 /** A FileStepStore root: some `<name>/run.json`, or the `media/` directory. */
-function holdsRuns(dir: string): boolean {
+export function holdsRuns(dir: string): boolean {
   let names: string[];
   try {
     names = readdirSync(dir);

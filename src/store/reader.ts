@@ -22,6 +22,13 @@ export interface StoreRun {
    * deterministic rule), and what tells a re-registered run from the same one. Unique per store.
    */
   readonly rowid: number;
+  /**
+   * Which store the run comes from, set only when several stores are searched as one (see
+   * search/union.ts): the store's label. Absent for a single store.
+   */
+  readonly store?: string;
+  /** With `store`: the run's id inside its store (`runId` is then the union's name for it, qualified where stores share the id). */
+  readonly storeRunId?: string;
 }
 
 /** One stored snapshot; `messages` is the raw JSON text of the message list (untyped: a corrupt row may hold anything). */
