@@ -88,6 +88,9 @@ export function storeTargets(targets: readonly string[]): string[] {
 /** Several stores opened read-only, and what can be asked of them together. */
 export class StoreSet {
   private readonly index: IndexChoice;
+  /** Each store's runs, read once: a set lives for one read of its stores (withStores opens a new one to read again). */
+  private runLists: ReadonlyArray<readonly StoreRun[]> | null = null;
+  private runNames: RunNames | null = null;
 
   constructor(
     readonly stores: readonly NamedStore[],
@@ -105,11 +108,15 @@ export class StoreSet {
     return { ...this.options, ...over };
   }
 
+  private storeRuns(): ReadonlyArray<readonly StoreRun[]> {
+    return (this.runLists ??= this.stores.map((s) => s.store.runs()));
+  }
+
   private names(): RunNames {
-    return new RunNames(
+    return (this.runNames ??= new RunNames(
       this.stores.map((s) => s.label),
-      this.stores.map((s) => s.store.runs()),
-    );
+      this.storeRuns(),
+    ));
   }
 
   /** A bare run id that several stores hold names no run: say which qualified names do. */
@@ -131,10 +138,7 @@ export class StoreSet {
   /** Every run of every store, in union order, named as the union names them. */
   runs(): StoreRun[] {
     const names = this.names();
-    return mergeOrder(
-      this.stores.map((s) => s.store.runs()),
-      (r) => r.startedAt,
-    ).map(({ store, item }) => names.run(store, item));
+    return mergeOrder(this.storeRuns(), (r) => r.startedAt).map(({ store, item }) => names.run(store, item));
   }
 
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
@@ -167,7 +171,7 @@ export class StoreSet {
       const source = new HistorySource(s.store, { onProgress: h.onProgress });
       const q: RunQuery = { ...query, sort: 'started', reverse: false, limit: null, ...(parent ? { parent: parent.runId } : {}) };
       // a conversation this store lacks: nothing of it here
-      if (q.conversationId !== undefined && !s.store.runs().some((r) => r.conversationId === q.conversationId)) return null;
+      if (q.conversationId !== undefined && !this.storeRuns()[i]!.some((r) => r.conversationId === q.conversationId)) return null;
       return listRuns(source, q, this.index, h);
     });
     const merged = mergeOrder(
@@ -212,7 +216,7 @@ export class StoreSet {
     const shown = new Set(rows.map((c) => key(c.store, c.conversationId)));
     const warnings = perStore.flatMap((l, i) => {
       if (l.warnings.length === 0) return [];
-      const conversationOf = new Map(this.stores[i]!.store.runs().map((r) => [r.runId, r.conversationId]));
+      const conversationOf = new Map(this.storeRuns()[i]!.map((r) => [r.runId, r.conversationId]));
       return l.warnings
         .filter((w) => conversationOf.has(w.runId) && shown.has(key(this.stores[i]!.label, conversationOf.get(w.runId))))
         .map((w) => ({ ...w, runId: names.name(i, w.runId) }));

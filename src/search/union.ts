@@ -167,16 +167,15 @@ class UnionCorpus implements Corpus {
     names: RunNames,
     private readonly phrases: ReadonlyArray<readonly string[]> = [],
   ) {
-    const parts = stores;
-    this.scopeRuns = parts.reduce((n, c) => n + (c?.scopeRuns ?? 0), 0);
+    this.scopeRuns = stores.reduce((n, c) => n + (c?.scopeRuns ?? 0), 0);
     for (const { store, item, index } of mergeOrder(
-      parts.map((c) => c?.sections ?? []),
+      stores.map((c) => c?.sections ?? []),
       (s) => s.run.startedAt,
     )) {
       this.sections.push({ run: names.run(store, item.run), start: item.start, end: item.end });
       this.origin.push({ store, section: index });
     }
-    parts.forEach((c, store) => {
+    stores.forEach((c, store) => {
       for (const w of c?.warnings ?? []) this.warnings.push({ ...w, runId: names.name(store, w.runId) });
     });
   }
