@@ -106,22 +106,39 @@ export function openSession(target: string, options: SessionOptions & { readonly
 }
 
 /**
- * Opens the store, runs `fn` and closes the store, whatever happens. When a writer changed the store
- * under a read in place (a checkpoint into the file being read), what `fn` saw may mix two states: it
- * runs again on a stable copy. A store error that shows only when a query reaches it (a damaged page)
- * is thrown as a StoreError naming the store.
+ * Opens the stores (`open` adds each reader to `opened` as it opens it), runs `fn` and closes them,
+ * whatever happens. When a writer changed a store under a read in place (a checkpoint into the file being
+ * read), what `fn` saw may mix two states: it runs again on stable copies. A store error that shows only
+ * when a query reaches it (a damaged page) is thrown as a StoreError naming the store.
  */
-export async function withSession<T>(target: string, options: SessionOptions, fn: (session: Session) => T | Promise<T>): Promise<T> {
+export async function readConsistently<T>(open: (stable: boolean, opened: StoreReader[]) => void, fn: () => T | Promise<T>): Promise<T> {
   for (let stable = false; ; stable = true) {
-    const session = openSession(target, { ...options, stable });
+    const opened: StoreReader[] = [];
     try {
-      const result = await fn(session);
-      if (stable || session.store.unchanged()) return result;
+      open(stable, opened);
+      const result = await fn();
+      if (stable || opened.every((r) => r.unchanged())) return result;
     } catch (e) {
-      if (!stable && !session.store.unchanged()) continue;
-      throw session.store.storeError(e) ?? e;
+      if (!stable && opened.length > 0 && !opened.every((r) => r.unchanged())) continue;
+      for (const r of opened) {
+        const err = r.storeError(e);
+        if (err) throw err;
+      }
+      throw e;
     } finally {
-      session.close();
+      for (const r of opened) r.close();
     }
   }
+}
+
+/** One store read consistently (see readConsistently) through a session. */
+export async function withSession<T>(target: string, options: SessionOptions, fn: (session: Session) => T | Promise<T>): Promise<T> {
+  let session: Session | null = null;
+  return readConsistently(
+    (stable, opened) => {
+      session = openSession(target, { ...options, stable });
+      opened.push(session.store);
+    },
+    () => fn(session!),
+  );
 }

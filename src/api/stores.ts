@@ -28,7 +28,7 @@ import {
   type RunSummary,
 } from './listings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
-import type { SessionOptions } from './session.js';
+import { readConsistently, type SessionOptions } from './session.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
 import { listToolsOfStores, type ToolListing, type ToolQuery } from './tools.js';
 
@@ -265,29 +265,21 @@ export async function withStores<T>(
   fn: (stores: StoreSet) => T | Promise<T>,
 ): Promise<T> {
   const labels = storeTargets(targets);
-  for (let stable = false; ; stable = true) {
-    const opened: NamedStore[] = [];
-    try {
+  let set: StoreSet | null = null;
+  return readConsistently(
+    (stable, opened) => {
+      const named: NamedStore[] = [];
       const seen = new Set<string>();
       for (const label of labels) {
         const store = openStoreReader(label, { stable });
-        opened.push({ label, store });
+        opened.push(store);
         // the same store named twice (a.db, ./a.db) is searched once
-        if (seen.has(store.identity)) opened.pop()!.store.close();
+        if (seen.has(store.identity)) continue;
         seen.add(store.identity);
+        named.push({ label, store });
       }
-      const set = new StoreSet(opened, options);
-      const result = await fn(set);
-      if (stable || set.unchanged()) return result;
-    } catch (e) {
-      if (!stable && opened.length > 0 && !opened.every((s) => s.store.unchanged())) continue;
-      for (const s of opened) {
-        const err = s.store.storeError(e);
-        if (err) throw err;
-      }
-      throw e;
-    } finally {
-      for (const s of opened) s.store.close();
-    }
-  }
+      set = new StoreSet(named, options);
+    },
+    () => fn(set!),
+  );
 }

@@ -156,15 +156,27 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
     { text: String(s.messages) },
     s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
   ]);
-  // several stores: a first column names each run's store
-  if (runs.some((s) => s.run.store !== undefined)) {
-    return renderTable(
-      [{ header: 'store', kind: 'id', drop: 1 }, ...RUN_COLUMNS],
-      rows.map((r, i) => [text(runs[i]!.run.store ?? ''), ...r]),
-      style,
-    );
-  }
-  return renderTable(RUN_COLUMNS, rows, style);
+  return renderWithStores(
+    RUN_COLUMNS,
+    rows,
+    runs.map((s) => s.run.store),
+    style,
+  );
+}
+
+/** Several stores (some row has one): a first column names each row's store; otherwise the table as it is. */
+function renderWithStores(
+  columns: readonly Column[],
+  rows: Cell[][],
+  stores: ReadonlyArray<string | undefined>,
+  style: TableStyle,
+): RenderedTable {
+  if (stores.every((s) => s === undefined)) return renderTable(columns, rows, style);
+  return renderTable(
+    [{ header: 'store', kind: 'id', drop: 1 }, ...columns],
+    rows.map((r, i) => [text(stores[i] ?? ''), ...r]),
+    style,
+  );
 }
 
 const CONVERSATION_COLUMNS: readonly Column[] = [
@@ -185,15 +197,12 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
     { text: String(v.messages) },
     v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
   ]);
-  // several stores: a first column names each conversation's store
-  if (convs.some((c) => c.store !== undefined)) {
-    return renderTable(
-      [{ header: 'store', kind: 'id', drop: 1 }, ...CONVERSATION_COLUMNS],
-      rows.map((r, i) => [text(convs[i]!.store ?? ''), ...r]),
-      style,
-    );
-  }
-  return renderTable(CONVERSATION_COLUMNS, rows, style);
+  return renderWithStores(
+    CONVERSATION_COLUMNS,
+    rows,
+    convs.map((c) => c.store),
+    style,
+  );
 }
 
 /** The note for columns a table left out: what they were and how to see them. */
