@@ -9,6 +9,12 @@ export class IndexRefusedError extends Error {}
 /** The index cannot be used here (read-only or full disk, no permission): the search replays instead. */
 export class IndexUnavailableError extends Error {}
 
+/**
+ * Another process holds the index in a way SQLite's busy wait does not wait out (a read snapshot that a
+ * writer overtook, a log being recovered): worth another try before replaying instead.
+ */
+export class IndexBusyError extends IndexUnavailableError {}
+
 /** Out of disk space while writing the index: remembered, so that searches do not retry until something changed. */
 export class IndexSpaceError extends IndexUnavailableError {}
 

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import type BetterSqlite3 from 'better-sqlite3';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
-import { IndexDamagedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
+import { IndexBusyError, IndexDamagedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { describeFsError } from './placement.js';
 import { VarintWriter } from './varint.js';
 
@@ -112,7 +112,8 @@ export function indexError(e: unknown): unknown {
   if (code === 'SQLITE_FULL') return new IndexSpaceError(`no space left on the device (${code})`);
   if (/^SQLITE_(IOERR|READONLY|CANTOPEN|PERM|BUSY|LOCKED|NOMEM|AUTH)/.test(code)) {
     const cause = describeFsError(e);
-    return new IndexUnavailableError(cause === message ? `${message}` : `${cause}: ${message}`);
+    const text = cause === message ? `${message}` : `${cause}: ${message}`;
+    return /^SQLITE_(BUSY|LOCKED)/.test(code) ? new IndexBusyError(text) : new IndexUnavailableError(text);
   }
   // corruption, a schema that is not ours, a broken constraint: the file is not what we wrote
   return new IndexDamagedError(`${message} (${code})`);

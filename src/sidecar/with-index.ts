@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader } from '../store/reader.js';
-import { ForeignError, IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
+import { ForeignError, IndexBusyError, IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.js';
 import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, placeIndex } from './placement.js';
@@ -139,6 +139,9 @@ function unavailable(e: unknown): IndexUnavailableError | null {
  *   (a fresh replay) after telling `onFallback` why in words.
  * Store errors pass through untouched: they are the store's, reported as such.
  */
+/** Tries after SQLITE_BUSY the busy wait could not resolve, before replaying instead. */
+const BUSY_TRIES = 3;
+
 export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexedCorpusSource) => T, fallback: () => T): T {
   let place: ReturnType<typeof placeIndex>;
   try {
@@ -158,7 +161,8 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
     return fallback();
   }
   let damage: string | null = null;
-  for (let attempt = 0; ; attempt++) {
+  let busyTries = 0;
+  for (;;) {
     let opened: ReturnType<typeof openAt> | null = null;
     try {
       opened = openAt(store, path, opts.onProgress);
@@ -178,6 +182,11 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       )
         throw e;
       const u = unavailable(e);
+      if (u instanceof IndexBusyError && busyTries < BUSY_TRIES) {
+        // another convsearch is writing the index: its commit ends soon, then read what it wrote
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50 * ++busyTries);
+        continue;
+      }
       if (u) {
         if (u instanceof IndexSpaceError) rememberNoSpace(store, path);
         opts.onFallback?.(
@@ -188,7 +197,7 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       // anything else is the index not being what we wrote: rebuild it once, then give up on it
       const why = e instanceof IndexDamagedError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
       removeIndexFiles(path);
-      if (attempt > 0) {
+      if (damage !== null) {
         opts.onFallback?.(`index ${path} is still damaged after a rebuild (${why})`);
         return fallback();
       }
