@@ -5,7 +5,8 @@
  * build wrote beside it: one file to load, and little to compile, at every start. CommonJS (see
  * bin/package.json): an ES module entry would start Node's module loader too.
  */
-const { readFileSync } = require('node:fs');
+const { closeSync, readFileSync } = require('node:fs');
+const { isatty } = require('node:tty');
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 const { createRequire, wrap } = require('node:module');
@@ -27,5 +28,60 @@ function loadBundle() {
   return { ...module.exports, script };
 }
 
-if (require.main === module) loadBundle().main(process.argv);
-else module.exports = { loadBundle };
+/**
+ * The command's sink bound to this process: the only place that touches process.stdout, process.stderr
+ * and the exit status.
+ */
+function processSink() {
+  const closed = new Set();
+  // a reader that goes away (`| head -1`) is not an error: stop writing, keep the exit status
+  const text = (stream) => {
+    stream.on('error', (e) => {
+      if (e.code === 'EPIPE') closed.add(stream);
+      else throw e;
+    });
+    return {
+      write: (s) => {
+        if (!closed.has(stream)) stream.write(s);
+      },
+      get isTTY() {
+        return Boolean(stream.isTTY);
+      },
+      get columns() {
+        return stream.columns;
+      },
+      stream: stream.isTTY ? stream : undefined,
+    };
+  };
+  return { stdout: text(process.stdout), stderr: text(process.stderr), env: process.env, readStdin: () => readFileSync(0, 'utf8') };
+}
+
+/**
+ * At exit Node puts back the terminal modes it found at start on every stdio fd that is a terminal
+ * (its ResetStdio). When convsearch feeds a pipe (`| fzf`, `| less`), the program reading it shares that
+ * terminal and has switched it to raw mode in the meantime: the reset would undo that under it (keys
+ * echoed, Enter read as Ctrl-J). Node leaves alone an fd that no longer refers to what it found, so a
+ * convsearch writing into a pipe closes its terminal fds as it exits. Nothing is written after 'exit'.
+ */
+function leaveTerminalAloneAtExit() {
+  if (process.stdout.isTTY) return; // convsearch draws on the terminal itself: nobody downstream to disturb
+  process.on('exit', () => {
+    for (const fd of [0, 2]) {
+      if (!isatty(fd)) continue;
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed: nothing to protect
+      }
+    }
+  });
+}
+
+if (require.main === module) {
+  leaveTerminalAloneAtExit();
+  loadBundle()
+    .main(process.argv, processSink())
+    .then((status) => {
+      process.exitCode = status;
+    });
+} else module.exports = { loadBundle, processSink };

@@ -118,9 +118,10 @@ const cache = spawnSync(
   process.execPath,
   [
     '-e',
-    `const b = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))}).loadBundle();
-process.stdout.write = () => true;
-b.main(['node', 'convsearch', '--help']).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
+    `const bin = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))});
+const b = bin.loadBundle();
+const quiet = { write() {} };
+b.main(['node', 'convsearch', '--help'], { ...bin.processSink(), stdout: quiet }).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
   ],
   { stdio: ['ignore', 'ignore', 'inherit'] },
 );

@@ -1,9 +1,13 @@
 /**
  * The convsearch library: open a step store read-only, search it, list its runs, conversations and tools,
- * show a run's replayed record. Printers for the reference's text and the JSON document are included.
+ * show a run's replayed record, and print any of it the way the command line does. The command line
+ * (src/cli/) imports nothing else, so whatever it can do, a library user can do.
  */
+
+// Sessions on one store or several, and what they answer
 export { DEFAULTS } from './api/defaults.js';
 export { IndexRefusedError, RequestError, StoreError } from './api/errors.js';
+export { isoMicros, parseTimeBound } from './api/listings.js';
 export type {
   ConversationListing,
   ConversationQuery,
@@ -15,7 +19,7 @@ export type {
   RunSort,
   RunSummary,
 } from './api/listings.js';
-export { GlobSet } from './api/search.js';
+export { GlobSet, isEmptyFilter, isRole, ROLES, scopeMissMessage, tokenize } from './api/search.js';
 export type {
   ExcerptLine,
   Explain,
@@ -24,19 +28,37 @@ export type {
   HitLocation,
   HitSort,
   MatchCounts,
+  ProgressFn,
   RunMatches,
   TermExplain,
   Role,
   Scope,
+  ScopeMiss,
   SearchOptions,
   SearchOutcome,
   SearchRequest,
   WorkHooks,
 } from './api/search.js';
-export { openSession, Session, withSession, type SessionOptions } from './api/session.js';
+export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
+export { storeTargets, StoreSet, withStores } from './api/stores.js';
 export type { ShowRequest, ShowResult, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
+export { checkB, checkK1, checkNonNegative } from './api/validate.js';
 export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';
 export type { StoreReader, StoreRun } from './store/reader.js';
-export { searchJson } from './output/json.js';
+
+// Printers: every format the command line prints, from the same results
+export { colorEnabled, makeChalk, type ColorChoice } from './output/color.js';
+export { escapeForTerminal, escapeInline } from './output/escape.js';
+export { humanHits, humanNotice } from './output/human.js';
+export { searchJson, searchNdjson } from './output/json.js';
+export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';
+export { countLines, plainLines } from './output/plain.js';
+export { runMatchesJson, runMatchesNdjson, runMatchLines } from './output/run-matches.js';
+export { showJson, showNdjson, showText } from './output/show.js';
+export { matchNoun, outcomeStats, plural, summaryLine } from './output/stats.js';
+export { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from './output/tables.js';
 export { toolText } from './output/tool-text.js';
+export { toolsJson, toolsNdjson, toolsTable } from './output/tools.js';
+export { warningLine } from './output/warnings.js';
+export { terminalWidth, wrapText } from './output/width.js';

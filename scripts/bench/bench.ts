@@ -103,17 +103,17 @@ function phaseSearch(store: string, index: string, query: string): PhaseResult {
 /** A CLI command in this process (its output is thrown away). */
 async function phaseCli(args: string[]): Promise<PhaseResult> {
   const { main } = await import('../../src/cli/main.js');
-  const write = process.stdout.write.bind(process.stdout);
   let bytes = 0;
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    bytes += chunk.length;
-    return true;
-  }) as typeof process.stdout.write;
+  const sink = {
+    stdout: { write: (s: string) => void (bytes += s.length) },
+    stderr: { write: (s: string) => void process.stderr.write(s) },
+    env: process.env,
+    readStdin: () => '',
+  };
   const t = performance.now();
-  await main(['node', 'convsearch', ...args]);
+  const exit = await main(['node', 'convsearch', ...args], sink);
   const ms = performance.now() - t;
-  process.stdout.write = write;
-  return { ms, rssMb: rssMb(), extra: { exit: process.exitCode ?? 0, kb: Math.round(bytes / 1024) } };
+  return { ms, rssMb: rssMb(), extra: { exit, kb: Math.round(bytes / 1024) } };
 }
 
 function phaseWarm(store: string, index: string, queries: Array<{ query: string; scope: Partial<SearchOptions> }>): PhaseResult {

@@ -83,6 +83,11 @@ export interface WorkHooks {
   readonly onFallback?: (reason: string) => void;
   /** Told of what the index repaired or rebuilt on the way (one line each). */
   readonly onWarning?: (message: string) => void;
+  /**
+   * The environment the work reads: the index's default place ($XDG_CACHE_HOME, $HOME) and
+   * CONVSEARCH_THREADS. Default: the process's.
+   */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** One search over a store, through the sidecar index unless `index` is false. Same outcome either way. */
@@ -91,7 +96,7 @@ export function searchStore(store: StoreReader, options: SearchOptions, index: I
   const ctx: SearchContext = { snapshotTime: (runId, seq) => store.snapshotTime(runId, seq) };
   const replay = (): SearchOutcome => {
     const source = new HistorySource(store, { onProgress: hooks.onProgress });
-    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv()), options, ctx);
+    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv(hooks.env)), options, ctx);
   };
   if (index === false) return replay();
   return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
@@ -116,7 +121,7 @@ export function searchStores(
 ): SearchOutcome {
   const terms = queryTokens(options.query);
   const replayed = (s: NamedStore): CorpusSource =>
-    new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv());
+    new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv(hooks.env));
   return withUnion(stores, index, hooks, replayed, (union, ctx) => search(union, options, ctx));
 }
 

@@ -1,5 +1,6 @@
 import { Argument, Command } from 'commander';
 import { option, type Flag, type ValueKind } from './flags.js';
+import type { Io } from './io.js';
 
 /** A positional argument: `<words...>`, `<run-id>`. */
 export interface ArgDef {
@@ -27,15 +28,16 @@ export interface CommandDef {
   readonly helpAfter?: string;
   /** Internal (`__complete`): left out of the help and the completion scripts. */
   readonly hidden?: boolean;
-  // biome-ignore lint/suspicious/noExplicitAny: commander passes the arguments, then the flags object
-  readonly action: (...args: any[]) => void | Promise<void>;
+  /** Run with the command's sink first, then what commander passes: the arguments, then the flags object. */
+  // biome-ignore lint/suspicious/noExplicitAny: commander's arguments and flags, typed by each command
+  readonly action: (io: Io, ...args: any[]) => void | Promise<void>;
 }
 
 export function isGroup(entry: Flag | FlagGroup): entry is FlagGroup {
   return 'group' in entry;
 }
 
-export function buildCommand(def: CommandDef): Command {
+export function buildCommand(def: CommandDef, io: Io): Command {
   const cmd = new Command(def.name);
   if (def.description !== undefined) cmd.description(def.description);
   for (const a of def.args) {
@@ -48,5 +50,5 @@ export function buildCommand(def: CommandDef): Command {
     else cmd.addOption(option(entry));
   }
   if (def.helpAfter !== undefined) cmd.addHelpText('after', def.helpAfter);
-  return cmd.action(def.action);
+  return cmd.action((...args: unknown[]) => def.action(io, ...args));
 }

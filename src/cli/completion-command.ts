@@ -4,7 +4,7 @@ import { fishScript } from './completion/fish.js';
 import { completionModel } from './completion/model.js';
 import { zshScript } from './completion/zsh.js';
 import { FLAGS, type Flag } from './flags.js';
-import { writeOut } from './io.js';
+import type { Io } from './io.js';
 import { withCliSession } from './session.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
@@ -30,8 +30,8 @@ Examples:
   d=~/.local/share/bash-completion/completions && mkdir -p $d && convsearch completion bash > $d/convsearch
   d=~/.zfunc && mkdir -p $d && convsearch completion zsh > $d/_convsearch    # with fpath=(~/.zfunc $fpath)
   d=~/.config/fish/completions && mkdir -p $d && convsearch completion fish > $d/convsearch.fish`,
-    action(shell: Shell) {
-      writeOut(script(shell));
+    action(io: Io, shell: Shell) {
+      io.out(script(shell));
     },
   };
 }
@@ -48,13 +48,14 @@ export function completeCommand(): CommandDef {
     hidden: true,
     args: [{ spelling: '<kind>', choices: ['runs', 'conversations', 'tools', 'agents'] }],
     flags: [FLAGS.db],
-    async action(kind: Words, flags: { db?: string[] }) {
+    async action(io: Io, kind: Words, flags: { db?: string[] }) {
       const fromRuns = (runs: ReadonlyArray<{ runId: string; agentName: string | null; conversationId: string | null }>): string[] => {
         if (kind === 'runs') return runs.map((r) => r.runId);
         if (kind === 'agents') return [...new Set(runs.map((r) => r.agentName).filter((a): a is string => a !== null))].sort();
         return [...new Set(runs.map((r) => r.conversationId).filter((c): c is string => c !== null))];
       };
       const words = await withCliSession(
+        io,
         flags.db,
         { quiet: true },
         (session) => (kind === 'tools' ? session.toolNames() : fromRuns(session.runs())),
@@ -63,7 +64,7 @@ export function completeCommand(): CommandDef {
       );
       // one word per line: ids holding a newline or control character cannot be completed safely
       const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));
-      if (safe.length) writeOut(safe.join('\n') + '\n');
+      if (safe.length) io.out(safe.join('\n') + '\n');
     },
   };
 }

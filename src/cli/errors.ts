@@ -1,5 +1,5 @@
-import { IndexRefusedError, RequestError, StoreError } from '../api/errors.js';
-import { escapeInline } from '../output/escape.js';
+import { escapeInline, IndexRefusedError, RequestError, StoreError } from '../lib.js';
+import type { Io } from './io.js';
 
 export const EXIT_FOUND = 0;
 export const EXIT_NOT_FOUND = 1;
@@ -12,7 +12,7 @@ export class CommandError extends Error {}
 export class UsageError extends CommandError {}
 
 /** Turns any failure into one line on stderr and exit status 2; never a stack trace. */
-export function reportError(e: unknown): void {
+export function reportError(io: Io, e: unknown): void {
   let message: string;
   if (e instanceof CommandError || e instanceof StoreError || e instanceof RequestError || e instanceof IndexRefusedError)
     message = e.message;
@@ -20,6 +20,6 @@ export function reportError(e: unknown): void {
     message = `database error: ${e.message} (${e.code})`;
   } else if (e instanceof Error) message = `internal error: ${e.message}`;
   else message = `internal error: ${String(e)}`;
-  process.stderr.write(`convsearch: error: ${escapeInline(message.replace(/[\r\n]+/g, ' '))}\n`);
-  process.exitCode = EXIT_ERROR;
+  io.err(`convsearch: error: ${escapeInline(message.replace(/[\r\n]+/g, ' '))}\n`);
+  io.status = EXIT_ERROR;
 }

@@ -1,11 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Option } from 'commander';
-import { DEFAULTS } from '../api/defaults.js';
-import type { SessionOptions } from '../api/session.js';
-import { RequestError } from '../api/errors.js';
-import { parseTimeBound } from '../api/listings.js';
-import { ROLES } from '../api/search.js';
-import { checkB, checkK1, checkNonNegative } from '../api/validate.js';
+import { checkB, checkK1, checkNonNegative, DEFAULTS, parseTimeBound, RequestError, ROLES, type SessionOptions } from '../lib.js';
 import { CommandError, UsageError } from './errors.js';
 
 /** What a flag's value (or an argument) completes to in the shell scripts. */
@@ -309,10 +304,10 @@ export function timeBounds(
 }
 
 /** `--db` (each use), else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
-export function resolveDb(flag: readonly string[] | undefined): string[] {
+export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.ProcessEnv): string[] {
   if (flag !== undefined && flag.length > 0) return [...flag];
-  const env = process.env.CONVSEARCH_DB;
-  if (env) return [env];
+  const fromEnv = env.CONVSEARCH_DB;
+  if (fromEnv) return [fromEnv];
   if (!existsSync(DEFAULTS.db)) {
     throw new CommandError(`no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./${DEFAULTS.db} is`);
   }

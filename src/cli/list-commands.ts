@@ -1,13 +1,28 @@
-import type { ConversationSort, RunFilter, RunSort } from '../api/listings.js';
-import { GlobSet, scopeMissMessage } from '../api/search.js';
-import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from '../output/listing-json.js';
-import { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from '../output/tables.js';
-import { terminalWidth, wrapText } from '../output/width.js';
+import {
+  type ColorChoice,
+  colorEnabled,
+  conversationsJson,
+  conversationsNdjson,
+  type ConversationSort,
+  conversationsTable,
+  GlobSet,
+  makeChalk,
+  omittedNote,
+  type RenderedTable,
+  type RunFilter,
+  runsJson,
+  runsNdjson,
+  type RunSort,
+  runsTable,
+  scopeMissMessage,
+  type TableStyle,
+  terminalWidth,
+  wrapText,
+} from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseLimit, reworded, timeBounds, type Flag } from './flags.js';
-import { reportWarnings, warn, writeErr, writeOut } from './io.js';
+import type { Io } from './io.js';
 import { withCliSession } from './session.js';
 
 export interface ListFlags {
@@ -27,7 +42,9 @@ export const INDEX_FLAGS: Flag[] = [
 ];
 
 /** What the index has to say on the way: why it is not used, what it repaired or rebuilt. */
-export const indexHooks = { onFallback: (reason: string) => warn(`index unavailable, replaying the store: ${reason}`), onWarning: warn };
+export function indexHooks(io: Io): { onFallback: (reason: string) => void; onWarning: (message: string) => void } {
+  return { onFallback: (reason) => io.warn(`index unavailable, replaying the store: ${reason}`), onWarning: (message) => io.warn(message) };
+}
 
 interface RunsFlags extends ListFlags {
   conversation?: string;
@@ -55,12 +72,12 @@ export function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
  * Prints a table for the terminal (or a pipe: never cut, never wrapped); columns left out to fit the
  * terminal are named on stderr. `--wide` keeps them all, at their full width.
  */
-export function printTable(flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
-  const width = flags.wide ? null : terminalWidth(process.stdout);
-  const table = render({ chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width });
-  writeOut(table.text + '\n');
+export function printTable(io: Io, flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
+  const width = flags.wide ? null : terminalWidth(io.stdout, io.env);
+  const table = render({ chalk: makeChalk(colorEnabled(flags.color, io.stdout, io.env)), width });
+  io.out(table.text + '\n');
   const note = width === null ? null : omittedNote(table.omitted, width);
-  if (note !== null) writeErr(wrapText(note, terminalWidth(process.stderr), '  ') + '\n');
+  if (note !== null) io.err(wrapText(note, terminalWidth(io.stderr, io.env), '  ') + '\n');
 }
 
 export function runFilter(f: RunsFlags): RunFilter {
@@ -113,30 +130,31 @@ Examples:
   convsearch runs --sort messages --limit 5
   convsearch runs --reverse --limit 3                 # the three latest runs
   convsearch runs --json | jq -r '.runs[] | select(.interrupted_snapshots > 0) | .run_id'`,
-    async action(flags: RunsFlags) {
+    async action(io: Io, flags: RunsFlags) {
       const format = machineFormat(flags);
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const query = { ...filter, sort: flags.sort, reverse: Boolean(flags.reverse), limit };
       const listing = await withCliSession(
+        io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listRuns(query, hooks),
         { command: 'runs', fn: (stores, hooks) => stores.listRuns(query, hooks) },
       );
       // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
       if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
       const { runs, warnings } = listing;
-      if (format === 'json') writeOut(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
+      if (format === 'json') io.out(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
       else if (format === 'ndjson')
-        writeOut(
+        io.out(
           runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join(
             '\n',
           ) + '\n',
         );
-      else printTable(flags, (style) => runsTable(runs, style));
-      reportWarnings(warnings);
-      process.exitCode = EXIT_FOUND;
+      else printTable(io, flags, (style) => runsTable(runs, style));
+      io.reportWarnings(warnings);
+      io.status = EXIT_FOUND;
     },
   };
 }
@@ -164,21 +182,22 @@ Examples:
   convsearch conversations --db sessions.db
   convsearch conversations --sort messages --limit 3     # the three largest
   convsearch conversations --json | jq -r '.conversations[] | select(.runs > 1) | .conversation_id'`,
-    async action(flags: ConversationsFlags) {
+    async action(io: Io, flags: ConversationsFlags) {
       const format = machineFormat(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const query = { sort: flags.sort, reverse: Boolean(flags.reverse), limit };
       const { conversations, warnings } = await withCliSession(
+        io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listConversations(query, hooks),
         { command: 'conversations', fn: (stores, hooks) => stores.listConversations(query, hooks) },
       );
-      if (format === 'json') writeOut(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');
-      else printTable(flags, (style) => conversationsTable(conversations, style));
-      reportWarnings(warnings);
-      process.exitCode = EXIT_FOUND;
+      if (format === 'json') io.out(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') io.out(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');
+      else printTable(io, flags, (style) => conversationsTable(conversations, style));
+      io.reportWarnings(warnings);
+      io.status = EXIT_FOUND;
     },
   };
 }

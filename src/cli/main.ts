@@ -1,10 +1,10 @@
 import { Command, CommanderError } from 'commander';
-import { prestartDrivers } from '../api/session.js';
+import { prestartDrivers } from '../lib.js';
 import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
 import { FLAGS } from './flags.js';
-import { leaveTerminalAloneAtExit } from './io.js';
+import { Io, type Sink } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
@@ -28,12 +28,12 @@ export function commands(): CommandDef[] {
   return all;
 }
 
-export function buildProgram(): Command {
+export function buildProgram(io: Io): Command {
   const program: Command = new Command(PROGRAM)
     .description('Search pydantic-ai-harness step-persistence stores (read-only), with the reference BM25 ranking.')
     .version(VERSION, FLAGS.version.spelling, FLAGS.version.help)
     .showHelpAfterError('(run with --help for usage)');
-  for (const def of commands()) program.addCommand(buildCommand(def), { hidden: def.hidden === true });
+  for (const def of commands()) program.addCommand(buildCommand(def, io), { hidden: def.hidden === true });
   program.addHelpText(
     'after',
     `
@@ -49,25 +49,37 @@ Examples:
   );
   const exitWith2 = (cmd: Command): void => {
     cmd.exitOverride();
-    cmd.configureOutput({ outputError: (str, write) => write(str.startsWith('error:') ? `convsearch: ${str}` : str) });
+    cmd.configureOutput({
+      writeOut: (str) => io.out(str),
+      writeErr: (str) => io.err(str),
+      outputError: (str, write) => write(str.startsWith('error:') ? `convsearch: ${str}` : str),
+      // commander's own default: the terminal's width, else its 80 columns (it takes undefined for that)
+      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) as number,
+      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) as number,
+      // the help is plain text: nothing to colour, nothing to strip
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
+    });
     cmd.commands.forEach(exitWith2);
   };
   exitWith2(program);
   return program;
 }
 
-export async function main(argv: string[]): Promise<void> {
+/**
+ * Runs one command line (`argv` as process.argv gives it) against a sink and returns its exit status.
+ * Nothing here touches the process: bin/convsearch.js binds the sink to it, tests bind it to strings.
+ */
+export async function main(argv: readonly string[], sink: Sink): Promise<number> {
+  const io = new Io(sink);
   // a server store's driver thread starts now, so that its start overlaps with parsing and setting up
-  prestartDrivers(argv.slice(2), process.env.CONVSEARCH_DB);
-  leaveTerminalAloneAtExit();
+  prestartDrivers(argv.slice(2), sink.env.CONVSEARCH_DB);
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram(io).parseAsync([...argv]);
   } catch (e) {
-    if (e instanceof CommanderError) {
-      // help and version are successes; every other parse failure is a usage error
-      process.exitCode = e.exitCode === 0 ? 0 : EXIT_ERROR;
-      return;
-    }
-    reportError(e);
+    // help and version are successes; every other parse failure is a usage error
+    if (e instanceof CommanderError) io.status = e.exitCode === 0 ? 0 : EXIT_ERROR;
+    else reportError(io, e);
   }
+  return io.status;
 }

@@ -1,4 +1,5 @@
-import type { ProgressFn } from '../api/search.js';
+import type { ProgressFn } from '../lib.js';
+import type { TextStream } from './io.js';
 
 /** Progress of a long replay, shown as an ora spinner on stderr. */
 export interface Progress {
@@ -18,24 +19,21 @@ const FRAME_MS = 80;
  * Only on a terminal (stderr), never with `-q` or `TERM=dumb`, and only when the terminal reports its
  * width: ora divides by it (a pty of 0 columns, as `script` without a terminal gives, would spin forever).
  */
-export function progressWanted(
-  quiet: boolean,
-  runs: number,
-  stream: { isTTY?: boolean; columns?: number } = process.stderr,
-  env: NodeJS.ProcessEnv = process.env,
-): boolean {
-  return !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb';
+export function progressWanted(quiet: boolean, runs: number, stream: TextStream, env: NodeJS.ProcessEnv): boolean {
+  return (
+    !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && stream.stream !== undefined && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb'
+  );
 }
 
 /**
- * A spinner (`replaying run 120/2000`) for synchronous work: it is drawn from the progress callback,
+ * A spinner (`replaying run 120/2000`) on `stream` (none: no spinner) for synchronous work: it is drawn from the progress callback,
  * not a timer. It never hides the cursor or grabs stdin, and installs no signal handler, so Ctrl+C
  * ends the process at once even in the middle of a replay.
  */
-export async function startProgress(wanted: boolean, color: boolean, verb = 'replaying run'): Promise<Progress> {
-  if (!wanted) return NONE;
+export async function startProgress(stream: NodeJS.WriteStream | undefined, color: boolean, verb = 'replaying run'): Promise<Progress> {
+  if (stream === undefined) return NONE;
   const { default: ora } = await import('ora');
-  const spinner = ora({ stream: process.stderr, discardStdin: false, hideCursor: false, isEnabled: true, color: color ? 'cyan' : false });
+  const spinner = ora({ stream, discardStdin: false, hideCursor: false, isEnabled: true, color: color ? 'cyan' : false });
   const began = Date.now();
   let last = 0;
   return {

@@ -1,10 +1,20 @@
 import { readFileSync } from 'node:fs';
-import type { HitFilter, HitSort, SearchRequest } from '../api/search.js';
-import { GlobSet, isEmptyFilter, isRole, ROLES, scopeMissMessage, tokenize, type Role } from '../api/search.js';
+import {
+  GlobSet,
+  type HitFilter,
+  type HitSort,
+  isEmptyFilter,
+  isRole,
+  type Role,
+  ROLES,
+  scopeMissMessage,
+  type SearchRequest,
+  tokenize,
+} from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded, timeBounds } from './flags.js';
-import { warn } from './io.js';
+import type { Io } from './io.js';
 import { judge, outputPlan, printOutcome, type OutputPlan, type SearchOutputFlags } from './search-output.js';
 import { withCliSession } from './session.js';
 
@@ -200,19 +210,21 @@ Examples:
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q
   printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all`,
-    async action(args: string[], flags: SearchFlags) {
-      const requested = searchRequest(queryWords(args, flags.queryFile), flags);
+    async action(io: Io, args: string[], flags: SearchFlags) {
+      const read = (p: string | 0): string => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'));
+      const requested = searchRequest(queryWords(args, flags.queryFile, read), flags);
       const plan = outputPlan(flags, requested.maxMatches);
       const request = requestForFormat(requested, plan);
       const hooks = {
         onFallback: (reason: string): void => {
-          if (!plan.quiet) warn(`index unavailable, searching without it: ${reason}`);
+          if (!plan.quiet) io.warn(`index unavailable, searching without it: ${reason}`);
         },
         onWarning: (message: string): void => {
-          if (!plan.quiet) warn(message);
+          if (!plan.quiet) io.warn(message);
         },
       };
       const outcome = await withCliSession(
+        io,
         flags.db,
         { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
         (session, progress) => session.search(request, progress),
@@ -221,12 +233,12 @@ Examples:
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing
         if (!plan.quiet && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) {
-          printOutcome({ ...outcome, warnings: [] }, { ...plan, expectNone: false });
+          printOutcome(io, { ...outcome, warnings: [] }, { ...plan, expectNone: false });
         }
         throw new CommandError(scopeMissMessage(outcome.missing));
       }
-      printOutcome(outcome, plan);
-      judge(outcome, plan);
+      printOutcome(io, outcome, plan);
+      judge(io, outcome, plan);
     },
   };
 }

@@ -1,16 +1,29 @@
-import type { SearchOutcome } from '../api/search.js';
-import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { escapeForTerminal } from '../output/escape.js';
-import { humanHits, humanNotice } from '../output/human.js';
-import { searchJson, searchNdjson } from '../output/json.js';
-import { countLines, plainLines } from '../output/plain.js';
-import { runMatchesJson, runMatchesNdjson, runMatchLines } from '../output/run-matches.js';
-import { matchNoun, outcomeStats, plural, summaryLine } from '../output/stats.js';
-import { toolText } from '../output/tool-text.js';
-import { terminalWidth, wrapText } from '../output/width.js';
+import {
+  type ColorChoice,
+  colorEnabled,
+  countLines,
+  escapeForTerminal,
+  humanHits,
+  humanNotice,
+  makeChalk,
+  matchNoun,
+  outcomeStats,
+  plainLines,
+  plural,
+  runMatchesJson,
+  runMatchesNdjson,
+  runMatchLines,
+  searchJson,
+  searchNdjson,
+  type SearchOutcome,
+  summaryLine,
+  terminalWidth,
+  toolText,
+  wrapText,
+} from '../lib.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { parseCount } from './flags.js';
-import { reportWarnings, writeErr, writeTo, type OutStream } from './io.js';
+import type { Io, TextStream } from './io.js';
 
 /** The output side of the search flags. */
 export interface SearchOutputFlags {
@@ -80,31 +93,32 @@ export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan
 }
 
 /** The reference text and its newline: byte-exact for pipes and files (the parity format); a terminal still never gets raw controls. */
-function toolPrintable(outcome: SearchOutcome, out: OutStream): string {
+function toolPrintable(outcome: SearchOutcome, out: TextStream): string {
   const text = toolText(outcome);
   return (out.isTTY ? escapeForTerminal(text) : text) + '\n';
 }
 
 /** Prints the outcome in the planned format (nothing with `-q`). */
-export function printOutcome(outcome: SearchOutcome, plan: OutputPlan): void {
+export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): void {
   if (plan.quiet) return;
-  const out: OutStream = plan.expectNone ? process.stderr : process.stdout;
+  const out: TextStream = plan.expectNone ? io.stderr : io.stdout;
+  const write = (text: string): void => out.write(text);
   const lines = (ls: string[]): void => {
-    if (ls.length) writeTo(out, ls.join('\n') + '\n');
+    if (ls.length) write(ls.join('\n') + '\n');
   };
   if (plan.runsWithMatches) {
-    if (plan.format === 'json') writeTo(out, JSON.stringify(runMatchesJson(outcome), null, 2) + '\n');
+    if (plan.format === 'json') write(JSON.stringify(runMatchesJson(outcome), null, 2) + '\n');
     else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome));
     else lines(runMatchLines(outcome));
-    reportWarnings(outcome.warnings);
+    io.reportWarnings(outcome.warnings);
     return;
   }
   switch (plan.format) {
     case 'tool':
-      writeTo(out, toolPrintable(outcome, out));
+      write(toolPrintable(outcome, out));
       break;
     case 'json':
-      writeTo(out, JSON.stringify(searchJson(outcome), null, 2) + '\n');
+      write(JSON.stringify(searchJson(outcome), null, 2) + '\n');
       break;
     case 'ndjson':
       lines(searchNdjson(outcome));
@@ -116,15 +130,15 @@ export function printOutcome(outcome: SearchOutcome, plan: OutputPlan): void {
       lines(countLines(outcome, plan.countBy));
       break;
     case 'human': {
-      const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out)), width: terminalWidth(out) });
-      if (text) writeTo(out, text + '\n');
+      const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out, io.env)), width: terminalWidth(out, io.env) });
+      if (text) write(text + '\n');
       const notice = humanNotice(outcome);
-      if (notice !== null) writeErr(wrapText(notice, terminalWidth(process.stderr), '  ') + '\n');
+      if (notice !== null) io.err(wrapText(notice, terminalWidth(io.stderr, io.env), '  ') + '\n');
       break;
     }
   }
-  reportWarnings(outcome.warnings);
-  if (plan.format === 'human') writeErr(wrapText(summaryLine(outcome), terminalWidth(process.stderr), '  ') + '\n');
+  io.reportWarnings(outcome.warnings);
+  if (plan.format === 'human') io.err(wrapText(summaryLine(outcome), terminalWidth(io.stderr, io.env), '  ') + '\n');
 }
 
 /**
@@ -138,7 +152,7 @@ export function exitStatus(shown: number, matches: number, plan: OutputPlan): nu
 }
 
 /** Sets the exit status, saying on stderr which expectation failed. */
-export function judge(outcome: SearchOutcome, plan: OutputPlan): void {
+export function judge(io: Io, outcome: SearchOutcome, plan: OutputPlan): void {
   const stats = outcomeStats(outcome);
   const { matches } = stats;
   // with -l, what is shown is the runs
@@ -146,8 +160,8 @@ export function judge(outcome: SearchOutcome, plan: OutputPlan): void {
   const status = exitStatus(hits, matches, plan);
   if (status !== EXIT_FOUND && !plan.quiet) {
     const found = `${plural(matches, matchNoun(outcome))} found${matches > hits ? ` (${hits} shown)` : ''}`;
-    if (plan.expectNone) writeErr(`convsearch: --expect-none failed: ${found}\n`);
-    else if (plan.expectMin !== null) writeErr(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
+    if (plan.expectNone) io.err(`convsearch: --expect-none failed: ${found}\n`);
+    else if (plan.expectMin !== null) io.err(`convsearch: --expect-min ${plan.expectMin} failed: ${found}\n`);
   }
-  process.exitCode = status;
+  io.status = status;
 }

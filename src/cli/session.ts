@@ -1,9 +1,17 @@
-import type { WorkHooks } from '../api/search.js';
-import { withSession, type Session, type SessionOptions } from '../api/session.js';
-import { storeTargets, withStores, type StoreSet } from '../api/stores.js';
-import { colorEnabled, type ColorChoice } from '../output/color.js';
+import {
+  colorEnabled,
+  storeTargets,
+  withSession,
+  withStores,
+  type ColorChoice,
+  type Session,
+  type SessionOptions,
+  type StoreSet,
+  type WorkHooks,
+} from '../lib.js';
 import { CommandError } from './errors.js';
 import { resolveDb } from './flags.js';
+import type { Io } from './io.js';
 import { progressWanted, startProgress } from './progress.js';
 
 export interface CliSessionOptions extends SessionOptions {
@@ -19,15 +27,18 @@ export interface CliSessionOptions extends SessionOptions {
  * it says it reads one store.
  */
 export function withCliSession<T>(
+  io: Io,
   db: readonly string[] | undefined,
   opts: CliSessionOptions,
   fn: (session: Session, hooks: WorkHooks) => T,
   several?: { readonly command: string; readonly fn?: (stores: StoreSet, hooks: WorkHooks) => T },
 ): Promise<T> {
-  const { quiet, color, ...options } = opts;
-  const targets = resolveDb(db);
+  const { quiet, color, ...rest } = opts;
+  const options = { ...rest, env: io.env };
+  const targets = resolveDb(db, io.env);
   const spinner = async <R>(runs: number, go: (hooks: WorkHooks) => R): Promise<R> => {
-    const progress = await startProgress(progressWanted(quiet ?? false, runs), colorEnabled(color ?? 'auto', process.stderr));
+    const wanted = progressWanted(quiet ?? false, runs, io.stderr, io.env);
+    const progress = await startProgress(wanted ? io.stderr.stream : undefined, colorEnabled(color ?? 'auto', io.stderr, io.env));
     try {
       return go({ onProgress: progress.onProgress });
     } finally {

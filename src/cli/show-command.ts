@@ -1,13 +1,19 @@
-import { DEFAULTS } from '../api/defaults.js';
-import { scopeMissMessage } from '../api/search.js';
-import { colorEnabled, makeChalk, type ColorChoice } from '../output/color.js';
-import { escapeInline } from '../output/escape.js';
-import { showJson, showNdjson, showText } from '../output/show.js';
-import { terminalWidth } from '../output/width.js';
+import {
+  type ColorChoice,
+  colorEnabled,
+  DEFAULTS,
+  escapeInline,
+  makeChalk,
+  scopeMissMessage,
+  showJson,
+  showNdjson,
+  showText,
+  terminalWidth,
+} from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
 import { FLAGS, parseCount, parseLimit, reworded } from './flags.js';
-import { reportWarnings, writeOut } from './io.js';
+import type { Io } from './io.js';
 import { withCliSession } from './session.js';
 
 interface ShowFlags {
@@ -43,13 +49,13 @@ Examples:
   convsearch show run-alpha-1 --include-interrupted
   convsearch show run-alpha-1 --json | jq -r '.messages[] | select(.roles | index("tool-call")) | .parts[] | select(.role == "tool-call") | .tool_name'
   convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db --color always'`,
-    async action(runId: string, flags: ShowFlags) {
+    async action(io: Io, runId: string, flags: ShowFlags) {
       if (flags.json && flags.ndjson) throw new UsageError('--json and --ndjson ask for different outputs; pass one');
       const at = flags.at === undefined ? null : parseLimit('--at', flags.at);
       if (flags.context !== undefined && at === null) throw new UsageError('-C/--context needs --at <n>');
       const context = flags.context === undefined ? DEFAULTS.showContext : parseCount('--context', flags.context, 'context_lines');
       const request = { at, context, includeInterrupted: flags.includeInterrupted === true };
-      const shown = await withCliSession(flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks), {
+      const shown = await withCliSession(io, flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks), {
         command: 'show',
         fn: (stores, hooks) => stores.showRun(runId, request, hooks),
       });
@@ -59,14 +65,15 @@ Examples:
         throw new UsageError(`--at ${at} is past the end: run ${escapeInline(runId)} has ${n} message${n === 1 ? '' : 's'}`);
       }
       const view = shown.view;
-      if (flags.json) writeOut(JSON.stringify(showJson(view), null, 2) + '\n');
-      else if (flags.ndjson) writeOut(showNdjson(view).join('\n') + '\n');
+      if (flags.json) io.out(JSON.stringify(showJson(view), null, 2) + '\n');
+      else if (flags.ndjson) io.out(showNdjson(view).join('\n') + '\n');
       else
-        writeOut(
-          showText(view, { chalk: makeChalk(colorEnabled(flags.color, process.stdout)), width: terminalWidth(process.stdout) }) + '\n',
+        io.out(
+          showText(view, { chalk: makeChalk(colorEnabled(flags.color, io.stdout, io.env)), width: terminalWidth(io.stdout, io.env) }) +
+            '\n',
         );
-      reportWarnings(view.warnings);
-      process.exitCode = EXIT_FOUND;
+      io.reportWarnings(view.warnings);
+      io.status = EXIT_FOUND;
     },
   };
 }

@@ -1,10 +1,8 @@
-import { isoMicros } from '../api/listings.js';
-import { GlobSet, scopeMissMessage } from '../api/search.js';
-import { toolsJson, toolsNdjson, toolsTable } from '../output/tools.js';
+import { GlobSet, isoMicros, scopeMissMessage, toolsJson, toolsNdjson, toolsTable } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND } from './errors.js';
 import { FLAGS, indexChoice, reworded, timeBounds } from './flags.js';
-import { reportWarnings, writeOut } from './io.js';
+import type { Io } from './io.js';
 import { INDEX_FLAGS, indexHooks, machineFormat, printTable, type ListFlags } from './list-commands.js';
 import { withCliSession } from './session.js';
 
@@ -45,7 +43,7 @@ Examples:
   convsearch tools --db sessions.db
   convsearch tools --conversation conv-42 --since 7d
   convsearch tools --agent 'deploy-*' --json | jq -r '.tools[] | "\\(.tool_name) \\(.calls)"'`,
-    async action(flags: ToolsFlags) {
+    async action(io: Io, flags: ToolsFlags) {
       const format = machineFormat(flags);
       const { since, until } = timeBounds(flags);
       const query = {
@@ -57,18 +55,19 @@ Examples:
         collapse: Boolean(flags.collapse),
       };
       const { tools, warnings, missing } = await withCliSession(
+        io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks },
+        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listTools(query, hooks),
         { command: 'tools', fn: (stores, hooks) => stores.listTools(query, hooks) },
       );
       // a scope naming what the store does not hold is a typo, never an empty list
       if (missing) throw new CommandError(scopeMissMessage(missing));
-      if (format === 'json') writeOut(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') writeOut(toolsNdjson(tools, warnings, toolsParams(flags, since, until)).join('\n') + '\n');
-      else printTable(flags, (style) => toolsTable(tools, style));
-      reportWarnings(warnings);
-      process.exitCode = EXIT_FOUND;
+      if (format === 'json') io.out(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');
+      else if (format === 'ndjson') io.out(toolsNdjson(tools, warnings, toolsParams(flags, since, until)).join('\n') + '\n');
+      else printTable(io, flags, (style) => toolsTable(tools, style));
+      io.reportWarnings(warnings);
+      io.status = EXIT_FOUND;
     },
   };
 }

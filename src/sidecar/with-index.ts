@@ -19,6 +19,8 @@ export interface IndexOptions {
   readonly onFallback?: (reason: string) => void;
   /** Told of what was repaired or rebuilt on the way (one line each). */
   readonly onWarning?: (message: string) => void;
+  /** Where the default place and the thread count are read from; default: the process's environment. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface IndexedSource {
@@ -28,12 +30,12 @@ export interface IndexedSource {
 }
 
 /** Opens the index at a checked `path`, folds in what changed in the store, and hands back a corpus source over it. */
-function openAt(store: StoreReader, path: string, onProgress?: SyncProgress): IndexedSource & { db: BetterSqlite3.Database } {
+function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSource & { db: BetterSqlite3.Database } {
   const { db, tables } = openIndexDatabase(path, store.identity);
   try {
-    const sync = new IndexSync(tables, store, parallelOptionsFromEnv());
+    const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env));
     for (let attempt = 1; ; attempt++) {
-      const report = sync.sync(onProgress);
+      const report = sync.sync(opts.onProgress);
       // the search reads one commit, and only the one that answers for this store's content: another
       // process may have updated the index (to another state of the store) since
       tables.begin();
@@ -53,9 +55,9 @@ function openAt(store: StoreReader, path: string, onProgress?: SyncProgress): In
 
 /** Opens the store's index (placed and checked like withIndex's), brings it up to date, and hands back a corpus source over it. */
 export function openIndexedSource(store: StoreReader, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
-  const place = placeIndex(store.identity, store.label, opts.path);
+  const place = placeIndex(store.identity, store.label, opts.path, opts.env);
   for (const r of place.repaired) opts.onWarning?.(r);
-  return openAt(store, place.path, opts.onProgress);
+  return openAt(store, place.path, opts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,7 +147,7 @@ const BUSY_TRIES = 3;
 export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexedCorpusSource) => T, fallback: () => T): T {
   let place: ReturnType<typeof placeIndex>;
   try {
-    place = placeIndex(store.identity, store.label, opts.path);
+    place = placeIndex(store.identity, store.label, opts.path, opts.env);
   } catch (e) {
     if (e instanceof IndexRefusedError) throw e;
     const u = unavailable(e);
@@ -165,7 +167,7 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
   for (;;) {
     let opened: ReturnType<typeof openAt> | null = null;
     try {
-      opened = openAt(store, path, opts.onProgress);
+      opened = openAt(store, path, opts);
       const result = fn(opened.source);
       if (damage !== null) opts.onWarning?.(`index ${path} was damaged (${damage}); rebuilt it`);
       return result;
@@ -203,7 +205,7 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       }
       damage = why.replace(/\s*[\r\n]+\s*/g, ' ');
       try {
-        place = placeIndex(store.identity, store.label, opts.path);
+        place = placeIndex(store.identity, store.label, opts.path, opts.env);
       } catch (e2) {
         if (e2 instanceof IndexRefusedError) throw e2;
         opts.onFallback?.(`index ${path} was damaged (${damage}) and could not be rebuilt: ${unavailable(e2)?.message ?? String(e2)}`);

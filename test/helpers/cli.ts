@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli/main.js';
 
 /** The repository root (tests run from dist/test/...). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -39,7 +40,27 @@ function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs the built CLI as a user would, with a clean colour and store environment. */
+/**
+ * Runs a command line in this process, through the same `main` the bundle runs, with its output
+ * caught: what `runCli` does without the cost of a process. Everything a command reads from outside
+ * (environment, standard input) comes through the sink, so the answer is the process's; what needs a
+ * real process (bin/, signals, terminals, several processes at once, another working directory) uses
+ * runCli. The default environment is runCli's.
+ */
+export async function cli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  if (opts.cwd !== undefined && resolve(opts.cwd) !== process.cwd()) return runCli(args, opts);
+  let stdout = '';
+  let stderr = '';
+  const status = await main(['node', 'convsearch', ...args], {
+    stdout: { write: (s: string) => void (stdout += s) },
+    stderr: { write: (s: string) => void (stderr += s) },
+    env: cliEnv(opts.env),
+    readStdin: () => opts.input ?? '',
+  });
+  return { stdout, stderr, status };
+}
+
+/** Runs the built CLI as a user would (a process of its own), with a clean colour and store environment. */
 export function runCli(args: string[], opts: CliOptions = {}): CliResult {
   const env = cliEnv(opts.env);
   const r = spawnSync(process.execPath, [BIN, ...args], {
