@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, runCliAsync } from '../helpers/cli.js';
+import { cli, FIXTURES, ROOT } from '../helpers/cli.js';
 import { goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
 import { STORES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
@@ -122,11 +122,11 @@ for (const set of SETS) {
           const mapped = c.args.map((a, i) => (i === at + 1 ? to.db : a));
           // through the persistent index (built by the first call, then reused) and by replaying the store
           for (const args of [mapped, [...mapped, '--no-index']]) {
-            const r = await runCliAsync(args, { cwd: set.parity });
+            const r = await cli(args);
             assert.equal(r.stdout, c.output + '\n', args.join(' '));
             assert.equal(r.status, c.exit, r.stderr);
           }
-          const j = await runCliAsync(jsonArgs(mapped), { cwd: set.parity });
+          const j = await cli(jsonArgs(mapped));
           assert.equal(j.status, c.exit, j.stderr);
           assert.deepEqual(hitProblems(c, j.stdout), []);
         });

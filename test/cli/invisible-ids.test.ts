@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
 
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: joiners and marks are listed one by one on purpose
@@ -14,13 +14,13 @@ test('invisible and bidirectional characters in ids are shown escaped in every h
     addSnapshot(w, run, [userMsg('where is the wombat', 1)]);
   });
   const outputs = [
-    await runCliAsync(['runs', '--db', db]),
-    await runCliAsync(['conversations', '--db', db]),
-    await runCliAsync(['search', 'wombat', '--db', db, '--scope', 'all']),
-    await runCliAsync(['search', 'wombat', '--db', db, '--scope', 'all', '--plain']),
-    await runCliAsync(['search', 'wombat', '--db', db, '--scope', 'all', '--count-by', 'run']),
-    await runCliAsync(['show', run, '--db', db]),
-    await runCliAsync(['search', 'wombat', '--db', db, '--conversation', 'conv-\ufeffa']),
+    await cli(['runs', '--db', db]),
+    await cli(['conversations', '--db', db]),
+    await cli(['search', 'wombat', '--db', db, '--scope', 'all']),
+    await cli(['search', 'wombat', '--db', db, '--scope', 'all', '--plain']),
+    await cli(['search', 'wombat', '--db', db, '--scope', 'all', '--count-by', 'run']),
+    await cli(['show', run, '--db', db]),
+    await cli(['search', 'wombat', '--db', db, '--conversation', 'conv-\ufeffa']),
   ];
   for (const r of outputs) {
     assert.doesNotMatch(r.stdout + r.stderr, RAW, r.stdout + r.stderr);
@@ -29,6 +29,6 @@ test('invisible and bidirectional characters in ids are shown escaped in every h
   assert.match(all, /run-\\u200b\\u200bzw/);
   assert.match(all, /conv-\\ufeffa\\u202eb\\u2060c\\u\{e0041\}/);
   // machine output keeps the exact values
-  const json = await runCliAsync(['runs', '--db', db, '--json']);
+  const json = await cli(['runs', '--db', db, '--json']);
   assert.equal(JSON.parse(json.stdout).runs[0].run_id, run);
 });

@@ -2,8 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT, runCliAsync } from '../helpers/cli.js';
-import { goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
+import { cli, FIXTURES, ROOT } from '../helpers/cli.js';
+import { argsFrom, goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
 
 /**
  * Every golden answer of the reference, byte for byte (`--format tool`), plus the JSON ranking.
@@ -16,13 +16,14 @@ function parityOver(label: string, storesDir: string): void {
     for (const file of goldenCases(golden)) {
       test(file.slice(golden.length + 1), async () => {
         const c = readGolden(file);
+        const given = argsFrom(storesDir, c.args);
         // through the persistent index (the default) and by replaying the store (--no-index)
-        for (const args of [c.args, [...c.args, '--no-index']]) {
-          const r = await runCliAsync(args, { cwd: storesDir });
+        for (const args of [given, [...given, '--no-index']]) {
+          const r = await cli(args);
           assert.equal(r.stdout, c.output + '\n', args.join(' '));
           assert.equal(r.status, c.exit, r.stderr);
         }
-        const j = await runCliAsync(jsonArgs(c.args), { cwd: storesDir });
+        const j = await cli(jsonArgs(given));
         assert.equal(j.status, c.exit, j.stderr);
         assert.deepEqual(hitProblems(c, j.stdout), []);
       });

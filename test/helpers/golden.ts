@@ -3,7 +3,7 @@
  * exit with, and the hits `--json` must rank. Shared by the SQLite and the backend parity tests.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export interface GoldenCase {
   args: string[];
@@ -25,6 +25,11 @@ export function goldenCases(dir: string): string[] {
 
 export function readGolden(file: string): GoldenCase {
   return JSON.parse(readFileSync(file, 'utf8')) as GoldenCase;
+}
+
+/** The case's arguments with its `--db` (relative to the parity folder) made absolute: runnable from anywhere. */
+export function argsFrom(dir: string, args: readonly string[]): string[] {
+  return args.map((a, i) => (args[i - 1] === '--db' ? resolve(dir, a) : a));
 }
 
 /** The case's arguments for `--json` instead of `--format tool`. */

@@ -17,7 +17,7 @@ import { join, relative } from 'node:path';
 
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { ROOT, runCliAsync, type CliResult } from '../helpers/cli.js';
+import { ROOT, cli, type CliResult } from '../helpers/cli.js';
 import { cliEnv, storeDigest, tempDir } from '../helpers/hardening.js';
 
 const dir = tempDir('scope');
@@ -164,7 +164,7 @@ async function runAll(jobs: Array<() => Promise<void>>, width = 3): Promise<void
 }
 
 function search(db: string, args: string[]): Promise<CliResult> {
-  return runCliAsync(['search', ...args, '--db', db], { env });
+  return cli(['search', ...args, '--db', db], { env });
 }
 
 function assertSame(actual: CliResult, expected: CliResult, what: string): void {
@@ -358,7 +358,7 @@ test('hostile run and conversation ids get the not-found replies and leave the s
       assert.match(byConv.stdout, /^No persisted history in this conversation yet\./, id);
       assert.equal(byConv.status, 2);
     }
-    const show = await runCliAsync(['show', id, '--db', MIXED], { env });
+    const show = await cli(['show', id, '--db', MIXED], { env });
     assert.equal(show.status, 2, id);
     assert.equal(show.stdout, '');
     assert.match(show.stderr, /^convsearch: error: no run '.*' in the store(; did you mean [^\n]*)?\n$/);
@@ -366,7 +366,7 @@ test('hostile run and conversation ids get the not-found replies and leave the s
   // a query made of SQL still just ranks words: `OR` and `1` are words
   const q = await search(MIXED, [`zebrafish' OR '1'='1`, '--scope', 'all', '--json', '--no-index']);
   assert.equal(q.status, 0);
-  const runs = await runCliAsync(['runs', '--json', '--db', MIXED], { env });
+  const runs = await cli(['runs', '--json', '--db', MIXED], { env });
   assert.deepEqual(
     (JSON.parse(runs.stdout) as { runs: Array<{ run_id: string }> }).runs.map((r) => r.run_id),
     ['run-A1', 'run-B1', 'run-A2', 'run-B2'],
