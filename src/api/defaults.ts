@@ -15,6 +15,10 @@ export const DEFAULTS = {
   showContext: 5,
   /** Order of `runs`: corpus order. */
   runSort: 'started',
+  /** Order of `conversations`: by first start. */
+  conversationSort: 'started',
+  /** Order of the hits shown: rank. */
+  hitSort: 'score',
   /** Colour on a terminal. */
   color: 'auto',
 } as const;

@@ -1,3 +1,4 @@
+import { DEFAULTS } from './defaults.js';
 import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import { delegateTree } from '../history/delegates.js';
@@ -177,7 +178,7 @@ export function listRuns(source: HistorySource, query: RunQuery, index: IndexCho
       ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
       : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
   if (missing) return { runs: [], warnings: [], missing };
-  const sort = query.sort ?? 'started';
+  const sort = query.sort ?? DEFAULTS.runSort;
   const limit = query.limit ?? null;
   let runs = selectRuns(source.runs(), query);
   // corpus order needs no replay to cut: replay only what is shown
@@ -198,7 +199,7 @@ export function listConversations(
 ): ConversationListing {
   return withRecordCounts(source, index, hooks, (counts) => {
     const conversations = arrange(
-      sortConversations(summarizeConversations(source, counts), query.sort ?? 'started'),
+      sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
       query.reverse,
       query.limit ?? null,
     );

@@ -4,6 +4,7 @@
  * replay, index and attribution; runs carry their store's label, and run ids two stores share are
  * qualified `<label>:<run-id>` (accepted back by `--run`, `--parent` and `show`).
  */
+import { DEFAULTS } from './defaults.js';
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HistorySource } from '../history/source.js';
@@ -169,7 +170,7 @@ export class StoreSet {
     const perStore = this.stores.map((s, i): RunListing | null => {
       if (parent !== null && parent.store !== i) return null;
       const source = new HistorySource(s.store, { onProgress: h.onProgress });
-      const q: RunQuery = { ...query, sort: 'started', reverse: false, limit: null, ...(parent ? { parent: parent.runId } : {}) };
+      const q: RunQuery = { ...query, sort: DEFAULTS.runSort, reverse: false, limit: null, ...(parent ? { parent: parent.runId } : {}) };
       // a conversation this store lacks: nothing of it here
       if (q.conversationId !== undefined && !this.storeRuns()[i]!.some((r) => r.conversationId === q.conversationId)) return null;
       return listRuns(source, q, this.index, h);
@@ -178,7 +179,7 @@ export class StoreSet {
       perStore.map((l) => l?.runs ?? []),
       (r) => r.run.startedAt,
     ).map(({ store, item }): RunSummary => ({ ...item, run: names.run(store, item.run) }));
-    let rows = sortRuns(merged, query.sort ?? 'started');
+    let rows = sortRuns(merged, query.sort ?? DEFAULTS.runSort);
     if (query.reverse) rows = rows.reverse();
     if ((query.limit ?? null) !== null) rows = rows.slice(0, query.limit!);
     const shown = new Set(rows.map((r) => r.run.runId));
@@ -203,13 +204,13 @@ export class StoreSet {
     const h = this.hooks(hooks);
     const names = this.names();
     const perStore = this.stores.map((s) =>
-      listConversations(new HistorySource(s.store, { onProgress: h.onProgress }), { sort: 'started' }, this.index, h),
+      listConversations(new HistorySource(s.store, { onProgress: h.onProgress }), { sort: DEFAULTS.conversationSort }, this.index, h),
     );
     const merged = mergeOrder(
       perStore.map((l) => l.conversations),
       (c) => c.firstStartedAt,
     ).map(({ store, item }): ConversationSummary => ({ ...item, store: this.stores[store]!.label }));
-    let rows = sortConversations(merged, query.sort ?? 'started');
+    let rows = sortConversations(merged, query.sort ?? DEFAULTS.conversationSort);
     if (query.reverse) rows = rows.reverse();
     if ((query.limit ?? null) !== null) rows = rows.slice(0, query.limit!);
     const key = (store: string | undefined, conversation: string | null | undefined): string => JSON.stringify([store, conversation]);

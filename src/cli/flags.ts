@@ -31,8 +31,6 @@ export interface Flag {
   readonly repeatable?: boolean | 'whole';
   /** What the value completes to when `choices` does not say. */
   readonly completes?: ValueKind;
-  /** Given twice, the usage error this says (instead of the last one silently winning). */
-  readonly once?: (first: string, second: string) => string;
 }
 
 const FILE: ValueKind = { kind: 'file' };
@@ -114,22 +112,6 @@ export const FLAGS = {
     help: "only runs started at or after this ISO 8601 date or time (UTC unless it has an offset), or a duration back from now ('7d')",
   },
   until: { spelling: '--until <when>', help: 'only runs started at or before it (a bare date includes that whole day)' },
-  hitAgent: {
-    spelling: '--agent <name>',
-    help: "only messages of runs of this agent count: repeatable, comma-separated, globs ('deploy-*')",
-    repeatable: true,
-    completes: AGENT,
-  },
-  hitParent: {
-    spelling: '--parent <run>',
-    help: 'only messages of this run and the runs it delegated to, transitively (its delegate tree), count',
-    completes: RUN,
-  },
-  hitSince: {
-    spelling: '--since <when>',
-    help: "only messages made at or after this count: an ISO 8601 date or time (UTC unless it has an offset) or a duration back from now ('90m', '36h', '7d', '2w')",
-  },
-  hitUntil: { spelling: '--until <when>', help: 'only messages made at or before this count (a bare date includes that whole day)' },
   phrase: {
     spelling: '--phrase <words>',
     help: 'only messages holding these words as consecutive tokens count (repeatable; without query words, the phrases are the query)',
@@ -139,13 +121,6 @@ export const FLAGS = {
     spelling: '--collapse',
     help: 'fold hits whose text repeats a better hit (compaction re-indexes the kept tail) into that hit, listing every location; counts count distinct texts. Off by default so that the default answers like the reference; --format tool ignores it',
   },
-  hitSort: {
-    spelling: '--sort <key>',
-    help: 'order of the hits shown: score (rank, the default) or time (the message time, oldest first, ties by rank); -m still picks the best',
-    choices: ['score', 'time'],
-    default: 'score',
-  },
-  reverseHits: { spelling: '--reverse', help: 'print the hits (or the runs of -l) in the opposite order' },
   runsWithMatches: {
     spelling: '-l, --runs-with-matches',
     help: 'print the runs holding a matching message instead of hits: run id, conversation, agent, matching messages, best score, tab-separated, best first (--json, --ndjson too)',
@@ -167,12 +142,6 @@ export const FLAGS = {
     default: DEFAULTS.runSort,
   },
   reverse: { spelling: '--reverse', help: 'the opposite order (latest first, or fewest messages first), before --limit' },
-  conversationSort: {
-    spelling: '--sort <key>',
-    help: 'started (by first start, the default), messages or runs (most first)',
-    choices: ['started', 'messages', 'runs'],
-    default: 'started',
-  },
   at: { spelling: '--at <n>', help: 'show only message [n] and its context (search hits name it: run_id:n)' },
   includeInterrupted: {
     spelling: '--include-interrupted',
@@ -184,6 +153,11 @@ export const FLAGS = {
 export function reworded(flag: Flag, help: string, options: { readonly withoutDefault?: boolean } = {}): Flag {
   const { default: _, ...rest } = flag;
   return options.withoutDefault ? { ...rest, help } : { ...flag, help };
+}
+
+/** `--sort` as one command orders its output: its keys, its default, in its words. */
+export function sortedBy(keys: readonly string[], byDefault: string, help: string): Flag {
+  return { ...FLAGS.sort, help, choices: keys, default: byDefault };
 }
 
 /** Accumulates a repeatable flag; each use may also hold a comma-separated list. */
@@ -203,13 +177,6 @@ export function option(flag: Flag): Option {
   if (flag.default !== undefined) o.default(flag.default);
   if (flag.repeatable === 'whole') o.argParser((value: string, previous: string[] = []) => previous.concat(value));
   else if (flag.repeatable) o.argParser(collect);
-  const once = flag.once;
-  if (once) {
-    o.argParser((value: string, previous: string | undefined) => {
-      if (previous !== undefined) throw new UsageError(once(previous, value));
-      return value;
-    });
-  }
   return o;
 }
 

@@ -1,4 +1,5 @@
 import {
+  DEFAULTS,
   type ColorChoice,
   colorEnabled,
   conversationsJson,
@@ -21,7 +22,7 @@ import {
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
-import { FLAGS, indexChoice, parseLimit, reworded, timeBounds, type Flag } from './flags.js';
+import { FLAGS, indexChoice, parseLimit, reworded, sortedBy, timeBounds, type Flag } from './flags.js';
 import type { Io } from './io.js';
 import { withCliSession } from './session.js';
 
@@ -167,7 +168,11 @@ export function conversationsCommand(): CommandDef {
     flags: [
       ...INDEX_FLAGS,
       FLAGS.db,
-      FLAGS.conversationSort,
+      sortedBy(
+        ['started', 'messages', 'runs'],
+        DEFAULTS.conversationSort,
+        'started (by first start, the default), messages or runs (most first)',
+      ),
       reworded(FLAGS.reverse, 'the opposite order, before --limit'),
       reworded(FLAGS.limit, 'at most n conversations (after sorting)'),
       FLAGS.json,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  DEFAULTS,
   GlobSet,
   type HitFilter,
   type HitSort,
@@ -13,7 +14,7 @@ import {
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
-import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded, timeBounds } from './flags.js';
+import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded, sortedBy, timeBounds } from './flags.js';
 import type { Io } from './io.js';
 import { judge, outputPlan, printOutcome, type OutputPlan, type SearchOutputFlags } from './search-output.js';
 import { withCliSession } from './session.js';
@@ -105,9 +106,6 @@ export function searchRequest(words: string[], f: SearchFlags): SearchRequest & 
   const contextLines = parseCount('--context', f.context, 'context_lines');
   const k1 = parseK1(f.bm25K1);
   const b = parseB(f.bm25B);
-  if (f.scope !== undefined && f.scope !== 'all' && f.scope !== 'conversation') {
-    throw new UsageError(`--scope must be 'all' or 'conversation', got ${JSON.stringify(f.scope)}`);
-  }
   if (f.scope === 'all' && f.conversation !== undefined) {
     throw new UsageError('--scope all searches every conversation; drop --conversation or --scope all');
   }
@@ -134,7 +132,7 @@ export function searchRequest(words: string[], f: SearchFlags): SearchRequest & 
     ...(filter ? { filter } : {}),
     ...(f.collapse ? { collapse: true } : {}),
     ...(f.explain ? { explain: true } : {}),
-    ...(f.sort === 'time' ? { sort: 'time' as const } : {}),
+    ...(f.sort !== DEFAULTS.hitSort ? { sort: f.sort } : {}),
     ...(f.reverse ? { reverse: true } : {}),
   };
 }
@@ -167,10 +165,13 @@ export function searchCommand(): CommandDef {
       FLAGS.role,
       FLAGS.tool,
       FLAGS.minScore,
-      FLAGS.hitAgent,
-      FLAGS.hitParent,
-      FLAGS.hitSince,
-      FLAGS.hitUntil,
+      reworded(FLAGS.agent, "only messages of runs of this agent count: repeatable, comma-separated, globs ('deploy-*')"),
+      reworded(FLAGS.parent, 'only messages of this run and the runs it delegated to, transitively (its delegate tree), count'),
+      reworded(
+        FLAGS.since,
+        "only messages made at or after this count: an ISO 8601 date or time (UTC unless it has an offset) or a duration back from now ('90m', '36h', '7d', '2w')",
+      ),
+      reworded(FLAGS.until, 'only messages made at or before this count (a bare date includes that whole day)'),
       FLAGS.phrase,
       { group: 'Output:' },
       FLAGS.format,
@@ -178,8 +179,12 @@ export function searchCommand(): CommandDef {
       reworded(FLAGS.ndjson, 'one JSON event per line: begin, hit..., end, summary'),
       FLAGS.plain,
       FLAGS.collapse,
-      FLAGS.hitSort,
-      FLAGS.reverseHits,
+      sortedBy(
+        ['score', 'time'],
+        DEFAULTS.hitSort,
+        'order of the hits shown: score (rank, the default) or time (the message time, oldest first, ties by rank); -m still picks the best',
+      ),
+      reworded(FLAGS.reverse, 'print the hits (or the runs of -l) in the opposite order'),
       FLAGS.runsWithMatches,
       FLAGS.explain,
       FLAGS.count,

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../api/defaults.js';
 import type { Warning } from '../history/source.js';
 import type { StoreRun } from '../store/reader.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
@@ -87,7 +88,7 @@ export function searchParams(outcome: SearchOutcome): Json {
     bm25_b: o.bm25.b,
     collapse: Boolean(o.collapse),
     explain: Boolean(o.explain),
-    sort: o.sort ?? 'score',
+    sort: o.sort ?? DEFAULTS.hitSort,
     reverse: Boolean(o.reverse),
     filters: {
       roles: [...(o.filter?.roles ?? [])],

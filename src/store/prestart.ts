@@ -9,21 +9,20 @@ import { DRIVERS } from './drivers.js';
 import { serverKind } from './server-url.js';
 import { SyncBridge } from './sync-bridge.js';
 
-/** The `--db` value of a command line (`--db V` or `--db=V`; the last one wins), else `$CONVSEARCH_DB`. */
-function dbTarget(args: readonly string[], env: string | undefined): string | undefined {
-  let found: string | undefined;
+/** The `--db` values of a command line (`--db V` or `--db=V`, each use), else `$CONVSEARCH_DB`. */
+function dbTargets(args: readonly string[], env: string | undefined): string[] {
+  const found: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') break;
-    if (a === '--db') found = args[++i];
-    else if (a.startsWith('--db=')) found = a.slice(5);
+    if (a === '--db' && i + 1 < args.length) found.push(args[++i]!);
+    else if (a.startsWith('--db=')) found.push(a.slice(5));
   }
-  return found ?? (env || undefined);
+  return found.length ? found : env ? [env] : [];
 }
 
-/** Starts the driver thread for each server store the command line names; a no-op for files. */
+/** Starts a driver thread for each kind of server store the command line names; a no-op for files. */
 export function prestartDrivers(args: readonly string[], env: string | undefined): void {
-  const target = dbTarget(args, env);
-  const kind = target === undefined ? null : serverKind(target);
-  if (kind !== null) SyncBridge.prestart(DRIVERS[kind]);
+  const kinds = new Set(dbTargets(args, env).map(serverKind));
+  for (const kind of kinds) if (kind !== null) SyncBridge.prestart(DRIVERS[kind]);
 }
