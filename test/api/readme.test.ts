@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, runCli, TEST_CACHE } from '../helpers/cli.js';
+import { cli, ROOT, TEST_CACHE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/stores.js';
 
 /** The TypeScript example of README's Library section, as written (it only imports the package). */
@@ -15,25 +15,72 @@ function libraryExample(): string {
   return block[1]!;
 }
 
-test("README's library example runs against the package entry and answers like the CLI", () => {
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(r.status, 0, `${cmd} ${args.join(' ')}\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * The package as `npm pack` makes it, installed into an empty folder as npm installs a tarball (its
+ * files under node_modules/convsearch; its dependencies are this checkout's, linked, as a registry
+ * install would bring the same versions without rebuilding better-sqlite3 here).
+ */
+function installPacked(): { consumer: string; files: string[] } {
+  const work = tempDir();
+  const [packed] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  const consumer = join(work, 'consumer');
+  const modules = join(consumer, 'node_modules');
+  mkdirSync(modules, { recursive: true });
+  run('tar', ['-xzf', join(work, packed!.filename), '-C', modules], work);
+  renameSync(join(modules, 'package'), join(modules, 'convsearch'));
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  for (const dep of [...Object.keys(manifest.dependencies), '@types', 'typescript']) {
+    symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep));
+  }
+  return { consumer, files: packed!.files.map((f) => f.path) };
+}
+
+test("README's library example, type-checked against the packed and installed package, answers like the CLI", async () => {
   const db = join(tempDir(), 'sessions.db');
   copyFileSync(join(ROOT, 'examples', 'sessions.db'), db);
+  const { consumer, files } = installPacked();
+  assert.ok(files.includes('dist/src/lib.d.ts'), 'the package ships its types');
+  assert.ok(files.includes('bin/convsearch.js') && files.includes('dist/bundle/convsearch.cjs'), 'and its command');
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('dist/test/') || f.endsWith('.map')),
+    [],
+    'and no tests, sources or source maps',
+  );
   const code = libraryExample();
   assert.match(code, /from 'convsearch'/);
-  // inside the package, so that `import ... from 'convsearch'` resolves to this checkout's entry
-  const script = join(ROOT, 'dist', `readme-example-${process.pid}.mjs`);
-  writeFileSync(script, code.split("'sessions.db'").join(JSON.stringify(db)));
-  try {
-    const r = spawnSync(process.execPath, [script], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE } });
-    assert.equal(r.status, 0, r.stderr);
-    const tool = runCli(['search', 'refund', '--scope', 'all', '-m', '3', '--format', 'tool', '--db', db]);
-    assert.equal(tool.status, 0, tool.stderr);
-    const runs = JSON.parse(runCli(['runs', '--sort', 'messages', '--limit', '5', '--json', '--db', db]).stdout) as {
-      runs: Array<{ run_id: string; messages: number }>;
-    };
-    assert.equal(runs.runs.length, 5);
-    assert.equal(r.stdout, tool.stdout + runs.runs.map((x) => `${x.run_id} ${x.messages}\n`).join(''));
-  } finally {
-    rmSync(script, { force: true });
-  }
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  writeFileSync(join(consumer, 'example.ts'), code.split("'sessions.db'").join(JSON.stringify(db)));
+  writeFileSync(
+    join(consumer, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        types: ['node'],
+        lib: ['ES2022'],
+      },
+      files: ['example.ts'],
+    }),
+  );
+  // a type error in the example or in the shipped declarations fails here
+  run(process.execPath, [join(consumer, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', consumer], consumer);
+  const out = run(process.execPath, [join(consumer, 'example.js')], consumer, { ...process.env, XDG_CACHE_HOME: TEST_CACHE });
+  const tool = await cli(['search', 'refund', '--scope', 'all', '-m', '3', '--format', 'tool', '--db', db]);
+  assert.equal(tool.status, 0, tool.stderr);
+  const runs = JSON.parse((await cli(['runs', '--sort', 'messages', '--limit', '5', '--json', '--db', db])).stdout) as {
+    runs: Array<{ run_id: string; messages: number }>;
+  };
+  assert.equal(runs.runs.length, 5);
+  assert.equal(out, tool.stdout + runs.runs.map((x) => `${x.run_id} ${x.messages}\n`).join(''));
 });
