@@ -164,9 +164,9 @@ export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
 export function filterFlags(filter: HitFilter | undefined): string[] {
   if (!filter) return [];
   const flags: string[] = [];
-  if (filter.roles.size) flags.push(`--role ${[...filter.roles].join(',')}`);
-  if (filter.tools.size) flags.push(`--tool ${filter.tools.patterns.join(',')}`);
-  if (filter.minScore !== null) flags.push(`--min-score ${filter.minScore}`);
+  if (filter.roles?.size) flags.push(`--role ${[...filter.roles].join(',')}`);
+  if (filter.tools?.size) flags.push(`--tool ${filter.tools.patterns.join(',')}`);
+  if (filter.minScore != null) flags.push(`--min-score ${filter.minScore}`);
   if (filter.agents?.size) flags.push(`--agent ${filter.agents.patterns.join(',')}`);
   if (filter.parent != null) flags.push(`--parent ${filter.parent}`);
   if (filter.since != null) flags.push(`--since ${isoMicros(filter.since)}`);

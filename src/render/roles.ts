@@ -21,21 +21,21 @@ export interface PartRole {
 
 /**
  * Which messages may count as hits: a message qualifies when one of its rendered parts has one of
- * `roles` (any role when empty) and, when `tools` is non-empty, a `tool_name` matching one of its patterns.
+ * `roles` (any role when absent or empty) and, when `tools` is non-empty, a `tool_name` matching one of its patterns.
  */
 export interface PartFilter {
-  readonly roles: ReadonlySet<Role>;
-  readonly tools: GlobSet;
+  readonly roles?: ReadonlySet<Role>;
+  readonly tools?: GlobSet;
 }
 
 export function isEmptyPartFilter(f: PartFilter): boolean {
-  return f.roles.size === 0 && f.tools.size === 0;
+  return !f.roles?.size && !f.tools?.size;
 }
 
 /** Whether one of the parts satisfies the filter (always true for an empty filter). */
 export function partsMatch(parts: readonly PartRole[], f: PartFilter): boolean {
   if (isEmptyPartFilter(f)) return true;
   return parts.some(
-    (p) => (f.roles.size === 0 || f.roles.has(p.role)) && (f.tools.size === 0 || (p.toolName !== null && f.tools.has(p.toolName))),
+    (p) => (!f.roles?.size || f.roles.has(p.role)) && (!f.tools?.size || (p.toolName !== null && f.tools.has(p.toolName))),
   );
 }

@@ -10,8 +10,8 @@ import type { Corpus, CorpusNeeds, DocumentFacts } from './corpus.js';
 import { forEachToken } from '../text/tokenize.js';
 
 export interface HitFilter extends PartFilter {
-  /** Hits must score at least this (the unrounded score). */
-  readonly minScore: number | null;
+  /** Hits must score at least this (the unrounded score; absent or null: any score above 0). */
+  readonly minScore?: number | null;
   /** The run's agent name matches one of these patterns (absent or empty: any run). */
   readonly agents?: GlobSet;
   /** The run is this one or one it delegated to, transitively (its delegate tree, via `parent_run_id`). */
@@ -31,9 +31,8 @@ export interface SearchContext {
 
 export function isEmptyFilter(f: HitFilter): boolean {
   return (
-    f.roles.size === 0 &&
-    f.tools.size === 0 &&
-    f.minScore === null &&
+    isEmptyPartFilter(f) &&
+    (f.minScore ?? null) === null &&
     !f.agents?.size &&
     (f.parent ?? null) === null &&
     (f.since ?? null) === null &&
@@ -96,7 +95,7 @@ export class HitTest {
 
   accepts(section: number, position: number, score: number): boolean {
     const f = this.f;
-    if (f.minScore !== null && score < f.minScore) return false;
+    if (f.minScore != null && score < f.minScore) return false;
     if (!this.runOk[section]) return false;
     const c = this.corpus;
     if (this.parts && !partsMatch(c.parts ? c.parts(section, position) : factsOf(c, section, position).parts, f)) return false;

@@ -28,7 +28,7 @@ import { toolText } from '../../src/output/tool-text.js';
 import { renderRecordMessage } from '../../src/render/record.js';
 import { StoreError } from '../../src/store/errors.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
-import { FIXTURES, runCliAsync, type CliResult } from '../helpers/cli.js';
+import { cli, FIXTURES, type CliResult } from '../helpers/cli.js';
 import { cliEnv, prng, STACK_LINE, tempDir } from '../helpers/hardening.js';
 
 const SEED = 0x5eed_2026;
@@ -596,22 +596,42 @@ interface FuzzReport {
   cliSamples: string[];
 }
 
+/** How many cases are damaged ahead of the one exercised: their files age meanwhile (see runFuzz). */
+const AHEAD = 4;
+
+interface DamagedCase {
+  readonly i: number;
+  readonly fixture: string;
+  readonly path: string;
+  readonly log: readonly string[];
+}
+
 function runFuzz(): FuzzReport {
+  // the damage and the exercise draw from streams of their own, so that cases can be damaged ahead
   const rnd = prng(SEED);
+  const rndUse = prng(SEED ^ 0x5a5a5a5a);
   const report: FuzzReport = { cases: 0, ok: 0, expectedErrors: 0, crashes: [], ms: 0, cliSamples: [] };
   const t0 = performance.now();
-  for (let i = 0; i < CASES; i++) {
+  const damage = (i: number): DamagedCase => {
     const fixture = choice(rnd, STORES);
     const path = join(work, `case-${i}.db`);
     copyFileSync(fixture, path);
     const log: string[] = [];
     if (rnd() < 0.3) mutateBytes(path, rnd, log);
     else mutateRows(path, rnd, log);
-    // a file written in the last few ms makes openStore wait for the kernel's coarse clock to tick
-    // (store/sqlite/open.ts settledStamps); date the copy back so the fuzz loop pays less of that
     utimesSync(path, PAST, PAST);
+    return { i, fixture, path, log };
+  };
+  // a file changed in the last 25 ms makes openStore wait for the kernel's coarse clock to tick
+  // (store/sqlite/open.ts settledStamps), and its change time cannot be dated back (utimes moves it
+  // too): the cases are damaged AHEAD of their turn, so that the wait has passed by then
+  const queue: DamagedCase[] = [];
+  for (let i = 0; i < Math.min(AHEAD, CASES); i++) queue.push(damage(i));
+  for (let k = 0; k < CASES; k++) {
+    const { i, fixture, path, log } = queue.shift()!;
+    if (k + AHEAD < CASES) queue.push(damage(k + AHEAD));
     const indexPath = i % INDEX_EVERY === 0 ? join(indexWork, `case-${i}.index.db`) : null;
-    const r = exercise(path, rnd, indexPath);
+    const r = exercise(path, rndUse, indexPath);
     report.cases++;
     if (process.env.CONVSEARCH_FUZZ_DEBUG)
       console.log(
@@ -670,7 +690,7 @@ test('fuzz: a sample of the damaged stores through the CLI: exit 0/1/2, one-line
   };
   const jobs: Array<() => Promise<[string[], CliResult]>> = [];
   samples.forEach((db, k) => {
-    for (const args of commands(db, k)) jobs.push(async () => [args, await runCliAsync(args, { env })]);
+    for (const args of commands(db, k)) jobs.push(async () => [args, await cli(args, { env })]);
   });
   const results: Array<[string[], CliResult]> = [];
   let next = 0;
@@ -761,9 +781,9 @@ for (const [depth, objects] of [
     } finally {
       store.close();
     }
-    const cli = await runCliAsync(['search', 'refund', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(cache) });
-    assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
-    assert.doesNotMatch(cli.stderr, /error/);
+    const fromCli = await cli(['search', 'refund', '--scope', 'all', '--format', 'tool', '--db', path], { env: cliEnv(cache) });
+    assert.ok(fromCli.status === 0 || fromCli.status === 1, fromCli.stderr);
+    assert.doesNotMatch(fromCli.stderr, /error/);
   });
 }
 
@@ -783,10 +803,10 @@ test('regression: a damaged schema whose SQL text holds newlines and escapes giv
   assert.ok(r.expected, r.detail);
   assert.ok((r.error as Error) instanceof StoreError);
   assert.doesNotMatch((r.error as Error).message, /[\r\n]/);
-  const cli = await runCliAsync(['runs', '--db', path], { env: cliEnv(cache) });
-  assert.equal(cli.status, 2);
-  assert.equal(cli.stderr.split('\n').filter(Boolean).length, 1, cli.stderr);
-  assert.doesNotMatch(cli.stderr, /\u001b/);
+  const fromCli = await cli(['runs', '--db', path], { env: cliEnv(cache) });
+  assert.equal(fromCli.status, 2);
+  assert.equal(fromCli.stderr.split('\n').filter(Boolean).length, 1, fromCli.stderr);
+  assert.doesNotMatch(fromCli.stderr, /\u001b/);
 });
 
 test('regression: a snapshot nested deeper than 1,000 levels is skipped and reported, never a crash', async () => {
@@ -798,10 +818,10 @@ test('regression: a snapshot nested deeper than 1,000 levels is skipped and repo
   });
   const r = exercise(path, prng(1), join(indexWork, 'regression-deep-2500-skip.index.db'));
   assert.ok(r.ok, r.ok ? '' : r.detail);
-  const cli = await runCliAsync(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], {
+  const fromCli = await cli(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', path], {
     env: cliEnv(join(indexWork, 'deep-skip-cache')),
   });
-  assert.ok(cli.status === 0 || cli.status === 1, cli.stderr);
-  assert.match(cli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
-  assert.doesNotMatch(cli.stderr, /error|\n\s+at /);
+  assert.ok(fromCli.status === 0 || fromCli.status === 1, fromCli.stderr);
+  assert.match(fromCli.stderr, /warning: skipped \d+ unreadable snapshots? in run/);
+  assert.doesNotMatch(fromCli.stderr, /error|\n\s+at /);
 });
