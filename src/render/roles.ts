@@ -35,7 +35,5 @@ export function isEmptyPartFilter(f: PartFilter): boolean {
 /** Whether one of the parts satisfies the filter (always true for an empty filter). */
 export function partsMatch(parts: readonly PartRole[], f: PartFilter): boolean {
   if (isEmptyPartFilter(f)) return true;
-  return parts.some(
-    (p) => (!f.roles?.size || f.roles.has(p.role)) && (!f.tools?.size || (p.toolName !== null && f.tools.has(p.toolName))),
-  );
+  return parts.some((p) => (!f.roles?.size || f.roles.has(p.role)) && (!f.tools?.size || (p.toolName !== null && f.tools.has(p.toolName))));
 }

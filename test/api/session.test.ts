@@ -7,22 +7,22 @@ import { RequestError, StoreError } from '../../src/api/errors.js';
 import { openSession, withSession } from '../../src/api/session.js';
 import { warningNotices } from '../../src/api/warnings.js';
 import { toolText } from '../../src/output/tool-text.js';
-import { FIXTURES, runCli, TEST_CACHE } from '../helpers/cli.js';
+import { cli as runInProcess, FIXTURES, TEST_CACHE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/stores.js';
 
 const SMALL = join(FIXTURES, 'parity', 'small.db');
 
 /** The library and the CLI over one store: the CLI is only a caller of the API. */
 describe('api/session', () => {
-  test('a search with left-out fields takes DEFAULTS and answers as the CLI does, through the index or not', () => {
-    process.env.XDG_CACHE_HOME = TEST_CACHE;
+  test('a search with left-out fields takes DEFAULTS and answers as the CLI does, through the index or not', async () => {
     for (const index of [false, {}] as const) {
-      const session = openSession(SMALL, { index });
+      // the default index place, read from the session's environment (the process's is left alone)
+      const session = openSession(SMALL, { index, env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE } });
       try {
         const outcome = session.search({ query: 'billing', scope: 'all' });
         assert.equal(outcome.options.maxMatches, DEFAULTS.maxMatches);
         assert.deepEqual(outcome.options.bm25, DEFAULTS.bm25);
-        const cli = runCli(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', SMALL]);
+        const cli = await runInProcess(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', SMALL]);
         assert.equal(toolText(outcome) + '\n', cli.stdout);
       } finally {
         session.close();

@@ -1,6 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildUxStore, buildWideStore, cli } from '../helpers/ux-store.js';
+import { cli } from '../helpers/cli.js';
+import { buildUxStore, buildWideStore } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, FIXTURES, ROOT } from '../helpers/cli.js';
-import { cli, tempDir } from '../helpers/ux-store.js';
+import { BIN, cli, FIXTURES, ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/ux-store.js';
 
 const SHIPPED: Record<string, string> = { bash: 'convsearch.bash', zsh: '_convsearch', fish: 'convsearch.fish' };
 const SMALL = join(FIXTURES, 'parity', 'small.db');

@@ -2,8 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
-import { cli } from '../helpers/ux-store.js';
+import { cli, ROOT } from '../helpers/cli.js';
 
 describe('help and version', () => {
   test('--version prints the package version', async () => {

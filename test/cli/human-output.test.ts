@@ -2,8 +2,8 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
-import { buildUxStore, cli, CSI_CLEAR, OSC_TITLE } from '../helpers/ux-store.js';
+import { cli, ROOT } from '../helpers/cli.js';
+import { buildUxStore, CSI_CLEAR, OSC_TITLE } from '../helpers/ux-store.js';
 
 const SNAPSHOTS = join(ROOT, 'test', 'output', 'snapshots');
 

@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FIXTURES, ROOT } from '../helpers/cli.js';
+import { cli, FIXTURES, ROOT } from '../helpers/cli.js';
 import {
   checkEvents,
   checkShape,
@@ -21,7 +21,7 @@ import {
   SHOW_DOC,
   SHOW_EVENTS,
 } from '../helpers/shapes.js';
-import { buildUxStore, cli } from '../helpers/ux-store.js';
+import { buildUxStore } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

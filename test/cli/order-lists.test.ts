@@ -6,10 +6,9 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
+import { cli, ROOT } from '../helpers/cli.js';
 import { buildCompactionStore, buildUndatedStore } from '../helpers/compaction-store.js';
 import { checkEvents, checkShape, CONVERSATIONS_EVENTS, RUNS_EVENTS, SEARCH_RUNS_DOC, SEARCH_RUNS_EVENTS } from '../helpers/shapes.js';
-import { cli } from '../helpers/ux-store.js';
 
 const DEMO = join(ROOT, 'examples', 'sessions.db');
 let db: string;

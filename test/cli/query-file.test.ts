@@ -6,8 +6,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
-import { cli, tempDir } from '../helpers/ux-store.js';
+import { cli, ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/ux-store.js';
 
 const DEMO = join(ROOT, 'examples', 'sessions.db');
 const scope = ['--db', DEMO, '--scope', 'all'];

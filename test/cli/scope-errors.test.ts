@@ -2,9 +2,10 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cli } from '../helpers/cli.js';
 import { request, response, textPart, userPromptPart, utc } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { buildUxStore, cli, tempDir } from '../helpers/ux-store.js';
+import { buildUxStore, tempDir } from '../helpers/ux-store.js';
 
 let db: string;
 before(() => {

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { BIN, ROOT } from '../helpers/cli.js';
-import { buildUxStore, CACHE, tempDir } from '../helpers/ux-store.js';
+import { BIN, ROOT, TEST_CACHE } from '../helpers/cli.js';
+import { buildUxStore, tempDir } from '../helpers/ux-store.js';
 
 const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
 const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
@@ -36,7 +36,7 @@ function tmux(...args: string[]): string {
 /** Runs a command line in a fresh `cols`-wide pane and returns the screen once it has finished. */
 function screen(commandLine: string, cols: number): string {
   const name = `t${cols}-${Math.random().toString(36).slice(2, 8)}`;
-  const env = `env TERM=xterm-256color NO_COLOR= FORCE_COLOR= CLICOLOR_FORCE= XDG_CACHE_HOME=${sq(CACHE)}`;
+  const env = `env TERM=xterm-256color NO_COLOR= FORCE_COLOR= CLICOLOR_FORCE= XDG_CACHE_HOME=${sq(TEST_CACHE)}`;
   tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', '60', `${env} sh -c ${sq(`${commandLine}; echo __DONE__; sleep 30`)}`);
   try {
     for (let i = 0; i < 300; i++) {
@@ -115,7 +115,7 @@ describe('tables on a real terminal (tmux)', { skip: !hasTmux && 'tmux not insta
     const written = (commandLine: string): string[] => {
       const r = spawnSync('script', ['-qfec', `stty cols 60 rows 40; ${commandLine}`, '/dev/null'], {
         encoding: 'utf8',
-        env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', XDG_CACHE_HOME: CACHE },
+        env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', XDG_CACHE_HOME: TEST_CACHE },
       });
       return r.stdout.replace(/\r/g, '').trimEnd().split('\n');
     };

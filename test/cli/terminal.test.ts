@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, ROOT } from '../helpers/cli.js';
-import { buildUxStore, buildWideStore, CACHE, cli, OSC_TITLE, tempDir } from '../helpers/ux-store.js';
+import { BIN, cli, ROOT, TEST_CACHE } from '../helpers/cli.js';
+import { buildUxStore, buildWideStore, OSC_TITLE, tempDir } from '../helpers/ux-store.js';
 
 const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
 const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -18,7 +18,7 @@ function onTerminal(commandLine: string, env: Record<string, string> = {}, cols 
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', XDG_CACHE_HOME: CACHE, ...env },
+    env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', XDG_CACHE_HOME: TEST_CACHE, ...env },
   });
   if (r.error) throw r.error;
   return r.stdout;
@@ -89,7 +89,7 @@ describe('the real terminal path', { skip: !hasScript && 'script(1) not installe
     const child = spawn('script', ['-qfec', shell, screen], {
       cwd: ROOT,
       stdio: 'ignore',
-      env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', XDG_CACHE_HOME: CACHE },
+      env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', FORCE_COLOR: '', CLICOLOR_FORCE: '', XDG_CACHE_HOME: TEST_CACHE },
     });
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const seen = (): string => (existsSync(screen) ? readFileSync(screen, 'utf8') : '');
@@ -118,7 +118,7 @@ describe('pipes and signals', () => {
       {
         cwd: ROOT,
         encoding: 'utf8',
-        env: { ...process.env, XDG_CACHE_HOME: CACHE },
+        env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE },
       },
     );
     assert.match(r.stdout, /^run-0000:0:[\d.]+:User: needle question 0 of run 0\n$/);

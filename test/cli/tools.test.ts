@@ -7,12 +7,12 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
+import { cli, ROOT } from '../helpers/cli.js';
 import { isoMicros } from '../../src/history/time.js';
 import { parseInstant } from '../../src/history/timestamps.js';
 import { buildCompactionStore } from '../helpers/compaction-store.js';
 import { checkEvents, checkShape, TOOLS_DOC, TOOLS_EVENTS } from '../helpers/shapes.js';
-import { buildUxStore, cli } from '../helpers/ux-store.js';
+import { buildUxStore } from '../helpers/ux-store.js';
 
 const DEMO = join(ROOT, 'examples', 'sessions.db');
 let compaction: string;

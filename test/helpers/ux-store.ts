@@ -19,7 +19,6 @@ import {
   type JsonObject,
 } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { cli as runInProcess, type CliOptions, type CliResult } from './cli.js';
 
 const dirs: string[] = [];
 process.on('exit', () => {
@@ -127,12 +126,4 @@ export function buildWideStore(runs: number, messagesPerRun: number, word = 'nee
   }
   w.close();
   return path;
-}
-
-/** An index cache of its own, so tests never touch the user's ~/.cache. */
-export const CACHE = tempDir();
-
-/** Runs a command line in-process with a private index cache (and the helper's clean colour environment). */
-export function cli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
-  return runInProcess(args, { ...opts, env: { XDG_CACHE_HOME: CACHE, ...opts.env } });
 }

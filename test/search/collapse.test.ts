@@ -6,9 +6,9 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cli } from '../helpers/cli.js';
 import { buildCompactionStore, LX1_REPEATS, PIN_TEXT } from '../helpers/compaction-store.js';
 import { searchStore } from '../helpers/stores.js';
-import { cli } from '../helpers/ux-store.js';
 import { checkEvents, checkShape, LOCATION, SEARCH_DOC, SEARCH_EVENTS } from '../helpers/shapes.js';
 
 let db: string;

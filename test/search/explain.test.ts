@@ -6,8 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
-import { cli } from '../helpers/ux-store.js';
+import { cli, ROOT } from '../helpers/cli.js';
 import { checkShape, EXPLAIN, SEARCH_DOC } from '../helpers/shapes.js';
 import { tokenize } from '../../src/text/tokenize.js';
 

@@ -6,12 +6,12 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cli } from '../helpers/cli.js';
 import { utc } from '../../scripts/lib/messages.js';
 import { parseTimeBound, messageTime } from '../../src/history/time.js';
 import { containsPhrases } from '../../src/search/filters.js';
 import { tokenize } from '../../src/text/tokenize.js';
 import { buildCompactionStore, buildUndatedStore } from '../helpers/compaction-store.js';
-import { cli } from '../helpers/ux-store.js';
 import { checkShape, SEARCH_DOC } from '../helpers/shapes.js';
 
 interface HitDoc {

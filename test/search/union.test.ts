@@ -23,7 +23,8 @@ import type { IndexChoice } from '../../src/sidecar/with-index.js';
 import { tempDir } from '../helpers/stores.js';
 
 const dir = tempDir('union');
-process.env.XDG_CACHE_HOME = tempDir('union-cache');
+/** The default index place of these searches: a cache of this file's own (the process's environment is left alone). */
+const HOOKS = { env: { ...process.env, XDG_CACHE_HOME: tempDir('union-cache') } };
 
 const T0 = Date.UTC(2025, 4, 1, 9, 0, 0) * 1000;
 const text = (content: string): JsonObject => ({ content, id: null, provider_name: null, provider_details: null, part_kind: 'text' });
@@ -103,8 +104,8 @@ for (const [mode, index] of MODES) {
       for (const query of QUERIES) {
         for (const maxMatches of [2, 10]) {
           const options = searchOptions({ query, scope: 'all', maxMatches, contextLines: 1 });
-          const union = searchStores(stores, options, index);
-          const single = searchStore(all, options, index);
+          const union = searchStores(stores, options, index, HOOKS);
+          const single = searchStore(all, options, index, HOOKS);
           assert.equal(union.kind, 'found', query);
           assert.deepEqual(summary(union), summary(single), `${query} -m ${maxMatches}`);
           // every hit names its store, and the store holds the run
@@ -119,7 +120,11 @@ for (const [mode, index] of MODES) {
         { scope: 'all' as const, runId: 'a2' },
       ]) {
         const options = searchOptions({ query: 'sharedword reply', ...scope });
-        assert.deepEqual(summary(searchStores(stores, options, index)), summary(searchStore(all, options, index)), JSON.stringify(scope));
+        assert.deepEqual(
+          summary(searchStores(stores, options, index, HOOKS)),
+          summary(searchStore(all, options, index, HOOKS)),
+          JSON.stringify(scope),
+        );
       }
     } finally {
       close(stores);
@@ -142,13 +147,13 @@ for (const [mode, index] of MODES) {
     const stores = open(ALIKE);
     try {
       const options = searchOptions({ query: 'zebrafish tank setup', scope: 'all', maxMatches: 20, contextLines: 0 });
-      const union = searchStores(stores, options, index);
+      const union = searchStores(stores, options, index, HOOKS);
       assert.equal(union.kind, 'found');
       if (union.kind !== 'found') return;
       // each store searched alone: its sections are exactly the union's (nothing attributed away)
       let total = 0;
       for (const s of stores) {
-        const alone = searchStore(s.store, options, index);
+        const alone = searchStore(s.store, options, index, HOOKS);
         assert.equal(alone.kind, 'found');
         if (alone.kind === 'found') total += alone.total;
       }
@@ -170,13 +175,13 @@ for (const [mode, index] of MODES) {
       );
       assert.equal(prompts[0]!.score, prompts[1]!.score);
       // a qualified id is accepted back as a scope; a bare shared id names no run
-      const one = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'y.db:r1' }), index);
+      const one = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'y.db:r1' }), index, HOOKS);
       assert.equal(one.kind, 'found');
       if (one.kind === 'found') assert.deepEqual([...new Set(one.hits.map((h) => h.run.runId))], ['y.db:r1']);
-      const bare = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'r1' }), index);
+      const bare = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'r1' }), index, HOOKS);
       assert.equal(bare.kind, 'no-run-history');
       assert.equal(bare.missing?.kind, 'run');
-      const unique = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'r2' }), index);
+      const unique = searchStores(stores, searchOptions({ query: 'reply', scope: 'all', runId: 'r2' }), index, HOOKS);
       assert.equal(unique.kind, 'found');
     } finally {
       close(stores);
@@ -191,7 +196,11 @@ test('union: the index and a replay answer alike', () => {
       for (const query of QUERIES) {
         const options = searchOptions({ query, scope: 'all', maxMatches: 5, collapse: true });
         const name = (r: string, s?: string): string => `${s}/${r}`;
-        assert.deepEqual(summary(searchStores(stores, options, {}), name), summary(searchStores(stores, options, false), name), query);
+        assert.deepEqual(
+          summary(searchStores(stores, options, {}, HOOKS), name),
+          summary(searchStores(stores, options, false, HOOKS), name),
+          query,
+        );
       }
     } finally {
       close(stores);
@@ -235,8 +244,8 @@ for (const [mode, index] of MODES) {
     const stores = open(TOOLS);
     const all = openStoreReader(TOOLS_ALL);
     try {
-      const union = listToolsOfStores(stores, {}, index, {});
-      const single = listTools(new HistorySource(all), {}, index, {});
+      const union = listToolsOfStores(stores, {}, index, HOOKS);
+      const single = listTools(new HistorySource(all), {}, index, HOOKS);
       assert.deepEqual(union, single);
       assert.deepEqual(
         union.tools.map((t) => [t.name, t.calls, t.runs]),
