@@ -17,6 +17,7 @@ import {
 import { searchOptions, searchStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
+import { noticeWarnings, showWithNotices, withNotices } from './warnings.js';
 
 export interface SessionOptions extends WorkHooks {
   /**
@@ -66,30 +67,30 @@ export class Session {
   /** BM25 search with the reference's semantics; `scope-not-found` outcomes carry `missing`. */
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
     const options = searchOptions(request);
-    return searchStore(this.store, options, this.index, this.hooks(hooks));
+    return withNotices(searchStore(this.store, options, this.index, this.hooks(hooks)), noticeWarnings(this.store));
   }
 
   /** Runs with snapshot and message counts (`missing` set when the query names what the store lacks). */
   listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
     const h = this.hooks(hooks);
-    return listRuns(this.source(h), query, this.index, h);
+    return withNotices(listRuns(this.source(h), query, this.index, h), noticeWarnings(this.store));
   }
 
   /** Conversations with their runs, time span, searchable messages and agents. */
   listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
     const h = this.hooks(hooks);
-    return listConversations(this.source(h), query, this.index, h);
+    return withNotices(listConversations(this.source(h), query, this.index, h), noticeWarnings(this.store));
   }
 
   /** The tools the scope's messages name: calls, returns, retries, runs, first and last seen (`missing` as for runs). */
   listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
     const h = this.hooks(hooks);
-    return listTools(this.source(h), query, this.index, h);
+    return withNotices(listTools(this.source(h), query, this.index, h), noticeWarnings(this.store));
   }
 
   /** A run's replayed full record (or a window of it), numbered as search excerpts number it. */
   showRun(runId: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowResult {
-    return showRun(this.source(this.hooks(hooks)), runId, request);
+    return showWithNotices(showRun(this.source(this.hooks(hooks)), runId, request), noticeWarnings(this.store));
   }
 
   close(): void {

@@ -7,7 +7,7 @@
 import { DEFAULTS } from './defaults.js';
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { HistorySource } from '../history/source.js';
+import { HistorySource, renameRun } from '../history/source.js';
 import { storeToolNames } from '../history/tool-names.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import { scopeMiss } from '../search/scope.js';
@@ -28,6 +28,7 @@ import {
   type RunQuery,
   type RunSummary,
 } from './listings.js';
+import { noticeWarnings, showWithNotices, withNotices, type Warning } from './warnings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import { readConsistently, type SessionOptions } from './session.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
@@ -148,7 +149,7 @@ export class StoreSet {
     this.unambiguous(request.filter?.parent, names);
     const parent = shownName(request.filter?.parent, names);
     const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
-    return searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks));
+    return withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
   }
 
   /**
@@ -184,15 +185,15 @@ export class StoreSet {
     if ((query.limit ?? null) !== null) rows = rows.slice(0, query.limit!);
     const shown = new Set(rows.map((r) => r.run.runId));
     const warnings = perStore.flatMap((l, i) =>
-      (l?.warnings ?? []).map((w) => ({ ...w, runId: names.name(i, w.runId) })).filter((w) => shown.has(w.runId)),
+      (l?.warnings ?? []).map((w) => renameRun(w, (id) => names.name(i, id))).filter((w) => w.runId !== null && shown.has(w.runId)),
     );
-    return { runs: rows, warnings, missing: null };
+    return withNotices({ runs: rows, warnings, missing: null }, this.notices());
   }
 
   /** The `tools` listing over the union of the stores' corpora (see listToolsOfStores). */
   listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
     this.unambiguous(query.runId, this.names());
-    return listToolsOfStores(this.stores, query, this.index, this.hooks(hooks));
+    return withNotices(listToolsOfStores(this.stores, query, this.index, this.hooks(hooks)), this.notices());
   }
 
   /**
@@ -219,10 +220,12 @@ export class StoreSet {
       if (l.warnings.length === 0) return [];
       const conversationOf = new Map(this.storeRuns()[i]!.map((r) => [r.runId, r.conversationId]));
       return l.warnings
-        .filter((w) => conversationOf.has(w.runId) && shown.has(key(this.stores[i]!.label, conversationOf.get(w.runId))))
-        .map((w) => ({ ...w, runId: names.name(i, w.runId) }));
+        .filter(
+          (w) => w.runId !== null && conversationOf.has(w.runId) && shown.has(key(this.stores[i]!.label, conversationOf.get(w.runId))),
+        )
+        .map((w) => renameRun(w, (id) => names.name(i, id)));
     });
-    return { conversations: rows, warnings };
+    return withNotices({ conversations: rows, warnings }, this.notices());
   }
 
   /** A run's record, the run named as the union names it (`<label>:<run-id>` where two stores share the id). */
@@ -235,14 +238,21 @@ export class StoreSet {
     const shown = showRun(source, at.runId, request);
     if (shown.kind !== 'shown') return shown;
     const view = shown.view;
-    return {
+    const named: ShowResult = {
       kind: 'shown',
       view: {
         ...view,
         summary: { ...view.summary, run: names.run(at.store, view.summary.run) },
-        warnings: view.warnings.map((w) => ({ ...w, runId: names.name(at.store, w.runId) })),
+        warnings: view.warnings.map((w) => renameRun(w, (id) => names.name(at.store, id))),
       },
     };
+    return showWithNotices(named, this.notices());
+  }
+
+  /** Every store's notices so far, runs named as the union names them, the store named in each. */
+  private notices(): Warning[] {
+    const names = this.names();
+    return this.stores.flatMap((s, i) => noticeWarnings(s.store, s.label).map((w) => renameRun(w, (id) => names.name(i, id))));
   }
 
   /** True when no store changed under a read in place. */

@@ -105,6 +105,10 @@ export class RunReplayer {
 
   add(row: StoreSnapshot): void {
     this.snapshotsRead++;
+    if (row.problem !== undefined) {
+      this.skipped.push({ runId: this.runId, seq: row.seq, reason: row.problem });
+      return;
+    }
     let parsed: ParsedSnapshot;
     try {
       parsed = this.parse(row.messages);

@@ -1,3 +1,4 @@
+import type { StoreNoticeKind } from '../store/notices.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { ReplayDriver } from './driver.js';
 import { replayRun, type RecordMessage, type RunReplay, type SkippedSnapshot } from './replay.js';
@@ -5,7 +6,27 @@ import { replayRun, type RecordMessage, type RunReplay, type SkippedSnapshot } f
 /** Something the reference would have skipped silently; convsearch counts and reports it. */
 export type Warning =
   | { readonly kind: 'unreadable-snapshot'; readonly runId: string; readonly seq: number; readonly reason: string }
-  | { readonly kind: 'unknown-part-kind'; readonly runId: string; readonly partKind: string; readonly count: number };
+  | { readonly kind: 'unknown-part-kind'; readonly runId: string; readonly partKind: string; readonly count: number }
+  /** Something the store reader skipped or read leniently (`StoreReader.notices`); runId and seq when it concerns one. */
+  | {
+      readonly kind: 'store-notice';
+      readonly notice: StoreNoticeKind;
+      readonly runId: string | null;
+      readonly seq: number | null;
+      readonly detail: string;
+    };
+
+/** The warning with its run named otherwise (several stores qualify run ids); one about no run stays as it is. */
+export function renameRun(w: Warning, rename: (runId: string) => string): Warning {
+  return w.runId === null ? w : { ...w, runId: rename(w.runId) };
+}
+
+/** The store's notices so far, as warnings; `label` names the store in each, where several are read together. */
+export function noticeWarnings(store: StoreReader, label?: string): Warning[] {
+  return store
+    .notices()
+    .map((n) => ({ kind: 'store-notice', notice: n.kind, runId: n.runId, seq: n.seq, detail: label ? `${label}: ${n.detail}` : n.detail }));
+}
 
 /** Called while a batch of runs is replayed: `done` of `total` runs finished. Keep it cheap. */
 export type ProgressFn = (done: number, total: number) => void;

@@ -15,9 +15,14 @@ export const SCHEMA_VERSION = 1;
 type Json = Record<string, unknown>;
 
 export function warningJson(w: Warning): Json {
-  return w.kind === 'unreadable-snapshot'
-    ? { kind: w.kind, run_id: w.runId, seq: w.seq, reason: w.reason }
-    : { kind: w.kind, run_id: w.runId, part_kind: w.partKind, count: w.count };
+  switch (w.kind) {
+    case 'unreadable-snapshot':
+      return { kind: w.kind, run_id: w.runId, seq: w.seq, reason: w.reason };
+    case 'unknown-part-kind':
+      return { kind: w.kind, run_id: w.runId, part_kind: w.partKind, count: w.count };
+    case 'store-notice':
+      return { kind: w.kind, notice: w.notice, run_id: w.runId, seq: w.seq, detail: w.detail };
+  }
 }
 
 /** One `--ndjson` line: `{"type", "schema_version", "data"}`. */

@@ -13,7 +13,7 @@
  * qualified form is what the union's scope accepts back (for any run, shared or not); an id held by one
  * store is shown as it is.
  */
-import type { Warning } from '../history/source.js';
+import { renameRun, type Warning } from '../history/source.js';
 import type { RenderedMessage } from '../render/record.js';
 import type { PartRole } from '../render/roles.js';
 import type { StoreRun } from '../store/reader.js';
@@ -176,7 +176,7 @@ class UnionCorpus implements Corpus {
       this.origin.push({ store, section: index });
     }
     stores.forEach((c, store) => {
-      for (const w of c?.warnings ?? []) this.warnings.push({ ...w, runId: names.name(store, w.runId) });
+      for (const w of c?.warnings ?? []) this.warnings.push(renameRun(w, (id) => names.name(store, id)));
     });
   }
 

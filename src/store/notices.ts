@@ -1,8 +1,8 @@
 import type { StoreSnapshot } from './reader.js';
 
 /**
- * What a File, Postgres or Redis reader tells beyond the `StoreReader` seam (proposed for it): items the
- * reference skips or tolerates silently, which convsearch counts instead of losing them quietly.
+ * What a reader tells of the items the reference skips or tolerates silently (`StoreReader.notices`),
+ * which convsearch counts and reports instead of losing them quietly.
  */
 export type StoreNoticeKind =
   /** A naive `started_at` among aware ones (Python raises): read as UTC. */
@@ -25,14 +25,8 @@ export interface StoreNotice {
   readonly detail: string;
 }
 
-/** A reader that reports notices (the new backends; the seam should grow this method). */
-export interface NoticeSource {
-  /** Notices so far, in the order they arose; each item once. */
-  notices(): readonly StoreNotice[];
-}
-
 /** Collects notices once each (a view read twice reports its skips once). */
-export class Notices implements NoticeSource {
+export class Notices {
   private readonly list: StoreNotice[] = [];
   private readonly seen = new Set<string>();
 
@@ -50,8 +44,7 @@ export class Notices implements NoticeSource {
 
 /**
  * A snapshot that is listed but cannot be read (not UTF-8, not a JSON object, a wrong field type, an
- * unknown state). Its `messages` is null and `problem` says why; the replay must count it as skipped
- * with that reason (the seam's `StoreSnapshot` should grow `problem`).
+ * unknown state). Its `messages` is null and `problem` says why; the replay skips it with that reason.
  */
 export interface UnreadableSnapshot extends StoreSnapshot {
   readonly messages: null;

@@ -6,6 +6,7 @@
  *
  * Every implementation is read-only: no write of any kind reaches the store, ever.
  */
+import type { StoreNotice } from './notices.js';
 import type { StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
@@ -38,6 +39,8 @@ export interface StoreSnapshot {
   readonly stepIndex: unknown;
   readonly timestamp: unknown;
   readonly messages: unknown;
+  /** Why the reader could not read the row at all (then `messages` is null): the replay skips it with this reason. */
+  readonly problem?: string;
 }
 
 export interface SnapshotMark {
@@ -114,6 +117,8 @@ export interface StoreReader {
    * reaches it), or null when `e` is not one.
    */
   storeError(e: unknown): StoreError | null;
+  /** Items the reader skipped or read leniently so far, where the reference is silent (each once, in order). */
+  notices(): readonly StoreNotice[];
   close(): void;
 }
 

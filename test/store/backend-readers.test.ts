@@ -16,7 +16,6 @@ import { RunReplayer } from '../../src/history/replay.js';
 import { pyJsonDumps } from '../../src/py/repr.js';
 import { renderRecordMessage } from '../../src/render/record.js';
 import { MediaCache, restoreMedia } from '../../src/history/media.js';
-import type { NoticeSource } from '../../src/store/notices.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreReader, StoreSnapshot } from '../../src/store/reader.js';
 import {
@@ -59,18 +58,13 @@ type Backend = 'file' | 'postgres' | 'redis';
 const BACKENDS: Backend[] = ['file', 'postgres', 'redis'];
 
 /** Opens a backend copy of a store, or returns why it cannot (server missing). */
-function openBackend(backend: Backend, store: StoreName): (StoreReader & NoticeSource) | string {
-  if (backend === 'file') return openStoreReader(fileCopies.get(store)!) as StoreReader & NoticeSource;
-  if (backend === 'postgres') return typeof pg === 'string' ? pg : (openStoreReader(pg.url(store)) as StoreReader & NoticeSource);
-  return typeof redis === 'string' ? redis : (openStoreReader(redis.url(STORES.indexOf(store))) as StoreReader & NoticeSource);
+function openBackend(backend: Backend, store: StoreName): StoreReader | string {
+  if (backend === 'file') return openStoreReader(fileCopies.get(store)!) as StoreReader;
+  if (backend === 'postgres') return typeof pg === 'string' ? pg : (openStoreReader(pg.url(store)) as StoreReader);
+  return typeof redis === 'string' ? redis : (openStoreReader(redis.url(STORES.indexOf(store))) as StoreReader);
 }
 
-function withBackend(
-  t: TestContext,
-  backend: Backend,
-  store: StoreName,
-  body: (r: StoreReader & NoticeSource, sqlite: StoreReader) => void,
-): void {
+function withBackend(t: TestContext, backend: Backend, store: StoreName, body: (r: StoreReader, sqlite: StoreReader) => void): void {
   const r = openBackend(backend, store);
   if (typeof r === 'string') {
     t.skip(r);

@@ -6,60 +6,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { StoreError } from '../../src/store/errors.js';
 import { FileStoreReader } from '../../src/store/file/reader.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreSnapshot } from '../../src/store/reader.js';
 import { FIXTURES, treeState } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
-
-interface RunSpec {
-  runId?: unknown;
-  startedAt?: string;
-  conversationId?: string | null;
-}
-
-function writeRun(root: string, dir: string, spec: RunSpec = {}): void {
-  mkdirSync(join(root, dir, 'snapshots'), { recursive: true });
-  const record = {
-    run_id: spec.runId ?? dir,
-    conversation_id: spec.conversationId ?? null,
-    parent_run_id: null,
-    agent_name: null,
-    metadata: {},
-    started_at: spec.startedAt ?? '2025-01-01T00:00:00+00:00',
-    registration_id: null,
-  };
-  writeFileSync(join(root, dir, 'run.json'), pyJsonDumpsAscii(record));
-}
-
-function snapshotText(runId: string, step: number, text: string, state: string | null = 'complete', pad = 0): string {
-  const messages = [
-    { parts: [{ content: text + ' '.repeat(pad), timestamp: '2025-01-01T00:00:00Z', part_kind: 'user-prompt' }], kind: 'request' },
-  ];
-  return pyJsonDumpsAscii({
-    run_id: runId,
-    step_index: step,
-    conversation_id: null,
-    parent_run_id: null,
-    agent_name: null,
-    timestamp: '2025-01-01T00:00:01+00:00',
-    state,
-    messages,
-    idempotency_key: null,
-  });
-}
-
-/** Like the writer: a temp sibling renamed into place. */
-function writeSnapshot(root: string, runId: string, name: string, text: string): void {
-  const path = join(root, runId, 'snapshots', name);
-  writeFileSync(`${path}.0123456789abcdef0123456789abcdef.tmp`, text);
-  renameSync(`${path}.0123456789abcdef0123456789abcdef.tmp`, path);
-}
+import { snapshotText, writeRun, writeSnapshot } from '../helpers/file-store.js';
 
 const seqs = (it: Iterable<StoreSnapshot>): number[] => [...it].map((s) => s.seq);
 

@@ -11,7 +11,6 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StoreError } from '../../src/store/errors.js';
-import type { NoticeSource } from '../../src/store/notices.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreReader } from '../../src/store/reader.js';
 import { FIXTURES, STORES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
@@ -91,8 +90,8 @@ function readAll(r: StoreReader): string {
   });
 }
 
-function withReader<T>(target: string, body: (r: StoreReader & NoticeSource) => T): T {
-  const r = openStoreReader(target) as StoreReader & NoticeSource;
+function withReader<T>(target: string, body: (r: StoreReader) => T): T {
+  const r = openStoreReader(target) as StoreReader;
   try {
     return body(r);
   } finally {
@@ -324,7 +323,7 @@ describe('Redis reader', () => {
     if (!s) return;
     const db = 11;
     s.load(db, join(FIXTURES, 'redis', 'small.redis'));
-    const r = openStoreReader(s.url(db)) as StoreReader & NoticeSource;
+    const r = openStoreReader(s.url(db)) as StoreReader;
     const fp = r.fingerprint();
     // prune the oldest, append a new one (upstream's write order)
     s.cli(db, ['DEL', `${PREFIX}:snapshot:{run-alpha-1}:1`]);

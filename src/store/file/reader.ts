@@ -25,7 +25,7 @@ import {
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
-import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
+import { Notices, unreadable, type StoreNotice } from '../notices.js';
 import { pyInt } from '../py-int.js';
 import { decodeUtf8, fileSnapshot, runFromJson, type PayloadSnapshot, type SnapshotState } from '../records.js';
 import { integerMember, MessagesHint, scanPayload, stringMember } from '../payload.js';
@@ -77,7 +77,7 @@ function isMissing(e: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-export class FileStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
+export class FileStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
   private readonly root: string;

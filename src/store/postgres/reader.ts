@@ -7,7 +7,7 @@
  */
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
-import { Notices, type NoticeSource, type StoreNotice } from '../notices.js';
+import { Notices, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
@@ -29,7 +29,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** int8 and count(*) arrive as text (they may exceed 2^53 in principle). */
 const num = (v: unknown): number => Number(v);
 
-export class PostgresStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
+export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
   private readonly bridge: SyncBridge;

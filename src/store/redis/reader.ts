@@ -15,7 +15,7 @@ import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { compareCodePoints } from '../instant.js';
-import { Notices, unreadable, type NoticeSource, type StoreNotice } from '../notices.js';
+import { Notices, unreadable, type StoreNotice } from '../notices.js';
 import { headStep, MessagesHint } from '../payload.js';
 import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
@@ -60,7 +60,7 @@ interface View {
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
-export class RedisStoreReader extends SeamDefaults implements StoreReader, NoticeSource {
+export class RedisStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
   private readonly prefix: string;

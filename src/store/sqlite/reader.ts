@@ -1,3 +1,4 @@
+import type { StoreNotice } from '../notices.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { StoreContent } from '../content.js';
@@ -125,6 +126,11 @@ export class SqliteReader implements StoreReader {
 
   stamp(): string | null {
     return this.file.fileStamp;
+  }
+
+  /** SQLite rows are read as they are: what cannot be read is an unreadable snapshot or a StoreError. */
+  notices(): readonly StoreNotice[] {
+    return [];
   }
 
   share(): StoreShare | null {
