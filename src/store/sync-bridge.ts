@@ -46,14 +46,20 @@ export interface OpenMessage {
   readonly config: unknown;
 }
 
-/** A driver thread started ahead of its bridge (see prestart.ts): the driver is being imported already. */
+/**
+ * A driver thread no bridge uses: started ahead of its bridge (see prestart.ts; the driver is being
+ * imported already), or handed back by a bridge that closed its session cleanly (a process that opens
+ * stores again and again, a library user's, pays the thread's start once).
+ */
 interface Spare {
   readonly worker: Worker;
   readonly port: MessagePort;
   readonly signal: SharedArrayBuffer;
+  /** Replies the thread posted so far (the shared count goes on from there). */
+  readonly replies: number;
 }
 
-/** At most one spare per driver module: a command opens one store. */
+/** At most one spare per driver module: a command opens one store at a time. */
 const spares = new Map<string, Spare>();
 
 function startThread(driver: URL): Spare {
@@ -65,7 +71,9 @@ function startThread(driver: URL): Spare {
   const worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
   // a reader that is never closed (or a spare never taken) must not keep the process alive
   worker.unref();
-  return { worker, port: port1, signal };
+  // a spare handed back keeps its port; the port must not keep the process alive either
+  port1.unref();
+  return { worker, port: port1, signal, replies: 0 };
 }
 
 export class SyncBridge {
@@ -81,7 +89,7 @@ export class SyncBridge {
 
   /** `label` names the store in errors (never with credentials); `silentMs` overrides how long a silent thread is waited for. */
   constructor(
-    driver: URL,
+    private readonly driver: URL,
     config: unknown,
     private readonly label: string,
     private readonly silentMs = SILENT_MS,
@@ -91,6 +99,7 @@ export class SyncBridge {
     this.worker = thread.worker;
     this.port = thread.port;
     this.signal = new Int32Array(thread.signal);
+    this.posted = this.received = thread.replies;
     const open: OpenMessage = { op: 'open', config };
     this.port.postMessage(open);
   }
@@ -164,19 +173,35 @@ export class SyncBridge {
     return reply;
   }
 
-  /** Ends the session (the driver closes its connection) and the thread. Idempotent. */
+  /**
+   * Ends the session (the driver closes its connection). A thread that closed it cleanly is kept as
+   * its driver's spare for the next bridge; any other ends. Idempotent.
+   */
   close(): void {
     if (this.ended) return;
     this.ended = true;
+    let clean = false;
     try {
       // a session still answering ends its transaction and connection itself
-      if (!this.closed) this.take(this.post({ op: 'close' }));
+      if (!this.closed) {
+        this.take(this.post({ op: 'close' }));
+        clean = Atomics.load(this.signal, STOPPED) === 0;
+      }
     } catch {
       // closing is best effort: the connection dies with the thread anyway
     } finally {
       this.closed = true;
-      this.port.close();
-      void this.worker.terminate();
+      if (clean && !spares.has(this.driver.href)) {
+        spares.set(this.driver.href, {
+          worker: this.worker,
+          port: this.port,
+          signal: this.signal.buffer as SharedArrayBuffer,
+          replies: this.received,
+        });
+      } else {
+        this.port.close();
+        void this.worker.terminate();
+      }
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The driver thread of a {@link SyncBridge}: imports the driver module named by the main thread, opens
  * a session at once and answers each request with one reply, counted in the shared signal
- * so that the blocked main thread wakes. Never run on the main thread.
+ * so that the blocked main thread wakes. After a close it waits for the next `open` (a later bridge
+ * reuses the thread). Never run on the main thread.
  */
 import { isMainThread, workerData } from 'node:worker_threads';
 import {
@@ -61,9 +62,11 @@ if (!isMainThread) {
     queue = queue.then(async () => {
       try {
         if (request.op === 'close') {
+          // the connection ends; the thread stays, for the next bridge on this driver to open another
           await (await session.catch(() => null))?.close();
+          session = Promise.reject(new Error('no session was opened'));
+          session.catch(() => undefined);
           reply({ ok: true, value: null });
-          port.close();
           return;
         }
         reply({ ok: true, value: await (await session).handle(request) });

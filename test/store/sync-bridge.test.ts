@@ -17,21 +17,26 @@ describe('SyncBridge', () => {
     assert.throws(() => b.call({ op: 'echo' }), /closed/);
   });
 
-  it("a thread started ahead (prestart) is taken by the next bridge on its driver, and opened with that bridge's settings", () => {
+  it("a thread started ahead (prestart) is taken by the next bridge, opened with that bridge's settings, and handed back when closed cleanly", () => {
     const spare = SyncBridge.prestart(DRIVER);
     assert.equal(SyncBridge.prestart(DRIVER), spare, 'one spare per driver');
     const refused = new SyncBridge(DRIVER, { refuse: true }, 'pg');
     assert.throws(() => refused.call({ op: 'echo' }), /pg: connection refused by the test/);
-    refused.close();
-    const again = SyncBridge.prestart(DRIVER);
-    assert.notEqual(again, spare, 'the first spare was taken');
+    const held = SyncBridge.prestart(DRIVER);
+    assert.notEqual(held, spare, 'the first spare was taken');
+    refused.close(); // there is a spare already: its thread ends
     const b = new SyncBridge(DRIVER, {}, 's');
-    assert.equal(b.call({ op: 'thread' }), again);
+    assert.equal(b.call({ op: 'thread' }), held);
     assert.equal(b.call({ op: 'echo', value: 'opened' }), 'opened');
-    const other = new SyncBridge(DRIVER, {}, 's');
-    assert.notEqual(other.call({ op: 'thread' }), again, 'no spare left: a thread of its own');
-    other.close();
     b.close();
+    assert.equal(SyncBridge.prestart(DRIVER), held, 'a cleanly closed bridge hands its thread back');
+    const c = new SyncBridge(DRIVER, {}, 's');
+    assert.equal(c.call({ op: 'thread' }), held, 'and the next bridge reuses it');
+    assert.equal(c.call({ op: 'echo', value: 'again' }), 'again', 'with a session of its own');
+    const other = new SyncBridge(DRIVER, {}, 's');
+    assert.notEqual(other.call({ op: 'thread' }), held, 'no spare left: a thread of its own');
+    other.close();
+    c.close();
   });
 
   it('sends ahead: a reply is taken later, or dropped when a later one is taken first', () => {

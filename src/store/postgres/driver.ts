@@ -17,12 +17,17 @@ export interface SelectRequest {
   readonly values?: readonly unknown[];
 }
 
+/** What the reader sends: the connection, and libpq's variables as the main thread saw them (see libpqEnv). */
+export interface DriverConfig extends PostgresConnection {
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
 /** libpq's sslmode in node's TLS terms (`prefer`/`allow` cannot fall back here: they mean no TLS). */
-function tlsOptions(c: PostgresConnection): false | ConnectionOptions {
-  const mode = c.sslmode ?? (process.env.PGSSLMODE || 'disable');
+function tlsOptions(c: DriverConfig): false | ConnectionOptions {
+  const mode = c.sslmode ?? (c.env.PGSSLMODE || 'disable');
   if (mode === 'disable' || mode === 'allow' || mode === 'prefer') return false;
   const tls: ConnectionOptions = {};
-  const rootcert = c.sslrootcert ?? process.env.PGSSLROOTCERT;
+  const rootcert = c.sslrootcert ?? c.env.PGSSLROOTCERT;
   if (rootcert) tls.ca = readFileSync(rootcert);
   if (c.sslcert) tls.cert = readFileSync(c.sslcert);
   if (c.sslkey) tls.key = readFileSync(c.sslkey);
@@ -33,7 +38,7 @@ function tlsOptions(c: PostgresConnection): false | ConnectionOptions {
 }
 
 export async function open(config: unknown): Promise<DriverSession> {
-  const c = config as PostgresConnection;
+  const c = config as DriverConfig;
   const client = new pg.Client({
     host: c.host,
     port: c.port,
@@ -42,8 +47,8 @@ export async function open(config: unknown): Promise<DriverSession> {
     // asked only when the server wants one: the URL's, else PGPASSWORD, else ~/.pgpass (libpq's order)
     password: async (p: { host: string; port: number; database: string; user: string }) =>
       c.password ??
-      (process.env.PGPASSWORD || undefined) ??
-      pgpassLookup({ host: p.host, port: String(p.port), database: p.database, user: p.user }),
+      (c.env.PGPASSWORD || undefined) ??
+      pgpassLookup({ host: p.host, port: String(p.port), database: p.database, user: p.user }, c.env),
     ssl: tlsOptions(c),
     application_name: c.applicationName,
     connectionTimeoutMillis: c.connectTimeoutSeconds * 1000,

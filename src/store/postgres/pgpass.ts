@@ -27,6 +27,16 @@ function fields(line: string): string[] {
 }
 
 /**
+ * The variables libpq reads that the driver honours, taken on the main thread when a store is opened:
+ * a driver thread lives on from one store to the next, and its own copy of the environment would be
+ * the one of its start.
+ */
+export function libpqEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  const { PGPASSWORD, PGPASSFILE, PGSSLMODE, PGSSLROOTCERT, HOME } = env;
+  return { PGPASSWORD, PGPASSFILE, PGSSLMODE, PGSSLROOTCERT, HOME };
+}
+
+/**
  * The password `.pgpass` holds for a connection, as libpq reads it: `$PGPASSFILE` or `~/.pgpass`,
  * ignored when group or others may read it, first matching `host:port:database:user:password` line
  * (`*` matches anything; a socket directory counts as `localhost`).

@@ -11,6 +11,8 @@ import { Notices, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget } from '../server-url.js';
+import type { DriverConfig } from './driver.js';
+import { libpqEnv } from './pgpass.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
@@ -46,7 +48,8 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     const t = postgresTarget(target);
     this.label = t.label;
     this.identity = t.identity;
-    this.bridge = new SyncBridge(DRIVERS.postgres, t.connection, t.label);
+    const config: DriverConfig = { ...t.connection, env: libpqEnv() };
+    this.bridge = new SyncBridge(DRIVERS.postgres, config, t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {
       // the transaction's snapshot is taken here, by its first query
