@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqliteReader, SqliteReader } from '../../src/store/sqlite/reader.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
-import { searchStore } from '../../src/api/search.js';
+import { searchStores } from '../../src/api/search.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
@@ -64,7 +64,7 @@ function phaseFloor(store: string, parse: boolean): PhaseResult {
 function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: string): PhaseResult {
   const t = performance.now();
   const s = openSqliteReader(store);
-  const outcome = searchStore(s, options(query, scope), false);
+  const outcome = searchStores([{ label: s.label, store: s }], options(query, scope), false);
   s.close();
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
 }
@@ -94,7 +94,7 @@ function phaseSync(store: string, index: string): PhaseResult {
 function phaseSearch(store: string, index: string, query: string): PhaseResult {
   const t = performance.now();
   const s = openSqliteReader(store); // the incremental phases change the SQLite store
-  searchStore(s, options(query, { scope: 'all' }), { path: index });
+  searchStores([{ label: s.label, store: s }], options(query, { scope: 'all' }), { path: index });
   const mode = s.mode;
   s.close();
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { mode } };
@@ -121,7 +121,7 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   for (const q of queries) {
     const t = performance.now();
     const s = openStoreReader(store);
-    searchStore(s, options(q.query, q.scope), { path: index });
+    searchStores([{ label: s.label, store: s }], options(q.query, q.scope), { path: index });
     s.close();
     times.push(performance.now() - t);
   }

@@ -170,8 +170,8 @@ function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | nu
   return limit === null ? ordered : ordered.slice(0, limit);
 }
 
-/** The runs a query picks, with their counts. */
-export function listRuns(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
+/** The runs of one store a query picks, with their counts (Session.listRuns merges the stores'). */
+export function runsOfStore(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
   const all = source.runs();
   const missing =
     (query.conversationId !== undefined
@@ -190,8 +190,8 @@ export function listRuns(source: HistorySource, query: RunQuery, index: IndexCho
   });
 }
 
-/** Conversations (runs without one grouped under null) with their counts, ordered and cut as asked. */
-export function listConversations(
+/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked. */
+export function conversationsOfStore(
   source: HistorySource,
   query: ConversationQuery,
   index: IndexChoice,

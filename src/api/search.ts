@@ -90,28 +90,17 @@ export interface WorkHooks {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-/** One search over a store, through the sidecar index unless `index` is false. Same outcome either way. */
-export function searchStore(store: StoreReader, options: SearchOptions, index: IndexChoice, hooks: WorkHooks = {}): SearchOutcome {
-  // messages without a timestamp are dated by their snapshot, read from the store either way
-  const ctx: SearchContext = { snapshotTime: (runId, seq) => store.snapshotTime(runId, seq) };
-  const replay = (): SearchOutcome => {
-    const source = new HistorySource(store, { onProgress: hooks.onProgress });
-    return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv(hooks.env)), options, ctx);
-  };
-  if (index === false) return replay();
-  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
-}
-
-/** A store of a search over several: its label (as the user named it, or as its directory lists it) and its reader. */
+/** A store of a session: its label (as the user named it, or as its directory lists it) and its reader. */
 export interface NamedStore {
   readonly label: string;
   readonly store: StoreReader;
 }
 
 /**
- * One search over several stores as one corpus (see search/union.ts): each store through its own index
- * (or replayed, when `index` is false or its index cannot be used), with its own attribution; hits and
- * runs name their store, and run ids two stores share are qualified.
+ * One search over a session's stores as one corpus (see search/union.ts): each store through its own
+ * index (or replayed, when `index` is false or its index cannot be used; same outcome either way), with
+ * its own attribution; with several stores, hits and runs name their store, and run ids two stores
+ * share are qualified.
  */
 export function searchStores(
   stores: readonly NamedStore[],
@@ -154,7 +143,8 @@ export function withUnion<T>(
     if (index === false) return open(i + 1, [...sources, replayed(s)]);
     return withIndex(
       s.store,
-      { ...hooks },
+      // an index file named by path serves one store: the session refuses it with several
+      { path: index.path, ...hooks },
       (source) => {
         try {
           return open(i + 1, [...sources, source]);

@@ -1,109 +1,247 @@
-import { HistorySource } from '../history/source.js';
+/**
+ * A session: the stores a command reads, opened read-only, and what can be asked of them. One store is a
+ * set of one; several (`--db` given more than once, or a directory of SQLite files) are read as one
+ * corpus (search/union.ts): each store keeps its own replay, index and attribution, runs carry their
+ * store's label, and run ids two stores share are qualified `<label>:<run-id>` (accepted back by the
+ * run scope, `parent` and `showRun`). A set of one labels and qualifies nothing: it answers as its store.
+ */
+import { HistorySource, noticeWarnings, renameRun, type Warning } from '../history/source.js';
 import { storeToolNames } from '../history/tool-names.js';
+import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
+import { mergeOrder, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
-import type { StoreReader, StoreRun } from '../store/reader.js';
 import { openStoreReader } from '../store/open-reader.js';
-
-export { prestartDrivers } from '../store/prestart.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
+import { DEFAULTS } from './defaults.js';
+import { RequestError } from './errors.js';
 import {
-  listConversations,
-  listRuns,
+  conversationsOfStore,
+  runsOfStore,
+  sortConversations,
+  sortRuns,
   type ConversationListing,
   type ConversationQuery,
+  type ConversationSummary,
   type RunListing,
   type RunQuery,
+  type RunSummary,
 } from './listings.js';
-import { searchOptions, searchStore, type SearchRequest, type WorkHooks } from './search.js';
+import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowResult } from './show.js';
+import { storeTargets } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
-import { noticeWarnings, showWithNotices, withNotices } from './warnings.js';
+import { showWithNotices, withNotices } from './warnings.js';
+
+export { prestartDrivers } from '../store/prestart.js';
 
 export interface SessionOptions extends WorkHooks {
   /**
    * The sidecar index searches and listings read through: by default one per store in the user cache
-   * directory (`$XDG_CACHE_HOME/convsearch`); `{ path }` names the file; false replays the store every
-   * time (the reference's way; same results, slower).
+   * directory (`$XDG_CACHE_HOME/convsearch`); `{ path }` names the file (one store only); false replays
+   * the stores every time (the reference's way; same results, slower).
    */
   readonly index?: IndexChoice;
 }
 
+/** A run named either way (bare, or `<label>:<run-id>` even where no other store holds the id) as the session shows it. */
+function shownName<T extends string | null | undefined>(name: T, names: RunNames): T | string {
+  if (name === null || name === undefined) return name;
+  const at = names.resolve(name);
+  return at === null ? name : names.name(at.store, at.runId);
+}
+
+/** Sorted, maybe turned around, then cut: `limit` keeps the first n. */
+function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | null | undefined): T[] {
+  const ordered = reverse ? items.reverse() : items;
+  return limit === null || limit === undefined ? ordered : ordered.slice(0, limit);
+}
+
 /**
- * One store opened read-only, and what can be asked of it. Every call reads one consistent state of the
- * store; hooks given to a call replace the session's.
+ * The stores of one command, opened read-only. Every call reads one consistent state of the stores;
+ * hooks given to a call replace the session's.
  */
 export class Session {
   private readonly index: IndexChoice;
+  /** Each store's runs, read once: a session lives for one read of its stores (withSession opens a new one to read again). */
+  private runLists: ReadonlyArray<readonly StoreRun[]> | null = null;
+  private runNames: RunNames | null = null;
 
   constructor(
-    readonly store: StoreReader,
+    readonly stores: readonly NamedStore[],
     private readonly options: SessionOptions = {},
   ) {
+    if (stores.length === 0) throw new RequestError('a session needs at least one store');
     this.index = options.index ?? {};
+    if (stores.length > 1 && this.index !== false && this.index.path !== undefined)
+      throw new RequestError(
+        '--index names one index file, which serves one store: leave it out with several stores (each has its own index)',
+      );
   }
 
   private hooks(over: WorkHooks): WorkHooks {
     return { ...this.options, ...over };
   }
 
-  private source(hooks: WorkHooks): HistorySource {
-    return new HistorySource(this.store, { onProgress: hooks.onProgress });
+  private storeRuns(): ReadonlyArray<readonly StoreRun[]> {
+    return (this.runLists ??= this.stores.map((s) => s.store.runs()));
   }
 
-  /** Every run, in corpus order (`started_at`, ties by the store's own order). */
-  runs(): StoreRun[] {
-    return this.store.runs();
+  private names(): RunNames {
+    return (this.runNames ??= new RunNames(
+      this.stores.map((s) => s.label),
+      this.storeRuns(),
+    ));
+  }
+
+  /** A bare run id that several stores hold names no run: say which qualified names do. */
+  private unambiguous(name: string | null | undefined, names: RunNames): void {
+    if (name === null || name === undefined) return;
+    const forms = names.qualifiedForms(name);
+    if (forms.length > 0) throw new RequestError(`run id '${name}' is in ${forms.length} stores: name one as ${forms.join(' or ')}`);
+  }
+
+  /** Every store's notices so far (what its reader skipped or read leniently), runs named as the session names them. */
+  private notices(): Warning[] {
+    const names = this.names();
+    const several = this.stores.length > 1;
+    return this.stores.flatMap((s, i) =>
+      noticeWarnings(s.store, several ? s.label : undefined).map((w) => renameRun(w, (id) => names.name(i, id))),
+    );
+  }
+
+  /** The tool names the runs mention (each run's latest snapshot, read as text: for shell completion), sorted, each once. */
+  toolNames(): string[] {
+    return [...new Set(this.stores.flatMap((s) => storeToolNames(s.store)))].sort();
   }
 
   runCount(): number {
-    return this.store.runCount();
+    return this.stores.reduce((n, s) => n + s.store.runCount(), 0);
   }
 
-  /** The tool names the runs mention (each run's latest snapshot, read as text: for shell completion). */
-  toolNames(): string[] {
-    return storeToolNames(this.store);
+  /** Every run, in corpus order (`started_at`, ties by store order, then each store's own order), named as the session names them. */
+  runs(): StoreRun[] {
+    const names = this.names();
+    return mergeOrder(this.storeRuns(), (r) => r.startedAt).map(({ store, item }) => names.run(store, item));
   }
 
-  /** BM25 search with the reference's semantics; `scope-not-found` outcomes carry `missing`. */
+  /** BM25 search with the reference's semantics; a scope naming what the stores lack comes back as `missing`. */
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
-    const options = searchOptions(request);
-    return withNotices(searchStore(this.store, options, this.index, this.hooks(hooks)), noticeWarnings(this.store));
+    const names = this.names();
+    this.unambiguous(request.runId, names);
+    this.unambiguous(request.filter?.parent, names);
+    const parent = shownName(request.filter?.parent, names);
+    const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
+    return withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
   }
 
-  /** Runs with snapshot and message counts (`missing` set when the query names what the store lacks). */
+  /**
+   * Runs with snapshot and message counts: each store's rows merged in corpus order, then sorted,
+   * turned and cut. A conversation or `parent` no store holds is `missing` (a typo is never an empty list).
+   */
   listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
     const h = this.hooks(hooks);
-    return withNotices(listRuns(this.source(h), query, this.index, h), noticeWarnings(this.store));
+    const names = this.names();
+    this.unambiguous(query.parent, names);
+    if (query.parent !== undefined) query = { ...query, parent: shownName(query.parent, names)! };
+    const all = this.runs();
+    const missing =
+      (query.conversationId !== undefined
+        ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
+        : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
+    if (missing) return { runs: [], warnings: [], missing };
+    const parent = query.parent === undefined ? null : names.resolve(query.parent);
+    const sort = query.sort ?? DEFAULTS.runSort;
+    // in corpus order each store need count only the runs that can be shown: the first (or last) `limit` of its own
+    const ends = sort === DEFAULTS.runSort ? { reverse: query.reverse, limit: query.limit ?? null } : { reverse: false, limit: null };
+    const perStore = this.stores.map((s, i): RunListing | null => {
+      if (parent !== null && parent.store !== i) return null;
+      // a conversation this store lacks: nothing of it here
+      if (query.conversationId !== undefined && !this.storeRuns()[i]!.some((r) => r.conversationId === query.conversationId)) return null;
+      const q: RunQuery = { ...query, sort: DEFAULTS.runSort, ...ends, ...(parent ? { parent: parent.runId } : {}) };
+      const listing = runsOfStore(new HistorySource(s.store, { onProgress: h.onProgress }), q, this.index, h);
+      return ends.reverse ? { ...listing, runs: listing.runs.reverse() } : listing;
+    });
+    const merged = mergeOrder(
+      perStore.map((l) => l?.runs ?? []),
+      (r) => r.run.startedAt,
+    ).map(({ store, item }): RunSummary => ({ ...item, run: names.run(store, item.run) }));
+    const rows = arrange(sortRuns(merged, sort), query.reverse, query.limit);
+    const shown = new Set(rows.map((r) => r.run.runId));
+    const warnings = perStore.flatMap((l, i) =>
+      (l?.warnings ?? []).map((w) => renameRun(w, (id) => names.name(i, id))).filter((w) => w.runId !== null && shown.has(w.runId)),
+    );
+    return withNotices({ runs: rows, warnings, missing: null }, this.notices());
   }
 
-  /** Conversations with their runs, time span, searchable messages and agents. */
+  /**
+   * Conversations with their runs, time span, searchable messages and agents: one row per conversation
+   * of each store (a conversation id two stores share is two rows: their runs never share history),
+   * merged by first start (ties by store order), then sorted, turned and cut.
+   */
   listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
     const h = this.hooks(hooks);
-    return withNotices(listConversations(this.source(h), query, this.index, h), noticeWarnings(this.store));
+    const names = this.names();
+    const several = this.stores.length > 1;
+    const perStore = this.stores.map((s) =>
+      conversationsOfStore(new HistorySource(s.store, { onProgress: h.onProgress }), { sort: DEFAULTS.conversationSort }, this.index, h),
+    );
+    const merged = mergeOrder(
+      perStore.map((l) => l.conversations),
+      (c) => c.firstStartedAt,
+    ).map(({ store, item }): ConversationSummary => (several ? { ...item, store: this.stores[store]!.label } : item));
+    const rows = arrange(sortConversations(merged, query.sort ?? DEFAULTS.conversationSort), query.reverse, query.limit);
+    const key = (store: string | undefined, conversation: string | null | undefined): string => JSON.stringify([store, conversation]);
+    const shown = new Set(rows.map((c) => key(c.store, c.conversationId)));
+    const warnings = perStore.flatMap((l, i) => {
+      if (l.warnings.length === 0) return [];
+      const conversationOf = new Map(this.storeRuns()[i]!.map((r) => [r.runId, r.conversationId]));
+      const label = several ? this.stores[i]!.label : undefined;
+      return l.warnings
+        .filter((w) => w.runId !== null && conversationOf.has(w.runId) && shown.has(key(label, conversationOf.get(w.runId))))
+        .map((w) => renameRun(w, (id) => names.name(i, id)));
+    });
+    return withNotices({ conversations: rows, warnings }, this.notices());
   }
 
-  /** The tools the scope's messages name: calls, returns, retries, runs, first and last seen (`missing` as for runs). */
+  /**
+   * The tools the scope's messages name: calls, returns, retries, runs, first and last seen, over the
+   * union of the stores' corpora (`missing` as for runs).
+   */
   listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
-    const h = this.hooks(hooks);
-    return withNotices(listTools(this.source(h), query, this.index, h), noticeWarnings(this.store));
+    this.unambiguous(query.runId, this.names());
+    return withNotices(listTools(this.stores, query, this.index, this.hooks(hooks)), this.notices());
   }
 
-  /** A run's replayed full record (or a window of it), numbered as search excerpts number it. */
-  showRun(runId: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowResult {
-    return showWithNotices(showRun(this.source(this.hooks(hooks)), runId, request), noticeWarnings(this.store));
+  /** A run's replayed full record (or a window of it), numbered as search excerpts number it, the run named as the session names it. */
+  showRun(name: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowResult {
+    const names = this.names();
+    this.unambiguous(name, names);
+    const at = names.resolve(name);
+    if (at === null) return { kind: 'no-run', missing: scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })! };
+    const source = new HistorySource(this.stores[at.store]!.store, { onProgress: this.hooks(hooks).onProgress });
+    const shown = showRun(source, at.runId, request);
+    if (shown.kind !== 'shown') return shown;
+    const view = shown.view;
+    const named: ShowResult = {
+      kind: 'shown',
+      view: {
+        ...view,
+        summary: { ...view.summary, run: names.run(at.store, view.summary.run) },
+        warnings: view.warnings.map((w) => renameRun(w, (id) => names.name(at.store, id))),
+      },
+    };
+    return showWithNotices(named, this.notices());
+  }
+
+  /** True when no store changed under a read in place. */
+  unchanged(): boolean {
+    return this.stores.every((s) => s.store.unchanged());
   }
 
   close(): void {
-    this.store.close();
+    for (const s of this.stores) s.store.close();
   }
-}
-
-/**
- * Opens the store `target` names read-only (a SQLite file, a FileStepStore directory, a `postgresql://`
- * or `redis://` URL), leaving no trace. Close the session when done.
- */
-export function openSession(target: string, options: SessionOptions & { readonly stable?: boolean } = {}): Session {
-  return new Session(openStoreReader(target, { stable: options.stable }), options);
 }
 
 /**
@@ -132,13 +270,47 @@ export async function readConsistently<T>(open: (stable: boolean, opened: StoreR
   }
 }
 
-/** One store read consistently (see readConsistently) through a session. */
-export async function withSession<T>(target: string, options: SessionOptions, fn: (session: Session) => T | Promise<T>): Promise<T> {
+/** Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever fails), each once. */
+function openStores(targets: string | readonly string[], stable: boolean, opened: StoreReader[]): NamedStore[] {
+  const named: NamedStore[] = [];
+  const seen = new Set<string>();
+  for (const label of storeTargets(typeof targets === 'string' ? [targets] : targets)) {
+    const store = openStoreReader(label, { stable });
+    opened.push(store);
+    // the same store named twice (a.db, ./a.db) is read once
+    if (seen.has(store.identity)) continue;
+    seen.add(store.identity);
+    named.push({ label, store });
+  }
+  return named;
+}
+
+/**
+ * Opens the stores `targets` names, read-only and leaving no trace: SQLite files, FileStepStore
+ * directories, `postgresql://` and `redis://` URLs, and directories of SQLite files (each of its `.db`
+ * files a store; see storeTargets). The same store named twice is opened once, under its first label.
+ * Close the session when done.
+ */
+export function openSession(targets: string | readonly string[], options: SessionOptions & { readonly stable?: boolean } = {}): Session {
+  const opened: StoreReader[] = [];
+  try {
+    return new Session(openStores(targets, options.stable ?? false, opened), options);
+  } catch (e) {
+    for (const r of opened) r.close();
+    throw e;
+  }
+}
+
+/** The stores `targets` names, read consistently (see readConsistently) through a session, and closed after `fn`. */
+export async function withSession<T>(
+  targets: string | readonly string[],
+  options: SessionOptions,
+  fn: (session: Session) => T | Promise<T>,
+): Promise<T> {
   let session: Session | null = null;
   return readConsistently(
     (stable, opened) => {
-      session = openSession(target, { ...options, stable });
-      opened.push(session.store);
+      session = new Session(openStores(targets, stable, opened), options);
     },
     () => fn(session!),
   );

@@ -3,7 +3,7 @@ import type { CorpusSource } from '../search/corpus.js';
 import { ReplayCorpusSource } from '../search/replay-source.js';
 import { scopeMiss, type ScopeFilter, type ScopeMiss } from '../search/scope.js';
 import { toolInventory, type InventoryFilter, type ToolUse } from '../search/tool-inventory.js';
-import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { IndexChoice } from '../sidecar/with-index.js';
 import { withUnion, type NamedStore, type WorkHooks } from './search.js';
 
 export type { InventoryFilter, ToolUse } from '../search/tool-inventory.js';
@@ -24,29 +24,11 @@ export interface ToolListing {
 
 /**
  * The tools the scope's messages name, each message once under the run that first persisted it (the
- * sections a search of the scope ranks): from the index when it is current, else a replay; same numbers.
+ * sections a search of the scope ranks), over the union of the stores' corpora (each store's own
+ * attribution; run counts count runs of every store, a shared id once per store): from each store's
+ * index when it is current, else a replay; same numbers.
  */
-export function listTools(source: HistorySource, query: ToolQuery, index: IndexChoice, hooks: WorkHooks): ToolListing {
-  const conversationId = query.conversationId ?? null;
-  const scope: ScopeFilter = { scope: conversationId !== null ? 'conversation' : 'all', conversationId, runId: query.runId ?? null };
-  const missing = scopeMiss(source.runs(), scope);
-  if (missing) return { tools: [], warnings: [], missing };
-  // messages without a timestamp are dated by their snapshot
-  const ctx = { snapshotTime: (runId: string, seq: number) => source.store.snapshotTime(runId, seq) };
-  const list = (corpora: CorpusSource): ToolListing => {
-    const corpus = corpora.corpus(scope);
-    return { tools: toolInventory(corpus, query, ctx), warnings: corpus.warnings, missing: null };
-  };
-  const replay = (): ToolListing => list(new ReplayCorpusSource(source));
-  if (index === false) return replay();
-  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, list, replay);
-}
-
-/**
- * `tools` over several stores: the inventory of the union of their corpora (each store's own
- * attribution; run counts count runs of every store, a shared id once per store).
- */
-export function listToolsOfStores(stores: readonly NamedStore[], query: ToolQuery, index: IndexChoice, hooks: WorkHooks): ToolListing {
+export function listTools(stores: readonly NamedStore[], query: ToolQuery, index: IndexChoice, hooks: WorkHooks): ToolListing {
   const conversationId = query.conversationId ?? null;
   const scope: ScopeFilter = { scope: conversationId !== null ? 'conversation' : 'all', conversationId, runId: query.runId ?? null };
   const replayed = (s: NamedStore): CorpusSource => new ReplayCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }));

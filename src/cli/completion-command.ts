@@ -58,9 +58,8 @@ export function completeCommand(): CommandDef {
         io,
         flags.db,
         { quiet: true },
+        // run ids as the session names them (qualified where several stores share one)
         (session) => (kind === 'tools' ? session.toolNames() : fromRuns(session.runs())),
-        // several stores: run ids as the union names them (qualified where stores share one)
-        { command: '__complete', fn: (stores) => (kind === 'tools' ? stores.toolNames() : fromRuns(stores.runs())) },
       );
       // one word per line: ids holding a newline or control character cannot be completed safely
       const safe = words.filter((id) => id !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(id));

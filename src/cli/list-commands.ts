@@ -141,7 +141,6 @@ Examples:
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listRuns(query, hooks),
-        { command: 'runs', fn: (stores, hooks) => stores.listRuns(query, hooks) },
       );
       // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
       if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
@@ -196,7 +195,6 @@ Examples:
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listConversations(query, hooks),
-        { command: 'conversations', fn: (stores, hooks) => stores.listConversations(query, hooks) },
       );
       if (format === 'json') io.out(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
       else if (format === 'ndjson') io.out(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');

@@ -233,7 +233,6 @@ Examples:
         flags.db,
         { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
         (session, progress) => session.search(request, progress),
-        { command: 'search', fn: (stores, progress) => stores.search(request, progress) },
       );
       if (outcome.missing) {
         // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing

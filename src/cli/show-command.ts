@@ -55,10 +55,7 @@ Examples:
       if (flags.context !== undefined && at === null) throw new UsageError('-C/--context needs --at <n>');
       const context = flags.context === undefined ? DEFAULTS.showContext : parseCount('--context', flags.context, 'context_lines');
       const request = { at, context, includeInterrupted: flags.includeInterrupted === true };
-      const shown = await withCliSession(io, flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks), {
-        command: 'show',
-        fn: (stores, hooks) => stores.showRun(runId, request, hooks),
-      });
+      const shown = await withCliSession(io, flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks));
       if (shown.kind === 'no-run') throw new CommandError(scopeMissMessage(shown.missing));
       if (shown.kind === 'past-end') {
         const n = shown.length;

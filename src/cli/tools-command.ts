@@ -59,7 +59,6 @@ Examples:
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listTools(query, hooks),
-        { command: 'tools', fn: (stores, hooks) => stores.listTools(query, hooks) },
       );
       // a scope naming what the store does not hold is a typo, never an empty list
       if (missing) throw new CommandError(scopeMissMessage(missing));

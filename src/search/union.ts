@@ -84,6 +84,8 @@ export class RunNames {
 
   /** The run of store `store` as the union shows it. */
   run(store: number, r: StoreRun): StoreRun {
+    // a union of one store names its runs as the store does
+    if (this.labels.length === 1) return r;
     const parent = r.parentRunId === null ? null : this.name(store, r.parentRunId);
     return { ...r, runId: this.name(store, r.runId), parentRunId: parent, store: this.labels[store]!, storeRunId: r.runId };
   }

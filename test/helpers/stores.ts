@@ -16,7 +16,10 @@ import { toolText } from '../../src/output/tool-text.js';
 import { renderRecordMessage } from '../../src/render/record.js';
 import { ReplayCorpusSource } from '../../src/search/replay-source.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
-import { search, type SearchOutcome } from '../../src/search/search.js';
+import { search, type SearchOptions, type SearchOutcome } from '../../src/search/search.js';
+import { searchStores, type WorkHooks } from '../../src/api/search.js';
+import type { IndexChoice } from '../../src/sidecar/with-index.js';
+import type { StoreReader } from '../../src/store/reader.js';
 import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 
 const dirs: string[] = [];
@@ -153,4 +156,9 @@ export function searchStore(path: string, call: SearchCall): { outcome: SearchOu
 /** Just the tool text. */
 export function toolReply(path: string, call: SearchCall): string {
   return searchStore(path, call).text;
+}
+
+/** One store's search through the library, as a session of that store runs it (index or replay). */
+export function searchReader(store: StoreReader, options: SearchOptions, index: IndexChoice, hooks: WorkHooks = {}): SearchOutcome {
+  return searchStores([{ label: store.label, store }], options, index, hooks);
 }

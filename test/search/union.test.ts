@@ -14,13 +14,12 @@ import { join } from 'node:path';
 
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { searchOptions, searchStore, searchStores, type NamedStore } from '../../src/api/search.js';
+import { searchOptions, searchStores, type NamedStore } from '../../src/api/search.js';
 import type { SearchOutcome } from '../../src/search/search.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
-import { HistorySource } from '../../src/history/source.js';
-import { listTools, listToolsOfStores } from '../../src/api/tools.js';
+import { listTools } from '../../src/api/tools.js';
 import type { IndexChoice } from '../../src/sidecar/with-index.js';
-import { tempDir } from '../helpers/stores.js';
+import { searchReader, tempDir } from '../helpers/stores.js';
 
 const dir = tempDir('union');
 /** The default index place of these searches: a cache of this file's own (the process's environment is left alone). */
@@ -105,7 +104,7 @@ for (const [mode, index] of MODES) {
         for (const maxMatches of [2, 10]) {
           const options = searchOptions({ query, scope: 'all', maxMatches, contextLines: 1 });
           const union = searchStores(stores, options, index, HOOKS);
-          const single = searchStore(all, options, index, HOOKS);
+          const single = searchReader(all, options, index, HOOKS);
           assert.equal(union.kind, 'found', query);
           assert.deepEqual(summary(union), summary(single), `${query} -m ${maxMatches}`);
           // every hit names its store, and the store holds the run
@@ -122,7 +121,7 @@ for (const [mode, index] of MODES) {
         const options = searchOptions({ query: 'sharedword reply', ...scope });
         assert.deepEqual(
           summary(searchStores(stores, options, index, HOOKS)),
-          summary(searchStore(all, options, index, HOOKS)),
+          summary(searchReader(all, options, index, HOOKS)),
           JSON.stringify(scope),
         );
       }
@@ -153,7 +152,7 @@ for (const [mode, index] of MODES) {
       // each store searched alone: its sections are exactly the union's (nothing attributed away)
       let total = 0;
       for (const s of stores) {
-        const alone = searchStore(s.store, options, index, HOOKS);
+        const alone = searchReader(s.store, options, index, HOOKS);
         assert.equal(alone.kind, 'found');
         if (alone.kind === 'found') total += alone.total;
       }
@@ -244,8 +243,8 @@ for (const [mode, index] of MODES) {
     const stores = open(TOOLS);
     const all = openStoreReader(TOOLS_ALL);
     try {
-      const union = listToolsOfStores(stores, {}, index, HOOKS);
-      const single = listTools(new HistorySource(all), {}, index, HOOKS);
+      const union = listTools(stores, {}, index, HOOKS);
+      const single = listTools([{ label: all.label, store: all }], {}, index, HOOKS);
       assert.deepEqual(union, single);
       assert.deepEqual(
         union.tools.map((t) => [t.name, t.calls, t.runs]),

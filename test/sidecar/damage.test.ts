@@ -4,14 +4,13 @@ import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { searchStore } from '../../src/api/search.js';
 import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { randomOptions, threadedStore } from '../helpers/random-stores.js';
-import { tempDir } from '../helpers/stores.js';
+import { searchReader, tempDir } from '../helpers/stores.js';
 
 const SIDES = ['-wal', '-shm', '-journal'];
 
@@ -26,14 +25,14 @@ function fixture(seed: number) {
   queries.push({ ...queries[0]!, query: 'user tool lookup', scope: 'all', conversationId: null, runId: null, maxMatches: 50 });
   const store = openSqliteReader(path);
   try {
-    searchStore(store, queries[0]!, { path: indexPath }); // builds it
+    searchReader(store, queries[0]!, { path: indexPath }); // builds it
   } finally {
     store.close();
   }
   const good = join(dir, 'good.db');
   copyFileSync(indexPath, good);
   const store2 = openSqliteReader(path);
-  const want = queries.map((o) => searchStore(store2, o, false));
+  const want = queries.map((o) => searchReader(store2, o, false));
   store2.close();
   return { path, indexPath, good: readFileSync(good), queries, want };
 }
@@ -67,7 +66,7 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
         const notes: string[] = [];
         const hooks = { onWarning: (m: string) => notes.push(m), onFallback: (m: string) => notes.push(`fallback: ${m}`) };
         f.queries.forEach((o, q) => {
-          const got = searchStore(store, o, { path: f.indexPath }, hooks);
+          const got = searchReader(store, o, { path: f.indexPath }, hooks);
           assert.equal(toolText(got), toolText(f.want[q]!), `trial ${trial} (${what}), query ${q}`);
           assert.deepEqual(searchJson(got), searchJson(f.want[q]!), `trial ${trial} (${what}), query ${q}`);
         });

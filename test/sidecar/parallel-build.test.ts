@@ -7,7 +7,6 @@ import { rng } from '../../scripts/bench/synthetic-store.js';
 import type { ParallelOptions } from '../../src/parallel/threads.js';
 import { IndexedCorpusSource } from '../../src/sidecar/indexed-source.js';
 import { openIndexDatabase } from '../../src/sidecar/file.js';
-import { searchStore } from '../../src/api/search.js';
 import { decodePostings } from '../../src/sidecar/postings.js';
 import { readIndexMeta } from '../../src/sidecar/meta.js';
 import { IndexSync } from '../../src/sidecar/sync.js';
@@ -16,7 +15,7 @@ import { toolText } from '../../src/output/tool-text.js';
 import { search } from '../../src/search/search.js';
 import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { randomOptions, threadedStore } from '../helpers/random-stores.js';
-import { tempDir } from '../helpers/stores.js';
+import { searchReader, tempDir } from '../helpers/stores.js';
 
 /** Everything an index holds about the store, postings decoded (so the comparison ignores blob layout only). */
 function indexContent(db: BetterSqlite3.Database): unknown {
@@ -64,7 +63,7 @@ describe('index build on several threads', () => {
             for (let q = 0; q < 6; q++) {
               const o = randomOptions(random, runs);
               const indexed = search(parallel.source, o);
-              const replayed = searchStore(store, o, false);
+              const replayed = searchReader(store, o, false);
               assert.equal(toolText(indexed), toolText(replayed), JSON.stringify(o));
               assert.deepEqual(searchJson(indexed), searchJson(replayed), JSON.stringify(o));
             }

@@ -8,7 +8,6 @@ import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { summarizeConversations, summarizeRuns, withRecordCounts } from '../../src/api/listings.js';
-import { searchStore } from '../../src/api/search.js';
 import type { RecordCounts } from '../../src/history/counts.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { HistorySource } from '../../src/history/source.js';
@@ -18,7 +17,7 @@ import type { SearchOptions } from '../../src/search/search.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { randomOptions, writeRun } from '../helpers/random-stores.js';
-import { tempDir } from '../helpers/stores.js';
+import { searchReader, tempDir } from '../helpers/stores.js';
 
 function sha(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -28,8 +27,8 @@ function sha(path: string): string {
 function assertSame(dbPath: string, indexPath: string, options: SearchOptions, label: string): void {
   const store = openSqliteReader(dbPath);
   try {
-    const indexed = searchStore(store, options, { path: indexPath });
-    const replayed = searchStore(store, options, false);
+    const indexed = searchReader(store, options, { path: indexPath });
+    const replayed = searchReader(store, options, false);
     assert.equal(toolText(indexed), toolText(replayed), `${label}: ${JSON.stringify(options)}`);
     assert.deepEqual(searchJson(indexed), searchJson(replayed), `${label}: ${JSON.stringify(options)}`);
   } finally {
