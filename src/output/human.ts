@@ -108,7 +108,7 @@ function hitHeader(h: Hit, style: HumanStyle): string {
     h.run.conversationId === null ? c.dim('no conversation') : c.magenta(`conversation ${escapeInline(h.run.conversationId)}`),
   ];
   if (h.run.agentName !== null) segments.push(c.blue(`agent ${escapeInline(h.run.agentName)}`));
-  segments.push(c.bold(`[${h.messageIndex}] ${partsLabel(h.parts)}`));
+  segments.push(c.bold(`[${h.position}] ${partsLabel(h.parts)}`));
   if (h.timestamp !== null) segments.push(c.dim(escapeInline(compactTimestamp(h.timestamp))));
   const also = alsoAt(h);
   if (also !== null) segments.push(c.green(also));
@@ -117,13 +117,13 @@ function hitHeader(h: Hit, style: HumanStyle): string {
 
 /** `also at run lx-1 [14], [21]; run lx-2 [3]`: where else a collapsed hit's text occurs, by run in corpus order. */
 export function alsoAt(h: Hit): string | null {
-  const others = (h.locations ?? []).filter((l) => l.run.runId !== h.run.runId || l.messageIndex !== h.messageIndex);
+  const others = (h.locations ?? []).filter((l) => l.run.runId !== h.run.runId || l.position !== h.position);
   if (others.length === 0) return null;
   const runs: Array<{ runId: string; at: number[] }> = [];
   for (const l of others) {
     const last = runs[runs.length - 1];
-    if (last && last.runId === l.run.runId) last.at.push(l.messageIndex);
-    else runs.push({ runId: l.run.runId, at: [l.messageIndex] });
+    if (last && last.runId === l.run.runId) last.at.push(l.position);
+    else runs.push({ runId: l.run.runId, at: [l.position] });
   }
   return 'also at ' + runs.map((r) => `run ${escapeInline(r.runId)} ${r.at.map((i) => `[${i}]`).join(', ')}`).join('; ');
 }

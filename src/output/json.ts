@@ -43,7 +43,7 @@ export function hitJson(h: Hit): Json {
     ...storeJson(h.run),
     conversation_id: h.run.conversationId,
     agent_name: h.run.agentName,
-    message_index: h.messageIndex,
+    message_index: h.position,
     roles: [...new Set(h.parts.map((p) => p.role))],
     timestamp: h.timestamp,
     // the step only: a snapshot's seq counts every conversation's snapshots, which a scoped search must not reveal
@@ -75,7 +75,7 @@ export function locationJson(l: HitLocation): Json {
     ...storeJson(l.run),
     conversation_id: l.run.conversationId,
     agent_name: l.run.agentName,
-    message_index: l.messageIndex,
+    message_index: l.position,
     timestamp: l.timestamp,
   };
 }

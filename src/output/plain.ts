@@ -15,7 +15,7 @@ export function plainLines(outcome: SearchOutcome): string[] {
     const text = line && line.text !== '' ? line.text : '[no text content]';
     // several stores: the run as `<store>:<run-id>`, which --run and show accept back
     const run = h.run.store === undefined ? h.run.runId : `${h.run.store}:${h.run.storeRunId ?? h.run.runId}`;
-    return `${escapeInline(run)}:${h.messageIndex}:${formatScore1f(h.score)}:${escapeInline(text)}`;
+    return `${escapeInline(run)}:${h.position}:${formatScore1f(h.score)}:${escapeInline(text)}`;
   });
 }
 

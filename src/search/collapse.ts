@@ -11,7 +11,7 @@ import type { Corpus } from './corpus.js';
 /** One place a hit's text occurs. */
 export interface HitLocation {
   readonly run: StoreRun;
-  readonly messageIndex: number;
+  readonly position: number;
   readonly timestamp: string | null;
 }
 

@@ -66,7 +66,7 @@ export interface Hit {
   readonly rank: number;
   readonly score: number;
   readonly run: StoreRun;
-  readonly messageIndex: number;
+  readonly position: number;
   readonly text: string;
   readonly excerpt: readonly ExcerptLine[];
   readonly parts: readonly HitPart[];
@@ -86,7 +86,7 @@ export interface Hit {
 
 export interface RankedHit {
   readonly run: StoreRun;
-  readonly messageIndex: number;
+  readonly position: number;
   readonly score: number;
   readonly shown: boolean;
   /** Passes the hit filter (role, tool, minimum score); always true without one. */
@@ -214,7 +214,7 @@ function selectWindows(
   const block = o.collapse ? new FoldBlock() : null;
   const entry = (doc: number, score: number, emit: boolean, eligible: boolean): RankedHit => {
     const { section: si, position } = ids.locate(doc);
-    return { run: corpus.sections[si]!.run, messageIndex: position, score, shown: emit, eligible };
+    return { run: corpus.sections[si]!.run, position, score, shown: emit, eligible };
   };
   for (;;) {
     if (hits.length >= o.maxMatches) {
@@ -236,7 +236,7 @@ function selectWindows(
       if (!block.empty || (!ahead.done && block.holds(ahead.value.score))) {
         fold = block.add(collapseKey(corpus, si, position), {
           run: section.run,
-          messageIndex: position,
+          position,
           timestamp: factsOf(corpus, si, position).timestamp,
         });
       }
@@ -262,14 +262,14 @@ function selectWindows(
       rank: hits.length + 1,
       score,
       run: section.run,
-      messageIndex: position,
+      position,
       text: d.text,
       excerpt,
       parts: d.parts.map((p) => ({ role: p.role, toolName: p.toolName, text: p.text })),
       timestamp: d.timestamp,
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,
-      locations: fold ? fold.locations : block ? [{ run: section.run, messageIndex: position, timestamp: d.timestamp }] : null,
+      locations: fold ? fold.locations : block ? [{ run: section.run, position, timestamp: d.timestamp }] : null,
       explain: explain?.(doc) ?? null,
       time: messageTime(d.timestamp, () => ctx.snapshotTime?.(section.run.runId, d.firstSeq) ?? null),
     });

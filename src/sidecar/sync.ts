@@ -1,3 +1,4 @@
+import type { ProgressFn } from '../history/source.js';
 import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
 import { EMPTY_DIGEST, type RunContent, type StoreContent } from '../store/content.js';
@@ -24,8 +25,6 @@ export interface SyncReport {
   readonly snapshotsRead: number;
   readonly compacted: boolean;
 }
-
-export type SyncProgress = (done: number, total: number) => void;
 
 /** Segments beyond this are merged into one, so a query reads few rows per term. */
 const MAX_SEGMENTS = 8;
@@ -59,7 +58,7 @@ export class IndexSync {
    * were only appended to is resumed, any other changed run is rebuilt, and an index whose digests
    * all match is current (its new stamp is recorded).
    */
-  sync(onProgress?: SyncProgress): SyncReport {
+  sync(onProgress?: ProgressFn): SyncReport {
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
       contentChecked,
@@ -111,7 +110,7 @@ export class IndexSync {
     return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount);
   }
 
-  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: SyncProgress): SyncReport {
+  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;

@@ -9,12 +9,13 @@ import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.
 import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
-import { IndexSync, type SyncProgress, type SyncReport } from './sync.js';
+import type { ProgressFn } from '../history/source.js';
+import { IndexSync, type SyncReport } from './sync.js';
 
 export interface IndexOptions {
   /** Index file to use; default: one per store in the user cache directory. */
   readonly path?: string;
-  readonly onProgress?: SyncProgress;
+  readonly onProgress?: ProgressFn;
   /** Told when the index cannot be used and the search replays the store instead. */
   readonly onFallback?: (reason: string) => void;
   /** Told of what was repaired or rebuilt on the way (one line each). */

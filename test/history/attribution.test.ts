@@ -20,7 +20,7 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
     assert.ok(outcome.kind === 'found');
     assert.equal(outcome.total, 4, 'ra: 2 messages, rb: its own 2');
     assert.deepEqual(
-      outcome.hits.map((h) => [h.run.runId, h.messageIndex]),
+      outcome.hits.map((h) => [h.run.runId, h.position]),
       [
         ['ra', 1],
         ['rb', 3],

@@ -56,7 +56,7 @@ describe('the store repeats what compaction kept', () => {
     const { outcome } = searchStore(db, { query: 'pinned', runId: 'lx-1', contextLines: 0 });
     assert.ok(outcome.kind === 'found');
     assert.deepEqual(
-      outcome.hits.map((h) => h.messageIndex),
+      outcome.hits.map((h) => h.position),
       [...LX1_REPEATS.pin],
     );
     assert.ok(outcome.hits.every((h) => h.text === `User: ${PIN_TEXT}`));
@@ -68,7 +68,7 @@ describe('the store repeats what compaction kept', () => {
     const plain = await doc('-C', '0', '-m', '100');
     assert.deepEqual(
       plain.hits.map((h) => [where(h), h.score]),
-      outcome.hits.map((h) => [`${h.run.runId}[${h.messageIndex}]`, h.score]),
+      outcome.hits.map((h) => [`${h.run.runId}[${h.position}]`, h.score]),
     );
     assert.ok(plain.hits.every((h) => h.locations === null));
     assert.equal(await bothPaths(['-C', '0', '-m', '100', '--format', 'tool']), text + '\n');

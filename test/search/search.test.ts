@@ -122,7 +122,7 @@ describe('reply texts and scope (§6.1)', () => {
     const { outcome } = searchStore(path, { query: 'same', conversationId: 'c', contextLines: 0 });
     assert.ok(outcome.kind === 'found');
     assert.deepEqual(
-      outcome.hits.map((h) => [h.run.runId, h.messageIndex]),
+      outcome.hits.map((h) => [h.run.runId, h.position]),
       [
         ['early', 0],
         ['early', 1],
@@ -143,7 +143,7 @@ describe('window selection (§6.1 step 6, §9.8–§9.10)', () => {
     );
     assert.ok(outcome.kind === 'found');
     assert.deepEqual(
-      outcome.ranking.map((r) => [r.messageIndex, r.shown]),
+      outcome.ranking.map((r) => [r.position, r.shown]),
       [
         [2, true],
         [3, false],
@@ -222,13 +222,13 @@ describe('what is indexed (§4, §9.2–§9.4)', () => {
     const user = searchStore(mixed, { query: 'user', conversationId: 'c1', contextLines: 0 }).outcome;
     assert.ok(user.kind === 'found');
     assert.deepEqual(
-      user.hits.map((h) => h.messageIndex),
+      user.hits.map((h) => h.position),
       [6, 0],
       'the shorter message ranks first',
     );
     const tool = searchStore(mixed, { query: 'tool', conversationId: 'c1', contextLines: 0 }).outcome;
     assert.ok(tool.kind === 'found');
-    assert.deepEqual(tool.hits.map((h) => h.messageIndex).sort(), [2, 3]);
+    assert.deepEqual(tool.hits.map((h) => h.position).sort(), [2, 3]);
     assert.match(
       toolReply(mixed, { query: 'none', conversationId: 'c1', contextLines: 0 }),
       /^Found 1 match\(es\)[^\n]*\n\n[^\n]*\n\[4\] Retry \[None\]: bad call$/,

@@ -68,8 +68,8 @@ function summary(o: SearchOutcome, name: (runId: string, store?: string) => stri
   return {
     total: o.total,
     matches: o.matches.total,
-    ranking: o.ranking.map((r) => [name(r.run.runId, r.run.store), r.messageIndex, r.score, r.shown]),
-    hits: o.hits.map((h) => [name(h.run.runId, h.run.store), h.messageIndex, h.score, h.excerpt.map((l) => [l.position, l.text])]),
+    ranking: o.ranking.map((r) => [name(r.run.runId, r.run.store), r.position, r.score, r.shown]),
+    hits: o.hits.map((h) => [name(h.run.runId, h.run.store), h.position, h.score, h.excerpt.map((l) => [l.position, l.text])]),
   };
 }
 
@@ -167,7 +167,7 @@ for (const [mode, index] of MODES) {
         ],
       );
       // x.db's r1 and y.db's r1 both keep their first prompt: it is ranked twice, equally
-      const prompts = union.ranking.filter((r) => r.messageIndex === 1 && r.run.runId.endsWith(':r1'));
+      const prompts = union.ranking.filter((r) => r.position === 1 && r.run.runId.endsWith(':r1'));
       assert.deepEqual(
         prompts.map((r) => r.run.runId),
         ['x.db:r1', 'y.db:r1'],
