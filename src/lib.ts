@@ -41,7 +41,7 @@ export type {
 } from './api/search.js';
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
 export { storeTargets } from './api/stores.js';
-export type { ShowRequest, ShowResult, ShowView } from './api/show.js';
+export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowResult, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
 export { checkB, checkK1, checkNonNegative } from './api/validate.js';
 export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';

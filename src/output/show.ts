@@ -1,9 +1,6 @@
 import type { ChalkInstance } from 'chalk';
-import type { ShowView } from '../api/show.js';
-import type { InterruptedExtra } from '../history/interrupted.js';
-import type { RecordMessage } from '../history/replay.js';
+import type { InterruptedLeftover, ShownMessage, ShowView } from '../api/show.js';
 import { compactTimestamp } from '../history/timestamps.js';
-import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { partsLabel } from './human.js';
 import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
@@ -17,35 +14,26 @@ export interface ShowStyle {
 
 type Json = Record<string, unknown>;
 
-function messageJson(m: RecordMessage, d: RenderedMessage): Json {
+function messageJson(m: ShownMessage): Json {
   return {
-    kind: m.message.kind,
-    roles: [...new Set(d.parts.map((p) => p.role))],
-    timestamp: d.timestamp,
-    text: d.text,
-    parts: d.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
+    kind: m.kind,
+    roles: [...new Set(m.parts.map((p) => p.role))],
+    timestamp: m.timestamp,
+    text: m.text,
+    parts: m.parts.map((p) => ({ role: p.role, tool_name: p.toolName, text: p.text })),
   };
 }
 
-function shownPositions(v: ShowView): number[] {
-  const first = v.window ? v.window.first : 0;
-  const last = v.window ? v.window.last : v.record.length - 1;
-  const out: number[] = [];
-  for (let i = first; i <= last; i++) out.push(i);
-  return out;
+function recordMessageJson(m: ShownMessage): Json {
+  return { index: m.position, ...messageJson(m), first_seq: m.firstSeq, first_step: m.firstStep };
 }
 
-function recordMessageJson(v: ShowView, i: number): Json {
-  const m = v.record[i]!;
-  return { index: i, ...messageJson(m, renderRecordMessage(m)), first_seq: m.firstSeq, first_step: m.firstStep };
-}
-
-function interruptedJson(x: InterruptedExtra): Json {
+function interruptedJson(x: InterruptedLeftover): Json {
   return {
     seq: x.seq,
     step: x.step,
     reason: x.reason,
-    messages: x.messages.map(({ position, message }) => ({ position, ...messageJson(message, renderRecordMessage(message)) })),
+    messages: x.messages.map((m) => ({ position: m.position, ...messageJson(m) })),
   };
 }
 
@@ -58,19 +46,18 @@ export function showJson(v: ShowView): Json {
     schema_version: SCHEMA_VERSION,
     run: runJson(v.summary),
     window: windowJson(v),
-    messages: shownPositions(v).map((i) => recordMessageJson(v, i)),
+    messages: v.messages.map(recordMessageJson),
     interrupted: v.interrupted ? v.interrupted.map(interruptedJson) : null,
     warnings: v.warnings.map(warningJson),
   };
 }
 
 export function showNdjson(v: ShowView): string[] {
-  const positions = shownPositions(v);
   return [
     ndjsonEvent('begin', { run: runJson(v.summary), window: windowJson(v) }),
-    ...positions.map((i) => ndjsonEvent('message', recordMessageJson(v, i))),
+    ...v.messages.map((m) => ndjsonEvent('message', recordMessageJson(m))),
     ...(v.interrupted ?? []).map((x) => ndjsonEvent('interrupted', interruptedJson(x))),
-    ndjsonEvent('end', { messages: positions.length, warnings: v.warnings.map(warningJson) }),
+    ndjsonEvent('end', { messages: v.messages.length, warnings: v.warnings.map(warningJson) }),
   ];
 }
 
@@ -85,7 +72,7 @@ function header(v: ShowView, c: ChalkInstance): string {
     r.parentRunId !== null ? `parent ${escapeInline(r.parentRunId)}` : null,
     `started ${escapeInline(compactTimestamp(r.startedAt))}`,
     `${s.snapshots} snapshot${s.snapshots === 1 ? '' : 's'}${s.interruptedSnapshots ? ` (+${s.interruptedSnapshots} interrupted)` : ''}`,
-    `${v.record.length} message${v.record.length === 1 ? '' : 's'}`,
+    `${v.length} message${v.length === 1 ? '' : 's'}`,
     s.lastStep !== null ? `last step ${s.lastStep}` : null,
   ]
     .filter((x): x is string => x !== null)
@@ -93,14 +80,7 @@ function header(v: ShowView, c: ChalkInstance): string {
 }
 
 /** One message: a meta line (number, roles, time, origin) and its full text, indented. */
-function messageBlock(
-  number: string,
-  marked: boolean | null,
-  d: RenderedMessage,
-  origin: string,
-  style: ShowStyle,
-  dim: boolean,
-): string[] {
+function messageBlock(number: string, marked: boolean | null, d: ShownMessage, origin: string, style: ShowStyle, dim: boolean): string[] {
   const c = style.chalk;
   const meta = [partsLabel(d.parts), d.timestamp !== null ? escapeInline(compactTimestamp(d.timestamp)) : null, origin]
     .filter((x): x is string => x !== null)
@@ -115,19 +95,18 @@ function messageBlock(
 export function showText(v: ShowView, style: ShowStyle): string {
   const c = style.chalk;
   const out = [header(v, c)];
-  if (v.window) out.push(c.dim(`showing [${v.window.first}]..[${v.window.last}] of ${v.record.length} messages around [${v.window.at}]`));
-  for (const i of shownPositions(v)) {
-    const m = v.record[i]!;
+  if (v.window) out.push(c.dim(`showing [${v.window.first}]..[${v.window.last}] of ${v.length} messages around [${v.window.at}]`));
+  for (const m of v.messages) {
     const origin = `snapshot seq ${m.firstSeq}${m.firstStep !== null ? ` step ${m.firstStep}` : ''}`;
-    out.push('', ...messageBlock(`[${i}]`, v.window ? i === v.window.at : null, renderRecordMessage(m), origin, style, false));
+    out.push('', ...messageBlock(`[${m.position}]`, v.window ? m.position === v.window.at : null, m, origin, style, false));
   }
   for (const x of v.interrupted ?? []) {
     const what = `interrupted snapshot seq ${x.seq}${x.step !== null ? ` step ${x.step}` : ''}`;
     out.push('', c.yellow(`── ${what}: not part of the searchable record ──`));
     if (x.reason !== null) out.push(c.dim(`   unreadable: ${escapeInline(x.reason)}`));
     else if (x.messages.length === 0) out.push(c.dim('   nothing beyond the record'));
-    for (const { position, message } of x.messages) {
-      out.push('', ...messageBlock(`(${position})`, null, renderRecordMessage(message), 'position in that snapshot', style, true));
+    for (const m of x.messages) {
+      out.push('', ...messageBlock(`(${m.position})`, null, m, 'position in that snapshot', style, true));
     }
   }
   return out.join('\n');

@@ -112,4 +112,24 @@ describe('api/session', () => {
       (e: unknown) => e instanceof StoreError && /missing\.db: no such file/.test(e.message),
     );
   });
+
+  test('every result is plain data: JSON gives it back unchanged (no Maps, no Python-int wrappers, no class instances)', () => {
+    const plain = (x: unknown): void => assert.deepStrictEqual(JSON.parse(JSON.stringify(x)), x);
+    const media = join(FIXTURES, 'parity', 'media.db');
+    const session = openSession([SMALL, media], { index: false });
+    try {
+      for (const run of session.runs()) {
+        const shown = session.showRun(run.runId, { includeInterrupted: true });
+        assert.equal(shown.kind, 'shown');
+        plain(shown);
+      }
+      plain(session.listRuns());
+      plain(session.listConversations());
+      plain(session.listTools());
+      const { options, ...outcome } = session.search({ query: 'billing refund image', scope: 'all' });
+      plain(outcome);
+    } finally {
+      session.close();
+    }
+  });
 });
