@@ -6,7 +6,7 @@
 
 // Sessions on one store or several, and what they answer
 export { DEFAULTS } from './api/defaults.js';
-export { IndexRefusedError, RequestError, StoreError } from './api/errors.js';
+export { IndexRefusedError, NotFoundError, PastEndError, RequestError, StoreError } from './api/errors.js';
 export { isoMicros, parseTimeBound } from './api/listings.js';
 export type {
   ConversationListing,
@@ -41,7 +41,7 @@ export type {
 } from './api/search.js';
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
 export { storeTargets } from './api/stores.js';
-export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowResult, ShowView } from './api/show.js';
+export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
 export { checkB, checkK1, checkNonNegative } from './api/validate.js';
 export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';

@@ -1,10 +1,11 @@
+import { NotFoundError } from './errors.js';
 import { DEFAULTS } from './defaults.js';
 import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import { delegateTree } from '../history/delegates.js';
 import { parseInstant } from '../history/timestamps.js';
 import { isoMicros, parseTimeBound } from '../history/time.js';
-import { scopeMiss, type ScopeMiss } from '../search/scope.js';
+import { scopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import type { StoreRun } from '../store/reader.js';
 import type { GlobSet } from '../text/glob.js';
@@ -152,11 +153,6 @@ export interface ConversationQuery {
 export interface RunListing {
   readonly runs: RunSummary[];
   readonly warnings: Warning[];
-  /**
-   * Set when `conversationId` or `parent` names what the store does not hold (with the closest ids):
-   * then nothing is listed, and a caller must treat it as an error (a typo is never an empty list).
-   */
-  readonly missing: ScopeMiss | null;
 }
 
 export interface ConversationListing {
@@ -177,7 +173,7 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
     (query.conversationId !== undefined
       ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
       : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
-  if (missing) return { runs: [], warnings: [], missing };
+  if (missing) throw new NotFoundError(missing);
   const sort = query.sort ?? DEFAULTS.runSort;
   const limit = query.limit ?? null;
   let runs = selectRuns(source.runs(), query);
@@ -186,7 +182,7 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
   return withRecordCounts(source, index, hooks, (counts) => {
     let summaries = summarizeRuns(source, runs, counts);
     if (sort !== 'started') summaries = arrange(sortRuns(summaries, sort), query.reverse, limit);
-    return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)), missing: null };
+    return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
   });
 }
 

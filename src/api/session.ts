@@ -14,7 +14,7 @@ import type { IndexChoice } from '../sidecar/with-index.js';
 import { openStoreReader } from '../store/open-reader.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { DEFAULTS } from './defaults.js';
-import { RequestError } from './errors.js';
+import { NotFoundError, PastEndError, RequestError } from './errors.js';
 import {
   conversationsOfStore,
   runsOfStore,
@@ -28,10 +28,10 @@ import {
   type RunSummary,
 } from './listings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
-import { showRun, type ShowRequest, type ShowResult } from './show.js';
+import { showRun, type ShowRequest, type ShowView } from './show.js';
 import { storeTargets } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
-import { showWithNotices, withNotices } from './warnings.js';
+import { withNotices } from './warnings.js';
 
 export { prestartDrivers } from '../store/prestart.js';
 
@@ -125,19 +125,24 @@ export class Session {
     return mergeOrder(this.storeRuns(), (r) => r.startedAt).map(({ store, item }) => names.run(store, item));
   }
 
-  /** BM25 search with the reference's semantics; a scope naming what the stores lack comes back as `missing`. */
+  /**
+   * BM25 search with the reference's semantics. A conversation or run the stores lack is a
+   * NotFoundError (carrying the reference's reply as `outcome`), never a quiet "no history".
+   */
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
     const names = this.names();
     this.unambiguous(request.runId, names);
     this.unambiguous(request.filter?.parent, names);
     const parent = shownName(request.filter?.parent, names);
     const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
-    return withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
+    const outcome = withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
+    if (outcome.missing) throw new NotFoundError(outcome.missing, outcome);
+    return outcome;
   }
 
   /**
    * Runs with snapshot and message counts: each store's rows merged in corpus order, then sorted,
-   * turned and cut. A conversation or `parent` no store holds is `missing` (a typo is never an empty list).
+   * turned and cut. A conversation or `parent` no store holds is a NotFoundError (a typo is never an empty list).
    */
   listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
     const h = this.hooks(hooks);
@@ -149,7 +154,7 @@ export class Session {
       (query.conversationId !== undefined
         ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
         : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
-    if (missing) return { runs: [], warnings: [], missing };
+    if (missing) throw new NotFoundError(missing);
     const parent = query.parent === undefined ? null : names.resolve(query.parent);
     const sort = query.sort ?? DEFAULTS.runSort;
     // in corpus order each store need count only the runs that can be shown: the first (or last) `limit` of its own
@@ -171,7 +176,7 @@ export class Session {
     const warnings = perStore.flatMap((l, i) =>
       (l?.warnings ?? []).map((w) => renameRun(w, (id) => names.name(i, id))).filter((w) => w.runId !== null && shown.has(w.runId)),
     );
-    return withNotices({ runs: rows, warnings, missing: null }, this.notices());
+    return withNotices({ runs: rows, warnings }, this.notices());
   }
 
   /**
@@ -206,32 +211,35 @@ export class Session {
 
   /**
    * The tools the scope's messages name: calls, returns, retries, runs, first and last seen, over the
-   * union of the stores' corpora (`missing` as for runs).
+   * union of the stores' corpora (a scope the stores lack is a NotFoundError, as for runs).
    */
   listTools(query: ToolQuery = {}, hooks: WorkHooks = {}): ToolListing {
     this.unambiguous(query.runId, this.names());
     return withNotices(listTools(this.stores, query, this.index, this.hooks(hooks)), this.notices());
   }
 
-  /** A run's replayed full record (or a window of it), numbered as search excerpts number it, the run named as the session names it. */
-  showRun(name: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowResult {
+  /**
+   * A run's replayed full record (or a window of it), numbered as search excerpts number it, the run
+   * named as the session names it. A run the stores lack is a NotFoundError, an `at` past the end a PastEndError.
+   */
+  showRun(name: string, request: ShowRequest = {}, hooks: WorkHooks = {}): ShowView {
     const names = this.names();
     this.unambiguous(name, names);
     const at = names.resolve(name);
-    if (at === null) return { kind: 'no-run', missing: scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })! };
+    if (at === null) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })!);
     const source = new HistorySource(this.stores[at.store]!.store, { onProgress: this.hooks(hooks).onProgress });
-    const shown = showRun(source, at.runId, request);
-    if (shown.kind !== 'shown') return shown;
-    const view = shown.view;
-    const named: ShowResult = {
-      kind: 'shown',
-      view: {
-        ...view,
-        summary: { ...view.summary, run: names.run(at.store, view.summary.run) },
-        warnings: view.warnings.map((w) => renameRun(w, (id) => names.name(at.store, id))),
-      },
+    let view: ShowView;
+    try {
+      view = showRun(source, at.runId, request);
+    } catch (e) {
+      throw e instanceof PastEndError ? new PastEndError(e.at, name, e.length) : e;
+    }
+    const named: ShowView = {
+      ...view,
+      summary: { ...view.summary, run: names.run(at.store, view.summary.run) },
+      warnings: view.warnings.map((w) => renameRun(w, (id) => names.name(at.store, id))),
     };
-    return showWithNotices(named, this.notices());
+    return withNotices(named, this.notices());
   }
 
   /** True when no store changed under a read in place. */

@@ -4,7 +4,8 @@ import type { RecordMessage } from '../history/replay.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import type { RenderedPart } from '../render/message.js';
 import { renderRecordMessage } from '../render/record.js';
-import { scopeMiss, type ScopeMiss } from '../search/scope.js';
+import { scopeMiss } from '../search/scope.js';
+import { NotFoundError, PastEndError } from './errors.js';
 import { DEFAULTS } from './defaults.js';
 import { summarizeRuns, type RunSummary } from './listings.js';
 
@@ -69,21 +70,17 @@ export interface ShowRequest {
   readonly includeInterrupted?: boolean;
 }
 
-export type ShowResult =
-  | { readonly kind: 'shown'; readonly view: ShowView }
-  /** The store holds no such run: `missing` names the closest ids. */
-  | { readonly kind: 'no-run'; readonly missing: ScopeMiss }
-  /** `at` lies past the end of the record, which holds `length` messages. */
-  | { readonly kind: 'past-end'; readonly length: number };
-
-/** A run's replayed full record, numbered as search excerpts number it. */
-export function showRun(source: HistorySource, runId: string, request: ShowRequest = {}): ShowResult {
+/**
+ * A run's replayed full record, numbered as search excerpts number it. A run the store lacks is a
+ * NotFoundError; an `at` past the record's end a PastEndError.
+ */
+export function showRun(source: HistorySource, runId: string, request: ShowRequest = {}): ShowView {
   const run = source.runs().find((r) => r.runId === runId);
-  if (!run) return { kind: 'no-run', missing: scopeMiss(source.runs(), { scope: 'all', conversationId: null, runId })! };
+  if (!run) throw new NotFoundError(scopeMiss(source.runs(), { scope: 'all', conversationId: null, runId })!);
   const [summary] = summarizeRuns(source, [run], replayCounts(source));
   const record = source.replay(runId).messages;
   const at = request.at ?? null;
-  if (at !== null && at >= record.length) return { kind: 'past-end', length: record.length };
+  if (at !== null && at >= record.length) throw new PastEndError(at, runId, record.length);
   const context = request.context ?? DEFAULTS.showContext;
   const window = at === null ? null : { at, context, first: Math.max(0, at - context), last: Math.min(record.length - 1, at + context) };
   const first = window ? window.first : 0;
@@ -103,5 +100,5 @@ export function showRun(source: HistorySource, runId: string, request: ShowReque
       : null,
     warnings: source.warnings([runId]),
   };
-  return { kind: 'shown', view };
+  return view;
 }

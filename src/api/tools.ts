@@ -1,7 +1,8 @@
+import { NotFoundError } from './errors.js';
 import { HistorySource, type Warning } from '../history/source.js';
 import type { CorpusSource } from '../search/corpus.js';
 import { ReplayCorpusSource } from '../search/replay-source.js';
-import { scopeMiss, type ScopeFilter, type ScopeMiss } from '../search/scope.js';
+import { scopeMiss, type ScopeFilter } from '../search/scope.js';
 import { toolInventory, type InventoryFilter, type ToolUse } from '../search/tool-inventory.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import { withUnion, type NamedStore, type WorkHooks } from './search.js';
@@ -19,7 +20,6 @@ export interface ToolListing {
   readonly tools: ToolUse[];
   readonly warnings: readonly Warning[];
   /** Set when the scope names what the store does not hold (then nothing is listed): a typo is never an empty list. */
-  readonly missing: ScopeMiss | null;
 }
 
 /**
@@ -34,8 +34,8 @@ export function listTools(stores: readonly NamedStore[], query: ToolQuery, index
   const replayed = (s: NamedStore): CorpusSource => new ReplayCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }));
   return withUnion(stores, index, hooks, replayed, (union, ctx) => {
     const missing = scopeMiss(union.runs(), scope);
-    if (missing) return { tools: [], warnings: [], missing };
+    if (missing) throw new NotFoundError(missing);
     const corpus = union.corpus(scope);
-    return { tools: toolInventory(corpus, query, ctx), warnings: corpus.warnings, missing: null };
+    return { tools: toolInventory(corpus, query, ctx), warnings: corpus.warnings };
   });
 }

@@ -1,6 +1,5 @@
 import type { Warning } from '../history/source.js';
 import type { StoreNoticeKind } from '../store/notices.js';
-import type { ShowResult } from './show.js';
 
 export { noticeWarnings, renameRun } from '../history/source.js';
 export type { Warning };
@@ -18,11 +17,6 @@ export type WarningNotice =
 /** `r` with the store readers' notices added to its warnings (they are known only once the work is done). */
 export function withNotices<T extends { readonly warnings: readonly Warning[] }>(r: T, notices: readonly Warning[]): T {
   return notices.length ? { ...r, warnings: [...r.warnings, ...notices] } : r;
-}
-
-/** A show result with the notices added, when it shows a run. */
-export function showWithNotices(r: ShowResult, notices: readonly Warning[]): ShowResult {
-  return r.kind === 'shown' ? { kind: 'shown', view: withNotices(r.view, notices) } : r;
 }
 
 /** The notices, unreadable snapshots first, each group in the order its run (or kind) first appears. */

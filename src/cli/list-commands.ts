@@ -15,13 +15,12 @@ import {
   runsNdjson,
   type RunSort,
   runsTable,
-  scopeMissMessage,
   type TableStyle,
   terminalWidth,
   wrapText,
 } from '../lib.js';
 import type { CommandDef } from './command.js';
-import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { EXIT_FOUND, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseLimit, reworded, sortedBy, timeBounds, type Flag } from './flags.js';
 import type { Io } from './io.js';
 import { withCliSession } from './session.js';
@@ -142,8 +141,6 @@ Examples:
         { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listRuns(query, hooks),
       );
-      // an id the store does not hold is a typo, never an empty list (the rule of search scopes)
-      if (listing.missing) throw new CommandError(scopeMissMessage(listing.missing));
       const { runs, warnings } = listing;
       if (format === 'json') io.out(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
       else if (format === 'ndjson')

@@ -8,9 +8,9 @@ import {
   isRole,
   type Role,
   ROLES,
-  scopeMissMessage,
   type SearchRequest,
   tokenize,
+  NotFoundError,
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
@@ -233,14 +233,15 @@ Examples:
         flags.db,
         { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
         (session, progress) => session.search(request, progress),
-      );
-      if (outcome.missing) {
-        // the reference's reply stays on stdout for parity and JSON documents carry the error; the rest print nothing
-        if (!plan.quiet && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) {
-          printOutcome(io, { ...outcome, warnings: [] }, { ...plan, expectNone: false });
+      ).catch((e: unknown) => {
+        // a scope the store lacks: the reference's reply stays on stdout for parity and JSON documents
+        // carry the error; the rest print nothing; then the error line, exit 2
+        const replied = e instanceof NotFoundError && e.outcome !== null && !plan.quiet;
+        if (replied && (plan.format === 'tool' || plan.format === 'json' || plan.format === 'ndjson')) {
+          printOutcome(io, { ...e.outcome!, warnings: [] }, { ...plan, expectNone: false });
         }
-        throw new CommandError(scopeMissMessage(outcome.missing));
-      }
+        throw e;
+      });
       printOutcome(io, outcome, plan);
       judge(io, outcome, plan);
     },

@@ -4,14 +4,14 @@ import {
   DEFAULTS,
   escapeInline,
   makeChalk,
-  scopeMissMessage,
   showJson,
   showNdjson,
   showText,
   terminalWidth,
+  PastEndError,
 } from '../lib.js';
 import type { CommandDef } from './command.js';
-import { CommandError, EXIT_FOUND, UsageError } from './errors.js';
+import { EXIT_FOUND, UsageError } from './errors.js';
 import { FLAGS, parseCount, parseLimit, reworded } from './flags.js';
 import type { Io } from './io.js';
 import { withCliSession } from './session.js';
@@ -55,13 +55,13 @@ Examples:
       if (flags.context !== undefined && at === null) throw new UsageError('-C/--context needs --at <n>');
       const context = flags.context === undefined ? DEFAULTS.showContext : parseCount('--context', flags.context, 'context_lines');
       const request = { at, context, includeInterrupted: flags.includeInterrupted === true };
-      const shown = await withCliSession(io, flags.db, { color: flags.color }, (session, hooks) => session.showRun(runId, request, hooks));
-      if (shown.kind === 'no-run') throw new CommandError(scopeMissMessage(shown.missing));
-      if (shown.kind === 'past-end') {
-        const n = shown.length;
+      const view = await withCliSession(io, flags.db, { color: flags.color }, (session, hooks) =>
+        session.showRun(runId, request, hooks),
+      ).catch((e: unknown) => {
+        if (!(e instanceof PastEndError)) throw e;
+        const n = e.length;
         throw new UsageError(`--at ${at} is past the end: run ${escapeInline(runId)} has ${n} message${n === 1 ? '' : 's'}`);
-      }
-      const view = shown.view;
+      });
       if (flags.json) io.out(JSON.stringify(showJson(view), null, 2) + '\n');
       else if (flags.ndjson) io.out(showNdjson(view).join('\n') + '\n');
       else

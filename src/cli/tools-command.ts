@@ -1,6 +1,6 @@
-import { GlobSet, isoMicros, scopeMissMessage, toolsJson, toolsNdjson, toolsTable } from '../lib.js';
+import { GlobSet, isoMicros, toolsJson, toolsNdjson, toolsTable } from '../lib.js';
 import type { CommandDef } from './command.js';
-import { CommandError, EXIT_FOUND } from './errors.js';
+import { EXIT_FOUND } from './errors.js';
 import { FLAGS, indexChoice, reworded, timeBounds } from './flags.js';
 import type { Io } from './io.js';
 import { INDEX_FLAGS, indexHooks, machineFormat, printTable, type ListFlags } from './list-commands.js';
@@ -54,14 +54,12 @@ Examples:
         until,
         collapse: Boolean(flags.collapse),
       };
-      const { tools, warnings, missing } = await withCliSession(
+      const { tools, warnings } = await withCliSession(
         io,
         flags.db,
         { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
         (session, hooks) => session.listTools(query, hooks),
       );
-      // a scope naming what the store does not hold is a typo, never an empty list
-      if (missing) throw new CommandError(scopeMissMessage(missing));
       if (format === 'json') io.out(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');
       else if (format === 'ndjson') io.out(toolsNdjson(tools, warnings, toolsParams(flags, since, until)).join('\n') + '\n');
       else printTable(io, flags, (style) => toolsTable(tools, style));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../src/api/defaults.js';
-import { RequestError, StoreError } from '../../src/api/errors.js';
+import { NotFoundError, PastEndError, RequestError, StoreError } from '../../src/api/errors.js';
 import { openSession, withSession } from '../../src/api/session.js';
 import { warningNotices } from '../../src/api/warnings.js';
 import { toolText } from '../../src/output/tool-text.js';
@@ -50,16 +50,21 @@ describe('api/session', () => {
     }
   });
 
-  test('listings and show report ids the store lacks as data, with the closest ids', () => {
+  test('ids the store lacks are a NotFoundError with the closest ids (a search carries the reference reply), never an empty answer', () => {
     const session = openSession(SMALL, { index: false });
+    const notFound =
+      (kind: string, suggestion: string) =>
+      (e: unknown): boolean =>
+        e instanceof NotFoundError && e.missing.kind === kind && e.missing.suggestions.includes(suggestion);
     try {
-      const listing = session.listRuns({ conversationId: 'conv-alph' });
-      assert.equal(listing.runs.length, 0);
-      assert.equal(listing.missing?.kind, 'conversation');
-      assert.ok(listing.missing?.suggestions.includes('conv-alpha'));
-      assert.equal(session.listRuns({ parent: 'run-alpha-9' }).missing?.kind, 'run');
+      assert.throws(() => session.listRuns({ conversationId: 'conv-alph' }), notFound('conversation', 'conv-alpha'));
+      assert.throws(() => session.listRuns({ parent: 'run-alpha-9' }), notFound('run', 'run-alpha-1'));
+      assert.throws(() => session.listTools({ runId: 'run-alpha-9' }), notFound('run', 'run-alpha-1'));
+      assert.throws(
+        () => session.search({ query: 'billing', scope: 'conversation', conversationId: 'conv-alph' }),
+        (e: unknown) => notFound('conversation', 'conv-alpha')(e) && (e as NotFoundError).outcome?.kind === 'no-history',
+      );
       const all = session.listRuns();
-      assert.equal(all.missing, null);
       assert.deepEqual(
         all.runs.map((r) => r.run.runId),
         session.runs().map((r) => r.runId),
@@ -71,14 +76,18 @@ describe('api/session', () => {
       );
       const most = session.listRuns({ sort: 'messages', limit: 1 }).runs[0]!;
       assert.equal(most.messages, Math.max(...all.runs.map((r) => r.messages)));
-      const shown = session.showRun('run-alpha-9');
-      assert.equal(shown.kind, 'no-run');
-      if (shown.kind === 'no-run') assert.ok(shown.missing.suggestions.includes('run-alpha-1'));
+      assert.throws(() => session.showRun('run-alpha-9'), notFound('run', 'run-alpha-1'));
       const first = all.runs[0]!;
-      assert.deepEqual(session.showRun(first.run.runId, { at: first.messages }), { kind: 'past-end', length: first.messages });
+      assert.throws(
+        () => session.showRun(first.run.runId, { at: first.messages }),
+        (e: unknown) => e instanceof PastEndError && e.length === first.messages && e.runId === first.run.runId,
+      );
       const window = session.showRun(first.run.runId, { at: 1, context: 1 });
-      assert.equal(window.kind, 'shown');
-      if (window.kind === 'shown') assert.deepEqual(window.view.window, { at: 1, context: 1, first: 0, last: 2 });
+      assert.deepEqual(window.window, { at: 1, context: 1, first: 0, last: 2 });
+      assert.deepEqual(
+        window.messages.map((m) => m.position),
+        [0, 1, 2],
+      );
     } finally {
       session.close();
     }
@@ -119,9 +128,7 @@ describe('api/session', () => {
     const session = openSession([SMALL, media], { index: false });
     try {
       for (const run of session.runs()) {
-        const shown = session.showRun(run.runId, { includeInterrupted: true });
-        assert.equal(shown.kind, 'shown');
-        plain(shown);
+        plain(session.showRun(run.runId, { includeInterrupted: true }));
       }
       plain(session.listRuns());
       plain(session.listConversations());
