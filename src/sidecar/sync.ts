@@ -86,13 +86,15 @@ export class IndexSync {
     if (content.total === meta.content && stamp === null) return none(true, meta.content);
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
+      // what is written follows from the state read under the lock, never the one read before it: another
+      // process may have committed since, even one that leaves the same content (a process whose view of
+      // the store is older takes the index back to that state, and the next forward again), so a content
+      // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      if (now.content !== meta.content || now.runCount !== meta.runCount) {
-        // another process updated the index while we read the store: compare with what it wrote
-        meta = now;
-        rows = this.t.allRuns(meta.runCount);
-        content = this.scan(rows, meta);
-      }
+      rows = this.t.allRuns(now.runCount);
+      // the store was compared with the rows of that content: the same digest, the same cuts
+      if (now.content !== meta.content) content = this.scan(rows, now);
+      meta = now;
       let report = none(true, content.total);
       if (content.total !== meta.content) report = this.apply(this.store.runs(), content, rows, meta, onProgress);
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
