@@ -99,7 +99,7 @@ export function searchStore(store: StoreReader, options: SearchOptions, index: I
     return search(new DigestCorpusSource(source, queryTokens(options.query), parallelOptionsFromEnv(hooks.env)), options, ctx);
   };
   if (index === false) return replay();
-  return withIndex(store, { path: index.path, ...hooks }, (source) => search(source, options, ctx), replay);
+  return withIndex(store, { path: index.path, verify: index.verify, ...hooks }, (source) => search(source, options, ctx), replay);
 }
 
 /** A store of a search over several: its label (as the user named it, or as its directory lists it) and its reader. */
@@ -154,7 +154,7 @@ export function withUnion<T>(
     if (index === false) return open(i + 1, [...sources, replayed(s)]);
     return withIndex(
       s.store,
-      { ...hooks },
+      { verify: index.verify, ...hooks },
       (source) => {
         try {
           return open(i + 1, [...sources, source]);

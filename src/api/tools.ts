@@ -39,7 +39,7 @@ export function listTools(source: HistorySource, query: ToolQuery, index: IndexC
   };
   const replay = (): ToolListing => list(new ReplayCorpusSource(source));
   if (index === false) return replay();
-  return withIndex(source.store, { path: index.path, onProgress: source.onProgress, ...hooks }, list, replay);
+  return withIndex(source.store, { path: index.path, verify: index.verify, onProgress: source.onProgress, ...hooks }, list, replay);
 }
 
 /**

@@ -11,6 +11,7 @@ import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { compact as compactSegments, writeSegment } from './segments.js';
 import type { IndexTables, RunRow } from './tables.js';
+import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -59,7 +60,7 @@ export class IndexSync {
    * were only appended to is resumed, any other changed run is rebuilt, and an index whose digests
    * all match is current (its new stamp is recorded).
    */
-  sync(onProgress?: SyncProgress): SyncReport {
+  sync(onProgress?: SyncProgress, verify = false): SyncReport {
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
       contentChecked,
@@ -77,13 +78,15 @@ export class IndexSync {
     let rows: RunRow[];
     try {
       meta = readIndexMeta(this.t.readMeta());
-      if (stamp !== null && meta.storeStamp === stamp) return none(false, meta.content);
+      if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
       rows = this.t.allRuns(meta.runCount);
     } finally {
       this.t.commit();
     }
     let content = this.scan(rows, meta);
-    if (content.total === meta.content && stamp === null) return none(true, meta.content);
+    const stampSame = stamp !== null && meta.storeStamp === stamp;
+    if (content.total === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
+    if (stampSame) this.checkUnseen(rows, meta, content, stamp);
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
       // what is written follows from the state read under the lock, never the one read before it: another
@@ -107,6 +110,25 @@ export class IndexSync {
       if (this.t.inTransaction) this.t.rollback();
       throw e;
     }
+  }
+
+  /**
+   * `--verify` with a stamp that says nothing changed, and content that did: appends are folded in as
+   * usual; a change to rows the index read is an error (UnseenChangeError), and the recorded stamp is
+   * dropped so that the next search compares the content again whatever the stamp says.
+   */
+  private checkUnseen(rows: readonly RunRow[], meta: IndexMeta, content: StoreContent, stamp: string): void {
+    const changed = unexplainedChanges(rows, meta, content, this.store.runs());
+    if (changed.length === 0) return;
+    this.t.beginImmediate();
+    try {
+      if (readIndexMeta(this.t.readMeta()).storeStamp === stamp) this.t.putMeta('store_stamp', '');
+      this.t.commit();
+    } catch (e) {
+      if (this.t.inTransaction) this.t.rollback();
+      throw e;
+    }
+    throw new UnseenChangeError(describeUnseen(this.store.label, changed));
   }
 
   private scan(rows: readonly RunRow[], meta: IndexMeta): StoreContent {
