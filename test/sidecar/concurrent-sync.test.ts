@@ -37,7 +37,7 @@ test('8 searches sharing one index while the store grows answer as --no-index, a
   const noIndex = async (): Promise<number> => count(await runCliAsync([...base, '--count', '--no-index']), '--no-index');
   // half the readers count, half read the JSON summary: two code paths over the same index
   const reader = (i: number): Promise<CliResult> =>
-    runCliAsync([...base, '--index', index, ...(i % 2 === 0 ? ['--count'] : ['--json', '-m', '1'])]);
+    runCliAsync([...base, '--index', index, ...(i % 2 === 0 ? ['--count'] : ['--json', '-m', '0'])]);
 
   const child = spawn(process.execPath, [CHILD, '--db', db, '--mode', 'long', '--ms', '20000', '--max-commits', '150', '--seed', '19']);
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
