@@ -5,6 +5,8 @@
  *
  * - while the store grows, every reader's count lies between a `--no-index` count taken before the
  *   readers started and one taken after they ended (the store only grows, so the count only grows);
+ * - two more searches each round are killed (SIGKILL) at a random moment, often in the middle of their
+ *   write to the index;
  * - once the writer stops, every reader of the shared index, a fresh index and `--no-index` give one answer.
  */
 import { test } from 'node:test';
@@ -14,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { runCliAsync, type CliResult } from '../helpers/cli.js';
+import { BIN, runCliAsync, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/stores.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/live-writer-child.js', import.meta.url));
@@ -39,6 +41,13 @@ test('8 searches sharing one index while the store grows answer as --no-index, a
   const reader = (i: number): Promise<CliResult> =>
     runCliAsync([...base, '--index', index, ...(i % 2 === 0 ? ['--count'] : ['--json', '-m', '0'])]);
 
+  // a search killed after `ms`, whatever it is doing then
+  const killed = (ms: number): Promise<unknown> => {
+    const p = spawn(process.execPath, [BIN, ...base, '--count', '--index', index], { stdio: 'ignore' });
+    const timer = setTimeout(() => p.kill('SIGKILL'), ms);
+    return new Promise((resolve) => p.on('close', resolve)).finally(() => clearTimeout(timer));
+  };
+
   const child = spawn(process.execPath, [CHILD, '--db', db, '--mode', 'long', '--ms', '20000', '--max-commits', '150', '--seed', '19']);
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   let writing = true;
@@ -51,7 +60,9 @@ test('8 searches sharing one index while the store grows answer as --no-index, a
   try {
     while (writing || rounds < 3) {
       const low = await noIndex();
+      const kills = [killed(100 + ((rounds * 137) % 400)), killed(200 + ((rounds * 251) % 500))];
       const answers = await Promise.all(Array.from({ length: READERS }, (_, i) => reader(i)));
+      await Promise.all(kills);
       const high = await noIndex();
       answers.forEach((r, i) => {
         const n = count(r, `round ${rounds} reader ${i}`);
