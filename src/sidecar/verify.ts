@@ -30,7 +30,7 @@ export function unexplainedChanges(rows: readonly RunRow[], meta: IndexMeta, con
       run.startedAt === row.started_at;
     if (!sameRecord || readAgain !== row.content) out.push(row.run_id);
   }
-  if (content.media.prefix !== meta.mediaDigest) out.push('media');
+  if (content.media.prefix !== meta.mediaDigest) out.push('the media rows');
   return out;
 }
 

@@ -1,13 +1,14 @@
 /**
  * `--verify` (issue 19, point 8): the store is re-read and digested even when its stamp says nothing
- * changed, for a file system that is not trusted. A snapshot is edited in place, same length, with the
- * file's modification time put back; what no user-level call can put back is the change time, which is
- * in the stamp, so the test hands the index the stamp from before the edit (the store reader's `stamp()`
- * answers the old one: what a write below the file system that also resets ctime, debugfs for one, shows).
+ * changed, for a file system that is not trusted. A snapshot is edited in place, same length. Two ways
+ * to hide the write from the stamp: through the API, the store reader's `stamp()` answers the one from
+ * before the edit; for real (root only), the store lives on an ext4 image and debugfs puts its mtime and
+ * ctime back to the nanosecond on the unmounted image, so inode, size and times are all as before.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { statSync, utimesSync } from 'node:fs';
+import { copyFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request, userPromptPart } from '../../scripts/lib/messages.js';
@@ -154,4 +155,86 @@ test('--verify on search, runs and tools: the same answer as without it when not
     assert.equal(verified.stdout, plain.stdout, args[0]);
     assert.equal(verified.stderr, plain.stderr, args[0]);
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// The same edit, for real: the store on an ext4 image (root only), its times put back with debugfs
+
+const mounts: string[] = [];
+after(() => {
+  for (const m of mounts) spawnSync('umount', ['-l', m]);
+});
+
+/** An ext4 file system in an image file, mounted; null where this cannot be done (not root, no loop devices, no e2fsprogs). */
+function ext4(): { image: string; dir: string } | null {
+  const image = join(tempDir(), 'fs.img');
+  writeFileSync(image, '');
+  truncateSync(image, 32 * 1024 * 1024);
+  const dir = tempDir();
+  if (spawnSync('mkfs.ext4', ['-q', '-F', image]).status !== 0) return null;
+  if (spawnSync('mount', ['-o', 'loop', image, dir]).status !== 0) return null;
+  if (spawnSync('debugfs', ['-V']).status !== 0) return null;
+  mounts.push(dir);
+  return { image, dir };
+}
+
+/** Sets a file's change and modification times (ns) on the unmounted image, as a write below the file system can. */
+function setTimes(image: string, file: string, ctimeNs: bigint, mtimeNs: bigint): void {
+  for (const [field, ns] of [
+    ['ctime', ctimeNs],
+    ['mtime', mtimeNs],
+  ] as const) {
+    const seconds = ns / 1_000_000_000n;
+    // the extra field: nanoseconds above two epoch bits (0 until 2038)
+    const extra = (ns % 1_000_000_000n) * 4n;
+    for (const [f, v] of [
+      [field, `@${seconds}`],
+      [`${field}_extra`, String(extra)],
+    ]) {
+      const r = spawnSync('debugfs', ['-w', '-R', `set_inode_field /${file} ${f} ${v}`, image], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+    }
+  }
+}
+
+test('--verify on a real file system: a same-length edit whose inode, size, mtime and ctime are all put back (debugfs) is exit 2', async (t) => {
+  const fs = ext4();
+  if (fs === null) return t.skip('cannot mount an ext4 image here');
+  const { path: made, runs } = threadedStore(11);
+  const path = join(fs.dir, 'sessions.db');
+  copyFileSync(made, path);
+  const victim = runs[5]!.id;
+  const ro = new Database(path, { readonly: true });
+  const text = ro.prepare('SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1').pluck().get(victim) as string;
+  ro.close();
+  const word = /"content": "([a-z]{4,})\b/.exec(text)![1]!;
+  const query = ['search', 'z'.repeat(word.length), '--db', path, '--scope', 'all', '--count'];
+  const index = ['--index', join(tempDir(), 'idx.db')];
+  assert.equal((await runCliAsync([...query, ...index])).stdout.trim(), '0'); // builds the index
+
+  const before = statSync(path, { bigint: true });
+  const db = new Database(path);
+  db.prepare('UPDATE snapshots SET messages = replace(messages, ?, ?) WHERE run_id = ?').run(
+    `"content": "${word}`,
+    `"content": "${'z'.repeat(word.length)}`,
+    victim,
+  );
+  db.close();
+  assert.equal(spawnSync('umount', [fs.dir]).status, 0);
+  setTimes(fs.image, 'sessions.db', before.ctimeNs, before.mtimeNs);
+  assert.equal(spawnSync('mount', ['-o', 'loop', fs.image, fs.dir]).status, 0);
+  const now = statSync(path, { bigint: true });
+  assert.deepEqual([now.ino, now.size, now.mtimeNs, now.ctimeNs], [before.ino, before.size, before.mtimeNs, before.ctimeNs]);
+
+  const truth = await runCliAsync([...query, '--no-index']);
+  assert.ok(Number(truth.stdout) > 0);
+  // the stamp is trusted without --verify: the edit goes unseen
+  assert.equal((await runCliAsync([...query, ...index])).stdout.trim(), '0');
+  const verified = await runCliAsync([...query, ...index, '--verify']);
+  assert.equal(verified.status, 2);
+  assert.equal(verified.stdout, '');
+  assert.match(verified.stderr, new RegExp(`^convsearch: error: .*--verify: ${victim} changed in place.*\\n$`));
+  assert.equal(verified.stderr.split('\n').length, 2);
+  // then the index no longer vouches for the stamp
+  assert.deepEqual(await runCliAsync([...query, ...index]), truth);
 });

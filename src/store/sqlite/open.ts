@@ -30,7 +30,8 @@ export interface SqliteFile {
    * taken before anything was read and once their last write was old enough that any later write must
    * change them: the same stamp later means the same committed content, for writes made through the
    * file system while the clock runs forward (no call sets a change time; a write below the file
-   * system that sets it back, or one under a clock set back, is what `--verify` is for). Null when the files kept being written while we looked: then nothing may be inferred from it.
+   * system that sets it back, or one under a clock set back, is what `--verify` is for). Null when the
+   * files kept being written while we looked: then nothing may be inferred from it.
    */
   readonly fileStamp: string | null;
   /**
