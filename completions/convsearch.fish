@@ -49,6 +49,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-k1 -x -d 
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-b -x -d 'BM25 length normalization, 0..1'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l index -r -F -d 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l no-index -d 'replay the store for this search instead of using the index (same results, slower)'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l role -x -a 'user assistant system tool-call tool-return retry' -d 'only messages with a part of this role count as hits: user, assistant, system, tool-call, tool-return, retry (repeatable, or comma-separated)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l tool -x -a '(__convsearch_ids tools)' -d 'only messages with a tool call, tool return or retry of this tool count: repeatable, comma-separated, globs (\'delete_*,drop_?\')'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l min-score -x -d 'only hits scoring at least x count'
@@ -76,6 +77,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -s h -l help -d '
 
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l conversation -x -a '(__convsearch_ids conversations)' -d 'only this conversation\'s runs'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l agent -x -a '(__convsearch_ids agents)' -d 'only runs of this agent: repeatable, comma-separated, globs (\'deploy-*\')'
@@ -93,6 +95,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from runs' -s h -l help -d 'di
 
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l sort -x -a 'started messages runs' -d 'started (by first start, the default), messages or runs (most first)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l reverse -d 'the opposite order, before --limit'
@@ -105,6 +108,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from conversations' -s h -l he
 
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
+complete -c convsearch -n '__fish_seen_subcommand_from tools' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l conversation -x -a '(__convsearch_ids conversations)' -d 'only this conversation\'s runs'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l run -x -a '(__convsearch_ids runs)' -d 'only this run\'s full record'

@@ -129,7 +129,7 @@ export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, h
   if (index === false) return replay();
   return withIndex(
     source.store,
-    { path: index.path, onProgress: source.onProgress, ...hooks },
+    { path: index.path, verify: index.verify, onProgress: source.onProgress, ...hooks },
     (indexed) => fn(indexed.recordCounts()),
     replay,
   );

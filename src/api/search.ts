@@ -144,7 +144,7 @@ export function withUnion<T>(
     return withIndex(
       s.store,
       // an index file named by path serves one store: the session refuses it with several
-      { path: index.path, ...hooks },
+      { path: index.path, verify: index.verify, ...hooks },
       (source) => {
         try {
           return open(i + 1, [...sources, source]);

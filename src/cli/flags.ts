@@ -51,6 +51,10 @@ export const FLAGS = {
   },
   index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
+  verify: {
+    spelling: '--verify',
+    help: "re-read and digest the whole store before using the index, even when the store's stamp says nothing changed; exit 2 if rows the index read changed unseen",
+  },
   conversation: {
     spelling: '--conversation <id>',
     help: "search this conversation's runs (the reference's default scope)",
@@ -282,6 +286,6 @@ export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.Proce
 }
 
 /** `--index <path>` / `--no-index` → which sidecar index the session reads through. */
-export function indexChoice(flags: { readonly index?: string | false }): NonNullable<SessionOptions['index']> {
-  return flags.index === false ? false : { path: flags.index };
+export function indexChoice(flags: { readonly index?: string | false; readonly verify?: boolean }): NonNullable<SessionOptions['index']> {
+  return flags.index === false ? false : { path: flags.index, verify: flags.verify === true };
 }

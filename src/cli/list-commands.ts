@@ -33,12 +33,14 @@ export interface ListFlags {
   color: ColorChoice;
   /** a path with --index, false with --no-index */
   index?: string | false;
+  verify?: boolean;
 }
 
 /** Message counts come from the sidecar index (kept up to date like a search's), or a replay. */
 export const INDEX_FLAGS: Flag[] = [
   reworded(FLAGS.index, 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'),
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
+  FLAGS.verify,
 ];
 
 /** What the index has to say on the way: why it is not used, what it repaired or rebuilt. */

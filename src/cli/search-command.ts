@@ -44,6 +44,7 @@ export interface SearchFlags extends SearchOutputFlags {
   queryFile?: string;
   /** a path with --index, false with --no-index */
   index?: string | false;
+  verify?: boolean;
 }
 
 function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
@@ -161,6 +162,7 @@ export function searchCommand(): CommandDef {
       FLAGS.bm25B,
       FLAGS.index,
       FLAGS.noIndex,
+      FLAGS.verify,
       { group: 'Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):' },
       FLAGS.role,
       FLAGS.tool,

@@ -12,6 +12,7 @@ import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { compact as compactSegments, writeSegment } from './segments.js';
 import type { IndexTables, RunRow } from './tables.js';
+import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -58,7 +59,7 @@ export class IndexSync {
    * were only appended to is resumed, any other changed run is rebuilt, and an index whose digests
    * all match is current (its new stamp is recorded).
    */
-  sync(onProgress?: ProgressFn): SyncReport {
+  sync(onProgress?: ProgressFn, verify = false): SyncReport {
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
       contentChecked,
@@ -76,22 +77,26 @@ export class IndexSync {
     let rows: RunRow[];
     try {
       meta = readIndexMeta(this.t.readMeta());
-      if (stamp !== null && meta.storeStamp === stamp) return none(false, meta.content);
+      if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
       rows = this.t.allRuns(meta.runCount);
     } finally {
       this.t.commit();
     }
     let content = this.scan(rows, meta);
-    if (content.total === meta.content && stamp === null) return none(true, meta.content);
+    const stampSame = stamp !== null && meta.storeStamp === stamp;
+    if (content.total === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
+    if (stampSame) this.checkUnseen(rows, meta, content, stamp);
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
+      // what is written follows from the state read under the lock, never the one read before it: another
+      // process may have committed since, even one that leaves the same content (a process whose view of
+      // the store is older takes the index back to that state, and the next forward again), so a content
+      // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      if (now.content !== meta.content || now.runCount !== meta.runCount) {
-        // another process updated the index while we read the store: compare with what it wrote
-        meta = now;
-        rows = this.t.allRuns(meta.runCount);
-        content = this.scan(rows, meta);
-      }
+      rows = this.t.allRuns(now.runCount);
+      // the store was compared with the rows of that content: the same digest, the same cuts
+      if (now.content !== meta.content) content = this.scan(rows, now);
+      meta = now;
       let report = none(true, content.total);
       if (content.total !== meta.content) report = this.apply(this.store.runs(), content, rows, meta, onProgress);
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
@@ -104,6 +109,25 @@ export class IndexSync {
       if (this.t.inTransaction) this.t.rollback();
       throw e;
     }
+  }
+
+  /**
+   * `--verify` with a stamp that says nothing changed, and content that did: appends are folded in as
+   * usual; a change to rows the index read is an error (UnseenChangeError), and the recorded stamp is
+   * dropped so that the next search compares the content again whatever the stamp says.
+   */
+  private checkUnseen(rows: readonly RunRow[], meta: IndexMeta, content: StoreContent, stamp: string): void {
+    const changed = unexplainedChanges(rows, meta, content, this.store.runs());
+    if (changed.length === 0) return;
+    this.t.beginImmediate();
+    try {
+      if (readIndexMeta(this.t.readMeta()).storeStamp === stamp) this.t.putMeta('store_stamp', '');
+      this.t.commit();
+    } catch (e) {
+      if (this.t.inTransaction) this.t.rollback();
+      throw e;
+    }
+    throw new UnseenChangeError(describeUnseen(this.store.label, changed));
   }
 
   private scan(rows: readonly RunRow[], meta: IndexMeta): StoreContent {

@@ -22,6 +22,8 @@ export interface IndexOptions {
   readonly onWarning?: (message: string) => void;
   /** Where the default place and the thread count are read from; default: the process's environment. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Re-read and digest the whole store even when its stamp says nothing changed (`--verify`, see sync.ts). */
+  readonly verify?: boolean;
 }
 
 export interface IndexedSource {
@@ -36,7 +38,7 @@ function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSo
   try {
     const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env));
     for (let attempt = 1; ; attempt++) {
-      const report = sync.sync(opts.onProgress);
+      const report = sync.sync(opts.onProgress, opts.verify === true);
       // the search reads one commit, and only the one that answers for this store's content: another
       // process may have updated the index (to another state of the store) since
       tables.begin();
@@ -219,4 +221,4 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
 }
 
 /** `false`: replay the store for this search (the reference's way); otherwise the index, at `path` or the default place. */
-export type IndexChoice = false | { readonly path?: string };
+export type IndexChoice = false | { readonly path?: string; readonly verify?: boolean };

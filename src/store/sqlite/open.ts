@@ -28,8 +28,10 @@ export interface SqliteFile {
   /**
    * Identity, size and times of the store file and of its `-wal` (in every mode: the copy's source),
    * taken before anything was read and once their last write was old enough that any later write must
-   * change them: the same stamp later means the same committed content (a change time cannot be set
-   * back). Null when the files kept being written while we looked: then nothing may be inferred from it.
+   * change them: the same stamp later means the same committed content, for writes made through the
+   * file system while the clock runs forward (no call sets a change time; a write below the file
+   * system that sets it back, or one under a clock set back, is what `--verify` is for). Null when the
+   * files kept being written while we looked: then nothing may be inferred from it.
    */
   readonly fileStamp: string | null;
   /**
@@ -122,7 +124,7 @@ function settled(path: string, time: 'ctimeNs' | 'mtimeNs'): boolean {
  */
 function settledStamps(main: string, wal: string): { main: string; wal: string; settled: boolean } {
   let ok = false;
-  // the store file's change time: a write moves it, and it cannot be set back
+  // the store file's change time: a write moves it, and no call sets it (see fileStamp)
   for (let i = 0; i < 10 && !(ok = settled(main, 'ctimeNs') && settled(wal, 'mtimeNs')); i++) sleepMs(10);
   return { main: stamp(main), wal: walStamp(wal), settled: ok };
 }
