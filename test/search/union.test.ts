@@ -275,7 +275,10 @@ test('a damaged page met while searching the union is a StoreError naming that s
   const fd = openSync(bad, 'r+');
   writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, statSync(bad).size - 4096);
   closeSync(fd);
-  for (const order of [{ good, bad }, { bad, good }]) {
+  for (const order of [
+    { good, bad },
+    { bad, good },
+  ]) {
     const stores = open(order);
     try {
       assert.throws(
