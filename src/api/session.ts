@@ -6,6 +6,7 @@
  * run scope, `parent` and `showRun`). A set of one labels and qualifies nothing: it answers as its store.
  */
 import { HistorySource, noticeWarnings, renameRun, type Warning } from '../history/source.js';
+import type { StoreNotice } from '../store/notices.js';
 import { storeToolNames } from '../history/tool-names.js';
 import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
@@ -29,7 +30,7 @@ import {
 } from './listings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowView } from './show.js';
-import { storeTargets } from './stores.js';
+import { sameStore, storeSet } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
 import { withNotices } from './warnings.js';
 
@@ -67,9 +68,14 @@ export class Session {
   private runLists: ReadonlyArray<readonly StoreRun[]> | null = null;
   private runNames: RunNames | null = null;
 
+  /**
+   * `setNotices`: what choosing the stores set aside (a store named again, a directory entry that
+   * cannot be read), reported with the stores' own notices.
+   */
   constructor(
     readonly stores: readonly NamedStore[],
     private readonly options: SessionOptions = {},
+    private readonly setNotices: readonly StoreNotice[] = [],
   ) {
     if (stores.length === 0) throw new RequestError('a session needs at least one store');
     this.index = options.index ?? {};
@@ -105,8 +111,11 @@ export class Session {
   private notices(): Warning[] {
     const names = this.names();
     const several = this.stores.length > 1;
-    return this.stores.flatMap((s, i) =>
-      noticeWarnings(s.store, several ? s.label : undefined).map((w) => renameRun(w, (id) => names.name(i, id))),
+    const set: Warning[] = this.setNotices.map((n) => ({ kind: 'store-notice', notice: n.kind, runId: null, seq: null, detail: n.detail }));
+    return set.concat(
+      this.stores.flatMap((s, i) =>
+        noticeWarnings(s.store, several ? s.label : undefined).map((w) => renameRun(w, (id) => names.qualified(i, id))),
+      ),
     );
   }
 
@@ -174,7 +183,9 @@ export class Session {
     const rows = arrange(sortRuns(merged, sort), query.reverse, query.limit);
     const shown = new Set(rows.map((r) => r.run.runId));
     const warnings = perStore.flatMap((l, i) =>
-      (l?.warnings ?? []).map((w) => renameRun(w, (id) => names.name(i, id))).filter((w) => w.runId !== null && shown.has(w.runId)),
+      (l?.warnings ?? [])
+        .filter((w) => w.runId !== null && shown.has(names.name(i, w.runId)))
+        .map((w) => renameRun(w, (id) => names.qualified(i, id))),
     );
     return withNotices({ runs: rows, warnings }, this.notices());
   }
@@ -204,7 +215,7 @@ export class Session {
       const label = several ? this.stores[i]!.label : undefined;
       return l.warnings
         .filter((w) => w.runId !== null && conversationOf.has(w.runId) && shown.has(key(label, conversationOf.get(w.runId))))
-        .map((w) => renameRun(w, (id) => names.name(i, id)));
+        .map((w) => renameRun(w, (id) => names.qualified(i, id)));
     });
     return withNotices({ conversations: rows, warnings }, this.notices());
   }
@@ -237,7 +248,7 @@ export class Session {
     const named: ShowView = {
       ...view,
       summary: { ...view.summary, run: names.run(at.store, view.summary.run) },
-      warnings: view.warnings.map((w) => renameRun(w, (id) => names.name(at.store, id))),
+      warnings: view.warnings.map((w) => renameRun(w, (id) => names.qualified(at.store, id))),
     };
     return withNotices(named, this.notices());
   }
@@ -267,30 +278,44 @@ export async function readConsistently<T>(open: (stable: boolean, opened: StoreR
       if (stable || opened.every((r) => r.unchanged())) return result;
     } catch (e) {
       if (!stable && opened.length > 0 && !opened.every((r) => r.unchanged())) continue;
-      for (const r of opened) {
-        const err = r.storeError(e);
-        if (err) throw err;
-      }
-      throw e;
+      // a reader's own failures already name it (store/attributed.ts); one that left no reader is
+      // pinned on a store only when there is one to pin it on: with several, guessing blames the wrong one
+      const err = opened.length === 1 ? opened[0]!.storeError(e) : null;
+      throw err ?? e;
     } finally {
       for (const r of opened) r.close();
     }
   }
 }
 
-/** Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever fails), each once. */
-function openStores(targets: string | readonly string[], stable: boolean, opened: StoreReader[]): NamedStore[] {
+/** The stores `targets` name, each opened once, and what choosing them set aside. */
+interface OpenedStores {
+  readonly named: NamedStore[];
+  readonly notices: StoreNotice[];
+}
+
+/**
+ * Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever
+ * fails), each once: a path reaching a file already named is not opened (storeSet), and a store whose
+ * identity is already open (the same server named two ways) is read once, with a notice naming both.
+ */
+function openStores(targets: string | readonly string[], stable: boolean, opened: StoreReader[]): OpenedStores {
+  const set = storeSet(typeof targets === 'string' ? [targets] : targets);
   const named: NamedStore[] = [];
-  const seen = new Set<string>();
-  for (const label of storeTargets(typeof targets === 'string' ? [targets] : targets)) {
+  const notices = [...set.notices];
+  const seen = new Map<string, string>();
+  for (const label of set.targets) {
     const store = openStoreReader(label, { stable });
     opened.push(store);
-    // the same store named twice (a.db, ./a.db) is read once
-    if (seen.has(store.identity)) continue;
-    seen.add(store.identity);
+    const was = seen.get(store.identity);
+    if (was !== undefined) {
+      notices.push({ kind: 'same-store', runId: null, seq: null, detail: sameStore(store.label, was) });
+      continue;
+    }
+    seen.set(store.identity, store.label);
     named.push({ label, store });
   }
-  return named;
+  return { named, notices };
 }
 
 /**
@@ -302,7 +327,8 @@ function openStores(targets: string | readonly string[], stable: boolean, opened
 export function openSession(targets: string | readonly string[], options: SessionOptions & { readonly stable?: boolean } = {}): Session {
   const opened: StoreReader[] = [];
   try {
-    return new Session(openStores(targets, options.stable ?? false, opened), options);
+    const { named, notices } = openStores(targets, options.stable ?? false, opened);
+    return new Session(named, options, notices);
   } catch (e) {
     for (const r of opened) r.close();
     throw e;
@@ -318,7 +344,8 @@ export async function withSession<T>(
   let session: Session | null = null;
   return readConsistently(
     (stable, opened) => {
-      session = new Session(openStores(targets, stable, opened), options);
+      const { named, notices } = openStores(targets, stable, opened);
+      session = new Session(named, options, notices);
     },
     () => fn(session!),
   );

@@ -10,6 +10,8 @@ const NOTICE_WORDS: Record<StoreNoticeKind, string> = {
   'vanished-run': 'listed run(s) whose record has gone, skipped',
   'duplicate-run': 'run record(s) repeating a run id already seen, ignored',
   'unreachable-run': 'run(s) whose snapshots cannot be located, skipped',
+  'same-store': 'store(s) reached by more than one path, read once',
+  'unreadable-entry': 'directory entr(ies) named like stores that cannot be read, skipped',
 };
 
 /** One warning line for stderr (without the `convsearch: warning: ` prefix); details go to the JSON output. */

@@ -82,6 +82,11 @@ export class RunNames {
     return this.shared(runId) ? `${this.labels[store]}:${runId}` : runId;
   }
 
+  /** The id as a warning names it: with several stores always qualified, so that it names its store. */
+  qualified(store: number, runId: string): string {
+    return this.labels.length > 1 ? `${this.labels[store]}:${runId}` : runId;
+  }
+
   /** The run of store `store` as the union shows it. */
   run(store: number, r: StoreRun): StoreRun {
     // a union of one store names its runs as the store does
@@ -178,7 +183,7 @@ class UnionCorpus implements Corpus {
       this.origin.push({ store, section: index });
     }
     stores.forEach((c, store) => {
-      for (const w of c?.warnings ?? []) this.warnings.push(renameRun(w, (id) => names.name(store, id)));
+      for (const w of c?.warnings ?? []) this.warnings.push(renameRun(w, (id) => names.qualified(store, id)));
     });
   }
 

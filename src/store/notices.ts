@@ -16,7 +16,11 @@ export type StoreNoticeKind =
   /** A second run record with a run id already seen: ignored. */
   | 'duplicate-run'
   /** A run whose snapshots cannot be located (a run id that is not a valid FileStepStore directory name). */
-  | 'unreachable-run';
+  | 'unreachable-run'
+  /** A store reached again by another path (a link, `./a.db`, a directory named twice): read once. */
+  | 'same-store'
+  /** An entry of a directory of stores, named like one, that cannot be read (a dangling link, a FIFO, …): skipped. */
+  | 'unreadable-entry';
 
 export interface StoreNotice {
   readonly kind: StoreNoticeKind;

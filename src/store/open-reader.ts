@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { attributed } from './attributed.js';
 import { StoreError } from './errors.js';
 import { FileStoreReader } from './file/reader.js';
 import { PostgresStoreReader } from './postgres/reader.js';
@@ -33,8 +34,13 @@ export function storeKind(target: string): StoreKind {
  * Opens the store `target` names read-only: a SQLite file, a FileStepStore directory, a Postgres
  * database or a Redis key space. A directory holding no run (no `<run>/run.json`, no `media/`) is not
  * taken for an empty FileStepStore: a mistyped path must fail, so the SQLite opener says what it is.
+ * The reader's own failures name it (attributed.ts).
  */
 export function openStoreReader(target: string, options: OpenReaderOptions = {}): StoreReader {
+  return attributed(openUnattributed(target, options));
+}
+
+function openUnattributed(target: string, options: OpenReaderOptions): StoreReader {
   switch (storeKind(target)) {
     case 'postgres':
       return new PostgresStoreReader(target);

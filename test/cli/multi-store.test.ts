@@ -5,13 +5,27 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { runCliAsync, type CliResult } from '../helpers/cli.js';
 import { cliEnv, sha256File, storeDigest, tempDir } from '../helpers/hardening.js';
+import { addRawSnapshot, addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
 import { placeIndex } from '../../src/sidecar/placement.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import Database from 'better-sqlite3';
@@ -176,10 +190,70 @@ test('tools and completion read several stores too', async () => {
   assert.equal(words.stdout, `${X}:r1\nrx\n${Y}:r1\nry\n`);
 });
 
-test('the same store named twice is one store, answered as one --db answers', async () => {
-  const args = ['search', 'zebrafish', '--scope', 'all', '--json'];
-  same(await cli([...args, '--db', X, '--db', `${SET}/./x.db`]), await cli([...args, '--db', X]), 'x.db twice');
+test('the same store named twice is one store, answered as one --db answers, with a notice naming both paths', async () => {
+  const args = ['search', 'zebrafish', '--scope', 'all'];
+  const twice = await cli([...args, '--db', X, '--db', `${SET}/./x.db`]);
+  const once = await cli([...args, '--db', X]);
+  assert.equal(twice.stdout, once.stdout);
+  assert.equal(twice.status, once.status);
+  assert.equal(
+    twice.stderr,
+    `convsearch: warning: 1 store(s) reached by more than one path, read once (${SET}/./x.db is ${X}; use --json for details)\n${once.stderr}`,
+  );
 });
+
+// one store, one count: a hard link, a symlink, a directory named twice, a store named directly and through its directory
+const LINKS = join(dir, 'links');
+mkdirSync(LINKS);
+const A = join(LINKS, 'a.db');
+copyFileSync(X, A);
+const HARD = join(LINKS, 'b.db'); // in the directory: a.db and its hard link b.db
+linkSync(A, HARD);
+const OUTSIDE = join(dir, 'hard.db');
+linkSync(A, OUTSIDE);
+const SOFT = join(dir, 'soft.db');
+symlinkSync(A, SOFT);
+
+const COMMANDS: readonly (readonly string[])[] = [
+  ['search', 'zebrafish', '--scope', 'all'],
+  ['search', 'zebrafish', '--scope', 'all', '--count'],
+  ['runs'],
+  ['conversations'],
+  ['tools'],
+  ['show', 'rx'],
+];
+
+for (const [name, twice, once, notice] of [
+  ['a hard link', ['--db', A, '--db', OUTSIDE], ['--db', A], `${OUTSIDE} is ${A}`],
+  ['a symlink', ['--db', SOFT, '--db', A], ['--db', SOFT], `${A} is ${SOFT}`],
+  ['a directory holding a.db and its hard link b.db', ['--db', LINKS], ['--db', A], `${HARD} is ${A}`],
+  ['a directory named twice', ['--db', LINKS, '--db', `${LINKS}/`], ['--db', A], `${LINKS}/ is ${LINKS}`],
+  ['a store named directly and through its directory', ['--db', A, '--db', LINKS], ['--db', A], `${A} named twice`],
+] as const) {
+  test(`one store, one count: ${name} is read once, in every command, with one notice naming both paths`, async () => {
+    for (const args of COMMANDS) {
+      const r = await cli([...args, ...twice]);
+      const one = await cli([...args, ...once]);
+      assert.equal(r.stdout, one.stdout, `${args.join(' ')}: stdout`);
+      assert.equal(r.status, one.status, `${args.join(' ')}: status`);
+      const extra = r.stderr.split('\n').filter((l) => !one.stderr.includes(l));
+      assert.ok(
+        extra.length === 1 && /^convsearch: warning: \d store\(s\) reached by more than one path, read once \(/.test(extra[0]!),
+        `${args.join(' ')}: ${r.stderr}`,
+      );
+      assert.ok(extra[0]!.includes(notice), extra[0]);
+    }
+    const doc = JSON.parse((await cli(['runs', '--json', ...twice])).stdout) as {
+      runs: unknown[];
+      warnings: { kind: string; notice: string; detail: string }[];
+    };
+    assert.equal(doc.runs.length, 2);
+    assert.ok(
+      doc.warnings.some((w) => w.notice === 'same-store' && w.detail === notice),
+      JSON.stringify(doc.warnings),
+    );
+  });
+}
 
 test('--index with several stores is refused', async () => {
   const r = await cli(['search', 'zebrafish', '--scope', 'all', '--index', join(dir, 'one.idx'), ...BOTH]);
@@ -276,4 +350,143 @@ test('--parent over several stores: a delegate tree stays in its store; either n
 test('the stores are never written', () => {
   assert.deepEqual([storeDigest(X), storeDigest(Y)], before);
   assert.deepEqual(readdirSync(SET).sort(), ['x.db', 'y.db']);
+});
+
+// blame the right store: one good store and one malformed, in each order
+const BAD = join(dir, 'bad');
+mkdirSync(BAD);
+function badStore(name: string, build: (path: string) => void): string {
+  const p = join(BAD, name);
+  build(p);
+  return p;
+}
+const NOT_SQLITE = badStore('text.db', (p) => writeFileSync(p, 'this is not a database at all, only text\n'.repeat(4)));
+const NO_TABLES = badStore('schema.db', (p) => {
+  const db = new Database(p);
+  db.exec('CREATE TABLE notes (id INTEGER, body TEXT)');
+  db.close();
+});
+const CORRUPT = badStore('corrupt.db', (p) => {
+  buildStore(
+    (w) => {
+      addRun(w, 'rc', 'conv-c');
+      for (let i = 0; i < 40; i++) addSnapshot(w, 'rc', [userMsg(`zebrafish ${i} ${'x'.repeat(3000)}`, i)]);
+    },
+    { path: p },
+  );
+  const fd = openSync(p, 'r+');
+  writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, statSync(p).size - 4096);
+  closeSync(fd);
+});
+const BROKEN_JSON = badStore('json.db', (p) =>
+  buildStore(
+    (w) => {
+      addRun(w, 'rj', 'conv-j');
+      addSnapshot(w, 'rj', [userMsg('zebrafish in the broken store', 0)]);
+      addRawSnapshot(w, 'rj', '{"messages": [ not json');
+    },
+    { path: p },
+  ),
+);
+
+for (const [name, bad, commands, expect] of [
+  ['not SQLite', NOT_SQLITE, [['runs'], ['search', 'zebrafish', '--scope', 'all']], /error: .*text\.db: not an SQLite database/],
+  ['the wrong schema', NO_TABLES, [['runs'], ['search', 'zebrafish', '--scope', 'all']], /error: .*schema\.db: not a step store/],
+  [
+    'a corrupt page only a query reaches',
+    CORRUPT,
+    [['runs'], ['search', 'zebrafish', '--scope', 'all', '--no-index'], ['search', 'zebrafish', '--scope', 'all'], ['tools']],
+    /error: .*corrupt\.db: database error: .*SQLITE_CORRUPT/,
+  ],
+  ['broken snapshot JSON', BROKEN_JSON, [['search', 'zebrafish', '--scope', 'all'], ['runs'], ['show', 'rj']], /warning: .*json\.db:rj/],
+] as const) {
+  for (const order of ['good first', 'bad first'] as const) {
+    test(`blame the right store: ${name}, ${order}`, async () => {
+      const stores = order === 'good first' ? [Y, bad] : [bad, Y];
+      for (const args of commands) {
+        const r = await cli([...args, ...stores.flatMap((s) => ['--db', s])]);
+        assert.match(r.stderr, expect, `${args.join(' ')}: ${r.stderr}`);
+        assert.ok(!r.stderr.includes(Y), `${args.join(' ')} blames the good store: ${r.stderr}`);
+      }
+    });
+  }
+}
+
+// store directories: entries named like stores that cannot be read are reported, counted, never skipped silently
+const ODD = join(dir, 'odd');
+mkdirSync(ODD);
+copyFileSync(X, join(ODD, 'good.db'));
+symlinkSync(join(ODD, 'nowhere'), join(ODD, 'dangling.db'));
+symlinkSync(join(ODD, 'loop.db'), join(ODD, 'loop.db'));
+mkdirSync(join(ODD, 'dir.db'));
+spawnSync('mkfifo', [join(ODD, 'fifo.db')]);
+
+test('a store directory reports its unreadable entries in one counted notice and reads the rest; a FIFO never blocks', async () => {
+  for (const args of [['runs'], ['search', 'zebrafish', '--scope', 'all'], ['conversations'], ['tools']]) {
+    const r = await cli([...args, '--db', ODD]);
+    const one = await cli([...args, '--db', join(ODD, 'good.db')]);
+    assert.equal(r.stdout, one.stdout, `${args.join(' ')}: stdout`);
+    assert.equal(r.status, one.status);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('cannot be read'));
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, /^convsearch: warning: 4 directory entr\(ies\) named like stores that cannot be read, skipped \(/);
+    for (const n of ['dangling.db: a dangling symlink', 'dir.db: a directory', 'fifo.db: a FIFO'])
+      assert.ok(lines[0]!.includes(n) || n.startsWith('fifo'), `${n}: ${lines[0]}`);
+  }
+  const doc = JSON.parse((await cli(['runs', '--json', '--db', ODD])).stdout) as { warnings: { notice: string; detail: string }[] };
+  assert.deepEqual(
+    doc.warnings.filter((w) => w.notice === 'unreadable-entry').map((w) => w.detail),
+    [
+      `${ODD}/dangling.db: a dangling symlink`,
+      `${ODD}/dir.db: a directory, not a file`,
+      `${ODD}/fifo.db: a FIFO, not a file`,
+      `${ODD}/loop.db: a symlink loop`,
+    ],
+  );
+});
+
+test('a store directory whose .db entries all cannot be read is an error naming them', async () => {
+  const empty = join(dir, 'none');
+  mkdirSync(empty);
+  symlinkSync(join(empty, 'nowhere'), join(empty, 'gone.db'));
+  const r = await cli(['runs', '--db', empty]);
+  assert.equal(r.status, 2);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^convsearch: error: .*none: none of its 1 \.db entries can be read \(.*gone\.db: a dangling symlink\)\n$/);
+});
+
+test('a store directory entry the user may not read is reported, and the others are read (run as another user)', async (t) => {
+  const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', '0']);
+  if (probe.status !== 0) return t.skip('setpriv cannot run a process as another user here');
+  const locked = tempDir('locked');
+  chmodSync(locked, 0o755);
+  copyFileSync(X, join(locked, 'open.db'));
+  copyFileSync(Y, join(locked, 'secret.db'));
+  chmodSync(join(locked, 'open.db'), 0o644);
+  chmodSync(join(locked, 'secret.db'), 0o600);
+  const r = spawnSync(
+    'setpriv',
+    [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      process.execPath,
+      join(process.cwd(), 'bin/convsearch.js'),
+      'runs',
+      '--no-index',
+      '--json',
+      '--db',
+      locked,
+    ],
+    { encoding: 'utf8', env: { ...process.env, ...env } },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(
+    (JSON.parse(r.stdout) as { runs: { run_id: string }[] }).runs.map((x) => x.run_id),
+    ['r1', 'rx'],
+  );
+  assert.match(
+    r.stderr,
+    /1 directory entr\(ies\) named like stores that cannot be read, skipped \(.*secret\.db: no permission to read \(EACCES\)/,
+  );
 });

@@ -10,6 +10,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
@@ -19,7 +20,8 @@ import type { SearchOutcome } from '../../src/search/search.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import { listTools } from '../../src/api/tools.js';
 import type { IndexChoice } from '../../src/sidecar/with-index.js';
-import { searchReader, tempDir } from '../helpers/stores.js';
+import { StoreError } from '../../src/store/errors.js';
+import { addRun, addSnapshot, buildStore, searchReader, tempDir, userMsg } from '../helpers/stores.js';
 
 const dir = tempDir('union');
 /** The default index place of these searches: a cache of this file's own (the process's environment is left alone). */
@@ -260,3 +262,31 @@ for (const [mode, index] of MODES) {
     }
   });
 }
+
+test('a damaged page met while searching the union is a StoreError naming that store, whichever store comes first', () => {
+  const good = write('attr-good.db', [sim('g1', 'c', 0, 'sys', 'heron lake', 'heron reply')]);
+  const bad = buildStore(
+    (w) => {
+      addRun(w, 'b1', 'c');
+      for (let i = 0; i < 40; i++) addSnapshot(w, 'b1', [userMsg(`heron ${i} ${'x'.repeat(3000)}`, i)]);
+    },
+    { path: join(dir, 'attr-bad.db') },
+  );
+  const fd = openSync(bad, 'r+');
+  writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, statSync(bad).size - 4096);
+  closeSync(fd);
+  for (const order of [
+    { good, bad },
+    { bad, good },
+  ]) {
+    const stores = open(order);
+    try {
+      assert.throws(
+        () => searchStores(stores, searchOptions({ query: 'heron', scope: 'all' }), false, HOOKS),
+        (e: unknown) => e instanceof StoreError && e.message.startsWith(`${bad}: database error:`) && !e.message.includes(good),
+      );
+    } finally {
+      close(stores);
+    }
+  }
+});
