@@ -4,6 +4,7 @@ import { openDatabase } from '../store/sqlite/native.js';
 import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
 import { EMPTY_META } from './meta.js';
+import { INDEX_APPLICATION_ID } from './signature.js';
 import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
 
 export function removeIndexFiles(path: string): void {
@@ -41,6 +42,7 @@ const DROP_INDEX_TABLES =
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
   db.exec(DROP_INDEX_TABLES);
   db.exec(INDEX_DDL);
+  db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
   const t = new IndexTables(db);
   t.putMeta('format', INDEX_FORMAT);
   t.putMeta('store', storeRealPath);
@@ -70,7 +72,11 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
       if (schema === expected()) {
         const tables = new IndexTables(db);
         const meta = tables.readMeta();
-        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) return { db, tables, fresh: false };
+        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) {
+          // an index written before the signature: signed now that it is known for ours
+          if (db.pragma('application_id', { simple: true }) !== INDEX_APPLICATION_ID) sign(db);
+          return { db, tables, fresh: false };
+        }
         if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined)
           throw new IndexDamagedError('the index meta lacks its store');
       } else if (schema !== '[]' && formatOf(db) === INDEX_FORMAT) {
@@ -96,6 +102,15 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
   } catch (e) {
     closeIndexDatabase(db, path);
     throw e;
+  }
+}
+
+/** Signs an index of ours written before signatures; where it cannot be written, it stays recognisable by its tables. */
+function sign(db: BetterSqlite3.Database): void {
+  try {
+    db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
+  } catch {
+    // read-only or busy: the next search signs it
   }
 }
 
