@@ -42,7 +42,6 @@ const DROP_INDEX_TABLES =
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
   db.exec(DROP_INDEX_TABLES);
   db.exec(INDEX_DDL);
-  db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
   const t = new IndexTables(db);
   t.putMeta('format', INDEX_FORMAT);
   t.putMeta('store', storeRealPath);
@@ -85,6 +84,9 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
         // somebody's database: never dropped to make room for an index
         throw new IndexRefusedError(`refusing --index ${path}: it is an SQLite database that is not a convsearch index`);
       }
+      // signed before the switch to WAL: a new file then carries the signature in its own header at
+      // once, not only in a log that another process's check (signature.ts) does not read
+      if (db.pragma('application_id', { simple: true }) !== INDEX_APPLICATION_ID) db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec('BEGIN IMMEDIATE');
