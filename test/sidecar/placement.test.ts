@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -14,25 +13,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { rng } from '../../scripts/bench/synthetic-store.js';
 import { runCliAsync } from '../helpers/cli.js';
-import { writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
-
-const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
-
-/** A store alone in its directory, and what a --no-index search of it prints. */
-async function evidence(): Promise<{ dir: string; db: string; args: string[]; want: string; digest: string }> {
-  const dir = tempDir();
-  const db = join(dir, 'sessions.db');
-  const w = new StepStoreWriter(db);
-  writeRun(w, rng(4), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
-  w.close();
-  const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
-  const want = (await runCliAsync([...args, '--no-index'])).stdout;
-  return { dir, db, args, want, digest: sha(db) };
-}
+import { evidence, sha } from '../helpers/evidence.js';
 
 function assertUntouched(e: { dir: string; db: string; digest: string }): void {
   assert.equal(sha(e.db), e.digest, 'the store is byte-identical');

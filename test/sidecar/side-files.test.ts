@@ -1,7 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -25,24 +24,11 @@ import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { writeRun } from '../helpers/random-stores.js';
-import { addRun, addSnapshot, tempDir, userMsg } from '../helpers/stores.js';
+import { tempDir } from '../helpers/stores.js';
+import { evidence, sha, walWithoutShm } from '../helpers/evidence.js';
 
-const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
 const isRoot = process.getuid?.() === 0;
 const ROOT_ONLY = isRoot ? {} : { skip: 'mounting a small tmpfs (a full disk) needs root' };
-
-/** A store alone in its directory, and what a --no-index search of it prints. */
-async function evidence(): Promise<{ dir: string; db: string; args: string[]; want: string; status: number | null }> {
-  const dir = tempDir();
-  const db = join(dir, 'sessions.db');
-  const w = new StepStoreWriter(db);
-  writeRun(w, rng(4), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
-  w.close();
-  const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
-  const replay = await runCliAsync([...args, '--no-index']);
-  assert.ok(replay.status === 0 || replay.status === 1, replay.stderr);
-  return { dir, db, args, want: replay.stdout, status: replay.status };
-}
 
 const mounts: string[] = [];
 after(() => {
@@ -173,20 +159,6 @@ describe('--index accepts only convsearch’s own index', () => {
     assert.equal(r.stdout, e.want);
   });
 });
-
-/** A store whose last rows live in a -wal with no -shm beside it: read through a private copy. */
-function walWithoutShm(): string {
-  const src = join(tempDir(), 'live.db');
-  const w = new StepStoreWriter(src);
-  w.db.pragma('wal_autocheckpoint = 0');
-  addRun(w, 'r1', 'c1', 0);
-  addSnapshot(w, 'r1', [userMsg('the copied words', 1)]);
-  const db = join(tempDir(), 'sessions.db');
-  copyFileSync(src, db);
-  copyFileSync(`${src}-wal`, `${db}-wal`);
-  w.close();
-  return db;
-}
 
 describe('private copies never land beside the evidence', () => {
   test('with TMPDIR equal to or inside the store directory, no copy is made there (several processes, and SIGKILL)', async () => {
