@@ -47,7 +47,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -s m -l max-match
 complete -c convsearch -n '__fish_seen_subcommand_from search' -s C -l context -x -d 'messages of context around each hit'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-k1 -x -d 'BM25 term-frequency saturation'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-b -x -d 'BM25 length normalization, 0..1'
-complete -c convsearch -n '__fish_seen_subcommand_from search' -l index -r -F -d 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l index -r -F -d 'persistent index file, new or convsearch\'s own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l no-index -d 'replay the store for this search instead of using the index (same results, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l role -x -a 'user assistant system tool-call tool-return retry' -d 'only messages with a part of this role count as hits: user, assistant, system, tool-call, tool-return, retry (repeatable, or comma-separated)'
@@ -75,7 +75,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l expect-none -d
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l expect-min -x -d 'fail (exit 1) unless at least n messages match'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -s h -l help -d 'display help for command'
 
-complete -c convsearch -n '__fish_seen_subcommand_from runs' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from runs' -l index -r -F -d 'persistent index file to read counts from, new or convsearch\'s own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
@@ -93,7 +93,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from runs' -l wide -d 'on a te
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from runs' -s h -l help -d 'display help for command'
 
-complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l index -r -F -d 'persistent index file to read counts from, new or convsearch\'s own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'
@@ -106,7 +106,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l wide -d
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -l color -x -a 'auto always never' -d 'colour: auto (a terminal whose TERM is not dumb), always or never; beats NO_COLOR and FORCE_COLOR'
 complete -c convsearch -n '__fish_seen_subcommand_from conversations' -s h -l help -d 'display help for command'
 
-complete -c convsearch -n '__fish_seen_subcommand_from tools' -l index -r -F -d 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'
+complete -c convsearch -n '__fish_seen_subcommand_from tools' -l index -r -F -d 'persistent index file to read counts from, new or convsearch\'s own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l no-index -d 'replay the store instead of using the index (same numbers, slower)'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l verify -d 're-read and digest the whole store before using the index, even when the store\'s stamp says nothing changed; exit 2 if rows the index read changed unseen'
 complete -c convsearch -n '__fish_seen_subcommand_from tools' -l db -r -F -d 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one'

@@ -39,7 +39,8 @@ export { prestartDrivers } from '../store/prestart.js';
 export interface SessionOptions extends WorkHooks {
   /**
    * The sidecar index searches and listings read through: by default one per store in the user cache
-   * directory (`$XDG_CACHE_HOME/convsearch`); `{ path }` names the file (one store only); false replays
+   * directory (`$XDG_CACHE_HOME/convsearch`, else `~/.cache/convsearch`, else `<tmpdir>/convsearch-<uid>`, else
+   * none); `{ path }` names the file (one store only; only a new file or an index of ours); false replays
    * the stores every time (the reference's way; same results, slower).
    */
   readonly index?: IndexChoice;

@@ -38,7 +38,8 @@ const RUN: ValueKind = { kind: 'run' };
 const CONVERSATION: ValueKind = { kind: 'conversation' };
 const AGENT: ValueKind = { kind: 'agent' };
 
-const INDEX_PATH = 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)';
+const INDEX_PATH =
+  "persistent index file, new or convsearch's own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)";
 
 /** Every flag of every command. A command may reword a flag's help for its own use, nothing else. */
 export const FLAGS = {

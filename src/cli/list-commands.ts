@@ -38,7 +38,10 @@ export interface ListFlags {
 
 /** Message counts come from the sidecar index (kept up to date like a search's), or a replay. */
 export const INDEX_FLAGS: Flag[] = [
-  reworded(FLAGS.index, 'persistent index file to read counts from (default: one per store under $XDG_CACHE_HOME/convsearch)'),
+  reworded(
+    FLAGS.index,
+    "persistent index file to read counts from, new or convsearch's own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)",
+  ),
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
   FLAGS.verify,
 ];

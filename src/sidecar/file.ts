@@ -4,6 +4,7 @@ import { openDatabase } from '../store/sqlite/native.js';
 import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
 import { EMPTY_META } from './meta.js';
+import { INDEX_APPLICATION_ID } from './signature.js';
 import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
 
 export function removeIndexFiles(path: string): void {
@@ -70,7 +71,11 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
       if (schema === expected()) {
         const tables = new IndexTables(db);
         const meta = tables.readMeta();
-        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) return { db, tables, fresh: false };
+        if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) {
+          // an index written before the signature: signed now that it is known for ours
+          if (db.pragma('application_id', { simple: true }) !== INDEX_APPLICATION_ID) sign(db);
+          return { db, tables, fresh: false };
+        }
         if (meta.get('format') === INDEX_FORMAT && meta.get('store') === undefined)
           throw new IndexDamagedError('the index meta lacks its store');
       } else if (schema !== '[]' && formatOf(db) === INDEX_FORMAT) {
@@ -79,6 +84,9 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
         // somebody's database: never dropped to make room for an index
         throw new IndexRefusedError(`refusing --index ${path}: it is an SQLite database that is not a convsearch index`);
       }
+      // signed before the switch to WAL: a new file then carries the signature in its own header at
+      // once, not only in a log that another process's check (signature.ts) does not read
+      if (db.pragma('application_id', { simple: true }) !== INDEX_APPLICATION_ID) db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec('BEGIN IMMEDIATE');
@@ -96,6 +104,15 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
   } catch (e) {
     closeIndexDatabase(db, path);
     throw e;
+  }
+}
+
+/** Signs an index of ours written before signatures; where it cannot be written, it stays recognisable by its tables. */
+function sign(db: BetterSqlite3.Database): void {
+  try {
+    db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
+  } catch {
+    // read-only or busy: the next search signs it
   }
 }
 

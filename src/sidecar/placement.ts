@@ -1,7 +1,8 @@
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { IndexRefusedError, IndexUnavailableError } from './errors.js';
-import { defaultIndexPath } from './location.js';
+import { defaultIndexPlaces } from './location.js';
+import { signatureOf } from './signature.js';
 
 /**
  * Where the index may live, checked before anything is created: never the evidence, never beside it,
@@ -12,6 +13,8 @@ export interface IndexPlace {
   readonly path: string;
   /** Things repaired on the way (modes narrowed), for one warning each. */
   readonly repaired: readonly string[];
+  /** Why the first default places could not be used, when a later one is (one notice). */
+  readonly notice?: string;
 }
 
 const SIDE_FILES = ['-wal', '-shm', '-journal'] as const;
@@ -190,27 +193,29 @@ function makeDirs(dir: string): void {
   }
 }
 
-/**
- * Settles where the store's index lives and prepares it: the directory (owner-only) and an empty
- * index file (0600) when there is none. `explicit` is `--index`; otherwise the per-user cache.
- */
-export function placeIndex(
-  storeRealPath: string,
-  storeInputPath: string,
-  explicit: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): IndexPlace {
-  const given = explicit !== undefined ? resolve(explicit) : defaultIndexPath(storeRealPath, env);
-  const what = explicit !== undefined ? `--index ${explicit}` : `the index location ${given} (from $XDG_CACHE_HOME or ~/.cache)`;
-  const ev = evidenceOf(storeRealPath, storeInputPath);
+/** Checks and prepares one place; `owned`: the directory is convsearch's (checked like the file). */
+function placeAt(given: string, what: string, ev: Evidence, owned: boolean, repaired: string[]): string {
   checkAgainstEvidence(given, ev, what);
-  const repaired: string[] = [];
   const dir = dirname(given);
   makeDirs(dir);
-  // the cache directory is ours: checked like the file; a directory the user named is theirs
-  if (explicit === undefined) checkOwned(dir, 'directory', what, repaired, false);
+  if (owned) checkOwned(dir, 'directory', what, repaired, false);
   // again now that the directories exist: a link may resolve differently once its target is there
   const real = checkAgainstEvidence(given, ev, what);
+  let signature: ReturnType<typeof signatureOf>;
+  try {
+    signature = signatureOf(given);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw new IndexRefusedError(
+        `refusing ${what}: ${given} is a symbolic link, and the index never follows links (remove it, or pass --index <file>)`,
+      );
+    }
+    throw new IndexUnavailableError(`cannot read ${given}: ${describeFsError(e)}`);
+  }
+  // before anything changes it (its mode included): only our own index is ever rewritten
+  if (signature.kind === 'foreign') {
+    throw new IndexRefusedError(`refusing ${what}: ${given} is not a convsearch index (${signature.why}); it is left as it is`);
+  }
   for (const suffix of SIDE_FILES) {
     const side = given + suffix;
     if (isSymlink(side)) {
@@ -222,5 +227,37 @@ export function placeIndex(
   if (relative(real, realpathSync(given)) !== '') {
     throw new IndexRefusedError(`refusing ${what}: it changed while it was checked`);
   }
-  return { path: given, repaired };
+  return given;
+}
+
+/**
+ * Settles where the store's index lives and prepares it: the directory (owner-only) and an empty
+ * index file (0600) when there is none. `explicit` is `--index`, refused (IndexRefusedError) when it
+ * cannot be used safely. Otherwise the default places are tried in turn ($XDG_CACHE_HOME, ~/.cache,
+ * `<tmpdir>/convsearch-<uid>`); when none will do, IndexUnavailableError: the search goes without.
+ */
+export function placeIndex(
+  storeRealPath: string,
+  storeInputPath: string,
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): IndexPlace {
+  const ev = evidenceOf(storeRealPath, storeInputPath);
+  if (explicit !== undefined) {
+    const repaired: string[] = [];
+    return { path: placeAt(resolve(explicit), `--index ${explicit}`, ev, false, repaired), repaired };
+  }
+  const failed: string[] = [];
+  for (const place of defaultIndexPlaces(storeRealPath, env)) {
+    const repaired: string[] = [];
+    try {
+      const path = placeAt(place.path, `the index location ${place.path} (from ${place.from})`, ev, true, repaired);
+      const notice = failed.length > 0 ? `${failed.join('; ')}; the index is at ${path}` : undefined;
+      return notice === undefined ? { path, repaired } : { path, repaired, notice };
+    } catch (e) {
+      if (!(e instanceof IndexRefusedError || e instanceof IndexUnavailableError)) throw e;
+      failed.push(e.message.replace(/; the index must live outside the evidence \(pass another --index, or --no-index\)$/, ''));
+    }
+  }
+  throw new IndexUnavailableError(`no default place will do for the index: ${failed.join('; ')}`);
 }

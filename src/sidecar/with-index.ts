@@ -1,4 +1,5 @@
-import { readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
@@ -7,7 +8,7 @@ import type { StoreReader } from '../store/reader.js';
 import { ForeignError, IndexBusyError, IndexDamagedError, IndexRefusedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
 import { closeIndexDatabase, openIndexDatabase, removeIndexFiles } from './file.js';
 import { IndexedCorpusSource } from './indexed-source.js';
-import { describeFsError, placeIndex } from './placement.js';
+import { describeFsError, type IndexPlace, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
 import type { ProgressFn } from '../history/source.js';
 import { IndexSync, type SyncReport } from './sync.js';
@@ -59,7 +60,7 @@ function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSo
 /** Opens the store's index (placed and checked like withIndex's), brings it up to date, and hands back a corpus source over it. */
 export function openIndexedSource(store: StoreReader, opts: IndexOptions = {}): IndexedSource & { db: BetterSqlite3.Database } {
   const place = placeIndex(store.identity, store.label, opts.path, opts.env);
-  for (const r of place.repaired) opts.onWarning?.(r);
+  reportPlace(place, opts);
   return openAt(store, place.path, opts);
 }
 
@@ -88,11 +89,21 @@ interface SpaceMark {
 
 const markPath = (path: string): string => `${path}.nospace`;
 
+/** The mark's text, read without following a link (a planted link is no mark). */
+function readMark(path: string): string {
+  const fd = openSync(markPath(path), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Why the index should not be written now, or null: a failure for space recorded while nothing changed, or too little room for a first build. */
 function spaceVeto(store: StoreReader, path: string): string | null {
   const free = freeBytes(dirname(path));
   try {
-    const mark = JSON.parse(readFileSync(markPath(path), 'utf8')) as SpaceMark;
+    const mark = JSON.parse(readMark(path)) as SpaceMark;
     const stamp = store.stamp();
     if (stamp !== null && mark.stamp === stamp && free !== null && free <= mark.free + BUILD_SPACE_MIN) {
       return `the disk was full when the index was last updated (${mb(free)} free in ${dirname(path)}); free some space, or pass --no-index`;
@@ -118,10 +129,20 @@ function rememberNoSpace(store: StoreReader, path: string): void {
   const free = freeBytes(dirname(path));
   const stamp = store.stamp();
   if (stamp === null || free === null) return;
+  // a new file of our own (never through a link someone planted), then renamed over the mark: a
+  // rename replaces a link, it never writes through it
+  const temp = `${markPath(path)}.${process.pid}.${randomBytes(6).toString('hex')}`;
   try {
-    writeFileSync(markPath(path), JSON.stringify({ stamp, free } satisfies SpaceMark), { mode: 0o600 });
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      writeSync(fd, JSON.stringify({ stamp, free } satisfies SpaceMark));
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, markPath(path));
   } catch {
     // the disk is full after all: the next search tries again
+    rmSync(temp, { force: true });
   }
 }
 
@@ -147,18 +168,27 @@ function unavailable(e: unknown): IndexUnavailableError | null {
 /** Tries after SQLITE_BUSY the busy wait could not resolve, before replaying instead. */
 const BUSY_TRIES = 3;
 
+/** Tells what placement repaired, and where the index went when the first default places would not do. */
+function reportPlace(place: IndexPlace, opts: IndexOptions): void {
+  for (const r of place.repaired) opts.onWarning?.(r);
+  if (place.notice !== undefined) opts.onWarning?.(place.notice);
+}
+
+/** A refusal ends the search only where the user named the place (`--index`); the default place never fails a search. */
+const refusedHere = (e: unknown, opts: IndexOptions): boolean => e instanceof IndexRefusedError && opts.path !== undefined;
+
 export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexedCorpusSource) => T, fallback: () => T): T {
-  let place: ReturnType<typeof placeIndex>;
+  let place: IndexPlace;
   try {
     place = placeIndex(store.identity, store.label, opts.path, opts.env);
   } catch (e) {
-    if (e instanceof IndexRefusedError) throw e;
-    const u = unavailable(e);
+    if (refusedHere(e, opts)) throw e;
+    const u = e instanceof IndexRefusedError ? new IndexUnavailableError(e.message) : unavailable(e);
     if (!u) throw e;
     opts.onFallback?.(u.message);
     return fallback();
   }
-  for (const r of place.repaired) opts.onWarning?.(r);
+  reportPlace(place, opts);
   const path = place.path;
   const veto = spaceVeto(store, path);
   if (veto !== null) {
@@ -182,10 +212,14 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
         !store.unchanged() ||
         e instanceof ForeignError ||
         e instanceof StoreError ||
-        e instanceof IndexRefusedError ||
+        refusedHere(e, opts) ||
         store.storeError(e) !== null
       )
         throw e;
+      if (e instanceof IndexRefusedError) {
+        opts.onFallback?.(`${e.message} (${path})`);
+        return fallback();
+      }
       const u = unavailable(e);
       if (u instanceof IndexBusyError && busyTries < BUSY_TRIES) {
         // another convsearch is writing the index: its commit ends soon, then read what it wrote
@@ -210,7 +244,7 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
       try {
         place = placeIndex(store.identity, store.label, opts.path, opts.env);
       } catch (e2) {
-        if (e2 instanceof IndexRefusedError) throw e2;
+        if (refusedHere(e2, opts)) throw e2;
         opts.onFallback?.(`index ${path} was damaged (${damage}) and could not be rebuilt: ${unavailable(e2)?.message ?? String(e2)}`);
         return fallback();
       }

@@ -42,12 +42,13 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const cache = tmpfs('ro,size=1m')!;
     const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
     const want = await runCliAsync([...args, '--no-index']);
-    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: cache } });
+    // every default place on it: $XDG_CACHE_HOME, ~/.cache and the temporary directory
+    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: cache, HOME: cache, TMPDIR: cache } });
     assert.equal(r.stdout, want.stdout);
     assert.equal(r.status, want.status);
     assert.match(
       r.stderr,
-      /^convsearch: warning: index unavailable, searching without it: cannot create .*convsearch: read-only file system\n/,
+      /^convsearch: warning: index unavailable, searching without it: no default place will do for the index: cannot create .*convsearch: read-only file system; .*: read-only file system\n$/,
     );
     assert.doesNotMatch(r.stderr, /ENOENT|mkdir/);
   });

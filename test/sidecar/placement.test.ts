@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -14,25 +13,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { rng } from '../../scripts/bench/synthetic-store.js';
 import { runCliAsync } from '../helpers/cli.js';
-import { writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
-
-const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
-
-/** A store alone in its directory, and what a --no-index search of it prints. */
-async function evidence(): Promise<{ dir: string; db: string; args: string[]; want: string; digest: string }> {
-  const dir = tempDir();
-  const db = join(dir, 'sessions.db');
-  const w = new StepStoreWriter(db);
-  writeRun(w, rng(4), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
-  w.close();
-  const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
-  const want = (await runCliAsync([...args, '--no-index'])).stdout;
-  return { dir, db, args, want, digest: sha(db) };
-}
+import { evidence, sha } from '../helpers/evidence.js';
 
 function assertUntouched(e: { dir: string; db: string; digest: string }): void {
   assert.equal(sha(e.db), e.digest, 'the store is byte-identical');
@@ -49,6 +32,18 @@ async function refused(args: string[], env: NodeJS.ProcessEnv = {}): Promise<str
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^convsearch: error: refusing .+\n$/);
   return r.stderr;
+}
+
+/**
+ * A default place that will not do: the search goes on (the next place, or none), with a notice saying
+ * why; never exit 2. HOME and TMPDIR are temporary (the next places), never the user's.
+ */
+async function fellBack(e: { args: string[]; want: string }, env: NodeJS.ProcessEnv, why: RegExp): Promise<void> {
+  const r = await runCliAsync(e.args, { env: { HOME: tempDir(), TMPDIR: tempDir(), ...env } });
+  assert.notEqual(r.status, 2, r.stderr);
+  assert.equal(r.stdout, e.want);
+  assert.match(r.stderr, /^convsearch: warning: refusing the index location .+; the index is at .+\n$/);
+  assert.match(r.stderr, why);
 }
 
 describe('the index never touches the evidence', () => {
@@ -78,14 +73,14 @@ describe('the index never touches the evidence', () => {
     assert.equal(sha(join(elsewhere, 'hard.db')), e.digest);
   });
 
-  test('a cache directory that is a link into the evidence directory is refused; nothing is written there', async () => {
+  test('a cache directory that is a link into the evidence directory is passed over for the next place; nothing is written there', async () => {
     const e = await evidence();
     const cache = tempDir();
     symlinkSync(e.dir, join(cache, 'convsearch'));
-    await refused(e.args, { XDG_CACHE_HOME: cache });
+    await fellBack(e, { XDG_CACHE_HOME: cache }, /store's directory/);
     assertUntouched(e);
     // XDG_CACHE_HOME itself in the evidence directory: the convsearch directory would be created there
-    await refused(e.args, { XDG_CACHE_HOME: e.dir });
+    await fellBack(e, { XDG_CACHE_HOME: e.dir }, /store's directory/);
     assertUntouched(e);
   });
 });
@@ -105,10 +100,10 @@ describe("the index location is taken on no one's word", () => {
     symlinkSync(other, join(dir2, 'idx.db-wal'));
     assert.match(await refused([...e.args, '--index', join(dir2, 'idx.db')]), /-wal is a symbolic link/);
     assert.equal(readFileSync(other, 'utf8'), 'my notes\n');
-    // the default cache directory itself a link (even to a harmless place)
+    // the default cache directory itself a link (even to a harmless place): passed over for the next place
     const cache = tempDir();
     symlinkSync(tempDir(), join(cache, 'convsearch'));
-    assert.match(await refused(e.args, { XDG_CACHE_HOME: cache }), /symbolic link/);
+    await fellBack(e, { XDG_CACHE_HOME: cache }, /symbolic link/);
   });
 
   test('a cache directory and index readable by others are made private again, with a warning each; the answer is the same', async () => {
@@ -131,14 +126,14 @@ describe("the index location is taken on no one's word", () => {
     assert.equal(statSync(join(dir, file!)).mode & 0o777, 0o600);
   });
 
-  test('a cache directory or index owned by someone else is refused', {
+  test('a cache directory owned by someone else is passed over, an --index owned by someone else is refused', {
     skip: process.getuid?.() !== 0 && 'needs root to hand files to another user',
   }, async () => {
     const e = await evidence();
     const cache = tempDir();
     mkdirSync(join(cache, 'convsearch'), { mode: 0o700 });
     chownSync(join(cache, 'convsearch'), 4242, 4242);
-    assert.match(await refused(e.args, { XDG_CACHE_HOME: cache }), /belongs to uid 4242/);
+    await fellBack(e, { XDG_CACHE_HOME: cache }, /belongs to uid 4242/);
     const dir = tempDir();
     writeFileSync(join(dir, 'idx.db'), '', { mode: 0o600 });
     chownSync(join(dir, 'idx.db'), 4242, 4242);
@@ -149,10 +144,11 @@ describe("the index location is taken on no one's word", () => {
   test('an index with another hard link is refused (writing it would change the other file)', async () => {
     const e = await evidence();
     const dir = tempDir();
-    writeFileSync(join(dir, 'precious.db'), 'x', { mode: 0o600 });
+    // empty, so that it could be taken for a new index
+    writeFileSync(join(dir, 'precious.db'), '', { mode: 0o600 });
     linkSync(join(dir, 'precious.db'), join(dir, 'idx.db'));
     assert.match(await refused([...e.args, '--index', join(dir, 'idx.db')]), /other hard links/);
-    assert.equal(readFileSync(join(dir, 'precious.db'), 'utf8'), 'x');
+    assert.equal(statSync(join(dir, 'precious.db')).size, 0);
     assert.ok(!existsSync(join(dir, 'idx.db-wal')));
   });
 });

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { copyFileSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
@@ -286,8 +286,13 @@ describe('persistent index', () => {
     assert.equal((await runCliAsync(args(a))).stdout, expectA.stdout);
     // the same index path for another store: rebuilt for that store
     assert.equal((await runCliAsync(args(b))).stdout, expectB.stdout);
-    // garbage over the index file
+    // garbage over the index file: not ours any more (no signature), so refused and left alone
     writeFileSync(indexPath, Buffer.alloc(8192, 0x5a));
+    const refused = await runCliAsync(args(a));
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /^convsearch: error: refusing --index .*not a convsearch index \(it is not an SQLite database\)/);
+    assert.deepEqual(readFileSync(indexPath), Buffer.alloc(8192, 0x5a));
+    rmSync(indexPath);
     const r = await runCliAsync(args(a));
     assert.equal(r.stdout, expectA.stdout);
     assert.equal(r.status, 0);
@@ -319,7 +324,8 @@ describe('persistent index', () => {
     writeFileSync(notADirectory, '');
     const args = ['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'];
     const expected = await runCliAsync([...args, '--no-index']);
-    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: notADirectory } });
+    // every default place under it: $XDG_CACHE_HOME, ~/.cache and the temporary directory
+    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: notADirectory, HOME: notADirectory, TMPDIR: notADirectory } });
     assert.equal(r.status, expected.status);
     assert.equal(r.stdout, expected.stdout);
     assert.match(r.stderr, /^convsearch: warning: index unavailable, searching without it: .*ENOTDIR/);

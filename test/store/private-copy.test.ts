@@ -1,29 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { runCliAsync } from '../helpers/cli.js';
-import { addRun, addSnapshot, tempDir, userMsg } from '../helpers/stores.js';
+import { tempDir } from '../helpers/stores.js';
+import { walWithoutShm } from '../helpers/evidence.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/hold-store-child.js', import.meta.url));
-
-/** A store whose last rows live in a -wal with no -shm beside it: read through a private copy. */
-function walWithoutShm(): string {
-  const src = join(tempDir(), 'live.db');
-  const w = new StepStoreWriter(src);
-  w.db.pragma('wal_autocheckpoint = 0');
-  addRun(w, 'r1', 'c1', 0);
-  addSnapshot(w, 'r1', [userMsg('the copied words', 1)]);
-  const db = join(tempDir(), 'sessions.db');
-  copyFileSync(src, db);
-  copyFileSync(`${src}-wal`, `${db}-wal`);
-  w.close();
-  assert.ok(statSync(`${db}-wal`).size > 0 && !existsSync(`${db}-shm`));
-  return db;
-}
 
 interface Held {
   pid: number;

@@ -1,6 +1,7 @@
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
+import { StoreError } from '../errors.js';
 
 /**
  * Private copies of a store (read when a -wal has no live writer): named for this process, removed on
@@ -39,8 +40,40 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Removes private copies whose process is gone (SIGKILL, a crash); only ours, and never a live one. */
-export function removeStaleCopies(dir = tmpdir()): void {
+/** Where copies may go, first choice first: $TMPDIR, then the system's temporary directories. */
+const COPY_PLACES = (): string[] => [...new Set([tmpdir(), '/var/tmp', '/tmp', '/dev/shm'])];
+
+const inside = (path: string, root: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+function realDir(path: string): string | null {
+  try {
+    const real = realpathSync(path);
+    return lstatSync(real).isDirectory() ? real : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The temporary directories a copy of the store may go to: never the store's directory or one inside
+ * it (a $TMPDIR there would put a copy of the evidence beside it).
+ */
+export function copyPlaces(storePaths: readonly string[]): string[] {
+  const evidence = storePaths.map((p) => realDir(dirname(p)) ?? dirname(p));
+  const places: string[] = [];
+  for (const p of COPY_PLACES()) {
+    const real = realDir(p);
+    if (real !== null && !evidence.some((d) => inside(real, d)) && !places.includes(real)) places.push(real);
+  }
+  return places;
+}
+
+/** Removes, from each of `dirs`, private copies whose process is gone (SIGKILL, a crash); only ours, and never a live one. */
+export function removeStaleCopies(dirs: readonly string[] = [tmpdir()]): void {
+  for (const dir of dirs) removeStaleIn(dir);
+}
+
+function removeStaleIn(dir: string): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -64,10 +97,19 @@ export function removeStaleCopies(dir = tmpdir()): void {
   }
 }
 
-/** A private directory for a copy of the store, removed on close and on every exit path. */
-export function copyDirectory(): { dir: string; remove: () => void } {
+/**
+ * A private directory for a copy of the store (`storePaths`: as given and resolved), outside the
+ * store's directory, removed on close and on every exit path.
+ */
+export function copyDirectory(storePaths: readonly string[]): { dir: string; remove: () => void } {
+  const place = copyPlaces(storePaths)[0];
+  if (place === undefined) {
+    throw new StoreError(
+      `${storePaths[0]}: no temporary directory outside the store's directory for a private copy of it (set TMPDIR to one)`,
+    );
+  }
   installExitHooks();
-  const dir = mkdtempSync(join(tmpdir(), `${COPY_PREFIX}${process.pid}-`));
+  const dir = mkdtempSync(join(place, `${COPY_PREFIX}${process.pid}-`));
   liveCopies.add(dir);
   return {
     dir,

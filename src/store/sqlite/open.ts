@@ -4,7 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
-import { copyDirectory, removeStaleCopies } from './copies.js';
+import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -48,7 +48,8 @@ export interface OpenOptions {
   readonly copy?: boolean;
 }
 
-function fileUri(path: string, params: string): string {
+/** An SQLite URI for a path, with its query `params`. */
+export function fileUri(path: string, params: string): string {
   // Percent-encode everything that could end the path part of a URI (`?`, `#`, `%`) or confuse it.
   const encoded = path
     .split('/')
@@ -204,7 +205,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       // no live writer holds the -wal (or a copy was asked for): copy what is there, and check that no
       // writer touched it meanwhile
       mode = 'private-copy';
-      const { dir, remove } = copyDirectory();
+      const { dir, remove } = copyDirectory([inputPath, realPath]);
       cleanup = remove;
       const copy = join(dir, basename(realPath));
       copyFileSync(realPath, copy);
@@ -273,7 +274,7 @@ export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): Sqlit
   const realPath = realpathSync(path);
   if (!staleCopiesRemoved) {
     staleCopiesRemoved = true; // once per process: a directory listing of $TMPDIR is not free
-    removeStaleCopies();
+    removeStaleCopies(copyPlaces([inputPath, realPath]));
   }
   // A writer that opens or closes a connection while we decide makes -wal/-shm appear or vanish (the
   // Python store's path mode does so for every call): an open that fails then is tried again.
