@@ -391,6 +391,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS
   'src/sidecar/tables.ts': ['RUN_LIST', 'RUN_PARAMS', 'MESSAGE_LIST', 'MESSAGE_PARAMS'],
+  // PRAGMA arguments cannot be bound: INDEX_APPLICATION_ID (src/sidecar/signature.ts) is a numeric constant
+  'src/sidecar/file.ts': ['INDEX_APPLICATION_ID'],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
