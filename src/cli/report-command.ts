@@ -93,7 +93,7 @@ Examples:
       const hits = outcome.kind === 'found' ? outcome.hits.length : 0;
       if (!quiet && flags.output !== '-')
         io.err(
-          `convsearch: wrote ${flags.output}: ${hits} hit${hits === 1 ? '' : 's'}, ${outcome.matches.total} matching messages, ${html.length} bytes\n`,
+          `convsearch: wrote ${flags.output}: ${hits} hit${hits === 1 ? '' : 's'}, ${outcome.matches.total} matching messages, ${Buffer.byteLength(html)} bytes\n`,
         );
       io.status = hits > 0 ? EXIT_FOUND : EXIT_NOT_FOUND;
     },

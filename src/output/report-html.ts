@@ -87,7 +87,7 @@ export function barsSvg(buckets: readonly TimelineBucket[], label: string): stri
   if (buckets.length === 0) return `<p class="empty">No matches to chart.</p>`;
   const top = Math.max(1, ...buckets.map((b) => b.count));
   const step = w / buckets.length;
-  const bar = Math.max(1, step * 0.8);
+  const bar = Math.min(48, Math.max(1, step * 0.8)); // one day must not fill the chart as one slab
   const rects = buckets.map((b, i) => {
     const bh = b.count === 0 ? 0 : Math.max(2, (b.count / top) * (base - 14));
     return `<rect x="${(i * step + (step - bar) / 2).toFixed(1)}" y="${(base - bh).toFixed(1)}" width="${bar.toFixed(1)}" height="${bh.toFixed(1)}" fill="#54aeff"><title>${escapeHtml(b.key)}: ${b.count}</title></rect>`;
