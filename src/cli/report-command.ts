@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hitTranscripts, reportHtml, scopeMissMessage } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
@@ -63,7 +63,7 @@ Examples:
       // a report with no scope named covers every run
       const scoped = flags.conversation !== undefined || flags.run !== undefined || flags.scope !== undefined;
       const request = searchRequest(
-        queryWords(args, flags.queryFile, (p) => (p === 0 ? io.sink.readStdin() : '')),
+        queryWords(args, flags.queryFile, (p) => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'))),
         {
           ...flags,
           ...(scoped ? {} : { scope: 'all' }),
@@ -73,7 +73,13 @@ Examples:
       const { outcome, transcripts, stores } = await withCliSession(
         io,
         flags.db,
-        { quiet, index: indexChoice(flags), onFallback: (r) => quiet || io.warn(`index unavailable, searching without it: ${r}`) },
+        {
+          quiet,
+          index: indexChoice(flags),
+          onFallback: (r) => {
+            if (!quiet) io.warn(`index unavailable, searching without it: ${r}`);
+          },
+        },
         (session, hooks) => {
           const outcome = session.search(request, hooks);
           return { outcome, transcripts: hitTranscripts(session, outcome, hooks), stores: session.labels() };
