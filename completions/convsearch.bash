@@ -42,7 +42,7 @@ _convsearch() {
     done
     case $cmd in
         "")
-            COMPREPLY=($(compgen -W 'search runs conversations tools show completion -V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'search runs conversations tools show report completion -V --version -h --help' -- "$cur"))
             ;;
         search)
             case $prev in
@@ -66,11 +66,12 @@ _convsearch() {
                 --phrase) return ;;
                 --format) COMPREPLY=($(compgen -W 'human tool json ndjson plain' -- "$cur")); return ;;
                 --sort) COMPREPLY=($(compgen -W 'score time' -- "$cur")); return ;;
+                --timeline) COMPREPLY=($(compgen -W 'day run' -- "$cur")); return ;;
                 --count-by) COMPREPLY=($(compgen -W 'run' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --timeline --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)
@@ -123,6 +124,32 @@ _convsearch() {
             esac
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --at -C --context --include-interrupted --json --ndjson --color -h --help' -- "$cur")); return; fi
             _convsearch_ids runs "$db"
+            ;;
+        report)
+            case $prev in
+                -o|--output) _convsearch_files; return ;;
+                --db) _convsearch_files; return ;;
+                --conversation) _convsearch_ids conversations "$db"; return ;;
+                --scope) COMPREPLY=($(compgen -W 'all conversation' -- "$cur")); return ;;
+                --run) _convsearch_ids runs "$db"; return ;;
+                --query-file) _convsearch_files; return ;;
+                -m|--max-matches) return ;;
+                -C|--context) return ;;
+                --bm25-k1) return ;;
+                --bm25-b) return ;;
+                --index) _convsearch_files; return ;;
+                --role) COMPREPLY=($(compgen -W 'user assistant system tool-call tool-return retry' -- "$cur")); return ;;
+                --tool) _convsearch_ids tools "$db"; return ;;
+                --min-score) return ;;
+                --agent) _convsearch_ids agents "$db"; return ;;
+                --parent) _convsearch_ids runs "$db"; return ;;
+                --since) return ;;
+                --until) return ;;
+                --phrase) return ;;
+                --sort) COMPREPLY=($(compgen -W 'score time' -- "$cur")); return ;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '-o --output --db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --collapse --sort --reverse -q --quiet -h --help' -- "$cur")); return; fi
+            :
             ;;
         completion)
             case $prev in

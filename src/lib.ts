@@ -40,6 +40,7 @@ export type {
   WorkHooks,
 } from './api/search.js';
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
+export { hitTranscripts } from './api/report.js';
 export { storeTargets } from './api/stores.js';
 export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
@@ -54,6 +55,20 @@ export { humanHits, humanNotice } from './output/human.js';
 export { searchJson, searchNdjson } from './output/json.js';
 export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';
 export { countLines, plainLines } from './output/plain.js';
+export { escapeHtml } from './output/html.js';
+export { markTerms, REPORT_CSP, reportHtml, type ReportInput } from './output/report-html.js';
+export {
+  runDay,
+  sparkline,
+  timeline,
+  timelineJson,
+  timelineLine,
+  timelineNdjson,
+  type Timeline,
+  type TimelineBucket,
+  type TimelineKey,
+} from './output/timeline.js';
+export { transcriptAnchor, transcriptHtml } from './output/transcript-html.js';
 export { runMatchesJson, runMatchesNdjson, runMatchLines } from './output/run-matches.js';
 export { showJson, showNdjson, showText } from './output/show.js';
 export { matchNoun, outcomeStats, plural, summaryLine } from './output/stats.js';

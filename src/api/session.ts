@@ -125,6 +125,11 @@ export class Session {
     return [...new Set(this.stores.flatMap((s) => storeToolNames(s.store)))].sort();
   }
 
+  /** The stores' labels, as the output names them (a server URL without its password). */
+  labels(): string[] {
+    return this.stores.map((s) => s.label);
+  }
+
   runCount(): number {
     return this.stores.reduce((n, s) => n + s.store.runCount(), 0);
   }

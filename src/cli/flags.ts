@@ -148,6 +148,12 @@ export const FLAGS = {
   },
   reverse: { spelling: '--reverse', help: 'the opposite order (latest first, or fewest messages first), before --limit' },
   at: { spelling: '--at <n>', help: 'show only message [n] and its context (search hits name it: run_id:n)' },
+  timeline: {
+    spelling: '--timeline [by]',
+    help: 'above the hits on a terminal, a sparkline of matching messages per day (a run counts on the day it started) or per run (--timeline run), with the date range; in --json and --ndjson, the same counts as data',
+    choices: ['day', 'run'],
+  },
+  output: { spelling: '-o, --output <path>', help: "file to write ('-': standard output)", completes: FILE },
   includeInterrupted: {
     spelling: '--include-interrupted',
     help: 'also list what interrupted snapshots held beyond the record (never searchable)',

@@ -6,6 +6,7 @@ import { EXIT_ERROR, reportError } from './errors.js';
 import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
+import { reportCommand } from './report-command.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
@@ -22,6 +23,7 @@ export function commands(): CommandDef[] {
     conversationsCommand(),
     toolsCommand(),
     showCommand(),
+    reportCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];
@@ -45,6 +47,7 @@ Examples:
   convsearch runs --since 2025-03-01 --sort messages --limit 10
   convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
+  convsearch report refund --db sessions.db -o report.html
   source <(convsearch completion bash)`,
   );
   const exitWith2 = (cmd: Command): void => {

@@ -189,6 +189,7 @@ export function searchCommand(): CommandDef {
       reworded(FLAGS.reverse, 'print the hits (or the runs of -l) in the opposite order'),
       FLAGS.runsWithMatches,
       FLAGS.explain,
+      FLAGS.timeline,
       FLAGS.count,
       FLAGS.countBy,
       FLAGS.color,
@@ -213,6 +214,7 @@ Examples:
   convsearch search "connection pool" --scope all --max-matches 3 --context 1
   convsearch search timeout --run run-7f3a --format tool
   convsearch search billing --scope all --json | jq -r '.hits[].run_id'
+  convsearch search refund --scope all --timeline run
   convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q

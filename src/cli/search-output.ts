@@ -18,6 +18,11 @@ import {
   type SearchOutcome,
   summaryLine,
   terminalWidth,
+  timeline,
+  timelineJson,
+  timelineLine,
+  timelineNdjson,
+  type TimelineKey,
   toolText,
   wrapText,
 } from '../lib.js';
@@ -38,6 +43,8 @@ export interface SearchOutputFlags {
   expectNone?: boolean;
   expectMin?: string;
   runsWithMatches?: boolean;
+  /** `--timeline` alone is true; `--timeline run` names the key. */
+  timeline?: string | boolean;
 }
 
 export type SearchFormat = 'human' | 'tool' | 'json' | 'ndjson' | 'plain' | 'count';
@@ -54,6 +61,8 @@ export interface OutputPlan {
   readonly color: ColorChoice;
   /** `-l`: the runs with matches instead of the hits (as lines, or in the JSON format chosen). */
   readonly runsWithMatches: boolean;
+  /** `--timeline`: matches per day or per run, drawn above the hits on a terminal and carried by --json and --ndjson. */
+  readonly timeline: TimelineKey | null;
 }
 
 /** Output flags → plan; conflicting formats and impossible expectations are usage errors. */
@@ -89,6 +98,7 @@ export function outputPlan(f: SearchOutputFlags, maxMatches: number): OutputPlan
     expectMin,
     color: f.color,
     runsWithMatches,
+    timeline: f.timeline === undefined || f.timeline === false ? null : f.timeline === 'run' ? 'run' : 'day',
   };
 }
 
@@ -117,12 +127,18 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): 
     case 'tool':
       write(toolPrintable(outcome, out));
       break;
-    case 'json':
-      write(JSON.stringify(searchJson(outcome), null, 2) + '\n');
+    case 'json': {
+      const doc = searchJson(outcome);
+      write(JSON.stringify(plan.timeline ? { ...doc, timeline: timelineJson(timeline(outcome, plan.timeline)) } : doc, null, 2) + '\n');
       break;
-    case 'ndjson':
-      lines(searchNdjson(outcome));
+    }
+    case 'ndjson': {
+      const events = searchNdjson(outcome);
+      // the timeline event goes before the closing summary
+      if (plan.timeline) events.splice(events.length - 1, 0, timelineNdjson(timeline(outcome, plan.timeline)));
+      lines(events);
       break;
+    }
     case 'plain':
       lines(plainLines(outcome));
       break;
@@ -130,6 +146,7 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): 
       lines(countLines(outcome, plan.countBy));
       break;
     case 'human': {
+      if (plan.timeline && out.isTTY) write(timelineLine(timeline(outcome, plan.timeline), terminalWidth(out, io.env) ?? 80) + '\n');
       const text = humanHits(outcome, { chalk: makeChalk(colorEnabled(plan.color, out, io.env)), width: terminalWidth(out, io.env) });
       if (text) write(text + '\n');
       const notice = humanNotice(outcome);

@@ -12,7 +12,7 @@ import { isoMicros } from '../history/time.js';
 /** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 export function warningJson(w: Warning): Json {
   switch (w.kind) {
