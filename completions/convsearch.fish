@@ -49,6 +49,7 @@ complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-k1 -x -d 
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l bm25-b -x -d 'BM25 length normalization, 0..1'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l index -r -F -d 'persistent index file (default: one per store under $XDG_CACHE_HOME/convsearch)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l no-index -d 'replay the store for this search instead of using the index (same results, slower)'
+complete -c convsearch -n '__fish_seen_subcommand_from search' -l tokenizer -x -a 'default cjk' -d 'default (the reference\'s \\w+ words, parity) or cjk (Intl.Segmenter words, Hangul bigrams, Katakana width folded; off-parity)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l role -x -a 'user assistant system tool-call tool-return retry' -d 'only messages with a part of this role count as hits: user, assistant, system, tool-call, tool-return, retry (repeatable, or comma-separated)'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l tool -x -a '(__convsearch_ids tools)' -d 'only messages with a tool call, tool return or retry of this tool count: repeatable, comma-separated, globs (\'delete_*,drop_?\')'
 complete -c convsearch -n '__fish_seen_subcommand_from search' -l min-score -x -d 'only hits scoring at least x count'

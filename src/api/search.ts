@@ -7,7 +7,8 @@ import { search, type HitFilter, type Scope, type SearchContext, type SearchOpti
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import type { StoreReader } from '../store/reader.js';
-import { queryTokensWith, tokenizerNamed, type TokenizerName } from '../text/tokenizer.js';
+import { isTokenizer, queryTokensWith, tokenizerNamed, TOKENIZERS, type TokenizerName } from '../text/tokenizer.js';
+import { RequestError } from './errors.js';
 import type { HitSort } from '../search/order.js';
 
 export type { ProgressFn } from '../history/source.js';
@@ -60,6 +61,10 @@ export interface SearchRequest {
 
 /** The request with every default filled in, checked as the reference checks its parameters. */
 export function searchOptions(r: SearchRequest): SearchOptions {
+  // a JavaScript caller can pass any string: an unknown tokenizer must not rank as the default silently
+  if (r.tokenizer !== undefined && !isTokenizer(r.tokenizer)) {
+    throw new RequestError(`tokenizer must be one of ${TOKENIZERS.join(', ')}, got ${JSON.stringify(r.tokenizer)}.`);
+  }
   const options: SearchOptions = {
     query: r.query,
     scope: r.scope,
