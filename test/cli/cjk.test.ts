@@ -5,7 +5,11 @@ import { buildCjkStore } from '../helpers/cjk-store.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { searchOptions, searchStores } from '../../src/api/search.js';
 import { RequestError } from '../../src/api/errors.js';
-import type { TokenizerName } from '../../src/text/tokenizer.js';
+import { queryTokensWith, tokenizerNamed, type TokenizerName } from '../../src/text/tokenizer.js';
+import { HistorySource } from '../../src/history/source.js';
+import { DigestCorpusSource } from '../../src/search/digest-source.js';
+import { search as searchCorpus } from '../../src/search/search.js';
+import { searchJson } from '../../src/output/json.js';
 
 const db = buildCjkStore();
 const search = (...args: string[]) => cli(['search', ...args, '--db', db, '--scope', 'all', '-C', '0']);
@@ -98,4 +102,31 @@ test('the library: SearchRequest.tokenizer ranks with the CJK tokenizer', () => 
 
 test('the library refuses a tokenizer it does not have', () => {
   assert.throws(() => searchOptions({ query: 'x', scope: 'all', tokenizer: 'thai' as TokenizerName }), RequestError);
+});
+
+test('worker threads digest with the CJK tokenizer: the same outcome as one thread', () => {
+  const store = openSqliteReader(db);
+  try {
+    for (const query of ['데이터베이스', 'ﾃﾞｰﾀﾍﾞｰｽ', '连接池', '환불']) {
+      const o = searchOptions({
+        query,
+        scope: 'all',
+        contextLines: 0,
+        tokenizer: 'cjk',
+        filter: { phrases: [queryTokensWith(tokenizerNamed('cjk'), query)] },
+      });
+      const run = (threads: number) => {
+        const source = new DigestCorpusSource(new HistorySource(store), queryTokensWith(tokenizerNamed('cjk'), query), {
+          threads,
+          minSnapshots: 0,
+        });
+        return JSON.stringify(searchJson(searchCorpus(source, o)));
+      };
+      const one = run(1);
+      assert.match(one, /"hits":\[\{/, query);
+      assert.equal(run(3), one, query);
+    }
+  } finally {
+    store.close();
+  }
 });
