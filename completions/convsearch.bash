@@ -56,6 +56,7 @@ _convsearch() {
                 --bm25-k1) return ;;
                 --bm25-b) return ;;
                 --index) _convsearch_files; return ;;
+                --tokenizer) COMPREPLY=($(compgen -W 'default cjk' -- "$cur")); return ;;
                 --role) COMPREPLY=($(compgen -W 'user assistant system tool-call tool-return retry' -- "$cur")); return ;;
                 --tool) _convsearch_ids tools "$db"; return ;;
                 --min-score) return ;;
@@ -71,7 +72,7 @@ _convsearch() {
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --timeline --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --tokenizer --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --timeline --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)

@@ -19,7 +19,20 @@ export type {
   RunSort,
   RunSummary,
 } from './api/listings.js';
-export { GlobSet, isEmptyFilter, isRole, ROLES, scopeMissMessage, tokenize } from './api/search.js';
+export {
+  GlobSet,
+  isEmptyFilter,
+  isRole,
+  isTokenizer,
+  ROLES,
+  scopeMissMessage,
+  tokenize,
+  tokenizeWith,
+  tokenizerNamed,
+  TOKENIZERS,
+  type Tokenizer,
+  type TokenizerName,
+} from './api/search.js';
 export type {
   ExcerptLine,
   Explain,

@@ -7,7 +7,8 @@ import { search, type HitFilter, type Scope, type SearchContext, type SearchOpti
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import type { StoreReader } from '../store/reader.js';
-import { queryTokens } from '../text/tokenize.js';
+import { isTokenizer, queryTokensWith, tokenizerNamed, TOKENIZERS, type TokenizerName } from '../text/tokenizer.js';
+import { RequestError } from './errors.js';
 import type { HitSort } from '../search/order.js';
 
 export type { ProgressFn } from '../history/source.js';
@@ -26,6 +27,7 @@ export type {
 } from '../search/search.js';
 export { GlobSet } from '../text/glob.js';
 export { tokenize } from '../text/tokenize.js';
+export { isTokenizer, tokenizeWith, tokenizerNamed, TOKENIZERS, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
 export { isEmptyFilter } from '../search/filters.js';
 export type { HitSort } from '../search/order.js';
 export type { Explain, TermExplain } from '../search/explain.js';
@@ -53,10 +55,16 @@ export interface SearchRequest {
   /** The order of the hits shown (default: rank); -m still picks the best. */
   readonly sort?: HitSort;
   readonly reverse?: boolean;
+  /** `cjk` ranks, windows and highlights with the CJK tokenizer (off-parity); default: the reference's. */
+  readonly tokenizer?: TokenizerName;
 }
 
 /** The request with every default filled in, checked as the reference checks its parameters. */
 export function searchOptions(r: SearchRequest): SearchOptions {
+  // a JavaScript caller can pass any string: an unknown tokenizer must not rank as the default silently
+  if (r.tokenizer !== undefined && !isTokenizer(r.tokenizer)) {
+    throw new RequestError(`tokenizer must be one of ${TOKENIZERS.join(', ')}, got ${JSON.stringify(r.tokenizer)}.`);
+  }
   const options: SearchOptions = {
     query: r.query,
     scope: r.scope,
@@ -70,6 +78,7 @@ export function searchOptions(r: SearchRequest): SearchOptions {
     ...(r.explain ? { explain: true } : {}),
     ...(r.sort === 'time' ? { sort: 'time' as const } : {}),
     ...(r.reverse ? { reverse: true } : {}),
+    ...(r.tokenizer === 'cjk' ? { tokenizer: 'cjk' as const } : {}),
   };
   checkSearchOptions(options);
   return options;
@@ -108,10 +117,12 @@ export function searchStores(
   index: IndexChoice,
   hooks: WorkHooks = {},
 ): SearchOutcome {
-  const terms = queryTokens(options.query);
+  const tok = tokenizerNamed(options.tokenizer);
+  const terms = queryTokensWith(tok, options.query);
   const replayed = (s: NamedStore): CorpusSource =>
     new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv(hooks.env));
-  return withUnion(stores, index, hooks, replayed, (union, ctx) => search(union, options, ctx));
+  // the index holds the default tokenizer's postings only: another tokenizer counts over a replay
+  return withUnion(stores, tok.parity ? index : false, hooks, replayed, (union, ctx) => search(union, options, ctx));
 }
 
 /**

@@ -117,6 +117,12 @@ export const FLAGS = {
     help: "only runs started at or after this ISO 8601 date or time (UTC unless it has an offset), or a duration back from now ('7d')",
   },
   until: { spelling: '--until <when>', help: 'only runs started at or before it (a bare date includes that whole day)' },
+  tokenizer: {
+    spelling: '--tokenizer <name>',
+    help: "default (the reference's \\w+ words, parity) or cjk (Intl.Segmenter words, Hangul bigrams, Katakana width folded; off-parity)",
+    choices: ['default', 'cjk'],
+    default: 'default',
+  },
   phrase: {
     spelling: '--phrase <words>',
     help: 'only messages holding these words as consecutive tokens count (repeatable; without query words, the phrases are the query)',

@@ -9,8 +9,11 @@ import {
   type Role,
   ROLES,
   type SearchRequest,
-  tokenize,
   NotFoundError,
+  tokenizeWith,
+  tokenizerNamed,
+  type Tokenizer,
+  type TokenizerName,
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
@@ -42,6 +45,7 @@ export interface SearchFlags extends SearchOutputFlags {
   reverse?: boolean;
   runsWithMatches?: boolean;
   queryFile?: string;
+  tokenizer: TokenizerName;
   /** a path with --index, false with --no-index */
   index?: string | false;
   verify?: boolean;
@@ -71,9 +75,9 @@ function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
 }
 
 /** `--phrase` texts as token lists, tokenized like the query; a phrase without a word is a usage error. */
-function phraseTokens(f: SearchFlags): string[][] {
+function phraseTokens(f: SearchFlags, tok: Tokenizer): string[][] {
   return (f.phrase ?? []).map((p) => {
-    const tokens = tokenize(p);
+    const tokens = tokenizeWith(tok, p);
     if (tokens.length === 0) throw new UsageError(`--phrase ${JSON.stringify(p)} holds no word to search for`);
     return tokens;
   });
@@ -117,7 +121,8 @@ export function searchRequest(words: string[], f: SearchFlags): SearchRequest & 
     throw new UsageError('search needs a scope: pass --conversation <id>, --scope all, or --run <id>');
   }
   const scope = f.conversation !== undefined ? 'conversation' : 'all';
-  const phrases = phraseTokens(f);
+  const tok = tokenizerNamed(f.tokenizer);
+  const phrases = phraseTokens(f, tok);
   const filter = hitFilter(f, phrases);
   // without words, the phrases are the query: `search --phrase 'connection pool'`
   const query = words.length ? words.join(' ') : (f.phrase ?? []).join(' ');
@@ -135,12 +140,14 @@ export function searchRequest(words: string[], f: SearchFlags): SearchRequest & 
     ...(f.explain ? { explain: true } : {}),
     ...(f.sort !== DEFAULTS.hitSort ? { sort: f.sort } : {}),
     ...(f.reverse ? { reverse: true } : {}),
+    ...(tok.parity ? {} : { tokenizer: tok.name }),
   };
 }
 
 /** The request a format is answered with: the parity format answers like the reference, so it ignores the views. */
 export function requestForFormat(request: SearchRequest, plan: OutputPlan): SearchRequest {
   if (plan.format !== 'tool') return request;
+  if (request.tokenizer === 'cjk') throw new UsageError('--format tool answers like the reference; it cannot rank with --tokenizer cjk');
   const { collapse: _collapse, explain: _explain, sort: _sort, reverse: _reverse, ...reference } = request;
   return reference;
 }
@@ -163,6 +170,7 @@ export function searchCommand(): CommandDef {
       FLAGS.index,
       FLAGS.noIndex,
       FLAGS.verify,
+      FLAGS.tokenizer,
       { group: 'Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):' },
       FLAGS.role,
       FLAGS.tool,
@@ -218,7 +226,8 @@ Examples:
   convsearch search refund --db sessions.db --scope all --plain | fzf --delimiter : --preview 'convsearch show {1} --at {2} -C 3 --db sessions.db'
   convsearch search delete_user --conversation conv-42 --role tool-call --tool delete_user --expect-none
   convsearch search refund policy --run run-7f3a --role assistant --expect-min 1 -q
-  printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all`,
+  printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all
+  convsearch search 全文検索 --tokenizer cjk --db sessions.db --scope all`,
     async action(io: Io, args: string[], flags: SearchFlags) {
       const read = (p: string | 0): string => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'));
       const requested = searchRequest(queryWords(args, flags.queryFile, read), flags);

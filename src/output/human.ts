@@ -5,7 +5,7 @@ import { isoMicros } from '../history/time.js';
 import type { ClippedField } from '../render/clip.js';
 import { codePointSlice, formatScore1f } from '../py/repr.js';
 import type { ExcerptLine, Hit, HitFilter, SearchOutcome } from '../search/search.js';
-import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
+import { queryTokensWith, tokenizerNamed, type Tokenizer } from '../text/tokenizer.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
 import { explainLines } from './explain.js';
@@ -18,12 +18,16 @@ export interface HumanStyle {
 }
 
 /** UTF-16 spans of the tokens of `text` that are query terms (the tokenizer's view of the whole text). */
-function termSpans(text: string, terms: ReadonlySet<string>): Array<[number, number]> {
+function termSpans(text: string, terms: ReadonlySet<string>, tok: Tokenizer): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   if (terms.size === 0) return spans;
-  for (const m of text.matchAll(TOKEN_PATTERN)) {
-    if (terms.has(m[0].toLowerCase())) spans.push([m.index!, m.index! + m[0].length]);
-  }
+  tok.forEachSpan(text, (t, s, e) => {
+    if (!terms.has(t)) return;
+    // overlapping bigrams of one run paint as one span
+    const last = spans[spans.length - 1];
+    if (last && s < last[1]) last[1] = Math.max(last[1], e);
+    else spans.push([s, e]);
+  });
   return spans;
 }
 
@@ -45,18 +49,18 @@ function paint(text: string, from: number, to: number, spans: ReadonlyArray<[num
  * Escapes store text and highlights every token that is a query term, as the tokenizer sees it
  * (whole tokens, case-insensitive).
  */
-export function highlight(text: string, terms: ReadonlySet<string>, c: ChalkInstance): string {
+export function highlight(text: string, terms: ReadonlySet<string>, c: ChalkInstance, tok = tokenizerNamed(undefined)): string {
   if (c.level === 0) return escapeForTerminal(text);
-  return paint(text, 0, text.length, termSpans(text, terms), c);
+  return paint(text, 0, text.length, termSpans(text, terms, tok), c);
 }
 
 /**
  * One clipped field: highlighting is decided on the whole field (a token cut by the window edge is
  * still the token it was), and the clipped sides show `…`.
  */
-export function clippedField(f: ClippedField, terms: ReadonlySet<string>, c: ChalkInstance): string {
+export function clippedField(f: ClippedField, terms: ReadonlySet<string>, c: ChalkInstance, tok = tokenizerNamed(undefined)): string {
   const full = f.label + f.text;
-  const spans = c.level === 0 ? [] : termSpans(full, terms);
+  const spans = c.level === 0 ? [] : termSpans(full, terms, tok);
   const from = f.label.length + codePointSlice(f.text, 0, f.start).length;
   const to = from + f.body.length;
   return (
@@ -128,19 +132,19 @@ export function alsoAt(h: Hit): string | null {
   return 'also at ' + runs.map((r) => `run ${escapeInline(r.runId)} ${r.at.map((i) => `[${i}]`).join(', ')}`).join('; ');
 }
 
-function lineBody(line: ExcerptLine, terms: ReadonlySet<string>, c: ChalkInstance): string {
+function lineBody(line: ExcerptLine, terms: ReadonlySet<string>, tok: Tokenizer, c: ChalkInstance): string {
   if (line.fields.length === 0) return c.dim('[no text content]');
-  return line.fields.map((f) => clippedField(f, terms, c)).join('\n');
+  return line.fields.map((f) => clippedField(f, terms, c, tok)).join('\n');
 }
 
-function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): string[] {
+function excerptLines(h: Hit, terms: ReadonlySet<string>, tok: Tokenizer, style: HumanStyle): string[] {
   const c = style.chalk;
   const out: string[] = [];
   for (const line of h.excerpt) {
     const number = `[${line.position}]`;
     const prefix = `${line.hit ? c.green('>') : ' '} ${line.hit ? c.bold(number) : c.dim(number)} `;
     const indent = ' '.repeat(number.length + 3);
-    const rows = lineBody(line, terms, c).split('\n');
+    const rows = lineBody(line, terms, tok, c).split('\n');
     rows.forEach((r, k) => {
       const text = r === '' ? (k === 0 ? prefix.trimEnd() : '') : (k === 0 ? prefix : indent) + (line.hit ? r : c.dim(r));
       out.push(...(style.width === null ? [text] : wrapLine(text, style.width, indent)));
@@ -152,10 +156,11 @@ function excerptLines(h: Hit, terms: ReadonlySet<string>, style: HumanStyle): st
 /** The hits of a search for a terminal: a header per hit, the hit line marked, context dimmed. Empty without hits. */
 export function humanHits(outcome: SearchOutcome, style: HumanStyle): string {
   if (outcome.kind !== 'found') return '';
-  const terms = new Set(queryTokens(outcome.options.query));
+  const tok = tokenizerNamed(outcome.options.tokenizer);
+  const terms = new Set(queryTokensWith(tok, outcome.options.query));
   return outcome.hits
     .map((h) =>
-      [hitHeader(h, style), ...(h.explain ? explainLines(h.explain, style.chalk) : []), ...excerptLines(h, terms, style)].join('\n'),
+      [hitHeader(h, style), ...(h.explain ? explainLines(h.explain, style.chalk) : []), ...excerptLines(h, terms, tok, style)].join('\n'),
     )
     .join('\n\n');
 }

@@ -95,6 +95,9 @@ export function searchParams(outcome: SearchOutcome): Json {
     explain: Boolean(o.explain),
     sort: o.sort ?? DEFAULTS.hitSort,
     reverse: Boolean(o.reverse),
+    // `parity: false`: ranked by a tokenizer the reference does not have
+    tokenizer: o.tokenizer ?? 'default',
+    parity: (o.tokenizer ?? 'default') === 'default',
     filters: {
       roles: [...(o.filter?.roles ?? [])],
       tools: [...(o.filter?.tools ?? [])],

@@ -41,5 +41,7 @@ export function summaryLine(outcome: SearchOutcome): string {
   const where = s.matchingRuns > 0 ? ` in ${plural(s.matchingRuns, 'run')}` : '';
   const skipped = s.skippedSnapshots > 0 ? `; ${plural(s.skippedSnapshots, 'unreadable snapshot')} skipped` : '';
   const shown = s.matches > 0 ? `showing ${s.hits} of ` : '';
-  return `${shown}${plural(s.matches, matchNoun(outcome))}${where} (searched ${plural(s.messages, 'message')} in ${plural(s.runs, 'run')}${skipped})`;
+  // said once per search: a ranking other than the reference's must not pass for it
+  const tokenizer = outcome.options.tokenizer === 'cjk' ? '; tokenizer cjk: ranking is off-parity with the reference' : '';
+  return `${shown}${plural(s.matches, matchNoun(outcome))}${where} (searched ${plural(s.messages, 'message')} in ${plural(s.runs, 'run')}${skipped}${tokenizer})`;
 }

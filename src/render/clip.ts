@@ -1,4 +1,4 @@
-import { TOKEN_PATTERN } from '../text/tokenize.js';
+import { tokenizerNamed, type Tokenizer } from '../text/tokenizer.js';
 import type { ClipRule, RenderedPart } from './message.js';
 import { codePointLength, codePointSlice } from '../py/repr.js';
 
@@ -12,16 +12,16 @@ function codePointIndex(text: string, utf16: number): number {
 }
 
 /** Code-point span of the first token whose lowercase form is a query term, or null. */
-function firstQueryTerm(text: string, terms: ReadonlySet<string>): [number, number] | null {
+function firstQueryTerm(text: string, terms: ReadonlySet<string>, tok: Tokenizer): [number, number] | null {
   if (terms.size === 0) return null;
-  TOKEN_PATTERN.lastIndex = 0;
-  for (const m of text.matchAll(TOKEN_PATTERN)) {
-    if (terms.has(m[0].toLowerCase())) {
-      const s = codePointIndex(text, m.index!);
-      return [s, s + codePointLength(m[0])];
+  let found: [number, number] | null = null;
+  tok.forEachSpan(text, (t, start, end) => {
+    if (found === null && terms.has(t)) {
+      const s = codePointIndex(text, start);
+      found = [s, s + codePointLength(text.slice(start, end))];
     }
-  }
-  return null;
+  });
+  return found;
 }
 
 /**
@@ -45,13 +45,19 @@ export interface ClippedField {
  * The clip of one field (spec §4.5, §4.6): the classic head clip, or, when the first query term lies past
  * the cutoff, a window of the same size around it, marked on each clipped side.
  */
-export function clipFieldParts(label: string, text: string, rule: ClipRule, terms: ReadonlySet<string>): ClippedField {
+export function clipFieldParts(
+  label: string,
+  text: string,
+  rule: ClipRule,
+  terms: ReadonlySet<string>,
+  tok: Tokenizer = tokenizerNamed(undefined),
+): ClippedField {
   const whole = { label, text, start: 0, body: text, cutStart: false, cutEnd: false, markEnd: false };
   if (rule === 'none') return whole;
   const limit = LIMIT[rule];
   const length = codePointLength(text);
   if (length <= limit) return whole;
-  const match = firstQueryTerm(text, terms);
+  const match = firstQueryTerm(text, terms, tok);
   if (!match || match[1] <= limit) {
     return { label, text, start: 0, body: codePointSlice(text, 0, limit), cutStart: false, cutEnd: true, markEnd: rule !== 'head200' };
   }
@@ -72,8 +78,12 @@ export function clipField(text: string, rule: ClipRule, terms: ReadonlySet<strin
 }
 
 /** Every field of a message, clipped for display. */
-export function clipFields(fields: readonly Clippable[], terms: ReadonlySet<string>): ClippedField[] {
-  return fields.map((f) => clipFieldParts(f.label, f.text, f.clip, terms));
+export function clipFields(
+  fields: readonly Clippable[],
+  terms: ReadonlySet<string>,
+  tok: Tokenizer = tokenizerNamed(undefined),
+): ClippedField[] {
+  return fields.map((f) => clipFieldParts(f.label, f.text, f.clip, terms, tok));
 }
 
 /** The display line of clipped fields, without its `[n] ` prefix. */

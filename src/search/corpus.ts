@@ -4,6 +4,7 @@ import type { PartRole } from '../render/roles.js';
 import type { StoreRun } from '../store/reader.js';
 import type { TermStats } from './bm25.js';
 import type { ScopeFilter } from './scope.js';
+import type { TokenizerName } from '../text/tokenizer.js';
 
 /** A run's searchable slice of its full record: positions `start .. end-1` (spec §3.4). */
 export interface SectionView {
@@ -57,6 +58,8 @@ export interface CorpusNeeds {
   readonly times?: boolean;
   /** Phrases (token lists) the documents must hold, for `--phrase` (see {@link Corpus.hasPhrases}). */
   readonly phrases?: ReadonlyArray<readonly string[]>;
+  /** The tokenizer that counts terms and finds phrases (default: the reference's). */
+  readonly tokenizer?: TokenizerName;
 }
 
 /** Builds the corpus for a scope: the replaying source and the index both implement it. */

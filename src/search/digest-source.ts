@@ -8,6 +8,7 @@ import { TermStatsBuilder } from './term-stats.js';
 import { renderRecordMessage, type RenderedMessage } from '../render/record.js';
 import { sectionSize, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentFacts, type SectionView } from './corpus.js';
 import { containsPhrases } from './filters.js';
+import { tokenizerNamed } from '../text/tokenizer.js';
 import { inScope, type ScopeFilter } from './scope.js';
 import { ReplayCorpusSource, scanTermStats } from './replay-source.js';
 import { digestGroups, digestPartsAt, digestRuns, textKey, type RunDigest } from './digest.js';
@@ -46,10 +47,10 @@ export class DigestCorpusSource implements CorpusSource {
 
   corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
     const runs = this.source.runs().filter((r) => inScope(r, scope));
-    if (scope.runId !== null) return this.serial.corpus(scope);
+    if (scope.runId !== null) return this.serial.corpus(scope, needs);
     const marks = this.source.store.watermarks();
     const weight = (r: StoreRun): number => marks.get(r.runId)?.count ?? 0;
-    if (runs.reduce((n, r) => n + weight(r), 0) < (this.options.minSnapshots ?? MIN_SNAPSHOTS)) return this.serial.corpus(scope);
+    if (runs.reduce((n, r) => n + weight(r), 0) < (this.options.minSnapshots ?? MIN_SNAPSHOTS)) return this.serial.corpus(scope, needs);
     // other threads must read the very bytes this one reads; digests alone already save the memory
     const store = this.source.store;
     const share = store.share();
@@ -159,7 +160,7 @@ class DigestCorpus implements Corpus {
   hasPhrases(section: number, position: number): boolean {
     const d = this.digests[section]!;
     if (d.phraseHits) return d.phraseHits[position - d.localStart] === 1;
-    return containsPhrases(this.document(section, position).text, this.needs.phrases ?? []);
+    return containsPhrases(this.document(section, position).text, this.needs.phrases ?? [], tokenizerNamed(this.needs.tokenizer));
   }
 
   textKey(section: number, position: number): string {
@@ -168,7 +169,8 @@ class DigestCorpus implements Corpus {
   }
 
   termStats(terms: readonly string[]): TermStats {
-    if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k])) return scanTermStats(this, terms);
+    if (terms.length !== this.terms.length || terms.some((t, k) => t !== this.terms[k]))
+      return scanTermStats(this, terms, tokenizerNamed(this.needs.tokenizer));
     const stats = new TermStatsBuilder(
       terms,
       this.sections.reduce((n, s) => n + sectionSize(s), 0),

@@ -6,6 +6,7 @@ import { messageTimestamp } from '../history/timestamps.js';
 import { renderMessage, searchText } from '../render/message.js';
 import { ROLES, type PartRole } from '../render/roles.js';
 import { QueryTermCounter } from '../text/tokenize.js';
+import { tokenizerNamed } from '../text/tokenizer.js';
 import type { CorpusNeeds } from './corpus.js';
 import { containsPhrases } from './filters.js';
 
@@ -98,7 +99,8 @@ export function digestRuns(
   onRun?: (done: number) => void,
   needs: CorpusNeeds = {},
 ): RunDigest[] {
-  const counter = new QueryTermCounter(terms);
+  const tok = tokenizerNamed(needs.tokenizer);
+  const counter = new QueryTermCounter(terms, tok.forEachToken);
   const counts = counter.counts;
   const claimed = new Set<string>();
   const out: RunDigest[] = [];
@@ -124,7 +126,7 @@ export function digestRuns(
         times.timestamps.push(messageTimestamp(m.message));
         times.firstSeqs[pos - localStart] = m.firstSeq;
       }
-      if (phraseHits && containsPhrases(text, needs.phrases!)) phraseHits[pos - localStart] = 1;
+      if (phraseHits && containsPhrases(text, needs.phrases!, tok)) phraseHits[pos - localStart] = 1;
       parts.add(rendered);
       for (let k = 0; k < terms.length; k++) if (counts[k]! > 0) perTerm[k]!.push(pos, counts[k]!);
     }

@@ -7,7 +7,7 @@ import { isEmptyPartFilter, partsMatch, type PartFilter } from '../render/roles.
 import { messageTime } from '../history/time.js';
 import type { GlobSet } from '../text/glob.js';
 import type { Corpus, CorpusNeeds, DocumentFacts } from './corpus.js';
-import { forEachToken } from '../text/tokenize.js';
+import { tokenizerNamed, type Tokenizer } from '../text/tokenizer.js';
 
 export interface HitFilter extends PartFilter {
   /** Hits must score at least this (the unrounded score; absent or null: any score above 0). */
@@ -49,9 +49,13 @@ export function filterNeeds(f: HitFilter | null): CorpusNeeds {
 }
 
 /** Whether `text` holds every phrase, each as consecutive tokens. */
-export function containsPhrases(text: string, phrases: ReadonlyArray<readonly string[]>): boolean {
+export function containsPhrases(
+  text: string,
+  phrases: ReadonlyArray<readonly string[]>,
+  tok: Tokenizer = tokenizerNamed(undefined),
+): boolean {
   const tokens: string[] = [];
-  forEachToken(text, (t) => tokens.push(t));
+  tok.forEachToken(text, (t) => tokens.push(t));
   return phrases.every((p) => {
     for (let i = 0; i + p.length <= tokens.length; i++) {
       let k = 0;
@@ -84,6 +88,7 @@ export class HitTest {
     /** The run ids of `f.parent`'s delegate tree (null without `parent`). */
     tree: ReadonlySet<string> | null,
     private readonly ctx: SearchContext,
+    private readonly tok: Tokenizer = tokenizerNamed(undefined),
   ) {
     this.runOk = corpus.sections.map(({ run }) => {
       if (tree && !tree.has(run.runId)) return false;
@@ -104,7 +109,7 @@ export class HitTest {
       if (t === null || (f.since != null && t < f.since) || (f.until != null && t > f.until)) return false;
     }
     if (f.phrases?.length) {
-      const has = c.hasPhrases ? c.hasPhrases(section, position) : containsPhrases(c.document(section, position).text, f.phrases);
+      const has = c.hasPhrases ? c.hasPhrases(section, position) : containsPhrases(c.document(section, position).text, f.phrases, this.tok);
       if (!has) return false;
     }
     return true;

@@ -6,7 +6,7 @@ import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
 import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
-import { queryTokens } from '../text/tokenize.js';
+import { queryTokensWith, tokenizerNamed, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
 import { explainScore, type Explain } from './explain.js';
@@ -43,6 +43,8 @@ export interface SearchOptions {
   /** The order of `hits` (default: by rank); which messages are hits does not depend on it. */
   readonly sort?: HitSort;
   readonly reverse?: boolean;
+  /** The tokenizer of ranking, phrases, windows and highlighting (default: the reference's; `cjk` is off-parity). */
+  readonly tokenizer?: TokenizerName;
 }
 
 export interface ExcerptLine {
@@ -156,7 +158,13 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
   const needs = filterNeeds(filter);
   // with collapse, the copies' locations carry their timestamps: a digest keeps them too
-  const corpus = source.corpus(options, { ...needs, textKeys: Boolean(options.collapse), times: needs.times || Boolean(options.collapse) });
+  const tok = tokenizerNamed(options.tokenizer);
+  const corpus = source.corpus(options, {
+    ...needs,
+    textKeys: Boolean(options.collapse),
+    times: needs.times || Boolean(options.collapse),
+    ...(tok.parity ? {} : { tokenizer: tok.name }),
+  });
   const parent = filter?.parent ?? null;
   const tree = parent === null ? null : delegateTree(source.runs(), parent);
   const missing =
@@ -166,13 +174,13 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
   if (total === 0) return { ...base, kind: 'no-history', total: 0 };
 
-  const terms = queryTokens(options.query);
+  const terms = queryTokensWith(tok, options.query);
   const stats = corpus.termStats(terms);
   const ranked = rankBm25(stats, terms, options.bm25);
   if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
-  const test = filter ? new HitTest(filter, corpus, tree, ctx) : null;
+  const test = filter ? new HitTest(filter, corpus, tree, ctx, tok) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
-  const selected = selectWindows(corpus, ranked, new Set(terms), options, test, explain, ctx);
+  const selected = selectWindows(corpus, ranked, new Set(terms), tok, options, test, explain, ctx);
   const { ranking } = selected;
   const hits =
     options.sort === 'time' || options.reverse
@@ -201,6 +209,7 @@ function selectWindows(
   corpus: Corpus,
   ranked: RankedList,
   terms: ReadonlySet<string>,
+  tok: Tokenizer,
   o: SearchOptions,
   test: HitTest | null,
   explain: ((doc: number) => Explain) | null,
@@ -250,7 +259,7 @@ function selectWindows(
     for (let j = start; j < end; j++) {
       shown.add(ids.id(si, j));
       const d = corpus.document(si, j);
-      const fields = clipFields(d.parts, terms);
+      const fields = clipFields(d.parts, terms, tok);
       excerpt.push({ position: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
     const d = corpus.document(si, position);

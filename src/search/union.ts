@@ -23,6 +23,7 @@ import { textKey } from './digest.js';
 import type { ScopeFilter } from './scope.js';
 import { TermStatsBuilder } from './term-stats.js';
 import { containsPhrases } from './filters.js';
+import { tokenizerNamed, type Tokenizer } from '../text/tokenizer.js';
 
 /** An error raised by one store's corpus within a union: `store` says whose (see api searchStores). */
 export class MemberError extends Error {
@@ -158,7 +159,7 @@ export class UnionCorpusSource implements CorpusSource {
       if (target !== null && target.store !== i) return null;
       return guard(i, () => m.source.corpus(target === null ? scope : { ...scope, runId: target.runId }, needs));
     });
-    return new UnionCorpus(parts, this.names, needs?.phrases ?? []);
+    return new UnionCorpus(parts, this.names, needs?.phrases ?? [], tokenizerNamed(needs?.tokenizer));
   }
 }
 
@@ -173,6 +174,7 @@ class UnionCorpus implements Corpus {
     private readonly stores: ReadonlyArray<Corpus | null>,
     names: RunNames,
     private readonly phrases: ReadonlyArray<readonly string[]> = [],
+    private readonly tok: Tokenizer = tokenizerNamed(undefined),
   ) {
     this.scopeRuns = stores.reduce((n, c) => n + (c?.scopeRuns ?? 0), 0);
     for (const { store, item, index } of mergeOrder(
@@ -276,6 +278,6 @@ class UnionCorpus implements Corpus {
     const a = this.at(section);
     if (a.corpus.hasPhrases) return a.corpus.hasPhrases(a.section, position);
     // the filter's own test on the text, as for a corpus without hasPhrases
-    return containsPhrases(a.corpus.document(a.section, position).text, this.phrases);
+    return containsPhrases(a.corpus.document(a.section, position).text, this.phrases, this.tok);
   }
 }

@@ -5,7 +5,7 @@ import { searchText } from '../render/message.js';
 import type { RenderedMessage } from '../render/record.js';
 import type { PartRole, Role } from '../render/roles.js';
 import type { TermStats } from '../search/bm25.js';
-import type { Corpus, CorpusSource, DocumentFacts, SectionView } from '../search/corpus.js';
+import type { Corpus, CorpusNeeds, CorpusSource, DocumentFacts, SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
 import type { StoreRun } from '../store/reader.js';
@@ -183,7 +183,10 @@ export class IndexedCorpusSource implements CorpusSource {
     return this.cache().runs.map(toStoreRun);
   }
 
-  corpus(scope: ScopeFilter): Corpus {
+  corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
+    // the postings are the default tokenizer's: counting another's terms in them would be silently wrong
+    if ((needs.tokenizer ?? 'default') !== 'default')
+      throw new Error(`the index holds default-tokenizer postings, not ${needs.tokenizer}'s`);
     const { runs, lengths } = this.cache();
     const sections: IndexedSection[] = [];
     const warnings: Warning[] = [];

@@ -48,7 +48,11 @@ export class QueryTermCounter {
   private readonly lengths: ReadonlySet<number>;
   private readonly visit: (token: string) => void;
 
-  constructor(readonly terms: readonly string[]) {
+  constructor(
+    readonly terms: readonly string[],
+    /** The tokenizer's `forEachToken` (default: the reference's). */
+    private readonly each: typeof forEachToken = forEachToken,
+  ) {
     const index = new Map(terms.map((t, k) => [t, k]));
     const counts = (this.counts = new Int32Array(terms.length));
     this.lengths = new Set(terms.map((t) => t.length));
@@ -60,7 +64,7 @@ export class QueryTermCounter {
 
   count(text: string): number {
     this.counts.fill(0);
-    return forEachToken(text, this.visit, this.lengths);
+    return this.each(text, this.visit, this.lengths);
   }
 }
 

@@ -65,6 +65,8 @@ const searchParams = {
   explain: 'boolean',
   sort: 'string',
   reverse: 'boolean',
+  tokenizer: 'string',
+  parity: 'boolean',
   filters,
 };
 const scopeError: Shape = 'object|null';
