@@ -16,10 +16,10 @@ function firstQueryTerm(text: string, terms: ReadonlySet<string>, tok: Tokenizer
   if (terms.size === 0) return null;
   let found: [number, number] | null = null;
   tok.forEachSpan(text, (t, start, end) => {
-    if (found === null && terms.has(t)) {
-      const s = codePointIndex(text, start);
-      found = [s, s + codePointLength(text.slice(start, end))];
-    }
+    if (!terms.has(t)) return false;
+    const s = codePointIndex(text, start);
+    found = [s, s + codePointLength(text.slice(start, end))];
+    return true; // the first one is the window's
   });
   return found;
 }

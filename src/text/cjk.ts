@@ -24,7 +24,7 @@ function runKind(ch: string): number {
 const fold = (s: string): string => s.normalize('NFKC').toLowerCase();
 
 /** Visits each token with its UTF-16 span in `text`, in order. */
-export function forEachCjkSpan(text: string, visit: (token: string, start: number, end: number) => void): void {
+export function forEachCjkSpan(text: string, visit: (token: string, start: number, end: number) => boolean | void): void {
   for (const seg of SEGMENTER.segment(text)) {
     if (!seg.isWordLike) continue;
     const chars = [...seg.segment];
@@ -41,10 +41,10 @@ export function forEachCjkSpan(text: string, visit: (token: string, start: numbe
         let s = at;
         for (let k = 0; k + 1 < run.length; k++) {
           const pair = run[k]! + run[k + 1]!;
-          visit(fold(pair), s, s + pair.length);
+          if (visit(fold(pair), s, s + pair.length) === true) return;
           s += run[k]!.length;
         }
-      } else visit(fold(run.join('')), at, at + width);
+      } else if (visit(fold(run.join('')), at, at + width) === true) return;
       at += width;
       i = j;
     }

@@ -19,8 +19,8 @@ export interface Tokenizer {
   readonly parity: boolean;
   /** Visits each lowercased token in order; returns how many there were (see `forEachToken`). */
   forEachToken(text: string, visit: (token: string) => void, lengths?: ReadonlySet<number>): number;
-  /** Visits each token with its UTF-16 span in `text`. */
-  forEachSpan(text: string, visit: (token: string, start: number, end: number) => void): void;
+  /** Visits each token with its UTF-16 span in `text`, until `visit` returns true. */
+  forEachSpan(text: string, visit: (token: string, start: number, end: number) => boolean | void): void;
 }
 
 const DEFAULT: Tokenizer = {
@@ -28,7 +28,7 @@ const DEFAULT: Tokenizer = {
   parity: true,
   forEachToken,
   forEachSpan(text, visit) {
-    for (const m of text.matchAll(TOKEN_PATTERN)) visit(m[0].toLowerCase(), m.index!, m.index! + m[0].length);
+    for (const m of text.matchAll(TOKEN_PATTERN)) if (visit(m[0].toLowerCase(), m.index!, m.index! + m[0].length) === true) return;
   },
 };
 

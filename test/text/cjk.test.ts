@@ -7,7 +7,7 @@ import { queryTokensWith, tokenizeWith, tokenizerNamed } from '../../src/text/to
 const cjk = tokenizerNamed('cjk');
 const spans = (text: string): string[] => {
   const out: string[] = [];
-  forEachCjkSpan(text, (t, s, e) => out.push(`${t}@${text.slice(s, e)}`));
+  forEachCjkSpan(text, (t, s, e) => void out.push(`${t}@${text.slice(s, e)}`));
   return out;
 };
 
@@ -51,7 +51,7 @@ test('the default tokenizer through the interface is the reference tokenizer, sp
   assert.equal(def.parity, true);
   assert.deepEqual(tokenizeWith(def, text), tokenize(text));
   const got: string[] = [];
-  def.forEachSpan(text, (t, s, e) => got.push(`${t}@${s}-${e}`));
+  def.forEachSpan(text, (t, s, e) => void got.push(`${t}@${s}-${e}`));
   assert.deepEqual(
     got,
     [...text.matchAll(TOKEN_PATTERN)].map((m) => `${m[0].toLowerCase()}@${m.index}-${m.index! + m[0].length}`),
