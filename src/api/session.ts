@@ -319,7 +319,8 @@ function openStores(targets: string | readonly string[], stable: boolean, opened
       continue;
     }
     seen.set(store.identity, store.label);
-    named.push({ label, store });
+    // the reader's label: a server URL's password shown as ***, never as typed
+    named.push({ label: store.label, store });
   }
   return { named, notices };
 }

@@ -7,7 +7,7 @@ import { PostgresStoreReader } from './postgres/reader.js';
 import type { OpenReaderOptions, StoreReader } from './reader.js';
 import { RedisStoreReader } from './redis/reader.js';
 import { openSqliteReader } from './sqlite/reader.js';
-import { serverKind } from './server-url.js';
+import { serverKind, shownTarget } from './server-url.js';
 
 /** Which backend a `--db` value names. */
 export type StoreKind = 'sqlite' | 'file' | 'postgres' | 'redis';
@@ -20,8 +20,12 @@ export type StoreKind = 'sqlite' | 'file' | 'postgres' | 'redis';
 export function storeKind(target: string): StoreKind {
   const server = serverKind(target);
   if (server) return server;
-  if (/^mongodb(\+srv)?:/i.test(target))
-    throw new StoreError(`${target.replace(/\/\/[^/@]*@/, '//…@')}: MongoStepStore is not supported yet`);
+  if (/^mongodb(\+srv)?:/i.test(target)) throw new StoreError(`${shownTarget(target)}: MongoStepStore is not supported yet`);
+  // another scheme's URL is no file name: refused before it could be echoed as one (it may hold a password)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target))
+    throw new StoreError(
+      `${shownTarget(target)}: not a store convsearch reads (a SQLite file, a FileStepStore directory, a postgresql:// or redis:// URL)`,
+    );
   try {
     if (statSync(target).isDirectory()) return 'file';
   } catch {

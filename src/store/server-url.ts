@@ -3,8 +3,9 @@ import { StoreError } from './errors.js';
 
 /**
  * `--db` URLs of the server backends (spec backends.md §8). Labels and identities never carry a
- * password: the label is what the user typed without it, the identity (what keys the sidecar index)
- * is the normalized location without any credentials, plus the table or key prefix.
+ * password: the label is what the user typed with the password shown as `***` (as psql shows it), the
+ * identity (what keys the sidecar index) is the normalized location without any credentials, plus the
+ * table or key prefix. A URL that does not parse is described, never echoed.
  */
 
 export type ServerKind = 'postgres' | 'redis';
@@ -17,24 +18,50 @@ export function serverKind(target: string): ServerKind | null {
 }
 
 function parse(target: string): URL {
+  let u: URL;
   try {
-    return new URL(target);
+    u = new URL(target);
   } catch {
-    // the message must not echo a password: say only what kind of URL failed
-    throw new StoreError(`${redactLoosely(target)}: not a valid URL`);
+    throw new StoreError(malformedUrl(target));
   }
+  if (misplacedAt(target)) throw new StoreError(malformedUrl(target));
+  return u;
 }
 
-/** Best effort for an unparsable URL: drop anything between `//` and `@`. */
-function redactLoosely(target: string): string {
-  return target.replace(/\/\/[^/@]*@/, '//…@');
+/**
+ * An `@` past the authority (outside a `password=` value): a password holding an unencoded `/`, `?`
+ * or `#` ended the authority early and the rest, password included, would read as path or query.
+ */
+function misplacedAt(target: string): boolean {
+  const rest = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  return rest.replace(/([?&]password=)[^&#]*/gi, '$1').includes('@');
 }
 
-/** The URL as given, without its password. */
-function withoutPassword(u: URL): string {
+/**
+ * What to say of a URL that does not parse: its scheme and nothing else of it (where it fails to parse
+ * cannot be told from where a password ends, so no part of it is safe to show).
+ */
+export function malformedUrl(target: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(target)?.[1]?.toLowerCase() ?? 'server';
+  return `a ${scheme}:// URL that does not parse (not shown: it may hold a password); a password holding / @ # ? or : must be percent-encoded (%2F %40 %23 %3F %3A)`;
+}
+
+/** The URL as it may be shown: a password, in the user part or as `?password=`, replaced by `***`. */
+export function maskedUrl(u: URL): string {
   const c = new URL(u.href);
-  c.password = '';
+  if (c.password !== '') c.password = '***';
+  if (c.searchParams.has('password')) c.searchParams.set('password', '***');
   return c.href;
+}
+
+/** `target` fit to be shown: a server URL masked (or described, when it does not parse), anything else as given. */
+export function shownTarget(target: string): string {
+  if (serverKind(target) === null && !/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return target;
+  try {
+    return maskedUrl(new URL(target));
+  } catch {
+    return malformedUrl(target);
+  }
 }
 
 const TABLE = /^[a-z_][a-z0-9_]{0,39}$/;
@@ -84,7 +111,7 @@ const SSLMODES = new Set(['disable', 'allow', 'prefer', 'require', 'verify-ca', 
 
 export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.env): PostgresTarget {
   const u = parse(target);
-  const label = withoutPassword(u);
+  const label = maskedUrl(u);
   const q = u.searchParams;
   for (const key of q.keys()) {
     if (!PG_PARAMS.has(key))
@@ -123,11 +150,8 @@ export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.
   const effHost = (host ?? env.PGHOST ?? 'localhost').toLowerCase();
   const effPort = connection.port ?? (env.PGPORT ? Number(env.PGPORT) : 5432);
   const effDb = database ?? env.PGDATABASE ?? effUser;
-  // the label must not show a password given as ?password= either
-  const shown = new URL(label);
-  if (shown.searchParams.has('password')) shown.searchParams.set('password', '***');
   return {
-    label: shown.href,
+    label,
     identity: `postgresql://${effHost}:${effPort}/${encodeURIComponent(effDb)}?table=${table}`,
     connection,
     table,
@@ -144,14 +168,19 @@ export interface RedisTarget {
   readonly password: string | undefined;
   readonly tls: boolean;
   readonly prefix: string;
+  /** How long a connection, and then each reply, may take (`?connect_timeout=`, seconds; default 10). */
+  readonly timeoutSeconds: number;
 }
 
 export function redisTarget(target: string): RedisTarget {
   const u = parse(target);
-  const label = withoutPassword(u);
+  const label = maskedUrl(u);
   for (const key of u.searchParams.keys()) {
-    if (key !== 'prefix') throw new StoreError(`${label}: unknown URL parameter ${JSON.stringify(key)} (only ?prefix= is read)`);
+    if (key !== 'prefix' && key !== 'connect_timeout')
+      throw new StoreError(`${label}: unknown URL parameter ${JSON.stringify(key)} (read: prefix, connect_timeout)`);
   }
+  const timeout = u.searchParams.get('connect_timeout');
+  if (timeout !== null && !/^\d{1,6}$/.test(timeout)) throw new StoreError(`${label}: connect_timeout must be a number of seconds`);
   const prefix = u.searchParams.get('prefix') ?? DEFAULT_PREFIX;
   const dbText = u.pathname.replace(/^\//, '') || '0';
   if (!/^\d{1,9}$/.test(dbText)) throw new StoreError(`${label}: the path must be a database number, not ${JSON.stringify(dbText)}`);
@@ -168,5 +197,6 @@ export function redisTarget(target: string): RedisTarget {
     password: u.password ? decodeURIComponent(u.password) : undefined,
     tls: u.protocol === 'rediss:',
     prefix,
+    timeoutSeconds: timeout === null ? 10 : Number(timeout),
   };
 }

@@ -14,6 +14,8 @@ export interface RedisConnection {
   readonly username: string | undefined;
   readonly password: string | undefined;
   readonly tls: boolean;
+  /** How long the connection, and then each reply, may take. */
+  readonly timeoutSeconds: number;
 }
 
 export interface PipelineRequest {
@@ -45,13 +47,35 @@ function decode(reply: unknown): RedisReply {
   return String(reply);
 }
 
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const codeOf = (e: unknown): string => String((e as { code?: unknown } | null)?.code ?? '');
+
+/**
+ * What went wrong, in words a user can act on, one line, never the password: a refused port, a
+ * server that does not answer, and a refused password are three different things (the driver says
+ * "Connection is closed." for all of them).
+ */
+export function redisFailure(e: unknown, c: RedisConnection): Error {
+  const where = `${c.host}:${c.port}`;
+  const text = errorText(e);
+  if (codeOf(e) === 'ECONNREFUSED' || /ECONNREFUSED/.test(text))
+    return new Error(`connection refused at ${where}: is a Redis server listening there?`);
+  if (codeOf(e) === 'ETIMEDOUT' || /ETIMEDOUT|timed out/i.test(text))
+    return new Error(`no answer from ${where} within ${c.timeoutSeconds} s (set ?connect_timeout= to wait longer)`);
+  if (/^WRONGPASS|invalid username-password|invalid password/i.test(text))
+    return new Error('authentication failed: wrong user name or password');
+  if (/^NOAUTH/.test(text))
+    return new Error('the server requires a password: give it in the URL (redis://:<password>@host/ or redis://<user>:<password>@host/)');
+  if (codeOf(e) === 'ENOTFOUND' || codeOf(e) === 'EAI_AGAIN') return new Error(`no such host: ${c.host}`);
+  return e instanceof Error ? e : new Error(text);
+}
+
 export async function open(config: unknown): Promise<DriverSession> {
   const c = config as RedisConnection;
+  // AUTH is sent here, not by the driver: it would print a warning of its own when the server needs none
   const client = new Redis({
     host: c.host,
     port: c.port,
-    username: c.username,
-    password: c.password,
     tls: c.tls ? {} : undefined,
     lazyConnect: true,
     // RESP2: AUTH and SELECT only, on any server since Redis 2 (RESP3 would send HELLO and return sets as sets)
@@ -61,14 +85,30 @@ export async function open(config: unknown): Promise<DriverSession> {
     disableClientInfo: true,
     retryStrategy: () => null,
     maxRetriesPerRequest: 0,
-    connectTimeout: 10_000,
+    connectTimeout: c.timeoutSeconds * 1000,
+    commandTimeout: c.timeoutSeconds * 1000,
   });
-  client.on('error', () => {
-    // surfaced by the failing command
+  // the socket's own error (refused, timed out) comes as an event; the rejection then only says "closed"
+  let socketError: unknown = null;
+  client.on('error', (e) => {
+    socketError ??= e;
   });
-  await client.connect();
-  // ioredis' own SELECT (option `db`) only emits an error event when refused and reads db 0 instead
-  if (c.db !== 0) await client.select(c.db);
+  try {
+    await client.connect();
+    if (c.password !== undefined) {
+      try {
+        await (c.username !== undefined ? client.call('AUTH', c.username, c.password) : client.call('AUTH', c.password));
+      } catch (e) {
+        // a password the server does not ask for is no failure (redis-py and the driver both go on)
+        if (!/without any password configured|no password is set/i.test(errorText(e))) throw e;
+      }
+    }
+    // ioredis' own SELECT (option `db`) only emits an error event when refused and reads db 0 instead
+    if (c.db !== 0) await client.select(c.db);
+  } catch (e) {
+    client.disconnect();
+    throw redisFailure(socketError ?? e, c);
+  }
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest;
@@ -78,9 +118,14 @@ export async function open(config: unknown): Promise<DriverSession> {
         if (!READ_COMMANDS.has(name!.toLowerCase())) throw new Error(`refusing to send ${name}: not a read command`);
         p.callBuffer(name!, ...args);
       }
-      const results = (await p.exec()) ?? [];
+      let results: Array<[Error | null, unknown]>;
+      try {
+        results = (await p.exec()) ?? [];
+      } catch (e) {
+        throw redisFailure(e, c);
+      }
       return results.map(([err, reply]) => {
-        if (err) throw err;
+        if (err) throw redisFailure(err, c);
         return decode(reply);
       });
     },

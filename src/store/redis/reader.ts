@@ -78,7 +78,15 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     this.label = t.label;
     this.identity = t.identity;
     this.prefix = t.prefix;
-    const connection: RedisConnection = { host: t.host, port: t.port, db: t.db, username: t.username, password: t.password, tls: t.tls };
+    const connection: RedisConnection = {
+      host: t.host,
+      port: t.port,
+      db: t.db,
+      username: t.username,
+      password: t.password,
+      tls: t.tls,
+      timeoutSeconds: t.timeoutSeconds,
+    };
     this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
     this.ahead = new ReadAhead(this.bridge);
   }
