@@ -40,7 +40,7 @@ export interface ConversationSummary {
 export interface RunFilter {
   readonly conversationId?: string;
   /** The run's agent name matches one of these patterns. */
-  readonly agent?: GlobSet;
+  readonly agents?: GlobSet;
   /** Microseconds since the epoch (see parseInstant); runs whose started_at does not parse are left out. */
   readonly since?: number;
   readonly until?: number;
@@ -57,7 +57,7 @@ export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] 
   return runs.filter((r) => {
     if (tree && !tree.has(r.runId)) return false;
     if (f.conversationId !== undefined && r.conversationId !== f.conversationId) return false;
-    if (f.agent !== undefined && f.agent.size > 0 && (r.agentName === null || !f.agent.has(r.agentName))) return false;
+    if (f.agents !== undefined && f.agents.size > 0 && (r.agentName === null || !f.agents.has(r.agentName))) return false;
     if (f.since !== undefined || f.until !== undefined) {
       const t = parseInstant(r.startedAt);
       if (t === null) return false;

@@ -89,7 +89,7 @@ export function runFilter(f: RunsFlags): RunFilter {
   const { since, until } = timeBounds(f);
   return {
     ...(f.conversation !== undefined ? { conversationId: f.conversation } : {}),
-    ...(f.agent !== undefined ? { agent: new GlobSet([...new Set(f.agent)]) } : {}),
+    ...(f.agent !== undefined ? { agents: new GlobSet([...new Set(f.agent)]) } : {}),
     ...(since !== null ? { since } : {}),
     ...(until !== null ? { until } : {}),
     ...(f.parent !== undefined ? { parent: f.parent } : {}),

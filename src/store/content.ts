@@ -44,7 +44,7 @@ export function hashCell(h: Hash, v: unknown): void {
 }
 
 /** Digests one run's snapshots as they come, in seq order, taking the prefix digest at `cut`. */
-export class RunDigester {
+export class ContentDigester {
   private readonly hash = createHash('sha256');
   private count = 0;
   private maxSeq = 0;
@@ -78,13 +78,13 @@ export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunCon
 
 /**
  * The content of a store read through the seam alone, for backends that have no faster way: every
- * run's snapshots of both states merged in seq order, the run list, and the reader's own fingerprint
+ * run's snapshots of both states merged in seq order, the run list, and the reader's own stamp
  * (which covers what cannot be listed, such as media) standing for the media and runs digests.
  */
 export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, number>): StoreContent {
   const runs = new Map<string, RunContent>();
   for (const run of reader.runs()) {
-    const d = new RunDigester(cuts.get(run.runId) ?? 0);
+    const d = new ContentDigester(cuts.get(run.runId) ?? 0);
     const complete = reader.completeSnapshots(run.runId)[Symbol.iterator]();
     const interrupted = reader.interruptedSnapshots(run.runId)[Symbol.iterator]();
     let c = complete.next();
@@ -99,6 +99,9 @@ export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, num
     runs.set(run.runId, d.finish());
   }
   const media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
-  const runsTable = createHash('sha256').update(JSON.stringify(reader.runs())).update(reader.fingerprint()).digest('base64');
+  const runsTable = createHash('sha256')
+    .update(JSON.stringify(reader.runs()))
+    .update(reader.stamp() ?? '')
+    .digest('base64');
   return { runs, media, runsTable, total: totalDigest(runs, media, runsTable) };
 }

@@ -3,13 +3,13 @@ import type { StoreError } from './errors.js';
 import type { StoreReader, StoreShare } from './reader.js';
 
 /**
- * What a reader without a file of its own answers (a FileStepStore tree, a server): its fingerprint as
- * the stamp (the view it reads, taken before any snapshot is read: a listing, a transaction's first
+ * What a reader without a file of its own answers (a FileStepStore tree, a server): a stamp that is
+ * never null (the view it reads, taken before any snapshot is read: a listing, a transaction's first
  * query, a key-space index), no second connection on the very same state (so one thread), no size to
  * plan an index by, failures that are StoreErrors already, and the content digest read through the seam.
  */
 export abstract class SeamDefaults {
-  abstract fingerprint(): string;
+  abstract stamp(): string;
 
   private times: { runId: string; bySeq: Map<number, string | null> } | null = null;
 
@@ -31,10 +31,6 @@ export abstract class SeamDefaults {
 
   byteSize(): number | null {
     return null;
-  }
-
-  stamp(): string | null {
-    return this.fingerprint();
   }
 
   share(): StoreShare | null {

@@ -84,11 +84,6 @@ export interface StoreReader {
   /** Externalized media bytes by sha256 hex, or null when the store does not hold them. */
   media(sha256: string): Buffer | null;
   /**
-   * Cheap identity of the searchable state: equal fingerprints mean an index built from one answers
-   * exactly for the other. One round trip for server backends.
-   */
-  fingerprint(): string;
-  /**
    * Everything the store holds, digested per run (see content.ts): `cuts` gives per run the last seq
    * an index saw, for the prefix digests that tell an append from a rewrite; `mediaCut` the media it saw.
    * Reads every snapshot: asked for only when the stamp does not vouch for the content.

@@ -217,15 +217,15 @@ for (const store of STORES) {
         });
       });
 
-      it(`${backend}: a stable fingerprint, an identity without credentials, unchanged() while nothing writes`, (t) => {
+      it(`${backend}: a stable stamp, an identity without credentials, unchanged() while nothing writes`, (t) => {
         withBackend(t, backend, store, (r) => {
-          const f = r.fingerprint();
+          const f = r.stamp();
           r.runs();
           for (const run of r.runs()) [...r.completeSnapshots(run.runId)];
-          assert.equal(r.fingerprint(), f);
+          assert.equal(r.stamp(), f);
           assert.equal(r.unchanged(), true);
           const again = openBackend(backend, store) as StoreReader;
-          assert.equal(again.fingerprint(), f);
+          assert.equal(again.stamp(), f);
           assert.equal(again.identity, r.identity);
           again.close();
         });

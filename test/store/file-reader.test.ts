@@ -124,7 +124,7 @@ describe('FileStepStore reader', () => {
     writeRun(root, 'r');
     for (let i = 0; i < 3; i++) writeSnapshot(root, 'r', `${i}.json`, snapshotText('r', i, `s${i}`));
     const r = new FileStoreReader(root);
-    const before = r.fingerprint();
+    const before = r.stamp();
     rmSync(join(root, 'r', 'snapshots', '0.json'));
     writeSnapshot(root, 'r', '3.json', snapshotText('r', 3, 's3'));
     assert.deepEqual(seqs(r.completeSnapshots('r')), [1, 2]);
@@ -133,20 +133,20 @@ describe('FileStepStore reader', () => {
       [['vanished-snapshot', 0]],
     );
     assert.equal(r.unchanged(), true);
-    assert.equal(r.fingerprint(), before, 'the view is the listing');
+    assert.equal(r.stamp(), before, 'the view is the listing');
     writeSnapshot(root, 'r', '2.json', snapshotText('r', 2, 'rewritten'));
     assert.deepEqual(seqs(r.completeSnapshots('r')), [1, 2]);
     assert.equal(r.unchanged(), false);
     const fresh = new FileStoreReader(root);
-    assert.notEqual(fresh.fingerprint(), before);
+    assert.notEqual(fresh.stamp(), before);
     assert.deepEqual(seqs(fresh.completeSnapshots('r')), [1, 2, 3]);
   });
 
-  it('the fingerprint changes with every change a search could see', () => {
+  it('the stamp changes with every change a search could see', () => {
     const root = tempDir();
     writeRun(root, 'r');
     writeSnapshot(root, 'r', '0.json', snapshotText('r', 0, 'a'));
-    const fp = (): string => new FileStoreReader(root).fingerprint();
+    const fp = (): string => new FileStoreReader(root).stamp();
     const seen = new Set([fp()]);
     const changes: Array<() => void> = [
       () => writeSnapshot(root, 'r', '1.json', snapshotText('r', 1, 'b')),
@@ -160,7 +160,7 @@ describe('FileStepStore reader', () => {
     for (const change of changes) {
       change();
       const f = fp();
-      assert.ok(!seen.has(f), `fingerprint changed after ${change.toString()}`);
+      assert.ok(!seen.has(f), `stamp changed after ${change.toString()}`);
       seen.add(f);
     }
   });
@@ -183,7 +183,7 @@ describe('FileStepStore reader', () => {
         counts: [...r.countsByRun()],
         steps: [...r.lastSteps()],
         marks: [...r.watermarks()],
-        fp: r.fingerprint(),
+        fp: r.stamp(),
         media: [
           '8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73',
           'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3',
@@ -193,7 +193,7 @@ describe('FileStepStore reader', () => {
     summary(r);
     r.close();
     assert.equal(treeState(store), before);
-    // (chmod changes ctimes, which the fingerprint covers: read again after it)
+    // (chmod changes ctimes, which the stamp covers: read again after it)
     spawnSync('chmod', ['-R', 'a-w', store]);
     const readOnly = treeState(store);
     const again = openStoreReader(store);

@@ -250,7 +250,7 @@ describe('server URLs', () => {
     assert.equal(t.connection.password, 's3cr@t');
     assert.equal(t.connection.sslmode, 'require');
     assert.ok(!t.label.includes('s3cr'), t.label);
-    assert.equal(t.label, 'postgresql://alice@DB.example:5433/prod?table=agent_steps&sslmode=require');
+    assert.equal(t.label, 'postgresql://alice:***@DB.example:5433/prod?table=agent_steps&sslmode=require');
     assert.equal(t.identity, 'postgresql://db.example:5433/prod?table=agent_steps');
     assert.equal(postgresTarget('postgres://bob@h/d', {}).identity, 'postgresql://h:5432/d?table=step_persistence');
     assert.ok(!postgresTarget('postgresql://h/d?password=hunter2', {}).label.includes('hunter2'));
@@ -271,7 +271,7 @@ describe('server URLs', () => {
       [t.host, t.port, t.db, t.username, t.password, t.tls, t.prefix],
       ['cache', 6380, 3, 'user', 'pw!', true, 'team:steps'],
     );
-    assert.equal(t.label, 'rediss://user@cache:6380/3?prefix=team%3Asteps');
+    assert.equal(t.label, 'rediss://user:***@cache:6380/3?prefix=team%3Asteps');
     assert.equal(t.identity, 'redis://cache:6380/3?prefix=team%3Asteps');
     assert.equal(redisTarget('redis://localhost').prefix, 'pydantic-ai-harness:step');
     assert.equal(redisTarget('redis://:only@h/0').password, 'only');

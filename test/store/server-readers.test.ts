@@ -85,7 +85,7 @@ function readAll(r: StoreReader): string {
       '8e12ad50fbe27f192fb4d1f0f0aadd071e8c4571787d7bc41db87d0cde5b4b73',
       'a999af7472065bb4b7d107d1566180b6d8add48a742ca85063991f43e44c28f3',
     ].map((s) => r.media(s)?.toString('base64') ?? null),
-    fingerprint: r.fingerprint(),
+    stamp: r.stamp(),
     unchanged: r.unchanged(),
   });
 }
@@ -186,7 +186,7 @@ describe('Postgres reader', () => {
     );
     assert.ok(readAll(r) === first, 'the same state after commits by another session');
     const fresh = openStoreReader(s.url('live'));
-    assert.notEqual(fresh.fingerprint(), r.fingerprint());
+    assert.notEqual(fresh.stamp(), r.stamp());
     assert.equal(fresh.runCount(), 6);
     fresh.close();
     r.close();
@@ -324,7 +324,7 @@ describe('Redis reader', () => {
     const db = 11;
     s.load(db, join(FIXTURES, 'redis', 'small.redis'));
     const r = openStoreReader(s.url(db)) as StoreReader;
-    const fp = r.fingerprint();
+    const fp = r.stamp();
     // prune the oldest, append a new one (upstream's write order)
     s.cli(db, ['DEL', `${PREFIX}:snapshot:{run-alpha-1}:1`]);
     s.cli(db, ['ZREM', `${PREFIX}:snapshots:{run-alpha-1}`, '1:complete']);
@@ -343,21 +343,21 @@ describe('Redis reader', () => {
       r.notices().map((n) => [n.kind, n.seq]),
       [['vanished-snapshot', 1]],
     );
-    assert.equal(r.fingerprint(), fp);
+    assert.equal(r.stamp(), fp);
     assert.equal(r.unchanged(), true);
     r.close();
     withReader(s.url(db), (fresh) => {
-      assert.notEqual(fresh.fingerprint(), fp);
+      assert.notEqual(fresh.stamp(), fp);
       assert.deepEqual(
         [...fresh.completeSnapshots('run-alpha-1')].map((x) => x.seq),
         [2, 3, 4],
       );
     });
-    // a payload that expired while its index member stayed changes the fingerprint too
-    const before = withReader(s.url(db), (x) => x.fingerprint());
+    // a payload that expired while its index member stayed changes the stamp too
+    const before = withReader(s.url(db), (x) => x.stamp());
     s.cli(db, ['DEL', `${PREFIX}:snapshot:{run-alpha-1}:2`]);
     assert.notEqual(
-      withReader(s.url(db), (x) => x.fingerprint()),
+      withReader(s.url(db), (x) => x.stamp()),
       before,
     );
     s.cli(db, ['FLUSHDB']);

@@ -3,11 +3,11 @@
  * `<run_id>/snapshots/<seq>.json`, media in `<root>/media/<sha256>.bin`.
  *
  * The whole listing (run records, snapshot file names and their stats, media names) is taken once, at
- * the first call that needs it: that is the reader's view, and the fingerprint is its digest. Files
+ * the first call that needs it: that is the reader's view, and the stamp is its digest. Files
  * are read later; the writer replaces files atomically (temp sibling + rename), so each is whole or
  * absent. A listed file that has gone is skipped with a `vanished-snapshot` notice; a listed file that
  * was replaced since (another inode, size or time) makes `unchanged()` false, because what was read is
- * then newer than the fingerprint. Nothing is ever written: no temp file, no lock, no atime promise.
+ * then newer than the stamp. Nothing is ever written: no temp file, no lock, no atime promise.
  */
 import { hash } from 'node:crypto';
 import {
@@ -387,7 +387,7 @@ export class FileStoreReader extends SeamDefaults implements StoreReader {
     return hit;
   }
 
-  fingerprint(): string {
+  stamp(): string {
     return this.listing().digest;
   }
 

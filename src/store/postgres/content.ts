@@ -40,7 +40,7 @@ export function postgresContent(select: Select, t: Tables, cuts: ReadonlyMap<str
   for (const [runId, count, maxSeq, digest, cutCount, prefix] of rows) {
     const n = Number(count);
     const all = n === 0 ? EMPTY_DIGEST : `pg:${String(digest)}`;
-    // nothing after the cut: the prefix is the whole (as RunDigester gives it)
+    // nothing after the cut: the prefix is the whole (as ContentDigester gives it)
     const upTo = Number(cutCount) === n ? all : Number(cutCount) === 0 ? EMPTY_DIGEST : `pg:${String(prefix)}`;
     runs.set(String(runId), { count: n, maxSeq: Number(maxSeq), digest: all, prefix: upTo });
   }

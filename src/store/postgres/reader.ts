@@ -202,14 +202,14 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /**
-   * The stamp and the fingerprint: one query, in the command's transaction (so it names exactly the state
+   * The stamp: one query, in the command's transaction (so it names exactly the state
    * every later query reads). Per table: the row count and a sum of a 64-bit hash of each row's key and
    * `xmin` (the transaction that wrote that row version): any insert, delete or update, of any column,
    * changes it (an update writes a new row version with a new `xmin`). Plus the last snapshot `seq` and a
    * digest of the run rows' listed fields. Scans the tables' main heaps, never their TOAST (the
    * messages); a `VACUUM FREEZE` may change it once, which costs a content check, never a wrong answer.
    */
-  fingerprint(): string {
+  stamp(): string {
     if (this.stamped !== null) return this.stamped;
     const rowSum = (table: string, key: string): string =>
       `(SELECT count(*) || ':' || COALESCE(sum(hashtextextended(${key}::text || ':' || xmin::text, 0)), 0) FROM ${table})`;
@@ -225,7 +225,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
 
   /** Computed by the server (content.ts): the messages are digested where they are, not sent. */
   override content(cuts: ReadonlyMap<string, number>): StoreContent {
-    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.fingerprint());
+    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.stamp());
   }
 
   /** Always true: the transaction shows one committed state to every call. */

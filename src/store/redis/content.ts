@@ -6,7 +6,7 @@
  * out, as a read leaves it out.
  */
 import { createHash } from 'node:crypto';
-import { EMPTY_DIGEST, RunDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { EMPTY_DIGEST, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
 import type { RedisReply } from './driver.js';
 
 export interface RunIndex {
@@ -26,7 +26,7 @@ export function redisContent(
 ): StoreContent {
   const out = new Map<string, RunContent>();
   for (const run of runs) {
-    const d = new RunDigester(cuts.get(run.runId) ?? 0);
+    const d = new ContentDigester(cuts.get(run.runId) ?? 0);
     for (let i = 0; i < run.entries.length; i += KEYS_PER_CALL) {
       const page = run.entries.slice(i, i + KEYS_PER_CALL);
       const values = mget(page.map((e) => e.key));

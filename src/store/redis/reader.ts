@@ -4,7 +4,7 @@
  * The index is read once, at the first call that needs it, in three pipelined round trips: the run
  * sets (`runs:all`, plus the older layout's `runs`), then every run record (one `MGET`) with its
  * snapshot index (`ZRANGE`), then how many indexed payloads exist (one `EXISTS`). That is the reader's
- * view; the fingerprint (and the stamp) is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * view; the stamp is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
  * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
  * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
  *
@@ -382,7 +382,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return null;
   }
 
-  fingerprint(): string {
+  stamp(): string {
     return this.view().digest;
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { EMPTY_DIGEST, hashCell, RunDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
 import { runsRowsText } from './runs.js';
 import type { StoreSchema } from './schema.js';
 
@@ -21,11 +21,11 @@ export function sqliteContent(
       ? db.prepare('SELECT run_id, seq, step_index, timestamp, state, typeof(messages), messages FROM snapshots ORDER BY seq')
       : db.prepare("SELECT run_id, seq, step_index, timestamp, 'complete', typeof(messages), messages FROM snapshots ORDER BY seq")
   ).raw();
-  const running = new Map<string, RunDigester>();
+  const running = new Map<string, ContentDigester>();
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
     let r = running.get(key);
-    if (!r) running.set(key, (r = new RunDigester(cuts.get(key) ?? 0)));
+    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0)));
     r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
   }
   const runs = new Map<string, RunContent>();

@@ -5,7 +5,6 @@ import type { StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
 import { sqliteContent } from './content.js';
-import { storeFingerprint } from './fingerprint.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
@@ -106,10 +105,6 @@ export class SqliteReader implements StoreReader {
     this.mediaStatement ??= this.file.db.prepare('SELECT bytes FROM media WHERE sha256 = ?');
     const b = (this.mediaStatement.get(sha256) as { bytes: unknown } | undefined)?.bytes;
     return Buffer.isBuffer(b) ? b : typeof b === 'string' ? Buffer.from(b, 'utf8') : null;
-  }
-
-  fingerprint(): string {
-    return storeFingerprint(this.file.db, this.file.schema, this.snapshots);
   }
 
   content(cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
