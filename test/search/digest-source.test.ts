@@ -16,7 +16,7 @@ import { DigestCorpusSource } from '../../src/search/digest-source.js';
 import { search, type SearchOptions, type SearchOutcome } from '../../src/search/search.js';
 import { queryTokens } from '../../src/text/tokenize.js';
 import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
-import { runCli } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { randomOptions, threadedStore, writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -176,21 +176,21 @@ describe('parallel replay (--no-index on several threads)', () => {
     }
   });
 
-  test('the CLI gives the same bytes on one thread and on several, and leaves the store as it was', () => {
+  test('the CLI gives the same bytes on one thread and on several, and leaves the store as it was', async () => {
     const { path } = threadedStore(4);
     const files = (): string[] => readdirSync(dirname(path)).sort();
     const before = { sha: sha256(path), files: files() };
     const index = join(tempDir(), 'idx.db');
     for (const args of [['--json'], ['--plain', '-C', '1'], []]) {
       const cmd = ['search', 'lookup', 'user', '--db', path, '--scope', 'all', '--no-index', ...args];
-      const one = runCli(cmd, { env: { CONVSEARCH_THREADS: '1' } });
-      const two = runCli(cmd, { env: { CONVSEARCH_THREADS: '2' } });
+      const one = await cli(cmd, { env: { CONVSEARCH_THREADS: '1' } });
+      const two = await cli(cmd, { env: { CONVSEARCH_THREADS: '2' } });
       assert.equal(one.status, 0, one.stderr);
       assert.equal(two.stdout, one.stdout);
       assert.equal(two.stderr, one.stderr);
       assert.equal(two.status, one.status);
       // an index built by worker threads answers the same
-      const built = runCli([...cmd.filter((a) => a !== '--no-index'), '--index', index], { env: { CONVSEARCH_THREADS: '2' } });
+      const built = await cli([...cmd.filter((a) => a !== '--no-index'), '--index', index], { env: { CONVSEARCH_THREADS: '2' } });
       assert.equal(built.stdout, one.stdout);
     }
     assert.deepEqual({ sha: sha256(path), files: files() }, before, 'no byte of the store changed and no side file appeared');

@@ -8,7 +8,7 @@ import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { randomOptions, threadedStore } from '../helpers/random-stores.js';
 import { searchReader, tempDir } from '../helpers/stores.js';
 
@@ -100,12 +100,12 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
       '50',
       ...extra,
     ];
-    const want = await runCliAsync(args(['--no-index']));
+    const want = await cli(args(['--no-index']));
     for (let trial = 0; trial < 40; trial++) {
       const { bytes, what } = damage(f.good, random);
       for (const s of SIDES) rmSync(f.indexPath + s, { force: true });
       writeFileSync(f.indexPath, bytes);
-      const r = await runCliAsync(args(['--index', f.indexPath]));
+      const r = await cli(args(['--index', f.indexPath]));
       assert.equal(r.stdout, want.stdout, `trial ${trial} (${what})`);
       assert.equal(r.status, want.status, `trial ${trial} (${what}): ${r.stderr}`);
       assert.doesNotMatch(r.stderr, /error|\n\s+at /, `trial ${trial} (${what})`);
@@ -119,7 +119,7 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
         want.stderr,
         `trial ${trial} (${what})`,
       );
-      const list = await runCliAsync(['runs', '--json', '--db', f.path, '--index', f.indexPath]);
+      const list = await cli(['runs', '--json', '--db', f.path, '--index', f.indexPath]);
       assert.equal(list.status, 0, list.stderr);
     }
   });
@@ -131,8 +131,8 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
     db.exec('ALTER TABLE runs RENAME COLUMN run_id TO rid');
     db.close();
     const args = ['search', 'user', '--db', f.path, '--scope', 'all', '--format', 'tool'];
-    const want = await runCliAsync([...args, '--no-index']);
-    const r = await runCliAsync([...args, '--index', f.indexPath]);
+    const want = await cli([...args, '--no-index']);
+    const r = await cli([...args, '--index', f.indexPath]);
     assert.equal(r.stdout, want.stdout);
     assert.equal(r.status, want.status);
     assert.match(
@@ -152,8 +152,8 @@ describe('a damaged index is detected and rebuilt, never believed', () => {
     db.close();
     assert.ok(changed > 0);
     const args = ['search', 'user', 'tool', '--db', f.path, '--scope', 'all', '--json', '-m', '50'];
-    const want = await runCliAsync([...args, '--no-index']);
-    const r = await runCliAsync([...args, '--index', f.indexPath]);
+    const want = await cli([...args, '--no-index']);
+    const r = await cli([...args, '--index', f.indexPath]);
     assert.equal(r.stdout, want.stdout);
     assert.match(r.stderr, /was damaged \(a (runs|messages|corpus_cache) row fails its checksum\); rebuilt it/);
   });

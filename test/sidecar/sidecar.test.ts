@@ -15,7 +15,7 @@ import { searchJson } from '../../src/output/json.js';
 import { toolText } from '../../src/output/tool-text.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli, runCliAsync } from '../helpers/cli.js';
 import { randomOptions, writeRun } from '../helpers/random-stores.js';
 import { searchReader, tempDir } from '../helpers/stores.js';
 
@@ -243,7 +243,7 @@ describe('persistent index', () => {
     w.close();
     const before = sha(dbPath);
     const cache = tempDir();
-    const r = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'], {
+    const r = await cli(['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'], {
       env: { XDG_CACHE_HOME: cache },
     });
     assert.equal(r.status, 0, r.stderr);
@@ -281,26 +281,26 @@ describe('persistent index', () => {
       '--index',
       indexPath,
     ];
-    const expectA = await runCliAsync([...args(a).slice(0, -2), '--no-index']);
-    const expectB = await runCliAsync([...args(b).slice(0, -2), '--no-index']);
-    assert.equal((await runCliAsync(args(a))).stdout, expectA.stdout);
+    const expectA = await cli([...args(a).slice(0, -2), '--no-index']);
+    const expectB = await cli([...args(b).slice(0, -2), '--no-index']);
+    assert.equal((await cli(args(a))).stdout, expectA.stdout);
     // the same index path for another store: rebuilt for that store
-    assert.equal((await runCliAsync(args(b))).stdout, expectB.stdout);
+    assert.equal((await cli(args(b))).stdout, expectB.stdout);
     // garbage over the index file: not ours any more (no signature), so refused and left alone
     writeFileSync(indexPath, Buffer.alloc(8192, 0x5a));
-    const refused = await runCliAsync(args(a));
+    const refused = await cli(args(a));
     assert.equal(refused.status, 2);
     assert.match(refused.stderr, /^convsearch: error: refusing --index .*not a convsearch index \(it is not an SQLite database\)/);
     assert.deepEqual(readFileSync(indexPath), Buffer.alloc(8192, 0x5a));
     rmSync(indexPath);
-    const r = await runCliAsync(args(a));
+    const r = await cli(args(a));
     assert.equal(r.stdout, expectA.stdout);
     assert.equal(r.status, 0);
     // a valid SQLite header with corrupt pages
     const bytes = readFileSync(indexPath);
     for (let i = 4096; i < bytes.length; i += 97) bytes[i] = 0xff;
     writeFileSync(indexPath, bytes);
-    const r2 = await runCliAsync(args(a));
+    const r2 = await cli(args(a));
     assert.equal(r2.stdout, expectA.stdout);
     assert.doesNotMatch(r2.stderr, /\n\s+at /);
     // sound SQLite, but postings cut short: decoding notices, the index is rebuilt
@@ -308,7 +308,7 @@ describe('persistent index', () => {
     const cut = idx.prepare("UPDATE postings SET data = substr(data, 1, length(data) - 1) WHERE term IN ('user', 'tool')").run().changes;
     idx.close();
     assert.ok(cut >= 2, 'postings were cut');
-    const r3 = await runCliAsync(args(a));
+    const r3 = await cli(args(a));
     assert.equal(r3.stdout, expectA.stdout);
     assert.equal(r3.status, 0);
     assert.match(r3.stderr, /^convsearch: warning: index .* was damaged \(.*\); rebuilt it\n$/);
@@ -323,9 +323,9 @@ describe('persistent index', () => {
     const notADirectory = join(tempDir(), 'file');
     writeFileSync(notADirectory, '');
     const args = ['search', 'user', '--db', dbPath, '--scope', 'all', '--format', 'tool'];
-    const expected = await runCliAsync([...args, '--no-index']);
+    const expected = await cli([...args, '--no-index']);
     // every default place under it: $XDG_CACHE_HOME, ~/.cache and the temporary directory
-    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: notADirectory, HOME: notADirectory, TMPDIR: notADirectory } });
+    const r = await cli(args, { env: { XDG_CACHE_HOME: notADirectory, HOME: notADirectory, TMPDIR: notADirectory } });
     assert.equal(r.status, expected.status);
     assert.equal(r.stdout, expected.stdout);
     assert.match(r.stderr, /^convsearch: warning: index unavailable, searching without it: .*ENOTDIR/);
@@ -340,7 +340,7 @@ describe('persistent index', () => {
     w.close();
     const indexPath = join(tempDir(), 'idx.db');
     const args = ['search', 'user', 'lookup', '--db', dbPath, '--scope', 'all', '--format', 'tool', '-m', '50'];
-    const expected = await runCliAsync([...args, '--no-index']);
+    const expected = await cli([...args, '--no-index']);
     for (let round = 0; round < 3; round++) {
       const results = await Promise.all([0, 1, 2, 3].map(() => runCliAsync([...args, '--index', indexPath])));
       for (const r of results) {
@@ -348,7 +348,7 @@ describe('persistent index', () => {
         assert.equal(r.stdout, expected.stdout);
       }
     }
-    const check = await runCliAsync(['search', 'user', '--db', dbPath, '--scope', 'all', '--json', '--index', indexPath]);
+    const check = await cli(['search', 'user', '--db', dbPath, '--scope', 'all', '--json', '--index', indexPath]);
     assert.equal(check.status, 0, check.stderr);
   });
 });
@@ -364,14 +364,11 @@ describe('an index that is not exactly current is never used', () => {
     const indexPath = join(tempDir(), 'idx.db');
     const both = async (word: string): Promise<void> => {
       const args = ['search', word, '--db', dbPath, '--scope', 'all', '--json'];
-      const [indexed, replayed] = [await runCliAsync([...args, '--index', indexPath]), await runCliAsync([...args, '--no-index'])];
+      const [indexed, replayed] = [await cli([...args, '--index', indexPath]), await cli([...args, '--no-index'])];
       assert.equal(indexed.stdout, replayed.stdout, word);
       assert.equal(indexed.status, replayed.status, word);
       const runsArgs = ['runs', '--json', '--db', dbPath];
-      assert.equal(
-        (await runCliAsync([...runsArgs, '--index', indexPath])).stdout,
-        (await runCliAsync([...runsArgs, '--no-index'])).stdout,
-      );
+      assert.equal((await cli([...runsArgs, '--index', indexPath])).stdout, (await cli([...runsArgs, '--no-index'])).stdout);
     };
     await both('user');
     const edit = (sql: string, keepTimes: boolean): void => {
