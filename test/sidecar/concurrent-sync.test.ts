@@ -48,7 +48,7 @@ test('8 searches sharing one index while the store grows answer as --no-index, a
     return new Promise((resolve) => p.on('close', resolve)).finally(() => clearTimeout(timer));
   };
 
-  const child = spawn(process.execPath, [CHILD, '--db', db, '--mode', 'long', '--ms', '20000', '--max-commits', '150', '--seed', '19']);
+  const child = spawn(process.execPath, [CHILD, '--db', db, '--mode', 'long', '--ms', '10000', '--max-commits', '80', '--seed', '19']);
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   let writing = true;
   void exited.then(() => (writing = false));
