@@ -19,7 +19,7 @@ export function outcomeStats(outcome: SearchOutcome): OutcomeStats {
     hits: outcome.kind === 'found' ? outcome.hits.length : 0,
     matches: outcome.matches.total,
     matchingRuns: outcome.matches.byRun.length,
-    messages: outcome.kind === 'found' || outcome.kind === 'no-matches' ? outcome.total : 0,
+    messages: outcome.kind === 'found' || outcome.kind === 'no-matches' ? outcome.searched : 0,
     runs: outcome.runs.length,
     skippedSnapshots: outcome.warnings.filter((w) => w.kind === 'unreadable-snapshot').length,
   };

@@ -32,13 +32,13 @@ export function toolText(outcome: SearchOutcome): string {
     case 'no-history':
       return outcome.options.scope === 'conversation' ? NO_HISTORY_CONVERSATION : NO_HISTORY_ALL;
     case 'no-matches':
-      return `No matches for '${query}' in ${outcome.total} persisted messages.`;
+      return `No matches for '${query}' in ${outcome.searched} persisted messages.`;
     case 'found': {
       const results = outcome.hits.map(
         (h) => `[score: ${formatScore1f(h.score)} | ${sectionLabel(h.run)}]\n` + h.excerpt.map(displayLine).join('\n'),
       );
       return (
-        `Found ${outcome.hits.length} match(es) for '${query}' in ${outcome.total} persisted messages:\n\n` + results.join('\n\n---\n\n')
+        `Found ${outcome.hits.length} match(es) for '${query}' in ${outcome.searched} persisted messages:\n\n` + results.join('\n\n---\n\n')
       );
     }
   }

@@ -136,11 +136,12 @@ export type SearchOutcome = OutcomeBase &
   (
     | { readonly kind: 'no-conversation-id' }
     | { readonly kind: 'no-run-history'; readonly runId: string }
-    | { readonly kind: 'no-history'; readonly total: 0 }
-    | { readonly kind: 'no-matches'; readonly total: number }
+    | { readonly kind: 'no-history'; readonly searched: 0 }
+    | { readonly kind: 'no-matches'; readonly searched: number }
     | {
         readonly kind: 'found';
-        readonly total: number;
+        /** Messages the scope holds, all of which were ranked (the reference's "in N persisted messages"). */
+        readonly searched: number;
         /** The hits, in the order `sort` and `reverse` ask (by rank unless told). */
         readonly hits: readonly Hit[];
         readonly ranking: readonly RankedHit[];
@@ -172,12 +173,12 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
   const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
-  if (total === 0) return { ...base, kind: 'no-history', total: 0 };
+  if (total === 0) return { ...base, kind: 'no-history', searched: 0 };
 
   const terms = queryTokensWith(tok, options.query);
   const stats = corpus.termStats(terms);
   const ranked = rankBm25(stats, terms, options.bm25);
-  if (ranked.length === 0) return { ...base, kind: 'no-matches', total };
+  if (ranked.length === 0) return { ...base, kind: 'no-matches', searched: total };
   const test = filter ? new HitTest(filter, corpus, tree, ctx, tok) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
   const selected = selectWindows(corpus, ranked, new Set(terms), tok, options, test, explain, ctx);
@@ -187,7 +188,7 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
       ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse))
       : selected.hits;
   const matches = countMatches(corpus, ranked, test, Boolean(options.collapse));
-  const outcome = { ...base, matches, kind: 'found' as const, total, hits, ranking: [] as RankedHit[] };
+  const outcome = { ...base, matches, kind: 'found' as const, searched: total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
   Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });

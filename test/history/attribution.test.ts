@@ -18,7 +18,7 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
   test('only the leading inherited prefix is skipped; a later identical message stays in the later run', () => {
     const { outcome } = searchStore(path, { query: 'ibis', conversationId: 'c1', contextLines: 0 });
     assert.ok(outcome.kind === 'found');
-    assert.equal(outcome.total, 4, 'ra: 2 messages, rb: its own 2');
+    assert.equal(outcome.searched, 4, 'ra: 2 messages, rb: its own 2');
     assert.deepEqual(
       outcome.hits.map((h) => [h.run.runId, h.position]),
       [
@@ -55,7 +55,7 @@ describe('cross-run attribution (§3.4, §9.19)', () => {
     });
     const { outcome } = searchStore(p, { query: 'ibis', conversationId: 'c1' });
     assert.ok(outcome.kind === 'found');
-    assert.equal(outcome.total, 2);
+    assert.equal(outcome.searched, 2);
     assert.ok(outcome.hits.every((h) => h.run.runId === 'ra'));
     assert.equal(
       toolReply(p, { query: 'ibis', conversationId: 'c1', runId: 'rb', contextLines: 0 }).split('\n')[0],
