@@ -243,8 +243,8 @@ export class IndexTables {
       putBucket: p(() => db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
       cache: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
       putCache: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
-      pageMap: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 2')),
-      putPageMap: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (2, ?, ?, ?)')),
+      pageMap: p(() => db.prepare('SELECT id, head, digests, sum FROM pages WHERE id = 1')),
+      putPageMap: p(() => db.prepare('INSERT OR REPLACE INTO pages (id, head, digests, sum) VALUES (1, ?, ?, ?)')),
     };
   }
 
@@ -411,24 +411,24 @@ export class IndexTables {
     this.s.putCache.run(runs, lengths, rowSum([1, runs, lengths]));
   }
 
-  // --- the store's page map (store/sqlite/pages.ts), kept in corpus_cache row 2 ---------------------
+  // --- the store's page map (store/sqlite/pages.ts) ----------------------------------------------
 
   /** The page digests, their key, and the content digest they were taken with; null when none was kept. */
   pageMap(): PageMapRow | null {
-    const r = this.s.pageMap.get() as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
+    const r = this.s.pageMap.get() as { id: number; head: string; digests: Buffer; sum: number } | undefined;
     if (r === undefined) return null;
-    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
-    const head = JSON.parse(r.runs) as { content?: unknown; seed?: unknown };
-    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || r.lengths.length % 16 !== 0)
+    verifyRow('pages', [r.id, r.head, r.digests], r.sum);
+    const head = JSON.parse(r.head) as { content?: unknown; seed?: unknown };
+    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || r.digests.length % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = new Uint32Array(r.lengths.length / 4);
-    new Uint8Array(pages.buffer).set(r.lengths);
+    const pages = new Uint32Array(r.digests.length / 4);
+    new Uint8Array(pages.buffer).set(r.digests);
     return { content: head.content, seed: head.seed as number, pages };
   }
 
   putPageMap(content: string, seed: number, pages: Uint32Array): void {
     const head = JSON.stringify({ content, seed });
     const bytes = Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength);
-    this.s.putPageMap.run(head, bytes, rowSum([2, head, bytes]));
+    this.s.putPageMap.run(head, bytes, rowSum([1, head, bytes]));
   }
 }
