@@ -209,3 +209,18 @@ test('a writer that keeps its -wal open, then checkpoints and leaves: answers eq
   assert.ok(r.rowsDigested < total, `read ${r.rowsDigested} of ${total}`);
   assertSameAnswers(path, index, runs, 14);
 });
+
+test('a layout the page map does not know (a run id that is a blob): every row is read, answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(36);
+  const db = new Database(path);
+  db.prepare(
+    "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (X'00ff', 0, '2026-01-01T00:00:00Z', 'complete', '[]')",
+  ).run();
+  db.close();
+  const r = sync(path, index);
+  assert.equal(r.rowsDigested, storeRows(path), 'no map: the full digest');
+  assertSameAnswers(path, index, runs, 15);
+  appendRun(path);
+  assert.equal(sync(path, index).rowsDigested, storeRows(path), 'still no map');
+  assertSameAnswers(path, index, runs, 16);
+});
