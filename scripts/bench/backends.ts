@@ -212,7 +212,7 @@ export async function prepareBackends(store: string, dir: string): Promise<{ tar
   };
 }
 
-/** Phase (own process): open, fingerprint, then every run's record replayed from its complete snapshots. */
+/** Phase (own process): open, stamp, then every run's record replayed from its complete snapshots. */
 export function phaseBackendReplay(_kind: string, target: string): { ms: number; extra: Record<string, number> } {
   const t0 = performance.now();
   const r = openStoreReader(target);
@@ -230,7 +230,7 @@ export function phaseBackendReplay(_kind: string, target: string): { ms: number;
   return { ms: performance.now() - t0, extra: { messages, contentMs } };
 }
 
-/** Phase (own process): open, fingerprint, list runs, read every run's complete snapshots. */
+/** Phase (own process): open, stamp, list runs, read every run's complete snapshots. */
 export function phaseBackendRead(_kind: string, target: string): { ms: number; extra: Record<string, number> } {
   const t0 = performance.now();
   let chars = 0;

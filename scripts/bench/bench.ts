@@ -1,11 +1,12 @@
 /**
  * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling]
- * [--backends | --backends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
+ * [--backends | --backends-only] [--appends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
  * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
  * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
  * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
  * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
- * open + stamp, index build and warm search; `--backends-only` measures only that.
+ * open + stamp, index build and warm search; `--backends-only` measures only that. `--appends-only`
+ * measures only a search with nothing changed against the update and the search after one appended run.
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
@@ -86,6 +87,7 @@ function phaseSync(store: string, index: string): PhaseResult {
       replayed: r.runsReplayed,
       resumed: r.runsResumed,
       snapshots: r.snapshotsRead,
+      digested: r.rowsDigested,
     },
   };
 }
@@ -250,6 +252,18 @@ async function main(): Promise<void> {
       printTable(storeMb, counts, rows, null);
       return;
     }
+  }
+  if (flag('appends-only')) {
+    // issue 21's measure alone: what the first search after one appended run costs, against a warm one
+    process.stderr.write('  bringing the index up to date ...\n');
+    runPhase(['sync', work, index]);
+    phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
+    phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
+    phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
+      before: () => appendRun(work),
+    });
+    printTable(storeMb, counts, rows, null);
+    return;
   }
   const samples = Math.max(10, Number(arg('runs', '15')));
   const storeWide = queriesFor(work, true).map((q) => q.query);

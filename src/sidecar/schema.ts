@@ -1,10 +1,12 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-8';
+export const INDEX_FORMAT = 'convsearch-index-9';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
+ * `pages` holds at most one row: the SQLite store's page map (store/sqlite/pages.ts) with its key and
+ * the content digest it was taken with.
  */
 export const INDEX_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, sum INTEGER NOT NULL);
@@ -54,6 +56,7 @@ CREATE UNIQUE INDEX messages_pos ON messages(run_key, pos);
 CREATE TABLE corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE postings (id INTEGER PRIMARY KEY, term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE terms (bucket INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER NOT NULL);
+CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT NULL, sum INTEGER NOT NULL);
 `;
 
 /**

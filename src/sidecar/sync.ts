@@ -1,7 +1,8 @@
 import type { ProgressFn } from '../history/source.js';
 import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
-import { EMPTY_DIGEST, type RunContent, type StoreContent } from '../store/content.js';
+import { randomInt } from 'node:crypto';
+import { type ContentBasis, EMPTY_DIGEST, type RunContent, type StoreContent } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
@@ -11,7 +12,7 @@ import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { compact as compactSegments, writeSegment } from './segments.js';
-import type { IndexTables, RunRow } from './tables.js';
+import type { IndexTables, PageMapRow, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
 export interface SyncReport {
@@ -24,6 +25,8 @@ export interface SyncReport {
   readonly runsResumed: number;
   readonly runsRemoved: number;
   readonly snapshotsRead: number;
+  /** Snapshot rows read and digested by the content check (0 when the stamp vouched for everything). */
+  readonly rowsDigested: number;
   readonly compacted: boolean;
 }
 
@@ -60,6 +63,7 @@ export class IndexSync {
    * all match is current (its new stamp is recorded).
    */
   sync(onProgress?: ProgressFn, verify = false): SyncReport {
+    let rowsDigested = 0;
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
       contentChecked,
@@ -68,6 +72,7 @@ export class IndexSync {
       runsResumed: 0,
       runsRemoved: 0,
       snapshotsRead: 0,
+      rowsDigested,
       compacted: false,
     });
     const stamp = this.store.stamp();
@@ -75,14 +80,19 @@ export class IndexSync {
     this.t.begin();
     let meta: IndexMeta;
     let rows: RunRow[];
+    let pageMap: PageMapRow | null;
     try {
       meta = readIndexMeta(this.t.readMeta());
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
       rows = this.t.allRuns(meta.runCount);
+      pageMap = this.t.pageMap();
     } finally {
       this.t.commit();
     }
-    let content = this.scan(rows, meta);
+    // the page map's key stays with the index; `--verify` never takes the map's word for anything
+    const seed = pageMap?.seed ?? randomInt(2 ** 31);
+    let content = this.scan(rows, meta, verify ? null : pageMap, seed);
+    rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
     if (content.total === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
     if (stampSame) this.checkUnseen(rows, meta, content, stamp);
@@ -95,10 +105,14 @@ export class IndexSync {
       const now = readIndexMeta(this.t.readMeta());
       rows = this.t.allRuns(now.runCount);
       // the store was compared with the rows of that content: the same digest, the same cuts
-      if (now.content !== meta.content) content = this.scan(rows, now);
+      if (now.content !== meta.content) {
+        content = this.scan(rows, now, verify ? null : this.t.pageMap(), seed);
+        rowsDigested += content.rowsDigested ?? 0;
+      }
       meta = now;
       let report = none(true, content.total);
-      if (content.total !== meta.content) report = this.apply(this.store.runs(), content, rows, meta, onProgress);
+      if (content.total !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
+      if (content.pages) this.t.putPageMap(content.total, seed, content.pages);
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
@@ -130,8 +144,14 @@ export class IndexSync {
     throw new UnseenChangeError(describeUnseen(this.store.label, changed));
   }
 
-  private scan(rows: readonly RunRow[], meta: IndexMeta): StoreContent {
-    return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount);
+  /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
+  private scan(rows: readonly RunRow[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+    const basis: ContentBasis = {
+      seed,
+      pages: pageMap !== null && pageMap.content === meta.content && meta.content !== '' ? pageMap.pages : null,
+      runs: new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }])),
+    };
+    return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount, basis);
   }
 
   private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
@@ -260,6 +280,7 @@ export class IndexSync {
       runsResumed,
       runsRemoved,
       snapshotsRead,
+      rowsDigested: content.rowsDigested ?? 0,
       compacted: compact,
     };
   }

@@ -208,6 +208,13 @@ export function decodeBucket(data: Uint8Array): Map<string, number[]> {
 
 export const bucketOf = (term: string): number => crc32(term) % TERM_BUCKETS;
 
+/** The store's page digests (store/sqlite/pages.ts), their key, and the content digest they were taken with. */
+export interface PageMapRow {
+  readonly content: string;
+  readonly seed: number;
+  readonly pages: Uint32Array;
+}
+
 export class IndexTables {
   private readonly s;
 
@@ -236,6 +243,8 @@ export class IndexTables {
       putBucket: p(() => db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
       cache: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
       putCache: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
+      pageMap: p(() => db.prepare('SELECT id, head, digests, sum FROM pages WHERE id = 1')),
+      putPageMap: p(() => db.prepare('INSERT OR REPLACE INTO pages (id, head, digests, sum) VALUES (1, ?, ?, ?)')),
     };
   }
 
@@ -400,5 +409,26 @@ export class IndexTables {
 
   putCache(runs: string, lengths: Buffer): void {
     this.s.putCache.run(runs, lengths, rowSum([1, runs, lengths]));
+  }
+
+  // --- the store's page map (store/sqlite/pages.ts) ----------------------------------------------
+
+  /** The page digests, their key, and the content digest they were taken with; null when none was kept. */
+  pageMap(): PageMapRow | null {
+    const r = this.s.pageMap.get() as { id: number; head: string; digests: Buffer; sum: number } | undefined;
+    if (r === undefined) return null;
+    verifyRow('pages', [r.id, r.head, r.digests], r.sum);
+    const head = JSON.parse(r.head) as { content?: unknown; seed?: unknown };
+    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || r.digests.length % 16 !== 0)
+      throw new IndexDamagedError('the page map row is malformed');
+    const pages = new Uint32Array(r.digests.length / 4);
+    new Uint8Array(pages.buffer).set(r.digests);
+    return { content: head.content, seed: head.seed as number, pages };
+  }
+
+  putPageMap(content: string, seed: number, pages: Uint32Array): void {
+    const head = JSON.stringify({ content, seed });
+    const bytes = Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength);
+    this.s.putPageMap.run(head, bytes, rowSum([1, head, bytes]));
   }
 }

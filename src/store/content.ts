@@ -28,6 +28,21 @@ export interface StoreContent {
   readonly runsTable: string;
   /** Everything above in one digest: equal means nothing the index depends on changed. */
   readonly total: string;
+  /** Snapshot rows read and digested to get here (all of them, unless a page map vouched for the rest). */
+  readonly rowsDigested?: number;
+  /** The page map's digests for the next comparison (SQLite read without locks), or null. */
+  readonly pages?: Uint32Array | null;
+}
+
+/**
+ * What the index knows of the content it was built from, for backends that can tell which runs'
+ * rows are untouched without reading them (SQLite's page map): the previous page digests and their
+ * key, and per run its count, highest seq and digest.
+ */
+export interface ContentBasis {
+  readonly seed: number;
+  readonly pages: Uint32Array | null;
+  readonly runs: ReadonlyMap<string, { readonly count: number; readonly maxSeq: number; readonly digest: string }>;
 }
 
 /** The digest of nothing: `createHash('sha256').digest('base64')`, written out so that loading this module hashes nothing. */
@@ -83,6 +98,7 @@ export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunCon
  */
 export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, number>): StoreContent {
   const runs = new Map<string, RunContent>();
+  let rowsDigested = 0;
   for (const run of reader.runs()) {
     const d = new ContentDigester(cuts.get(run.runId) ?? 0);
     const complete = reader.completeSnapshots(run.runId)[Symbol.iterator]();
@@ -96,12 +112,14 @@ export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, num
       if (fromComplete) c = complete.next();
       else i = interrupted.next();
     }
-    runs.set(run.runId, d.finish());
+    const done = d.finish();
+    rowsDigested += done.count;
+    runs.set(run.runId, done);
   }
   const media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   const runsTable = createHash('sha256')
     .update(JSON.stringify(reader.runs()))
     .update(reader.stamp() ?? '')
     .digest('base64');
-  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable) };
+  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable), rowsDigested, pages: null };
 }

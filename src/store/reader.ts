@@ -7,7 +7,7 @@
  * Every implementation is read-only: no write of any kind reaches the store, ever.
  */
 import type { StoreNotice } from './notices.js';
-import type { StoreContent } from './content.js';
+import type { ContentBasis, StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
 /** One run record, as every backend lists it. */
@@ -86,9 +86,10 @@ export interface StoreReader {
   /**
    * Everything the store holds, digested per run (see content.ts): `cuts` gives per run the last seq
    * an index saw, for the prefix digests that tell an append from a rewrite; `mediaCut` the media it saw.
-   * Reads every snapshot: asked for only when the stamp does not vouch for the content.
+   * Reads every snapshot: asked for only when the stamp does not vouch for the content. With a `basis`
+   * (what the index knows), a backend that can prove which runs are untouched reads only the others.
    */
-  content(cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent;
+  content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent;
   /** Roughly how many bytes the store holds (SQLite: the file), to plan an index's disk space; null when unknown. */
   byteSize(): number | null;
   /**

@@ -1,36 +1,83 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { type PageMap, pagesDiffer, readPageMap } from './pages.js';
 import { runsRowsText } from './runs.js';
 import type { StoreSchema } from './schema.js';
+
+/** The cells a run's digest covers, as the replay receives them (text as JS strings: SQLite's blob copies cost more memory). */
+const CELLS = (schema: StoreSchema): string =>
+  `run_id, seq, step_index, timestamp, ${schema.hasState ? 'state' : "'complete'"}, typeof(messages), messages`;
+
+/** The page map of the file SQLite reads, or null when its layout is not the one readPageMap knows. */
+function pageMapOf(db: BetterSqlite3.Database, path: string, seed: number): PageMap | null {
+  const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'snapshots'").pluck().get();
+  const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info('snapshots') ORDER BY cid").all() as Array<{
+    name: string;
+    type: string;
+    pk: number;
+  }>;
+  // seq must be the rowid (INTEGER PRIMARY KEY of a rowid table): then the records hold NULL in its place
+  const pkIndex = db.prepare("SELECT 1 FROM pragma_index_list('snapshots') WHERE origin = 'pk'").get();
+  const seq = cols.find((c) => c.name === 'seq');
+  const runId = cols.findIndex((c) => c.name === 'run_id');
+  if (typeof root !== 'number' || pkIndex !== undefined || seq?.pk !== 1 || seq.type.toUpperCase() !== 'INTEGER' || runId < 0) return null;
+  if (cols.filter((c) => c.pk > 0).length !== 1) return null;
+  return readPageMap(path, root, runId, seed);
+}
+
+/**
+ * The runs' digests when the previous page map vouches for most of them: a run whose pages all have
+ * their previous digests (and role), with the count and highest seq the index recorded, keeps its
+ * recorded digest; every other run is read and digested. Null when the map and SQLite disagree.
+ */
+function runsSince(
+  db: BetterSqlite3.Database,
+  schema: StoreSchema,
+  map: PageMap,
+  basis: ContentBasis & { pages: Uint32Array },
+  cuts: ReadonlyMap<string, number>,
+): { runs: Map<string, RunContent>; rowsDigested: number } | null {
+  const total = db.prepare('SELECT COUNT(*) FROM snapshots').pluck().get() as number;
+  let mapped = 0;
+  for (const r of map.runs.values()) mapped += r.count;
+  if (total !== mapped) return null;
+  const rowsOf = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
+  const runs = new Map<string, RunContent>();
+  let rowsDigested = 0;
+  for (const [id, r] of map.runs) {
+    const known = basis.runs.get(id);
+    if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !pagesDiffer(basis.pages, map.digests, r.pages)) {
+      runs.set(id, { count: r.count, maxSeq: r.maxSeq, digest: known.digest, prefix: known.digest });
+      continue;
+    }
+    const d = new ContentDigester(cuts.get(id) ?? 0);
+    for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) d.add(Number(seq), [seq, ...rest]);
+    const c = d.finish();
+    if (c.count !== r.count || c.maxSeq !== r.maxSeq) return null;
+    rowsDigested += c.count;
+    runs.set(id, c);
+  }
+  return { runs, rowsDigested };
+}
 
 /**
  * Reads and digests every snapshot row, the media rows and the runs rows (see store/content.ts). `cuts`
  * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
- * rows it saw.
+ * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks) its page map is
+ * taken too, and with a basis holding the previous map only the runs whose pages changed are read.
  */
 export function sqliteContent(
   db: BetterSqlite3.Database,
   schema: StoreSchema,
   cuts: ReadonlyMap<string, number>,
   mediaCut: number,
+  pages?: { readonly path: string; readonly basis: ContentBasis },
 ): StoreContent {
-  // the values as the replay receives them (text as JS strings: SQLite's blob copies cost more memory)
-  const rows = (
-    schema.hasState
-      ? db.prepare('SELECT run_id, seq, step_index, timestamp, state, typeof(messages), messages FROM snapshots ORDER BY seq')
-      : db.prepare("SELECT run_id, seq, step_index, timestamp, 'complete', typeof(messages), messages FROM snapshots ORDER BY seq")
-  ).raw();
-  const running = new Map<string, ContentDigester>();
-  for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
-    const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
-    let r = running.get(key);
-    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0)));
-    r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
-  }
-  const runs = new Map<string, RunContent>();
-  for (const [key, r] of running) runs.set(key, r.finish());
-
+  const map = pages ? pageMapOf(db, pages.path, pages.basis.seed) : null;
+  const previous = pages?.basis.pages;
+  const since = map && previous ? runsSince(db, schema, map, { ...pages!.basis, pages: previous }, cuts) : null;
+  const { runs, rowsDigested } = since ?? allRuns(db, schema, cuts);
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   if (schema.hasMedia) {
     const h = createHash('sha256');
@@ -62,5 +109,25 @@ export function sqliteContent(
     media = { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
   }
   const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
-  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable) };
+  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable), rowsDigested, pages: map?.digests ?? null };
+}
+
+function allRuns(
+  db: BetterSqlite3.Database,
+  schema: StoreSchema,
+  cuts: ReadonlyMap<string, number>,
+): { runs: Map<string, RunContent>; rowsDigested: number } {
+  const rows = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots ORDER BY seq`).raw();
+  const running = new Map<string, ContentDigester>();
+  let rowsDigested = 0;
+  for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
+    const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
+    let r = running.get(key);
+    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0)));
+    r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
+    rowsDigested++;
+  }
+  const runs = new Map<string, RunContent>();
+  for (const [key, r] of running) runs.set(key, r.finish());
+  return { runs, rowsDigested };
 }

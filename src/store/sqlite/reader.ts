@@ -1,7 +1,7 @@
 import type { StoreNotice } from '../notices.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { StoreContent } from '../content.js';
+import type { ContentBasis, StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
 import { sqliteContent } from './content.js';
@@ -107,8 +107,10 @@ export class SqliteReader implements StoreReader {
     return Buffer.isBuffer(b) ? b : typeof b === 'string' ? Buffer.from(b, 'utf8') : null;
   }
 
-  content(cuts: ReadonlyMap<string, number>, mediaCut: number): StoreContent {
-    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut);
+  content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent {
+    // the page map reads the file itself: only the bytes SQLite reads without locks (no -wal, no copy)
+    const pages = basis && this.file.mode === 'immutable' ? { path: this.file.realPath, basis } : undefined;
+    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages);
   }
 
   byteSize(): number | null {

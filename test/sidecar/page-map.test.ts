@@ -1,0 +1,226 @@
+/**
+ * Issue 21: after a change, the SQLite content check reads only the runs whose pages changed (the page
+ * map kept in the index vouches for the others), and every answer stays that of `--no-index`. Each
+ * test changes a store in one way, then compares many searches through the index with a replay, and
+ * counts the rows the content check read (never times).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
+import { searchJson } from '../../src/output/json.js';
+import type { SyncReport } from '../../src/sidecar/sync.js';
+import { openIndexedSource } from '../../src/sidecar/with-index.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { randomOptions, threadedStore } from '../helpers/random-stores.js';
+import { searchReader, tempDir } from '../helpers/stores.js';
+
+/** Brings the index up to date with the store as it is now; what the sync did. */
+function sync(path: string, index: string): SyncReport {
+  const store = openSqliteReader(path);
+  try {
+    const opened = openIndexedSource(store, { path: index });
+    opened.db.close();
+    return opened.report;
+  } finally {
+    store.close();
+  }
+}
+
+/** 25 random searches, and one for `word` when given: through the index exactly as without it. */
+function assertSameAnswers(
+  path: string,
+  index: string,
+  runs: Array<{ id: string; conv: string | null }>,
+  seed: number,
+  word?: string,
+): void {
+  const random = rng(seed);
+  const all = Array.from({ length: 25 }, () => randomOptions(random, runs));
+  if (word) all.push({ ...randomOptions(random, runs), query: word, scope: 'all', conversationId: null, runId: null, maxMatches: 5 });
+  for (const options of all) {
+    const store = openSqliteReader(path);
+    try {
+      const indexed = JSON.stringify(searchJson(searchReader(store, options, { path: index })));
+      const replayed = JSON.stringify(searchJson(searchReader(store, options, false)));
+      assert.equal(indexed, replayed, `query ${JSON.stringify(options.query)}`);
+    } finally {
+      store.close();
+    }
+  }
+}
+
+function storeValue(path: string, sql: string, ...params: unknown[]): unknown {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare(sql)
+      .pluck()
+      .get(...params);
+  } finally {
+    db.close();
+  }
+}
+
+const storeRows = (path: string): number => storeValue(path, 'SELECT COUNT(*) FROM snapshots') as number;
+
+function indexedStore(seed: number): { path: string; index: string; runs: Array<{ id: string; conv: string | null }> } {
+  const { path, runs } = threadedStore(seed);
+  const index = join(tempDir(), 'idx.db');
+  const first = sync(path, index);
+  assert.equal(first.rowsDigested, storeRows(path), 'a first build reads every row');
+  return { path, index, runs };
+}
+
+test('one appended run: only its rows (and those sharing its first leaf page) are read by the content check, and answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(31);
+  const total = storeRows(path);
+  appendRun(path);
+  const added = storeRows(path) - total;
+  assert.ok(added > 0);
+  const r = sync(path, index);
+  assert.equal(r.contentChecked, true);
+  // the new run, and the run(s) whose rows share the last leaf page it was appended to
+  assert.ok(r.rowsDigested >= added && r.rowsDigested < total / 2, `read ${r.rowsDigested} rows of ${total + added}, ${added} new`);
+  assert.equal(r.runsReplayed, 1);
+  assert.equal(r.runsResumed, 0);
+  assert.equal(sync(path, index).contentChecked, false, 'the new stamp was recorded');
+  assertSameAnswers(path, index, runs, 1);
+  // and again: the page map written by the last update vouches for the next one
+  appendRun(path);
+  assert.ok(sync(path, index).rowsDigested < storeRows(path) / 4);
+  assertSameAnswers(path, index, runs, 2);
+});
+
+test('new snapshots of old runs: those runs are read again and resumed, the others are not read', () => {
+  const { path, index, runs } = indexedStore(32);
+  appendSnapshots(path, 3);
+  const r = sync(path, index);
+  assert.ok(r.runsResumed >= 1);
+  assert.equal(r.runsReplayed, 0);
+  assert.ok(r.rowsDigested > 0 && r.rowsDigested < storeRows(path), `read ${r.rowsDigested} of ${storeRows(path)}`);
+  assertSameAnswers(path, index, runs, 3, 'quarzite');
+});
+
+/** Overwrites the first occurrence of `from` in the file with `to` (same length), bypassing SQLite, and puts the times back. */
+function patchFile(path: string, from: string, to: string): void {
+  assert.equal(Buffer.byteLength(from), Buffer.byteLength(to));
+  const before = statSync(path);
+  const at = readFileSync(path).indexOf(from);
+  assert.ok(at >= 0, `${from} is in the file`);
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.from(to), 0, Buffer.byteLength(to), at);
+  } finally {
+    closeSync(fd);
+  }
+  utimesSync(path, before.atime, before.mtime);
+}
+
+test('a same-length edit in place (on a leaf page, and on an overflow page), mtime restored: seen, that run rebuilt, answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(33);
+  // a snapshot large enough that its marker lies on an overflow page
+  const db = new Database(path);
+  const victim = runs[5]!.id;
+  const last = db
+    .prepare('SELECT step_index, timestamp, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1')
+    .get(victim) as {
+    step_index: number;
+    timestamp: string;
+    messages: string;
+  };
+  const filler = 'lorem '.repeat(3000);
+  const big = `${last.messages.slice(0, -1)}, {"parts": [{"content": "${filler} overflowmarker", "timestamp": "2026-02-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2026-02-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null}]`;
+  db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)").run(
+    victim,
+    last.step_index + 1,
+    last.timestamp,
+    big,
+  );
+  db.close();
+  sync(path, index);
+  assertSameAnswers(path, index, runs, 4, 'overflowmarker');
+  const total = storeRows(path);
+
+  patchFile(path, 'overflowmarker', 'overflowmarkex');
+  let r = sync(path, index);
+  assert.equal(r.contentChecked, true);
+  assert.equal(r.runsReplayed, 1, 'the edited run was rebuilt');
+  assert.equal(r.rowsDigested, storeValue(path, 'SELECT COUNT(*) FROM snapshots WHERE run_id = ?', victim));
+  assertSameAnswers(path, index, runs, 5, 'overflowmarkex');
+
+  // a word of a small snapshot, on a leaf page
+  const other = runs[9]!.id;
+  const text = storeValue(path, 'SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1', other) as string;
+  const word = /"content": "([a-z]{5,})/.exec(text)![1]!;
+  patchFile(path, `"content": "${word}`, `"content": "${'q'.repeat(word.length)}`);
+  r = sync(path, index);
+  assert.ok(r.runsReplayed >= 1);
+  assert.ok(r.rowsDigested < total, `read ${r.rowsDigested} of ${total}`);
+  assertSameAnswers(path, index, runs, 6, 'q'.repeat(word.length));
+});
+
+test('a deleted snapshot and a VACUUM: answers equal --no-index after each', () => {
+  const { path, index, runs } = indexedStore(34);
+  const db = new Database(path);
+  db.prepare('DELETE FROM snapshots WHERE seq = (SELECT seq FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1 OFFSET 1)').run(
+    runs[2]!.id,
+  );
+  db.close();
+  const r = sync(path, index);
+  assert.ok(r.runsReplayed >= 1, 'the run that lost a snapshot was rebuilt');
+  assertSameAnswers(path, index, runs, 7);
+  const v = new Database(path);
+  v.exec('VACUUM');
+  v.close();
+  sync(path, index);
+  assertSameAnswers(path, index, runs, 8);
+  appendRun(path);
+  assertSameAnswers(path, index, runs, 9);
+});
+
+test('a writer that keeps its -wal open, then checkpoints and leaves: answers equal --no-index throughout', () => {
+  const { path, index, runs } = indexedStore(35);
+  const live = liveWriter(path);
+  try {
+    const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
+    live
+      .prepare(
+        'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+      )
+      .run(r);
+    assertSameAnswers(path, index, runs, 10);
+    live.exec('DELETE FROM snapshots WHERE seq = (SELECT MIN(seq) FROM snapshots)');
+    live.pragma('wal_checkpoint(TRUNCATE)');
+    assertSameAnswers(path, index, runs, 11);
+    live.exec("UPDATE snapshots SET timestamp = '2030-01-01T00:00:00Z' WHERE seq = (SELECT MAX(seq) FROM snapshots)");
+    assertSameAnswers(path, index, runs, 12);
+  } finally {
+    live.close();
+  }
+  // the writer checkpointed and removed its -wal: the file is read without locks again
+  assertSameAnswers(path, index, runs, 13);
+  appendRun(path);
+  const total = storeRows(path);
+  const r = sync(path, index);
+  assert.ok(r.rowsDigested < total, `read ${r.rowsDigested} of ${total}`);
+  assertSameAnswers(path, index, runs, 14);
+});
+
+test('a layout the page map does not know (a run id that is a blob): every row is read, answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(36);
+  const db = new Database(path);
+  db.prepare(
+    "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (X'00ff', 0, '2026-01-01T00:00:00Z', 'complete', '[]')",
+  ).run();
+  db.close();
+  const r = sync(path, index);
+  assert.equal(r.rowsDigested, storeRows(path), 'no map: the full digest');
+  assertSameAnswers(path, index, runs, 15);
+  appendRun(path);
+  assert.equal(sync(path, index).rowsDigested, storeRows(path), 'still no map');
+  assertSameAnswers(path, index, runs, 16);
+});
