@@ -94,7 +94,7 @@ export class IndexSync {
     let content = this.scan(rows, meta, verify ? null : pageMap, seed);
     rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
-    if (content.total === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
+    if (content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
     if (stampSame) this.checkUnseen(rows, meta, content, stamp);
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
@@ -110,9 +110,9 @@ export class IndexSync {
         rowsDigested += content.rowsDigested ?? 0;
       }
       meta = now;
-      let report = none(true, content.total);
-      if (content.total !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
-      if (content.pages) this.t.putPageMap(content.total, seed, content.pages);
+      let report = none(true, content.digest);
+      if (content.digest !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
+      if (content.pages) this.t.putPageMap(content.digest, seed, content.pages);
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
@@ -266,7 +266,7 @@ export class IndexSync {
       ['next_run_key', String(nextRunKey)],
       ['compacted', String(compacted)],
       ['live_segments', String(liveSegments)],
-      ['content', content.total],
+      ['content', content.digest],
       ['media_count', String(content.media.count)],
       ['media_digest', content.media.digest],
     ] as const) {
@@ -275,7 +275,7 @@ export class IndexSync {
     return {
       upToDate: false,
       contentChecked: true,
-      content: content.total,
+      content: content.digest,
       runsReplayed,
       runsResumed,
       runsRemoved,

@@ -27,7 +27,7 @@ export interface StoreContent {
   readonly media: RunContent;
   readonly runsTable: string;
   /** Everything above in one digest: equal means nothing the index depends on changed. */
-  readonly total: string;
+  readonly digest: string;
   /** Snapshot rows read and digested to get here (all of them, unless a page map vouched for the rest). */
   readonly rowsDigested?: number;
   /** The page map's digests for the next comparison (SQLite read without locks), or null. */
@@ -121,5 +121,5 @@ export function readerContent(reader: StoreReader, cuts: ReadonlyMap<string, num
     .update(JSON.stringify(reader.runs()))
     .update(reader.stamp() ?? '')
     .digest('base64');
-  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable), rowsDigested, pages: null };
+  return { runs, media, runsTable, digest: totalDigest(runs, media, runsTable), rowsDigested, pages: null };
 }

@@ -52,5 +52,5 @@ export function postgresContent(select: Select, t: Tables, cuts: ReadonlyMap<str
     media = { count: Number(count), maxSeq: 0, digest: `pg:${String(digest)}`, prefix: '' };
   }
   const table = createHash('sha256').update(runsTable).digest('base64');
-  return { runs, media, runsTable: table, total: totalDigest(runs, media, table) };
+  return { runs, media, runsTable: table, digest: totalDigest(runs, media, table) };
 }

@@ -40,5 +40,5 @@ export function redisContent(
   }
   const media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   const table = createHash('sha256').update(runsTable).digest('base64');
-  return { runs: out, media, runsTable: table, total: totalDigest(out, media, table) };
+  return { runs: out, media, runsTable: table, digest: totalDigest(out, media, table) };
 }

@@ -109,7 +109,7 @@ export function sqliteContent(
     media = { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
   }
   const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
-  return { runs, media, runsTable, total: totalDigest(runs, media, runsTable), rowsDigested, pages: map?.digests ?? null };
+  return { runs, media, runsTable, digest: totalDigest(runs, media, runsTable), rowsDigested, pages: map?.digests ?? null };
 }
 
 function allRuns(
