@@ -393,6 +393,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/tables.ts': ['RUN_LIST', 'RUN_PARAMS', 'MESSAGE_LIST', 'MESSAGE_PARAMS'],
   // PRAGMA arguments cannot be bound: INDEX_APPLICATION_ID (src/sidecar/signature.ts) is a numeric constant
   'src/sidecar/file.ts': ['INDEX_APPLICATION_ID'],
+  // CELLS(schema) is a column list of literals, 'state' or the literal 'complete' by the probed schema
+  'src/store/sqlite/content.ts': ['CELLS(schema)'],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
