@@ -236,7 +236,7 @@ function parseNumber(flag: string, raw: string): number {
     '-inf': -Infinity,
     '-infinity': -Infinity,
   };
-  if (t in special) return special[t]!;
+  if (Object.hasOwn(special, t)) return special[t]!; // not `in`: 'constructor' would be found on Object.prototype
   if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) throw new UsageError(`${flag} expects a number, got ${JSON.stringify(raw)}`);
   return Number(t);
 }

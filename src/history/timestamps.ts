@@ -36,8 +36,11 @@ export function parseInstant(text: string, endOfDay = false): number | null {
   const day = Number(d);
   if (month < 1 || month > 12 || day < 1 || day > 31) return null;
   if (h !== undefined && (Number(h) > 23 || Number(mi) > 59 || Number(s ?? '0') > 59)) return null;
-  let ms = Date.UTC(Number(y), month - 1, day, Number(h ?? '0'), Number(mi ?? '0'), Number(s ?? '0'));
-  if (Number.isNaN(ms)) return null;
+  // setUTCFullYear, not Date.UTC: that reads years 0-99 as 1900-1999 and rolls 02-30 over into March
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), month - 1, day);
+  if (date.getUTCMonth() !== month - 1) return null;
+  let ms = date.getTime() + ((Number(h ?? '0') * 60 + Number(mi ?? '0')) * 60 + Number(s ?? '0')) * 1000;
   if (off && off.toUpperCase() !== 'Z') {
     const sign = off[0] === '-' ? -1 : 1;
     const digits = off.slice(1).replace(':', '');

@@ -8,10 +8,13 @@ const URL_CLASSES: Record<string, string> = {
   'video-url': 'VideoUrl',
 };
 
-/** pydantic-ai re-hydrates such a dict inside tool-return content into a multimodal object (spec §1.5). */
+/**
+ * pydantic-ai re-hydrates such a dict inside tool-return content into a multimodal object (spec §1.5).
+ * Own keys only: `kind in` would take `toString` or `constructor` from Object.prototype.
+ */
 export function isMultimodal(v: JsonObject): boolean {
   const kind = v.get('kind');
-  if (typeof kind !== 'string' || !(kind === 'binary' || kind === 'uploaded-file' || kind in URL_CLASSES)) return false;
+  if (typeof kind !== 'string' || !(kind === 'binary' || kind === 'uploaded-file' || Object.hasOwn(URL_CLASSES, kind))) return false;
   return v.has('url') || v.has('media_type') || v.has('file_id');
 }
 

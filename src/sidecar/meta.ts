@@ -23,8 +23,10 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
     return v;
   };
   const int = (k: string): number => {
-    const n = Number(text(k));
-    if (!Number.isSafeInteger(n) || n < 0) throw new IndexDamagedError(`the index meta ${k} is not a count`);
+    // digits only: Number() would also take '', ' 7', '0x10' and '1e3', which String(count) never writes
+    const v = text(k);
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new IndexDamagedError(`the index meta ${k} is not a count`);
     return n;
   };
   return {

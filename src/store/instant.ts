@@ -20,7 +20,8 @@ export interface IsoDateTime {
 const DATE = /^(\d{4})(?:-(\d{2})-(\d{2})|(\d{2})(\d{2}))/;
 const TIME_EXT = /^(\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?/;
 const TIME_BASIC = /^(\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?/;
-const OFFSET = /^([+-])(\d{2})(?::?(\d{2})(?::(\d{2})(?:\.(\d{6}))?)?)?$/;
+// one separator style throughout (`+01:00:30`, `+010030`), a fraction of any length as in the time
+const OFFSET = /^([+-])(\d{2})(?:(:?)(\d{2})(?:\3(\d{2})(?:\.(\d+))?)?)?$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
@@ -35,7 +36,7 @@ function fractionMicros(digits: string | undefined): number {
 /**
  * Parses what `datetime.fromisoformat` (Python 3.11+) accepts in practice: `YYYY-MM-DD` or
  * `YYYYMMDD`, optionally `T` or a space and a time `HH[:MM[:SS[.f…]]]` (or `HHMM[SS]`), and a zone
- * `Z` / `±HH[:MM[:SS[.ffffff]]]` / `±HHMM`. Week dates are not accepted. Null when not a date-time.
+ * `Z` / `±HH[:MM[:SS[.f…]]]` / `±HHMM[SS[.f…]]`. Week dates are not accepted. Null when not a date-time.
  */
 export function parseIsoDateTime(text: string): IsoDateTime | null {
   const d = DATE.exec(text);
@@ -53,7 +54,8 @@ export function parseIsoDateTime(text: string): IsoDateTime | null {
   if (rest.length > 0) {
     if (rest[0] !== 'T' && rest[0] !== ' ') return null;
     rest = rest.slice(1);
-    const t = (d[2] !== undefined ? TIME_EXT : TIME_BASIC).exec(rest) ?? TIME_EXT.exec(rest);
+    // the time's own form (`09:30`, `0930`) does not follow the date's
+    const t = (rest[2] === ':' ? TIME_EXT : TIME_BASIC).exec(rest) ?? TIME_EXT.exec(rest);
     if (!t) return null;
     hour = Number(t[1]);
     minute = t[2] === undefined ? 0 : Number(t[2]);
@@ -66,10 +68,10 @@ export function parseIsoDateTime(text: string): IsoDateTime | null {
       const o = OFFSET.exec(rest);
       if (!o) return null;
       const oh = Number(o[2]);
-      const om = o[3] === undefined ? 0 : Number(o[3]);
-      const os = o[4] === undefined ? 0 : Number(o[4]);
+      const om = o[4] === undefined ? 0 : Number(o[4]);
+      const os = o[5] === undefined ? 0 : Number(o[5]);
       if (oh > 23 || om > 59 || os > 59) return null;
-      const magnitude = ((BigInt(oh) * 60n + BigInt(om)) * 60n + BigInt(os)) * 1_000_000n + BigInt(fractionMicros(o[5]));
+      const magnitude = ((BigInt(oh) * 60n + BigInt(om)) * 60n + BigInt(os)) * 1_000_000n + BigInt(fractionMicros(o[6]));
       offsetMicros = o[1] === '-' ? -magnitude : magnitude;
     }
   }

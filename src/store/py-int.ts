@@ -3,8 +3,9 @@
  * surrounding whitespace, a sign, `_` between digits and any Unicode decimal digits are accepted, as
  * upstream accepts them. Null when Python would raise (or beyond 2^53, which no writer reaches).
  */
-// Python's str.isspace() set (JS `\s` differs: it has U+FEFF, lacks U+001C–001F and U+0085)
-const SPACE_CLASS = '[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+// What int() strips: C isspace() below 0x80 (so not U+001C–001F, though str.isspace() has them),
+// str.isspace() above (JS `\s` differs: it has U+FEFF, lacks U+0085)
+const SPACE_CLASS = '[\\t\\n\\v\\f\\r\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
 const PY_SPACE = new RegExp(`^${SPACE_CLASS}+|${SPACE_CLASS}+$`, 'gu');
 const SHAPE = /^[+-]?\p{Nd}+(?:_\p{Nd}+)*$/u;
 const ND = /\p{Nd}/u;

@@ -24,8 +24,18 @@ function parse(target: string): URL {
   } catch {
     throw new StoreError(malformedUrl(target));
   }
-  if (misplacedAt(target)) throw new StoreError(malformedUrl(target));
+  if (misplacedAt(target) || !decodable(u)) throw new StoreError(malformedUrl(target));
   return u;
+}
+
+/** The parts later percent-decoded: a bad escape (`%zz`) must be a described URL, not an internal URIError. */
+function decodable(u: URL): boolean {
+  try {
+    for (const part of [u.username, u.password, u.hostname, u.pathname]) decodeURIComponent(part);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -57,6 +67,7 @@ export function maskedUrl(u: URL): string {
 /** `target` fit to be shown: a server URL masked (or described, when it does not parse), anything else as given. */
 export function shownTarget(target: string): string {
   if (serverKind(target) === null && !/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return target;
+  if (misplacedAt(target)) return malformedUrl(target);
   try {
     return maskedUrl(new URL(target));
   } catch {
