@@ -60,7 +60,8 @@ export function malformedUrl(target: string): string {
 export function maskedUrl(u: URL): string {
   const c = new URL(u.href);
   if (c.password !== '') c.password = '***';
-  if (c.searchParams.has('password')) c.searchParams.set('password', '***');
+  // any spelling of the key: a wrong-case ?PASSWORD= is still a password, and is echoed as unknown
+  for (const key of [...new Set(c.searchParams.keys())]) if (key.toLowerCase() === 'password') c.searchParams.set(key, '***');
   return c.href;
 }
 

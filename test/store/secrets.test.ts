@@ -60,6 +60,7 @@ function failingTargets(): string[] {
     `redis://reader:${enc}@127.0.0.1:${closedPort}/0`,
     `rediss://:${enc}@127.0.0.1:${closedPort}/0`,
     `redis://127.0.0.1:${closedPort}/0?password=${enc}`,
+    `postgresql://127.0.0.1:${closedPort}/db?PASSWORD=${enc}`,
     `redis://:12?${SECRET}@127.0.0.1/0`,
     `mongodb://reader:${enc}@127.0.0.1/x`,
     `http://reader:${enc}@127.0.0.1/x.db`,
