@@ -30,7 +30,7 @@ import {
 } from './listings.js';
 import { searchOptions, searchStores, type NamedStore, type SearchRequest, type WorkHooks } from './search.js';
 import { showRun, type ShowRequest, type ShowView } from './show.js';
-import { sameStore, storeSet } from './stores.js';
+import { sameStore, targetSet } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
 import { withNotices } from './warnings.js';
 
@@ -302,11 +302,11 @@ interface OpenedStores {
 
 /**
  * Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever
- * fails), each once: a path reaching a file already named is not opened (storeSet), and a store whose
+ * fails), each once: a path reaching a file already named is not opened (targetSet), and a store whose
  * identity is already open (the same server named two ways) is read once, with a notice naming both.
  */
 function openStores(targets: string | readonly string[], stable: boolean, opened: StoreReader[]): OpenedStores {
-  const set = storeSet(typeof targets === 'string' ? [targets] : targets);
+  const set = targetSet(typeof targets === 'string' ? [targets] : targets);
   const named: NamedStore[] = [];
   const notices = [...set.notices];
   const seen = new Map<string, string>();

@@ -67,7 +67,7 @@ function unreadableWhy(p: string): string | null {
 }
 
 /** The stores a session reads, each once, with the notices of what was set aside. */
-export interface StoreSet {
+export interface TargetSet {
   readonly targets: string[];
   /** `same-store`: a store named again (by another path, a link); `unreadable-entry`: a `.db` entry that cannot be read. */
   readonly notices: readonly StoreNotice[];
@@ -78,7 +78,7 @@ export interface StoreSet {
  * file or directory reached again (`a.db`, `./a.db`, a symlink, a hard link: the same device and inode)
  * kept once, under its first label, with a `same-store` notice naming both paths.
  */
-export function storeSet(targets: readonly string[]): StoreSet {
+export function targetSet(targets: readonly string[]): TargetSet {
   const first = new Map<string, string>();
   const notices = new Notices();
   /** False (and a notice) when `label` reaches a file or directory already kept. */
@@ -108,9 +108,9 @@ export function sameStore(label: string, was: string): string {
   return label === was ? `${label} named twice` : `${label} is ${was}`;
 }
 
-/** The stores `targets` name, each once (see storeSet). */
+/** The stores `targets` name, each once (see targetSet). */
 export function storeTargets(targets: readonly string[]): string[] {
-  return storeSet(targets).targets;
+  return targetSet(targets).targets;
 }
 
 /** Device and inode: what is the same file (or directory) however it is reached. */

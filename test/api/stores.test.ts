@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expandTarget, sameStore, storeSet, storeTargets } from '../../src/api/stores.js';
+import { expandTarget, sameStore, targetSet, storeTargets } from '../../src/api/stores.js';
 import { StoreError } from '../../src/store/errors.js';
 
 /** A fresh directory for one test, removed after it. */
@@ -16,7 +16,7 @@ function inDir(run: (dir: string) => void): void {
   }
 }
 
-const notices = (targets: string[]) => storeSet(targets).notices.map((n) => `${n.kind}: ${n.detail}`);
+const notices = (targets: string[]) => targetSet(targets).notices.map((n) => `${n.kind}: ${n.detail}`);
 
 describe('api/stores', () => {
   test('a directory of .db files names each of them, sorted, other entries ignored', () => {
@@ -97,7 +97,7 @@ describe('api/stores', () => {
       mkdirSync(sub);
       for (const n of ['a.db', 'b.db']) writeFileSync(join(sub, n), '');
       mkdirSync(join(sub, 'bad.db'));
-      const set = storeSet([join(sub, 'b.db'), sub]);
+      const set = targetSet([join(sub, 'b.db'), sub]);
       assert.deepEqual(set.targets, [join(sub, 'b.db'), join(sub, 'a.db')]);
       assert.deepEqual(
         set.notices.map((n) => `${n.kind}: ${n.detail}`),
