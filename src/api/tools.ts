@@ -19,7 +19,6 @@ export interface ToolQuery extends InventoryFilter {
 export interface ToolListing {
   readonly tools: ToolUse[];
   readonly warnings: readonly Warning[];
-  /** Set when the scope names what the store does not hold (then nothing is listed): a typo is never an empty list. */
 }
 
 /**

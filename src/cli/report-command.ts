@@ -1,13 +1,13 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { hitTranscripts, reportHtml, scopeMissMessage } from '../lib.js';
+import { writeFileSync } from 'node:fs';
+import { hitTranscripts, reportHtml } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { FLAGS, indexChoice, reworded, sortedBy } from './flags.js';
 import type { Io } from './io.js';
-import { queryWords, type SearchFlags, searchRequest } from './search-command.js';
+import { queryReader, queryWords, type SearchFlags, searchRequest } from './search-command.js';
 import { withCliSession } from './session.js';
 
-/** A page holds more than a terminal: more hits by default than search's 5. */
+/** A page holds more than a terminal: more hits by default than search's. */
 const REPORT_MAX_MATCHES = 20;
 
 interface ReportFlags extends SearchFlags {
@@ -62,13 +62,10 @@ Examples:
       if (flags.output === undefined) throw new UsageError('report needs -o <file> (or -o - for standard output)');
       // a report with no scope named covers every run
       const scoped = flags.conversation !== undefined || flags.run !== undefined || flags.scope !== undefined;
-      const request = searchRequest(
-        queryWords(args, flags.queryFile, (p) => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'))),
-        {
-          ...flags,
-          ...(scoped ? {} : { scope: 'all' }),
-        },
-      );
+      const request = searchRequest(queryWords(args, flags.queryFile, queryReader(io)), {
+        ...flags,
+        ...(scoped ? {} : { scope: 'all' }),
+      });
       const quiet = flags.quiet === true;
       const { outcome, transcripts, stores } = await withCliSession(
         io,
@@ -85,7 +82,6 @@ Examples:
           return { outcome, transcripts: hitTranscripts(session, outcome, hooks), stores: session.labels() };
         },
       );
-      if (outcome.missing) throw new CommandError(scopeMissMessage(outcome.missing));
       const html = reportHtml({ outcome, transcripts, stores, generatedAt: new Date().toISOString() });
       if (flags.output === '-') io.out(html);
       else {

@@ -83,6 +83,11 @@ function phraseTokens(f: SearchFlags, tok: Tokenizer): string[][] {
   });
 }
 
+/** How `--query-file` is read: a file, or the sink's standard input for `-`. */
+export function queryReader(io: Io): (path: string | 0) => string {
+  return (p) => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'));
+}
+
 /** The query words: the arguments, or those of `--query-file` (a file, or `-` for standard input). */
 export function queryWords(
   args: string[],
@@ -229,8 +234,7 @@ Examples:
   printf '%s\\n' --verbose -rf | convsearch search --query-file - --scope all
   convsearch search 全文検索 --tokenizer cjk --db sessions.db --scope all`,
     async action(io: Io, args: string[], flags: SearchFlags) {
-      const read = (p: string | 0): string => (p === 0 ? io.sink.readStdin() : readFileSync(p, 'utf8'));
-      const requested = searchRequest(queryWords(args, flags.queryFile, read), flags);
+      const requested = searchRequest(queryWords(args, flags.queryFile, queryReader(io)), flags);
       const plan = outputPlan(flags, requested.maxMatches);
       const request = requestForFormat(requested, plan);
       const hooks = {
