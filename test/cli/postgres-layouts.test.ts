@@ -5,13 +5,13 @@
  * every run agree across SQLite and both layouts; tables spelled with the exact case of the prefix come
  * out as a store-notice warning; a bad prefix or media table is one error line, exit 2, password masked.
  */
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { cli, FIXTURES, runCli, type CliResult } from '../helpers/cli.js';
 import { goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
 import { layoutSql } from '../helpers/pg-layouts.js';
-import { STORES, startPostgres, type PgServer } from '../helpers/servers.js';
+import { STORES, startPostgres, type PgServer, need } from '../helpers/servers.js';
 
 const GOLDEN = join(FIXTURES, 'parity', 'golden');
 const SECRET = 'Layout-S3cret';
@@ -33,21 +33,13 @@ after(() => {
   if (typeof pg !== 'string') pg.stop();
 });
 
-function need(t: TestContext): PgServer | null {
-  if (typeof pg === 'string') {
-    t.skip(pg);
-    return null;
-  }
-  return pg;
-}
-
 const oldUrl = (s: PgServer, store: string): string => s.url(`old_${store}`);
 const newUrl = (s: PgServer, store: string, prefix = 'Steps'): string => s.url(`new_${store}`, undefined, undefined, `?table=${prefix}`);
 
 describe('golden cases from the mixed-case layout', { concurrency: 4 }, () => {
   for (const file of goldenCases(GOLDEN)) {
     test(file.slice(GOLDEN.length + 1), async (t) => {
-      const s = need(t);
+      const s = need(t, pg);
       if (!s) return;
       const c = readGolden(file);
       const at = c.args.indexOf('--db');
@@ -68,7 +60,7 @@ describe('golden cases from the mixed-case layout', { concurrency: 4 }, () => {
 
 describe('runs and show across SQLite and both layouts', () => {
   test('runs --json and show --json of every run are the same bytes from all three', async (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     for (const store of STORES) {
       const dbs: string[] = [join(FIXTURES, 'parity', `${store}.db`), oldUrl(s, store), newUrl(s, store)];
@@ -90,7 +82,7 @@ describe('runs and show across SQLite and both layouts', () => {
 
 describe('tables of the other spelling, and bad names', () => {
   test('exact-case twins beside the folded tables: the folded ones are read, the twins reported as a store notice', async (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     const twins = s.url('twins', undefined, undefined, '?table=Steps');
     const plain = await cli(['search', 'billing', '--scope', 'all', '--no-index', '--db', newUrl(s, 'small')]);
@@ -113,7 +105,7 @@ describe('tables of the other spelling, and bad names', () => {
   });
 
   test('an invalid prefix or media table: one error line, exit 2, the password masked', async (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     const cases: Array<[string, string]> = [
       ['?table=Steps-v2', 'invalid table prefix "Steps-v2"'],

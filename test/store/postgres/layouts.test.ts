@@ -4,14 +4,14 @@
  * reads identically, whatever case the prefix is given in; a custom `PostgresMediaStore` table is read
  * through `?media=`; tables spelled with the exact case of the prefix are never read, and say so.
  */
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { StoreError } from '../../../src/store/errors.js';
 import { openStoreReader } from '../../../src/store/open-reader.js';
 import type { StoreReader } from '../../../src/store/reader.js';
 import { layoutSql } from '../../helpers/pg-layouts.js';
-import { FIXTURES, STORES, startPostgres, type PgServer } from '../../helpers/servers.js';
+import { FIXTURES, STORES, startPostgres, type PgServer, need, withReader } from '../../helpers/servers.js';
 
 let pg: PgServer | string = 'not started';
 const MEDIA = [
@@ -47,14 +47,6 @@ after(() => {
   if (typeof pg !== 'string') pg.stop();
 });
 
-function need(t: TestContext): PgServer | null {
-  if (typeof pg === 'string') {
-    t.skip(pg);
-    return null;
-  }
-  return pg;
-}
-
 /** Everything a reader answers, but the stamp (row versions differ between two databases). */
 function readAll(r: StoreReader): string {
   const runs = r.runs();
@@ -69,18 +61,9 @@ function readAll(r: StoreReader): string {
   });
 }
 
-function read<T>(target: string, body: (r: StoreReader) => T): T {
-  const r = openStoreReader(target) as StoreReader;
-  try {
-    return body(r);
-  } finally {
-    r.close();
-  }
-}
-
 describe('Postgres table layouts', () => {
   it('the mixed-case rule folds: a prefix given as Steps is the tables steps_*, as upstream writes them', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     assert.equal(
       s.psql('new_media', "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'").trim(),
@@ -89,60 +72,65 @@ describe('Postgres table layouts', () => {
   });
 
   it('the same content in either layout reads the same, in any case of the prefix, media and interrupted snapshots included', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     for (const store of STORES) {
-      const old = read(s.url(`old_${store}`), readAll);
+      const old = withReader(s.url(`old_${store}`), readAll);
       for (const prefix of ['Steps', 'steps', 'STEPS', 'sTePs']) {
-        assert.ok(read(s.url(`new_${store}`, undefined, undefined, `?table=${prefix}`), readAll) === old, `${store} ?table=${prefix}`);
+        assert.ok(
+          withReader(s.url(`new_${store}`, undefined, undefined, `?table=${prefix}`), readAll) === old,
+          `${store} ?table=${prefix}`,
+        );
       }
       // the old rule's own spelling, given in upper case, names the same (folded) tables
-      assert.ok(read(s.url(`old_${store}`, undefined, undefined, '?table=STEP_PERSISTENCE'), readAll) === old, store);
+      assert.ok(withReader(s.url(`old_${store}`, undefined, undefined, '?table=STEP_PERSISTENCE'), readAll) === old, store);
     }
-    const media = read(s.url('new_media', undefined, undefined, '?table=Steps'), (r) => MEDIA.map((x) => r.media(x)?.length ?? 0));
+    const media = withReader(s.url('new_media', undefined, undefined, '?table=Steps'), (r) => MEDIA.map((x) => r.media(x)?.length ?? 0));
     assert.ok(
       media.every((n) => n > 0),
       `media restored: ${media}`,
     );
-    assert.ok(read(s.url('old_small'), (r) => [...r.countsByRun().values()].some((c) => c.interrupted > 0)));
+    assert.ok(withReader(s.url('old_small'), (r) => [...r.countsByRun().values()].some((c) => c.interrupted > 0)));
   });
 
   it('a prefix in any case is one store: one identity (one index), the folded one', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
-    const ids = ['Steps', 'steps', 'STEPS'].map((p) => read(s.url('new_small', undefined, undefined, `?table=${p}`), (r) => r.identity));
+    const ids = ['Steps', 'steps', 'STEPS'].map((p) =>
+      withReader(s.url('new_small', undefined, undefined, `?table=${p}`), (r) => r.identity),
+    );
     assert.deepEqual(new Set(ids).size, 1, ids.join(' '));
     assert.match(ids[0]!, /\?table=steps$/);
   });
 
   it('a SELECT-only role reads the mixed-case layout and its ?media= table; the database is unchanged', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     for (const [db, extra] of [
       ['new_media', '?table=Steps'],
       ['blobs', '?table=Steps&media=Blobs'],
     ] as const) {
       const before = s.dump(db);
-      const asOwner = read(s.url(db, undefined, undefined, extra), readAll);
-      assert.ok(read(s.url(db, 'layout_reader', 'layout-pw', extra), readAll) === asOwner, db);
+      const asOwner = withReader(s.url(db, undefined, undefined, extra), readAll);
+      assert.ok(withReader(s.url(db, 'layout_reader', 'layout-pw', extra), readAll) === asOwner, db);
       assert.equal(s.dump(db), before, db);
     }
   });
 
   it('?media= names a PostgresMediaStore table of its own (folded like the prefix); without it that media is not found', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
-    const old = read(s.url('old_media'), readAll);
+    const old = withReader(s.url('old_media'), readAll);
     for (const media of ['Blobs', 'blobs', 'BLOBS']) {
-      assert.ok(read(s.url('blobs', undefined, undefined, `?table=Steps&media=${media}`), readAll) === old, media);
+      assert.ok(withReader(s.url('blobs', undefined, undefined, `?table=Steps&media=${media}`), readAll) === old, media);
     }
     assert.deepEqual(
-      read(s.url('blobs', undefined, undefined, '?table=Steps'), (r) => MEDIA.map((x) => r.media(x))),
+      withReader(s.url('blobs', undefined, undefined, '?table=Steps'), (r) => MEDIA.map((x) => r.media(x))),
       [null, null],
     );
     assert.notEqual(
-      read(s.url('blobs', undefined, undefined, '?table=Steps&media=Blobs'), (r) => r.identity),
-      read(s.url('blobs', undefined, undefined, '?table=Steps'), (r) => r.identity),
+      withReader(s.url('blobs', undefined, undefined, '?table=Steps&media=Blobs'), (r) => r.identity),
+      withReader(s.url('blobs', undefined, undefined, '?table=Steps'), (r) => r.identity),
     );
     assert.throws(
       () => openStoreReader(s.url('blobs', undefined, undefined, '?table=Steps&media=nosuch')),
@@ -151,11 +139,11 @@ describe('Postgres table layouts', () => {
   });
 
   it('both spellings present: the folded tables are read (as upstream reads them), the exact-case twins named in a notice', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
-    const expected = read(s.url('new_small', undefined, undefined, '?table=Steps'), readAll);
+    const expected = withReader(s.url('new_small', undefined, undefined, '?table=Steps'), readAll);
     for (let i = 0; i < 2; i++) {
-      read(s.url('twins', undefined, undefined, '?table=Steps'), (r) => {
+      withReader(s.url('twins', undefined, undefined, '?table=Steps'), (r) => {
         assert.ok(readAll(r) === expected, 'the folded tables, every time');
         assert.ok(!r.runs().some((run) => run.runId === 'twin-run'));
         assert.deepEqual(
@@ -169,13 +157,13 @@ describe('Postgres table layouts', () => {
     }
     // given in lower case, the prefix has no other spelling to report
     assert.deepEqual(
-      read(s.url('twins', undefined, undefined, '?table=steps'), (r) => r.notices()),
+      withReader(s.url('twins', undefined, undefined, '?table=steps'), (r) => r.notices()),
       [],
     );
   });
 
   it('only exact-case twins: refused, saying why (PostgresStepStore never reads them)', (t) => {
-    const s = need(t);
+    const s = need(t, pg);
     if (!s) return;
     assert.throws(
       () => openStoreReader(s.url('only_twins', undefined, undefined, '?table=Steps')),
