@@ -77,10 +77,10 @@ export function shownTarget(target: string): string {
 }
 
 /**
- * `PostgresStepStore`'s `table=` prefix and `PostgresMediaStore`'s `table=` name, as the newer upstream
- * accepts them: upper case allowed. Upstream puts them into SQL unquoted, so Postgres folds them to lower
- * case; the tables of `Steps` are `steps_runs`…, and the older, lower-case-only rule names the same ones.
- * The media table is a whole name (63 bytes, Postgres's limit), not a prefix.
+ * `PostgresStepStore`'s `table=` prefix and `PostgresMediaStore`'s `table=` name, as upstream's mixed-case
+ * version accepts them (its other version refuses upper case; docs/backends.md, "Table names"). Both put
+ * them into SQL unquoted, so Postgres folds them to lower case: the tables of `Steps` are `steps_runs`…,
+ * the ones `steps` names. The media table is a whole name (63 bytes, Postgres's limit), not a prefix.
  */
 const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 const MEDIA_TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
