@@ -53,7 +53,13 @@ function processSink() {
       stream: stream.isTTY ? stream : undefined,
     };
   };
-  return { stdout: text(process.stdout), stderr: text(process.stderr), env: process.env, readStdin: () => readFileSync(0, 'utf8') };
+  return {
+    stdout: text(process.stdout),
+    stderr: text(process.stderr),
+    env: process.env,
+    cwd: process.cwd(),
+    readStdin: () => readFileSync(0, 'utf8'),
+  };
 }
 
 /**

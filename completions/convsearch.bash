@@ -42,7 +42,7 @@ _convsearch() {
     done
     case $cmd in
         "")
-            COMPREPLY=($(compgen -W 'search runs conversations tools show report completion -V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'search runs conversations tools show report where completion -V --version -h --help' -- "$cur"))
             ;;
         search)
             case $prev in
@@ -150,6 +150,12 @@ _convsearch() {
                 --sort) COMPREPLY=($(compgen -W 'score time' -- "$cur")); return ;;
             esac
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '-o --output --db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --role --tool --min-score --agent --parent --since --until --phrase --collapse --sort --reverse -q --quiet -h --help' -- "$cur")); return; fi
+            :
+            ;;
+        where)
+            case $prev in
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--json -h --help' -- "$cur")); return; fi
             :
             ;;
         completion)
