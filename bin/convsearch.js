@@ -28,6 +28,15 @@ function loadBundle() {
   return { ...module.exports, script };
 }
 
+/** The working directory, or '' when it is gone (removed under the process): no default place is looked for in it. */
+function workingDirectory() {
+  try {
+    return process.cwd();
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The command's sink bound to this process: the only place that touches process.stdout, process.stderr
  * and the exit status.
@@ -57,7 +66,7 @@ function processSink() {
     stdout: text(process.stdout),
     stderr: text(process.stderr),
     env: process.env,
-    cwd: process.cwd(),
+    cwd: workingDirectory(),
     readStdin: () => readFileSync(0, 'utf8'),
   };
 }

@@ -62,9 +62,12 @@ export interface StoreResolution {
  * ConversationSearch documentation gives its SQLite store), then CLAI 2's default store,
  * `$XDG_CONFIG_HOME/pydantic-clai2/sessions.db` (`$XDG_CONFIG_HOME` unset, empty or relative:
  * `$HOME/.config`, as the XDG base directory specification says; neither set: not looked at).
+ * `cwd` is the working directory, '' when it is gone (the first place is then left out).
  */
 export function defaultPlaces(env: NodeJS.ProcessEnv, cwd: string): StorePlace[] {
-  const places: StorePlace[] = [{ source: 'cwd', target: resolve(cwd, DEFAULTS.db), from: 'the current directory' }];
+  const places: StorePlace[] = [];
+  // '' is a working directory that is gone: nothing to look in (resolving against it would throw)
+  if (cwd !== '') places.push({ source: 'cwd', target: resolve(cwd, DEFAULTS.db), from: 'the current directory' });
   const xdg = env.XDG_CONFIG_HOME;
   const home = env.HOME;
   if (xdg?.startsWith('/')) {
@@ -159,7 +162,7 @@ class Looker {
     };
     const server = serverKind(place.target);
     if (server !== null) return { ...base, exists: null, kind: server };
-    const path = resolve(this.cwd, place.target);
+    const path = this.cwd === '' ? place.target : resolve(this.cwd, place.target);
     let st: Stats;
     try {
       st = statSync(path);

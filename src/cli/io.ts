@@ -17,7 +17,7 @@ export interface Sink {
   readonly stdout: TextStream;
   readonly stderr: TextStream;
   readonly env: NodeJS.ProcessEnv;
-  /** The working directory relative paths of default places are looked for in (`./sessions.db`). */
+  /** The working directory, where `./sessions.db` is looked for; '' when it is gone. */
   readonly cwd: string;
   /** Standard input, read whole (`--query-file -`). */
   readStdin(): string;

@@ -32,6 +32,11 @@ describe('default places', () => {
     // no usable home: CLAI 2's place cannot be named, so it is not looked at
     assert.deepEqual(at({}), ['/work/here/sessions.db']);
     assert.deepEqual(at({ HOME: 'relative' }), ['/work/here/sessions.db']);
+    // a working directory that is gone ('') has no ./sessions.db to look at
+    assert.deepEqual(
+      defaultPlaces({ HOME: '/home/u' }, '').map((p) => p.source),
+      ['clai2'],
+    );
     // a relative working directory is taken as given (the CLI passes the process's, absolute)
     assert.deepEqual(
       defaultPlaces({}, '.').map((p) => p.target),

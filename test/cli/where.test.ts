@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { cli, type CliOptions } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { BIN, cli, type CliOptions } from '../helpers/cli.js';
 import { writeRun, writeSnapshot, snapshotText } from '../helpers/file-store.js';
 import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
 
@@ -322,5 +323,40 @@ describe('convsearch where', () => {
     const r = await cli(['where', '--json'], { cwd: p.cwd, env: { XDG_CONFIG_HOME: p.config } });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).used, p.here);
+  });
+});
+
+describe('a working directory that is gone', () => {
+  test('is not looked in, and breaks nothing else (no stack trace)', () => {
+    const dir = join(tempDir(), 'gone');
+    mkdirSync(dir);
+    const config = tempDir();
+    const run = (args: string) =>
+      spawnSync(
+        'sh',
+        [
+          '-c',
+          `cd ${JSON.stringify(dir)} && rmdir ${JSON.stringify(dir)} && exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${args}`,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, XDG_CONFIG_HOME: config, CONVSEARCH_DB: '' },
+        },
+      );
+    const version = run('--version');
+    assert.deepEqual([version.status, version.stderr], [0, '']);
+    mkdirSync(dir);
+    const where = run('where');
+    assert.equal(where.status, 1, where.stderr);
+    assert.equal(where.stderr, '');
+    assert.equal(
+      where.stdout,
+      `1. ${join(config, 'pydantic-clai2', 'sessions.db')}  (CLAI 2's default store, under $XDG_CONFIG_HOME): absent\n` +
+        'No store found: pass --db <path>, set $CONVSEARCH_DB, or put a step store in one of these places.\n',
+    );
+    mkdirSync(dir);
+    const runs = run('runs');
+    assert.equal(runs.status, 2);
+    assert.match(runs.stderr, /^convsearch: error: no store to read: .*; looked at \S+pydantic-clai2\/sessions\.db \(absent\)\n$/);
   });
 });
