@@ -1,6 +1,7 @@
 /**
  * Which store a command reads when it is not told: `--db`, else `$CONVSEARCH_DB`, else the first of the
- * default places that holds a step store (docs/backends.md, "Finding the store"). Looking opens nothing
+ * default places that holds a step store (docs/cli.md, "Finding the store"; where upstream keeps its stores:
+ * docs/backends.md). Looking opens nothing
  * for writing: a SQLite candidate is opened read-only as a search would open it (no trace left), a
  * directory is only listed. Pure in its inputs: the environment and the working directory are passed in.
  */
