@@ -8,8 +8,8 @@
 import { accessSync, constants, lstatSync, statSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreError } from '../store/errors.js';
-import { holdsRuns, openStoreReader } from '../store/open-reader.js';
-import { serverKind, shownTarget } from '../store/server-url.js';
+import { holdsRuns, openStoreReader, storeKind } from '../store/open-reader.js';
+import { shownTarget } from '../store/server-url.js';
 import { DEFAULTS } from './defaults.js';
 import { expandTarget, fileKey, unstattableWhy } from './stores.js';
 
@@ -32,7 +32,7 @@ export interface StorePlace {
 export interface PlaceLook extends StorePlace {
   /** The target as it may be shown: a server URL's password masked. */
   readonly shown: string;
-  /** Something is there (a dangling link counts: it is skipped, and says so); null: a server, not contacted. */
+  /** Something is there (a dangling link counts: it is skipped, and says so); null: a URL, not contacted. */
   readonly exists: boolean | null;
   /** What it holds; null when it is absent or skipped. */
   readonly kind: PlaceKind | null;
@@ -161,8 +161,15 @@ class Looker {
       skipped: null,
       sameAs: null,
     };
-    const server = serverKind(place.target);
-    if (server !== null) return { ...base, exists: null, kind: server };
+    let kind: PlaceKind;
+    try {
+      kind = storeKind(place.target);
+    } catch (e) {
+      // a URL of a scheme convsearch does not read (mongodb://, http://): said so, its password masked
+      return { ...base, exists: null, skipped: reason(e, base.shown) };
+    }
+    // a server is not contacted: where has no business connecting, and a command says what it finds
+    if (kind === 'postgres' || kind === 'redis') return { ...base, exists: null, kind };
     const path = this.cwd === '' ? place.target : resolve(this.cwd, place.target);
     let st: Stats;
     try {

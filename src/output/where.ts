@@ -27,7 +27,7 @@ export function whereLines(r: StoreResolution): string[] {
     return escapeInline(`${i + 1}. ${l.shown}  (${l.from}): ${placeState(l)}`) + mark;
   });
   if (used === null) lines.push('No store found: pass --db <path>, set $CONVSEARCH_DB, or put a step store in one of these places.');
-  else if (r.source === 'env') lines.push('$CONVSEARCH_DB names the store, so the default places are not looked at.');
+  else if (r.source === 'env') lines.push('$CONVSEARCH_DB names the store, so a command does not look at the other places.');
   return lines;
 }
 

@@ -269,7 +269,7 @@ describe('convsearch where', () => {
           r.stdout.split('\n')[0],
           '1. postgresql://reader:***@127.0.0.1:1/db  ($CONVSEARCH_DB): postgres server (not contacted)  <- read',
         );
-        assert.match(r.stdout, /\$CONVSEARCH_DB names the store, so the default places are not looked at\.\n$/);
+        assert.match(r.stdout, /\$CONVSEARCH_DB names the store, so a command does not look at the other places\.\n$/);
       } else {
         const doc = JSON.parse(r.stdout);
         assert.equal(doc.used, 'postgresql://reader:***@127.0.0.1:1/db');
@@ -285,6 +285,12 @@ describe('convsearch where', () => {
       }
     }
     // a $CONVSEARCH_DB that is no store: exit 1, and why
+    const mongo = await cli(['where'], inDir(p, { CONVSEARCH_DB: 'mongodb://u:pw@h/x' }));
+    assert.equal(mongo.status, 1);
+    assert.equal(
+      mongo.stdout.split('\n')[0],
+      '1. mongodb://u:***@h/x  ($CONVSEARCH_DB): skipped: MongoStepStore is not supported yet  <- read',
+    );
     const missing = await cli(['where'], inDir(p, { CONVSEARCH_DB: join(p.cwd, 'nope.db') }));
     assert.equal(missing.status, 1);
     assert.match(missing.stdout, /^1\. .*nope\.db {2}\(\$CONVSEARCH_DB\): absent {2}<- read\n/);
