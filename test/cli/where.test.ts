@@ -164,6 +164,13 @@ describe('a command without --db finds the store', () => {
     assert.deepEqual(r, { status: 0, stdout: '', stderr: '' });
   });
 
+  test("completion reads the store found, and says nothing (its stderr goes to the user's shell)", async () => {
+    const p = places();
+    clai(p, 'run-one', 'run-two');
+    const r = await cli(['__complete', 'runs'], inDir(p));
+    assert.deepEqual(r, { status: 0, stdout: 'run-one\nrun-two\n', stderr: '' });
+  });
+
   test('a store reached by two places is looked at once', async () => {
     const p = places();
     clai(p, 'run-clai');
