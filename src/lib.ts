@@ -55,6 +55,17 @@ export type {
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
 export { hitTranscripts } from './api/report.js';
 export { storeTargets } from './api/stores.js';
+export {
+  defaultPlaces,
+  noStoreMessage,
+  placeState,
+  resolveStores,
+  type PlaceKind,
+  type PlaceLook,
+  type PlaceSource,
+  type StorePlace,
+  type StoreResolution,
+} from './api/discover.js';
 export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
 export { checkB, checkK1, checkNonNegative } from './api/validate.js';
@@ -64,6 +75,7 @@ export type { StoreReader, StoreRun } from './store/reader.js';
 // Printers: every format the command line prints, from the same results
 export { colorEnabled, makeChalk, type ColorChoice } from './output/color.js';
 export { escapeForTerminal, escapeInline } from './output/escape.js';
+export { placeJson, whereFound, whereJson, whereLines } from './output/where.js';
 export { humanHits, humanNotice } from './output/human.js';
 export { searchJson, searchNdjson } from './output/json.js';
 export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';

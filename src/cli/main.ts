@@ -11,6 +11,7 @@ import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
 import { toolsCommand } from './tools-command.js';
+import { whereCommand } from './where-command.js';
 
 const PROGRAM = 'convsearch';
 const TOP_FLAGS = [FLAGS.version];
@@ -24,6 +25,7 @@ export function commands(): CommandDef[] {
     toolsCommand(),
     showCommand(),
     reportCommand(),
+    whereCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];
@@ -39,7 +41,8 @@ export function buildProgram(io: Io): Command {
   program.addHelpText(
     'after',
     `
-Every command reads the store named by --db, else $CONVSEARCH_DB, else ./sessions.db, and never writes to it.
+Every command reads the store named by --db, else $CONVSEARCH_DB, else the first default place holding
+one (./sessions.db, then CLAI 2's store; 'convsearch where' lists them), and never writes to it.
 
 Examples:
   convsearch search refund policy --db sessions.db --conversation conv-42
