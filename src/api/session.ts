@@ -15,6 +15,7 @@ import type { IndexChoice } from '../sidecar/with-index.js';
 import { openStoreReader } from '../store/open-reader.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { DEFAULTS } from './defaults.js';
+import { exportRun, exportSource, type ExportedRun } from './export.js';
 import { NotFoundError, PastEndError, RequestError } from './errors.js';
 import {
   conversationsOfStore,
@@ -257,6 +258,38 @@ export class Session {
       warnings: view.warnings.map((w) => renameRun(w, (id) => names.qualified(at.store, id))),
     };
     return withNotices(named, this.notices());
+  }
+
+  /**
+   * The replayed records of the named runs, one at a time in the order given, each message with its exact
+   * stored JSON text: a generator, so a caller writing each run out holds one run's record at a time. A name
+   * the stores lack is a NotFoundError when its turn comes.
+   */
+  *exportRuns(names: readonly string[], hooks: WorkHooks = {}): Generator<ExportedRun> {
+    const runNames = this.names();
+    const sources = new Map<number, HistorySource>();
+    const progress = this.hooks(hooks).onProgress;
+    let done = 0;
+    for (const name of names) {
+      this.unambiguous(name, runNames);
+      const at = runNames.resolve(name);
+      const run = at && this.storeRuns()[at.store]!.find((r) => r.runId === at.runId);
+      if (!at || !run) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })!);
+      let source = sources.get(at.store);
+      if (!source) sources.set(at.store, (source = exportSource(this.stores[at.store]!.store)));
+      const { messages, warnings } = exportRun(source, at.runId);
+      progress?.(++done, names.length);
+      yield {
+        run: runNames.run(at.store, run),
+        messages,
+        warnings: warnings.map((w) => renameRun(w, (id) => runNames.qualified(at.store, id))),
+      };
+    }
+  }
+
+  /** Store-level notices (as every answer carries them), for a caller that streams runs. */
+  storeNotices(): Warning[] {
+    return this.notices();
   }
 
   /** True when no store changed under a read in place. */

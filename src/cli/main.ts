@@ -7,6 +7,7 @@ import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { reportCommand } from './report-command.js';
+import { exportCommand } from './export-command.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
@@ -24,6 +25,7 @@ export function commands(): CommandDef[] {
     toolsCommand(),
     showCommand(),
     reportCommand(),
+    exportCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];
