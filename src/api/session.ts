@@ -15,7 +15,7 @@ import type { IndexChoice } from '../sidecar/with-index.js';
 import { openStoreReader } from '../store/open-reader.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { DEFAULTS } from './defaults.js';
-import { exportRun, exportSource, type ExportedRun } from './export.js';
+import { exportRecords, type ExportRuns, type ExportSelection, type ExportTarget } from './export.js';
 import { NotFoundError, PastEndError, RequestError } from './errors.js';
 import {
   conversationsOfStore,
@@ -261,35 +261,43 @@ export class Session {
   }
 
   /**
-   * The replayed records of the named runs, one at a time in the order given, each message with its exact
-   * stored JSON text: a generator, so a caller writing each run out holds one run's record at a time. A name
-   * the stores lack is a NotFoundError when its turn comes.
+   * The replayed records of the runs `selection` names, each message with its exact stored JSON text
+   * (see api/export.ts). The runs are resolved now: a run or conversation the stores lack is a
+   * NotFoundError before anything is replayed; a search is the search `search()` answers, and its hits
+   * (in hit order, each run once) choose the runs. The records are replayed as the caller reads them.
    */
-  *exportRuns(names: readonly string[], hooks: WorkHooks = {}): Generator<ExportedRun> {
-    const runNames = this.names();
-    const sources = new Map<number, HistorySource>();
+  exportRuns(selection: ExportSelection, hooks: WorkHooks = {}): ExportRuns {
+    const names = this.names();
+    let runs: StoreRun[];
+    let outcome: SearchOutcome | null = null;
+    if ('search' in selection) {
+      outcome = this.search(selection.search, hooks);
+      runs = outcome.kind === 'found' ? [...new Map(outcome.hits.map((h) => [h.run.runId, h.run])).values()] : [];
+    } else if ('runId' in selection) {
+      this.unambiguous(selection.runId, names);
+      const at = names.resolve(selection.runId);
+      const miss = at === null ? scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: selection.runId }) : null;
+      if (miss) throw new NotFoundError(miss);
+      runs = [names.run(at!.store, this.storeRuns()[at!.store]!.find((r) => r.runId === at!.runId)!)];
+    } else if ('conversationId' in selection) {
+      const all = this.runs();
+      const miss = scopeMiss(all, { scope: 'conversation', conversationId: selection.conversationId, runId: null });
+      if (miss) throw new NotFoundError(miss);
+      runs = all.filter((r) => r.conversationId === selection.conversationId);
+    } else runs = this.runs();
+    const targets = runs.map((run): ExportTarget => {
+      const at = names.resolve(run.runId)!;
+      return { run, store: at.store, storeRunId: at.runId };
+    });
+    const stores = this.stores.map((s) => s.store);
+    const rename = (w: Warning, store: number): Warning => renameRun(w, (id) => names.qualified(store, id));
     const progress = this.hooks(hooks).onProgress;
-    let done = 0;
-    for (const name of names) {
-      this.unambiguous(name, runNames);
-      const at = runNames.resolve(name);
-      const run = at && this.storeRuns()[at.store]!.find((r) => r.runId === at.runId);
-      if (!at || !run) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })!);
-      let source = sources.get(at.store);
-      if (!source) sources.set(at.store, (source = exportSource(this.stores[at.store]!.store)));
-      const { messages, warnings } = exportRun(source, at.runId);
-      progress?.(++done, names.length);
-      yield {
-        run: runNames.run(at.store, run),
-        messages,
-        warnings: warnings.map((w) => renameRun(w, (id) => runNames.qualified(at.store, id))),
-      };
-    }
-  }
-
-  /** Store-level notices (as every answer carries them), for a caller that streams runs. */
-  storeNotices(): Warning[] {
-    return this.notices();
+    return {
+      runs,
+      outcome,
+      warnings: outcome?.warnings ?? this.notices(),
+      records: () => exportRecords(targets, stores, rename, progress),
+    };
   }
 
   /** True when no store changed under a read in place. */

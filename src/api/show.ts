@@ -48,7 +48,7 @@ export interface ShowView {
   readonly warnings: readonly Warning[];
 }
 
-export function shownMessage(m: RecordMessage, position: number): ShownMessage {
+function shown(m: RecordMessage, position: number): ShownMessage {
   const d = renderRecordMessage(m);
   return {
     position,
@@ -88,14 +88,14 @@ export function showRun(source: HistorySource, runId: string, request: ShowReque
   const view: ShowView = {
     summary: summary!,
     length: record.length,
-    messages: record.slice(first, last + 1).map((m, i) => shownMessage(m, first + i)),
+    messages: record.slice(first, last + 1).map((m, i) => shown(m, first + i)),
     window,
     interrupted: request.includeInterrupted
       ? beyondRecord(record, source.interruptedSnapshots(runId)).map((x) => ({
           seq: x.seq,
           step: x.step,
           reason: x.reason,
-          messages: x.messages.map(({ position, message }) => shownMessage(message, position)),
+          messages: x.messages.map(({ position, message }) => shown(message, position)),
         }))
       : null,
     warnings: source.warnings([runId]),

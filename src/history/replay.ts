@@ -133,12 +133,14 @@ export class RunReplayer {
     if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
     for (let i = 0; i < kept.length; i++) {
       const el = kept[i]!;
-      const json = this.keepJson ? ownCopy(parsed.text, parsed.ranges[keptAt[i]!]!) : undefined;
+      const range = parsed.ranges[keptAt[i]!]!;
       if (i < overlap) {
         // later copy kept: it carries what core stamped after the first save (e.g. instruction deltas)
         const old = this.entries[base + i]!;
+        const json = this.keepJson ? keptText(parsed.text, range, (old as RecordMessage).json) : undefined;
         this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep, json };
       } else {
+        const json = this.keepJson ? keptText(parsed.text, range) : undefined;
         this.entries.push({ message: el.message, keys: el.keys, firstSeq: row.seq, firstStep: step, json });
         this.looseKeys.push(el.keys.loose);
       }
@@ -231,10 +233,13 @@ function restampedElement(prev: ParsedSnapshot, i: number, text: string, s: numb
 
 /**
  * `text[s, e)` as a string of its own: a plain slice would keep the whole snapshot text alive for as
- * long as the message is held (V8 sliced strings), one snapshot per message.
+ * long as the message is held (V8 sliced strings), one snapshot per message. A later copy with the
+ * same bytes as the one held (most snapshots repeat their history) keeps the held string: no copy.
  */
-function ownCopy(text: string, [s, e]: readonly [number, number]): string {
-  return Buffer.from(text.slice(s, e), 'utf16le').toString('utf16le');
+function keptText(text: string, [s, e]: readonly [number, number], held?: string): string {
+  const slice = text.slice(s, e);
+  if (held !== undefined && held === slice) return held;
+  return Buffer.from(slice, 'utf16le').toString('utf16le');
 }
 
 export function countUnknownParts(messages: readonly RecordMessage[]): Map<string, number> {

@@ -1,25 +1,26 @@
 /**
- * A run's replayed record as a Markdown transcript for people: one heading per message (position,
- * request/response, timestamp), then each part: who speaks, tool calls with their arguments, tool
- * returns, retries, thinking marked as such, media noted by type and size (never their bytes). Every
- * piece of store text goes through `clean` (redaction, then terminal escaping, as the caller asks).
+ * A run's replayed record as a Markdown transcript for people: a heading per message (position,
+ * request/response, timestamp), a role heading per part (User, Assistant, Tool call with its
+ * arguments, Tool return, Retry, Thinking marked as the model's reasoning, …), media noted by type and
+ * size (never their bytes). Store text is first redacted, then escaped for a terminal (controls become
+ * visible, `\e[2J` and the like never act); ids in headings are escaped as single-line fields.
  */
-import type { Message } from '../history/messages.js';
-import { pyJsonDumps } from '../py/repr.js';
+import type { ExportedMessage, ExportedRun } from '../api/export.js';
 import { isArray, isObject, type JsonObject, type JsonValue } from '../py/json-value.js';
+import { pyJsonDumps } from '../py/repr.js';
 import { argsAsDict } from '../render/message.js';
-import type { StoreRun } from '../store/reader.js';
+import { escapeForTerminal, escapeInline } from './escape.js';
+import type { Redactor } from './redact.js';
 
-export interface TranscriptOptions {
-  /** Applied to every piece of store text before it is written (redaction, escaping). Default: as is. */
-  readonly clean?: (text: string) => string;
+/** Store text to Markdown-ready text: `body` keeps newlines, `inline` is one line. */
+interface Clean {
+  body(text: string): string;
+  inline(text: string): string;
 }
 
-export interface TranscriptMessage {
-  readonly position: number;
-  readonly message: Message;
-  /** The stored timestamp, raw (null when none). */
-  readonly timestamp: string | null;
+function cleaner(redactor: Redactor | undefined): Clean {
+  const r = (s: string): string => (redactor ? redactor.text(s) : s);
+  return { body: (s) => escapeForTerminal(r(s)), inline: (s) => escapeInline(r(s)) };
 }
 
 const str = (v: JsonValue | undefined): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : pyJsonDumps(v));
@@ -31,97 +32,120 @@ function fenced(text: string, lang = ''): string {
   return `${fence}${lang}\n${text}\n${fence}`;
 }
 
-/** Bytes of base64 text. */
+/** An inline code span that holds any text (CommonMark: a longer backtick fence, spaces when it starts or ends with one). */
+function code(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((s) => s.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/** Bytes encoded by base64 text (standard or URL-safe). */
 function base64Bytes(b64: string): number {
   const s = b64.replace(/\s/g, '');
-  return Math.floor((s.length * 3) / 4) - (s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0);
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  return Math.floor(((s.length - pad) * 6) / 8);
 }
 
-/** One media item as a note: its kind, media type, size or URL. */
-function mediaNote(item: JsonObject, clean: (s: string) => string): string {
-  const kind = str(item.get('kind')) || 'media';
-  const type = str(item.get('media_type'));
+/** A media item as a note: its kind, media type, and size, URL or file id. */
+function mediaNote(item: JsonObject, c: Clean): string {
   const data = item.get('data');
   const url = item.get('url');
+  const fileId = item.get('file_id');
   const what = [
-    type && clean(type),
+    c.inline(str(item.get('media_type'))),
     typeof data === 'string' ? `${base64Bytes(data)} bytes` : '',
-    typeof url === 'string' ? clean(url) : '',
-  ]
-    .filter(Boolean)
-    .join(', ');
-  return `*[${clean(kind)}${what ? `: ${what}` : ''}]*`;
+    typeof url === 'string' ? c.inline(url) : '',
+    typeof fileId === 'string' ? `file ${c.inline(fileId)}` : '',
+  ].filter(Boolean);
+  return `*[${c.inline(str(item.get('kind')) || 'media')}${what.length ? `: ${what.join(', ')}` : ''}]*`;
 }
 
-function contentText(content: JsonValue | undefined, clean: (s: string) => string): string {
-  if (typeof content === 'string') return clean(content);
-  if (isArray(content)) {
-    return content
+const isMedia = (v: JsonValue | undefined): v is JsonObject => isObject(v) && (v.has('data') || v.has('url') || v.has('file_id'));
+
+/** User prompt or tool return content: text as text, media as notes, anything else as JSON. */
+function content(v: JsonValue | undefined, c: Clean, textFenced: boolean): string {
+  if (typeof v === 'string') return textFenced ? fenced(c.body(v)) : c.body(v);
+  if (isMedia(v)) return mediaNote(v, c);
+  if (
+    isArray(v) &&
+    v.some((item) => typeof item === 'string' || isMedia(item) || (isObject(item) && item.get('kind') === 'text-content'))
+  ) {
+    return v
       .map((item) => {
-        if (typeof item === 'string') return clean(item);
-        if (isObject(item) && item.get('kind') === 'text-content') return clean(str(item.get('content')));
-        if (isObject(item) && (item.has('data') || item.has('url'))) return mediaNote(item, clean);
-        return fenced(clean(str(item)), 'json');
+        if (typeof item === 'string') return c.body(item);
+        if (isObject(item) && item.get('kind') === 'text-content') return c.body(str(item.get('content')));
+        if (isMedia(item)) return mediaNote(item, c);
+        return fenced(c.body(pyJsonDumps(item)), 'json');
       })
       .join('\n\n');
   }
-  if (isObject(content) && (content.has('data') || content.has('url'))) return mediaNote(content, clean);
-  return fenced(clean(str(content)), 'json');
+  return fenced(c.body(pyJsonDumps(v ?? null)), 'json');
 }
 
-function toolName(p: JsonObject, clean: (s: string) => string): string {
-  const name = p.get('tool_name');
+/** `name` (tool call id), for a heading. */
+function tool(p: JsonObject, c: Clean): string {
   const id = p.get('tool_call_id');
-  return `\`${clean(str(name)).replace(/`/g, "'")}\`${typeof id === 'string' && id ? ` (${clean(id)})` : ''}`;
+  return `${code(c.inline(str(p.get('tool_name'))))}${typeof id === 'string' && id ? ` · ${c.inline(id)}` : ''}`;
 }
 
-function part(kind: Message['kind'], p: JsonObject, clean: (s: string) => string): string {
-  const pk = str(p.get('part_kind'));
-  switch (pk) {
+function part(p: JsonObject, c: Clean): string {
+  const kind = str(p.get('part_kind'));
+  switch (kind) {
     case 'system-prompt':
-      return `**System**\n\n${clean(str(p.get('content')))}`;
+      return `### System\n\n${c.body(str(p.get('content')))}`;
     case 'user-prompt':
-      return `**User**\n\n${contentText(p.get('content'), clean)}`;
-    case 'instruction-delta':
-      return `**Instructions**\n\n${fenced(clean(str(p.get('content') ?? p)))}`;
-    case 'tool-return':
-      return `**Tool return** ${toolName(p, clean)}\n\n${typeof p.get('content') === 'string' ? fenced(clean(str(p.get('content')))) : contentText(p.get('content'), clean)}`;
-    case 'retry-prompt':
-      return `**Retry**${p.get('tool_name') ? ` ${toolName(p, clean)}` : ''}\n\n${fenced(clean(str(p.get('content'))))}`;
+      return `### User\n\n${content(p.get('content'), c, false)}`;
     case 'text':
-      return `**Assistant**\n\n${clean(str(p.get('content')))}`;
-    case 'tool-call':
-      return `**Tool call** ${toolName(p, clean)}\n\n${fenced(clean(pyJsonDumps(argsAsDict(p.get('args')))), 'json')}`;
+      return `### Assistant\n\n${c.body(str(p.get('content')))}`;
     case 'thinking':
-      return `**Thinking** *(model reasoning)*\n\n${clean(str(p.get('content')))
+      // quoted, so that reasoning never reads as something the model said
+      return `### Thinking *(model reasoning)*\n\n${c
+        .body(str(p.get('content')))
         .split('\n')
         .map((l) => `> ${l}`)
         .join('\n')}`;
+    case 'tool-call':
+    case 'builtin-tool-call':
+      return `### ${kind === 'tool-call' ? 'Tool call' : 'Built-in tool call'} ${tool(p, c)}\n\n${fenced(c.body(pyJsonDumps(argsAsDict(p.get('args')))), 'json')}`;
+    case 'tool-return':
+    case 'builtin-tool-return':
+      return `### ${kind === 'tool-return' ? 'Tool return' : 'Built-in tool return'} ${tool(p, c)}\n\n${content(p.get('content'), c, true)}`;
+    case 'retry-prompt':
+      return `### Retry${p.get('tool_name') ? ` ${tool(p, c)}` : ''}\n\n${fenced(c.body(str(p.get('content'))))}`;
     case 'file':
-      return `**File**\n\n${isObject(p.get('content')) ? mediaNote(p.get('content') as JsonObject, clean) : '*[file]*'}`;
+      return `### File\n\n${isMedia(p.get('content')) ? mediaNote(p.get('content') as JsonObject, c) : fenced(c.body(str(p.get('content'))), 'json')}`;
     default:
-      // built-in tool activity, compaction, speech and kinds this version does not know: named, content as JSON
-      return `**${clean(pk || (kind === 'request' ? 'request part' : 'response part'))}**\n\n${fenced(clean(pyJsonDumps(p)), 'json')}`;
+      // instruction deltas, compaction, speech and kinds this version does not know: named, shown as JSON
+      return `### ${c.inline(kind || 'part')}\n\n${fenced(c.body(pyJsonDumps(p)), 'json')}`;
   }
 }
 
-/** The heading of a run's transcript: its id, conversation, agent, parent and start. */
-export function transcriptHeader(run: StoreRun, messages: number, options: TranscriptOptions = {}): string {
-  const clean = options.clean ?? ((s: string) => s);
+/** The heading of a run's transcript: its id, conversation, agent, parent, start and store. */
+function runHeader(r: ExportedRun, c: Clean): string {
+  const { run } = r;
+  const id = (v: string | null): string => (v === null ? '(none)' : code(c.inline(v)));
   const rows = [
-    `- conversation: ${run.conversationId === null ? '(none)' : `\`${clean(run.conversationId)}\``}`,
-    `- agent: ${run.agentName === null ? '(none)' : clean(run.agentName)}`,
-    `- parent run: ${run.parentRunId === null ? '(none)' : `\`${clean(run.parentRunId)}\``}`,
-    `- started: ${clean(run.startedAt)}`,
-    `- messages: ${messages}`,
+    `- conversation: ${id(run.conversationId)}`,
+    `- agent: ${run.agentName === null ? '(none)' : c.inline(run.agentName)}`,
+    `- parent run: ${id(run.parentRunId)}`,
+    `- started: ${c.inline(run.startedAt)}`,
+    ...(run.store === undefined ? [] : [`- store: ${c.inline(run.store)}`]),
+    `- messages: ${r.messages.length}`,
   ];
-  return `# Run \`${clean(run.runId)}\`\n\n${rows.join('\n')}\n`;
+  return `# Run ${code(c.inline(run.runId))}\n\n${rows.join('\n')}\n`;
 }
 
-/** One message of the record: a heading (position, request/response, timestamp) and its parts. */
-export function transcriptMessage(m: TranscriptMessage, options: TranscriptOptions = {}): string {
-  const clean = options.clean ?? ((s: string) => s);
-  const head = `## #${m.position} ${m.message.kind}${m.timestamp ? ` · ${clean(m.timestamp)}` : ''}`;
-  const parts = m.message.parts.map((p) => part(m.message.kind, p, clean));
+/** One message: a heading (`[position]`, request/response, timestamp) and its parts. */
+function message(m: ExportedMessage, c: Clean): string {
+  const head = `## [${m.position}] ${m.message.kind}${m.timestamp ? ` · ${c.inline(m.timestamp)}` : ''}`;
+  const parts = m.message.parts.map((p) => part(p, c));
   return `${head}\n\n${parts.length ? parts.join('\n\n') : '*(no parts)*'}\n`;
+}
+
+/** A run's transcript in pieces (its header, then one piece per message), redacted by `redactor` when given. */
+export function* transcriptMarkdown(r: ExportedRun, redactor?: Redactor): Generator<string> {
+  const c = cleaner(redactor);
+  yield runHeader(r, c);
+  for (const m of r.messages) yield `\n${message(m, c)}`;
 }
