@@ -75,7 +75,7 @@ export function exportCommand(): CommandDef {
       {
         spelling: '--redact <regex>',
         help: 'replace matches with [redacted] (JavaScript syntax; repeatable; in JSON, string values only)',
-        repeatable: true,
+        repeatable: 'whole', // a comma is part of a pattern (a{1,3}), never a list
       },
       {
         spelling: '--redact-preset <name>',
