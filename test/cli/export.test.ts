@@ -117,7 +117,7 @@ test('json and jsonl hold each message byte for byte as its complete snapshot st
       assert.equal(record.run_id, runId);
       assert.equal(exported.length, record.message_count);
       assert.equal(record.messages.length, exported.length, `${where}: the raw slices are the parsed elements`);
-      exported.forEach((m, i) => assert.deepEqual(JSON.parse(m), record.messages[i]));
+      for (const [i, m] of exported.entries()) assert.deepEqual(JSON.parse(m), record.messages[i]);
 
       // every message is a byte-identical element of a complete snapshot (never of an interrupted one alone)
       const snapshots = completeSnapshots(db, runId);
@@ -148,7 +148,7 @@ test('json and jsonl hold each message byte for byte as its complete snapshot st
         shown.messages.map(({ index, kind, timestamp }) => ({ index, kind, timestamp })),
         where,
       );
-      shown.messages.forEach((s, i) => assert.equal((record.messages[i] as { kind: string }).kind, s.kind, `${where} [${i}]`));
+      for (const [i, s] of shown.messages.entries()) assert.equal((record.messages[i] as { kind: string }).kind, s.kind, `${where} [${i}]`);
 
       // json is the same records, an array of them
       const json = await cli(['export', '--run', runId, '--db', db]);
@@ -464,7 +464,7 @@ test('-o writes atomically: several processes at once, each output whole, no tem
     runCliAsync(['export', '--run', id, '--db', SMALL, '--format', 'md', '-o', shared], { env: cliEnv(cache) }),
   ]);
   for (const r of await Promise.all(jobs)) assert.equal(r.status, 0, r.stderr);
-  runs.forEach((id, i) => assert.equal(readFileSync(join(dir, `${id}.md`), 'utf8'), expected[i], id));
+  for (const [i, id] of runs.entries()) assert.equal(readFileSync(join(dir, `${id}.md`), 'utf8'), expected[i], id);
   assert.ok(expected.includes(readFileSync(shared, 'utf8')), 'the shared file is one whole export, never a mix');
   assert.deepEqual(readdirSync(dir).sort(), [...runs.map((id) => `${id}.md`), 'shared.md'].sort(), 'no temporary files');
 });
