@@ -9,6 +9,7 @@ import {
   constants,
   ftruncateSync,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   renameSync,
@@ -22,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { describeFsError } from '../sidecar/placement.js';
+import { processAlive } from '../store/sqlite/copies.js';
 import { RequestError } from './errors.js';
 
 const SIDE_FILES = ['', '-wal', '-shm', '-journal'];
@@ -75,32 +77,42 @@ export function refuseStoreOutput(output: string, targets: readonly string[]): v
   }
 }
 
-/** Temporary files not yet renamed or removed: removed at exit and on SIGINT/SIGTERM/SIGHUP. */
+/**
+ * Temporary files not yet renamed or removed: removed at exit. A signal kills at once (an export runs
+ * synchronously, so a handler would wait for its end); what it leaves is removed by the next export
+ * to the same place (removeStale).
+ */
 const live = new Set<string>();
 let hooked = false;
 
 function removeLive(): void {
-  for (const p of live) {
-    try {
-      unlinkSync(p);
-    } catch {
-      // already gone
-    }
-  }
+  for (const p of live) removeQuietly(p);
   live.clear();
 }
 
-function onSignal(signal: NodeJS.Signals): void {
-  removeLive();
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
-  process.kill(process.pid, signal);
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }
 
-function hook(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', removeLive);
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+const tempPrefix = (base: string): string => `.${base}.convsearch-`;
+
+/** Removes temporary files of earlier exports to `base` in `dir` whose process is gone (killed). */
+function removeStale(dir: string, base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const prefix = tempPrefix(base);
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(\d+)-[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) removeQuietly(join(dir, name));
+  }
 }
 
 /**
@@ -116,9 +128,13 @@ export class OutputFile {
   /** `target`: the file to replace on commit (checked with refuseStoreOutput first); null: a spool in the temporary directory. */
   constructor(private readonly target: string | null) {
     const dir = target === null ? tmpdir() : dirname(resolve(target));
-    const name = `.${target === null ? 'export' : basename(target)}.convsearch-${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
-    this.temp = join(dir, name);
-    hook();
+    const base = target === null ? 'export' : basename(target);
+    removeStale(dir, base);
+    this.temp = join(dir, `${tempPrefix(base)}${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+    if (!hooked) {
+      hooked = true;
+      process.on('exit', removeLive);
+    }
     try {
       this.fd = openSync(this.temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     } catch (e) {
@@ -191,11 +207,7 @@ export class OutputFile {
       }
       this.fd = -1;
     }
-    try {
-      unlinkSync(this.temp);
-    } catch {
-      // gone already
-    }
+    removeQuietly(this.temp);
     live.delete(this.temp);
   }
 }

@@ -5,6 +5,9 @@
  * `show`; the hit runs against `search`; redaction, -o and terminal safety against real files.
  */
 import { test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,10 +25,10 @@ import {
 } from '../../scripts/lib/messages.js';
 import { main } from '../../src/cli/main.js';
 import { exportText, NotFoundError, openSession, Redactor } from '../../src/lib.js';
-import { cli, FIXTURES, runCliAsync } from '../helpers/cli.js';
+import { BIN, cli, FIXTURES, runCliAsync } from '../helpers/cli.js';
 import { cliEnv, sha256File, storeDigest, tempDir } from '../helpers/hardening.js';
 import { addRawSnapshot, addRun, buildStore } from '../helpers/stores.js';
-import { buildUxStore, EVIL_RUN } from '../helpers/ux-store.js';
+import { buildUxStore, buildWideStore, EVIL_RUN } from '../helpers/ux-store.js';
 
 const PARITY = join(FIXTURES, 'parity');
 const SHARED = join(FIXTURES, '..', '..', '..', 'shared', 'parity');
@@ -467,6 +470,40 @@ test('-o writes atomically: several processes at once, each output whole, no tem
   for (const [i, id] of runs.entries()) assert.equal(readFileSync(join(dir, `${id}.md`), 'utf8'), expected[i], id);
   assert.ok(expected.includes(readFileSync(shared, 'utf8')), 'the shared file is one whole export, never a mix');
   assert.deepEqual(readdirSync(dir).sort(), [...runs.map((id) => `${id}.md`), 'shared.md'].sort(), 'no temporary files');
+});
+
+test('-o killed part way: the target is the old file or a whole export, never a part; the next export removes what a kill left', async () => {
+  const db = buildWideStore(300, 40, 'needle', join(tempDir('export-kill'), 'wide.db'));
+  const dir = tempDir('export-kill-out');
+  const cache = tempDir('export-kill-cache');
+  const out = join(dir, 'out.md');
+  const whole = (await cli(['export', '--scope', 'all', '--db', db, '--format', 'md'])).stdout;
+  let killedMidway = 0;
+  for (const [signal, delay] of [
+    ['SIGTERM', 150],
+    ['SIGINT', 300],
+    ['SIGKILL', 450],
+    ['SIGKILL', 600],
+    ['SIGTERM', 900],
+  ] as const) {
+    writeFileSync(out, 'old');
+    const child = spawn(process.execPath, [BIN, 'export', '--scope', 'all', '--db', db, '--format', 'md', '-o', out], {
+      env: { ...process.env, XDG_CACHE_HOME: cache },
+      stdio: 'ignore',
+    });
+    const exited = once(child, 'exit');
+    await Promise.race([sleep(delay), exited]);
+    child.kill(signal);
+    await exited;
+    const now = readFileSync(out, 'utf8');
+    assert.ok(now === 'old' || now === whole, `${signal} after ${delay} ms: ${now.length} bytes`);
+    if (readdirSync(dir).length > 1) killedMidway++;
+  }
+  // a finished export replaces the target and removes the temporary files of the killed ones
+  const done = await runCliAsync(['export', '--scope', 'all', '--db', db, '--format', 'md', '-o', out], { env: cliEnv(cache) });
+  assert.equal(done.status, 0, done.stderr);
+  assert.equal(readFileSync(out, 'utf8'), whole);
+  assert.deepEqual(readdirSync(dir), ['out.md'], `no temporary file left (${killedMidway} kills left one)`);
 });
 
 test('several stores (--db twice): records name their store, shared run ids are qualified and accepted back', async () => {
