@@ -50,6 +50,7 @@ Examples:
   convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   convsearch report refund --db sessions.db -o report.html
+  convsearch export --conversation conv-42 --format md --redact-preset secrets -o conv-42.md
   source <(convsearch completion bash)`,
   );
   const exitWith2 = (cmd: Command): void => {

@@ -82,27 +82,28 @@ function rawMessages(line: string): string[] {
   return arrayElements(line.slice(open + '"messages":'.length, -1));
 }
 
-function completeSnapshots(db: string, runId: string): string[][] {
-  const sql = new Database(db, { readonly: true, fileMustExist: true });
+/**
+ * Rows of a query on a private copy of the store: opening the store itself, even read-only, lets SQLite
+ * create a -wal and -shm beside a WAL-mode file, and the fixtures are evidence too.
+ */
+function rows<T>(db: string, sql: string, ...params: unknown[]): T[] {
+  const copy = join(tempDir('export-rows'), 'copy.db');
+  copyFileSync(db, copy);
+  const conn = new Database(copy, { fileMustExist: true });
   try {
-    return (
-      sql.prepare("SELECT messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq").all(runId) as Array<{
-        messages: string;
-      }>
-    ).map((r) => arrayElements(r.messages));
+    return conn.prepare(sql).all(...params) as T[];
   } finally {
-    sql.close();
+    conn.close();
   }
 }
 
-const runIds = (db: string): string[] => {
-  const sql = new Database(db, { readonly: true, fileMustExist: true });
-  try {
-    return (sql.prepare('SELECT run_id FROM runs ORDER BY rowid').all() as Array<{ run_id: string }>).map((r) => r.run_id);
-  } finally {
-    sql.close();
-  }
-};
+function completeSnapshots(db: string, runId: string): string[][] {
+  return rows<{ messages: string }>(db, "SELECT messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq", runId).map(
+    (r) => arrayElements(r.messages),
+  );
+}
+
+const runIds = (db: string): string[] => rows<{ run_id: string }>(db, 'SELECT run_id FROM runs ORDER BY rowid').map((r) => r.run_id);
 
 const jsonlLines = (stdout: string): string[] => stdout.split('\n').filter((l) => l !== '');
 
@@ -160,6 +161,7 @@ test('json and jsonl hold each message byte for byte as its complete snapshot st
     }
   }
   assert.ok(whole >= 15, `most parity runs are checked element for element (${whole})`);
+  for (const db of STORES) for (const side of ['-wal', '-shm']) assert.ok(!existsSync(db + side), `no ${db}${side} left behind`);
 });
 
 test('a conversation exports its runs in corpus order; --scope all every run; jsonl parses line by line', async () => {
@@ -292,9 +294,7 @@ test('md: role headings, timestamps, tool calls with arguments, returns, retries
   const media = (await cli(['export', '--run', 'run-media-1', '--db', MEDIA, '--format', 'md'])).stdout;
   const notes = [...media.matchAll(/\*\[binary: image\/png, (\d+) bytes\]\*/g)].map((m) => Number(m[1]));
   assert.equal(notes.length, 2, media.slice(0, 600));
-  const sql = new Database(MEDIA, { readonly: true });
-  const sizes = (sql.prepare('SELECT size_bytes FROM media').all() as Array<{ size_bytes: number }>).map((r) => r.size_bytes);
-  sql.close();
+  const sizes = rows<{ size_bytes: number }>(MEDIA, 'SELECT size_bytes FROM media').map((r) => r.size_bytes);
   for (const n of notes) assert.ok(sizes.includes(n) || n < 65536, `${n} bytes is a stored media size (or inline, under the threshold)`);
   assert.ok(
     notes.some((n) => sizes.includes(n)),
