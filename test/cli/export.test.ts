@@ -477,7 +477,7 @@ test('-o killed part way: the target is the old file or a whole export, never a 
   const dir = tempDir('export-kill-out');
   const cache = tempDir('export-kill-cache');
   const out = join(dir, 'out.md');
-  const whole = (await cli(['export', '--scope', 'all', '--db', db, '--format', 'md'])).stdout;
+  const whole = (await cli(['export', '--conversation', 'conv-wide', '--db', db, '--format', 'md'])).stdout;
   let killedMidway = 0;
   for (const [signal, delay] of [
     ['SIGTERM', 150],
@@ -487,7 +487,7 @@ test('-o killed part way: the target is the old file or a whole export, never a 
     ['SIGTERM', 900],
   ] as const) {
     writeFileSync(out, 'old');
-    const child = spawn(process.execPath, [BIN, 'export', '--scope', 'all', '--db', db, '--format', 'md', '-o', out], {
+    const child = spawn(process.execPath, [BIN, 'export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], {
       env: { ...process.env, XDG_CACHE_HOME: cache },
       stdio: 'ignore',
     });
@@ -500,7 +500,7 @@ test('-o killed part way: the target is the old file or a whole export, never a 
     if (readdirSync(dir).length > 1) killedMidway++;
   }
   // a finished export replaces the target and removes the temporary files of the killed ones
-  const done = await runCliAsync(['export', '--scope', 'all', '--db', db, '--format', 'md', '-o', out], { env: cliEnv(cache) });
+  const done = await runCliAsync(['export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], { env: cliEnv(cache) });
   assert.equal(done.status, 0, done.stderr);
   assert.equal(readFileSync(out, 'utf8'), whole);
   assert.deepEqual(readdirSync(dir), ['out.md'], `no temporary file left (${killedMidway} kills left one)`);
