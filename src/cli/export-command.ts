@@ -12,7 +12,7 @@ import {
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { FLAGS, indexChoice, resolveDb, reworded } from './flags.js';
+import { FLAGS, HIT_FILTERS, indexChoice, resolveDb, reworded } from './flags.js';
 import type { Io } from './io.js';
 import { queryReader, queryWords, type SearchFlags, searchRequest } from './search-command.js';
 import { withCliSession } from './session.js';
@@ -94,14 +94,7 @@ export function exportCommand(): CommandDef {
       FLAGS.noIndex,
       FLAGS.tokenizer,
       FLAGS.collapse,
-      FLAGS.role,
-      FLAGS.tool,
-      FLAGS.minScore,
-      FLAGS.agent,
-      FLAGS.parent,
-      FLAGS.since,
-      FLAGS.until,
-      FLAGS.phrase,
+      ...HIT_FILTERS,
     ],
     helpAfter: `
 A run's record is the one show prints: the complete snapshots replayed (interrupted ones left out,

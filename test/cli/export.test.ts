@@ -500,7 +500,9 @@ test('-o killed part way: the target is the old file or a whole export, never a 
     if (readdirSync(dir).length > 1) killedMidway++;
   }
   // a finished export replaces the target and removes the temporary files of the killed ones
-  const done = await runCliAsync(['export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], { env: cliEnv(cache) });
+  const done = await runCliAsync(['export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], {
+    env: cliEnv(cache),
+  });
   assert.equal(done.status, 0, done.stderr);
   assert.equal(readFileSync(out, 'utf8'), whole);
   assert.deepEqual(readdirSync(dir), ['out.md'], `no temporary file left (${killedMidway} kills left one)`);
