@@ -19,11 +19,10 @@ import {
   type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { describeFsError } from '../sidecar/placement.js';
-import { processAlive } from '../store/sqlite/copies.js';
+import { copyPlaces, processAlive } from '../store/sqlite/copies.js';
 import { RequestError } from './errors.js';
 
 const SIDE_FILES = ['', '-wal', '-shm', '-journal'];
@@ -125,9 +124,16 @@ export class OutputFile {
   private fd: number;
   private size = 0;
 
-  /** `target`: the file to replace on commit (checked with refuseStoreOutput first); null: a spool in the temporary directory. */
-  constructor(private readonly target: string | null) {
-    const dir = target === null ? tmpdir() : dirname(resolve(target));
+  /**
+   * `target`: the file to replace on commit (checked with refuseStoreOutput first); null: a spool in the
+   * temporary directory, never one of the `stores`' directories (store text never lands beside the evidence).
+   */
+  constructor(
+    private readonly target: string | null,
+    stores: readonly string[] = [],
+  ) {
+    const dir = target === null ? copyPlaces(stores)[0] : dirname(resolve(target));
+    if (dir === undefined) throw new RequestError("no temporary directory outside the stores' directories: set TMPDIR to another");
     const base = target === null ? 'export' : basename(target);
     removeStale(dir, base);
     this.temp = join(dir, `${tempPrefix(base)}${process.pid}-${randomBytes(6).toString('hex')}.tmp`);

@@ -276,9 +276,8 @@ export class Session {
     } else if ('runId' in selection) {
       this.unambiguous(selection.runId, names);
       const at = names.resolve(selection.runId);
-      const miss = at === null ? scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: selection.runId }) : null;
-      if (miss) throw new NotFoundError(miss);
-      runs = [names.run(at!.store, this.storeRuns()[at!.store]!.find((r) => r.runId === at!.runId)!)];
+      if (at === null) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: selection.runId })!);
+      runs = [names.run(at.store, this.storeRuns()[at.store]!.find((r) => r.runId === at.runId)!)];
     } else if ('conversationId' in selection) {
       const all = this.runs();
       const miss = scopeMiss(all, { scope: 'conversation', conversationId: selection.conversationId, runId: null });

@@ -122,7 +122,7 @@ Examples:
       if (toFile) refuseStoreOutput(flags.output!, targets);
       const quiet = flags.quiet === true;
       // the whole export goes to a temporary file first: renamed into place, or spooled to stdout
-      const out = new OutputFile(toFile ? flags.output! : null);
+      const out = new OutputFile(toFile ? flags.output! : null, targets);
       let runs = 0;
       let warnings: Warning[] = [];
       try {
@@ -153,7 +153,8 @@ Examples:
       if (toFile) out.commit();
       else out.drain((text) => io.out(text));
       if (!quiet) {
-        io.reportWarnings(warnings);
+        // a search's warnings and its runs' replays may name the same thing: each once
+        io.reportWarnings([...new Map(warnings.map((w) => [JSON.stringify(w), w])).values()]);
         if (redact.active) io.err(`convsearch: redacted ${redact.count} match${redact.count === 1 ? '' : 'es'}\n`);
         if (toFile) io.err(`convsearch: wrote ${flags.output}: ${runs} run${runs === 1 ? '' : 's'}, ${out.bytes} bytes\n`);
       }

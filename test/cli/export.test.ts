@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -222,6 +222,29 @@ test('an unknown run or conversation: exit 2, one line naming it; in the library
   const none = await cli(['export', '--db', SMALL]);
   assert.equal(none.status, 2);
   assert.match(none.stderr, /export needs --run <id>, --conversation <id>, --scope all or query words/);
+});
+
+test('warnings: an unreadable snapshot is reported once, whether a query or the run named its run', async () => {
+  const t = utc('2025-06-01T10:00:00Z');
+  const db = buildStore((w) => {
+    addRun(w, 'run-w', 'conv-w');
+    w.saveSnapshot({
+      runId: 'run-w',
+      stepIndex: 1,
+      state: 'complete',
+      timestamp: t,
+      messages: [request([userPromptPart('the zeppelin report', { timestamp: t })], { timestamp: t })],
+    });
+    addRawSnapshot(w, 'run-w', '[{"parts": [', { stepIndex: 2 });
+  });
+  for (const args of [['zeppelin'], ['--run', 'run-w']]) {
+    const r = await cli(['export', ...args, '--db', db, '--format', 'jsonl']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { message_count: number }).message_count, 1);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('unreadable'));
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0]!, /skipped 1 unreadable snapshot in run run-w/, args.join(' '));
+  }
 });
 
 test('the library exports without the command line: a session, its records, the printers', async () => {
@@ -506,6 +529,36 @@ test('-o killed part way: the target is the old file or a whole export, never a 
   assert.equal(done.status, 0, done.stderr);
   assert.equal(readFileSync(out, 'utf8'), whole);
   assert.deepEqual(readdirSync(dir), ['out.md'], `no temporary file left (${killedMidway} kills left one)`);
+});
+
+test('standard output is spooled outside the store directory, even with TMPDIR there', async () => {
+  const dir = tempDir('export-spool');
+  const db = buildWideStore(300, 40, 'needle', join(dir, 'wide.db'));
+  const cache = tempDir('export-spool-cache');
+  const spools = (): string[] =>
+    ['/var/tmp', '/tmp'].flatMap((d) =>
+      readdirSync(d)
+        .filter((f) => f.startsWith('.export.convsearch-'))
+        .map((f) => join(d, f)),
+    );
+  const before = new Set(spools());
+  let seen = 0;
+  for (const delay of [300, 500, 700, 900]) {
+    const child = spawn(process.execPath, [BIN, 'export', '--conversation', 'conv-wide', '--db', db, '--format', 'md'], {
+      env: { ...process.env, XDG_CACHE_HOME: cache, TMPDIR: dir },
+      stdio: 'ignore',
+    });
+    const exited = once(child, 'exit');
+    await Promise.race([sleep(delay), exited]);
+    child.kill('SIGKILL');
+    await exited;
+    assert.deepEqual(readdirSync(dir), ['wide.db'], `nothing beside the store (killed after ${delay} ms)`);
+    for (const f of spools().filter((f) => !before.has(f) && f.includes(`-${child.pid}-`))) {
+      seen++;
+      unlinkSync(f);
+    }
+  }
+  assert.ok(seen > 0, 'a killed export left its spool, elsewhere');
 });
 
 test('several stores (--db twice): records name their store, shared run ids are qualified and accepted back', async () => {
