@@ -132,6 +132,7 @@ export class OutputFile {
     private readonly target: string | null,
     stores: readonly string[] = [],
   ) {
+    if (target !== null && statOrNull(target)?.isDirectory()) throw new RequestError(`cannot write ${target}: it is a directory`);
     const dir = target === null ? copyPlaces(stores)[0] : dirname(resolve(target));
     if (dir === undefined) throw new RequestError("no temporary directory outside the stores' directories: set TMPDIR to another");
     const base = target === null ? 'export' : basename(target);

@@ -468,6 +468,15 @@ test('-o never writes over a store, its side files, a link to one, or inside a s
   assert.deepEqual({ db: storeDigest(db), other: sha256File(other) }, before);
   assert.deepEqual(readdirSync(dir).sort(), ['filestore', 'hard.db', 'link.db', 'other.db', 'sessions.db', 'sessions.db-wal']);
 
+  // a directory, or a missing one: one line, nothing written
+  for (const [out, why] of [
+    [dir, /cannot write .*: it is a directory$/m],
+    [join(dir, 'missing', 'x.json'), /cannot write .*: no such directory$/m],
+  ] as const) {
+    const bad = await cli(['export', '--run', 'run-alpha-1', '--db', db, '-o', out]);
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.match(bad.stderr, why);
+  }
   // an ordinary file beside the store is fine, and replaced whole
   const ok = join(dir, 'run.json');
   writeFileSync(ok, 'old contents');
