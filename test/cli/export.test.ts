@@ -22,12 +22,14 @@ import {
   toolReturnPart,
   userPromptPart,
   utc,
+  type JsonObject,
 } from '../../scripts/lib/messages.js';
 import { main } from '../../src/cli/main.js';
 import { exportText, NotFoundError, openSession, Redactor } from '../../src/lib.js';
 import { BIN, cli, FIXTURES, runCliAsync } from '../helpers/cli.js';
 import { cliEnv, sha256File, storeDigest, tempDir } from '../helpers/hardening.js';
 import { addRawSnapshot, addRun, buildStore } from '../helpers/stores.js';
+import type { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { buildUxStore, buildWideStore, EVIL_RUN } from '../helpers/ux-store.js';
 
 const PARITY = join(FIXTURES, 'parity');
@@ -106,6 +108,17 @@ function completeSnapshots(db: string, runId: string): string[][] {
 const runIds = (db: string): string[] => rows<{ run_id: string }>(db, 'SELECT run_id FROM runs ORDER BY rowid').map((r) => r.run_id);
 
 const jsonlLines = (stdout: string): string[] => stdout.split('\n').filter((l) => l !== '');
+
+const T = utc('2025-06-01T10:00:00Z');
+
+/** A store of one run (conversation `conv-<run>`) whose one complete snapshot holds `messages`; `more` adds to it. */
+function oneRunStore(runId: string, messages: JsonObject[], more: (w: StepStoreWriter) => void = () => {}): string {
+  return buildStore((w) => {
+    addRun(w, runId, `conv-${runId}`);
+    w.saveSnapshot({ runId, stepIndex: 1, state: 'complete', timestamp: T, messages });
+    more(w);
+  });
+}
 
 test('json and jsonl hold each message byte for byte as its complete snapshot stores it, in show’s order', async () => {
   let whole = 0;
@@ -225,18 +238,9 @@ test('an unknown run or conversation: exit 2, one line naming it; in the library
 });
 
 test('warnings: an unreadable snapshot is reported once, whether a query or the run named its run', async () => {
-  const t = utc('2025-06-01T10:00:00Z');
-  const db = buildStore((w) => {
-    addRun(w, 'run-w', 'conv-w');
-    w.saveSnapshot({
-      runId: 'run-w',
-      stepIndex: 1,
-      state: 'complete',
-      timestamp: t,
-      messages: [request([userPromptPart('the zeppelin report', { timestamp: t })], { timestamp: t })],
-    });
-    addRawSnapshot(w, 'run-w', '[{"parts": [', { stepIndex: 2 });
-  });
+  const db = oneRunStore('run-w', [request([userPromptPart('the zeppelin report', { timestamp: T })], { timestamp: T })], (w) =>
+    addRawSnapshot(w, 'run-w', '[{"parts": [', { stepIndex: 2 }),
+  );
   for (const args of [['zeppelin'], ['--run', 'run-w']]) {
     const r = await cli(['export', ...args, '--db', db, '--format', 'jsonl']);
     assert.equal(r.status, 0, r.stderr);
@@ -271,29 +275,24 @@ test('the library exports without the command line: a session, its records, the 
 
 /** A store with every part a transcript marks: thinking, a retry, tool calls and returns, a system prompt. */
 function transcriptStore(): string {
-  const t = utc('2025-06-01T10:00:00Z');
-  return buildStore((w) => {
-    addRun(w, 'run-md', 'conv-md');
-    const messages = [
-      request([userPromptPart('Rotate the database password, please.', { timestamp: t })], { timestamp: t }),
-      response(
-        [thinkingPart('The user wants a rotation.\nFirst look up the secret.'), toolCallPart('lookup_secret', { name: 'db' }, 'c1')],
-        { timestamp: t + 1_000_000 },
-      ),
-      request(
-        [retryPromptPart('secret name must be fully qualified', { toolName: 'lookup_secret', toolCallId: 'c1', timestamp: t + 2_000_000 })],
-        {
-          timestamp: t + 2_000_000,
-        },
-      ),
-      response([toolCallPart('lookup_secret', { name: 'prod/db' }, 'c2')], { timestamp: t + 3_000_000 }),
-      request([toolReturnPart('lookup_secret', 'found: prod/db (rotated 90 days ago)', 'c2', { timestamp: t + 4_000_000 })], {
-        timestamp: t + 4_000_000,
-      }),
-      response([textPart('Rotated.')], { timestamp: t + 5_000_000 }),
-    ];
-    w.saveSnapshot({ runId: 'run-md', stepIndex: 1, state: 'complete', timestamp: t + 5_000_000, messages });
-  });
+  const t = T;
+  return oneRunStore('run-md', [
+    request([userPromptPart('Rotate the database password, please.', { timestamp: t })], { timestamp: t }),
+    response([thinkingPart('The user wants a rotation.\nFirst look up the secret.'), toolCallPart('lookup_secret', { name: 'db' }, 'c1')], {
+      timestamp: t + 1_000_000,
+    }),
+    request(
+      [retryPromptPart('secret name must be fully qualified', { toolName: 'lookup_secret', toolCallId: 'c1', timestamp: t + 2_000_000 })],
+      {
+        timestamp: t + 2_000_000,
+      },
+    ),
+    response([toolCallPart('lookup_secret', { name: 'prod/db' }, 'c2')], { timestamp: t + 3_000_000 }),
+    request([toolReturnPart('lookup_secret', 'found: prod/db (rotated 90 days ago)', 'c2', { timestamp: t + 4_000_000 })], {
+      timestamp: t + 4_000_000,
+    }),
+    response([textPart('Rotated.')], { timestamp: t + 5_000_000 }),
+  ]);
 }
 
 test('md: role headings, timestamps, tool calls with arguments, returns, retries, thinking marked, media noted by type and size', async () => {
@@ -302,7 +301,7 @@ test('md: role headings, timestamps, tool calls with arguments, returns, retries
   const out = md.stdout;
   for (const needle of [
     '# Run `run-md`',
-    '- conversation: `conv-md`',
+    '- conversation: `conv-run-md`',
     '## [0] request · 2025-06-01T10:00:00Z',
     '### User\n\nRotate the database password, please.',
     '### Thinking *(model reasoning)*\n\n> The user wants a rotation.\n> First look up the secret.',
@@ -397,20 +396,10 @@ test('--redact-preset secrets: an API key, a bearer token, a URL password and an
     email: 'alice.ops@example.com',
   };
   const text = `key ${secrets.key}; curl -H "Authorization: Bearer ${secrets.token}" postgres://admin:${secrets.password}@db.internal:5432/app, mail ${secrets.email}`;
-  const t = utc('2025-06-01T10:00:00Z');
-  const db = buildStore((w) => {
-    addRun(w, 'run-s', 'conv-s');
-    w.saveSnapshot({
-      runId: 'run-s',
-      stepIndex: 1,
-      state: 'complete',
-      timestamp: t,
-      messages: [
-        request([userPromptPart(text, { timestamp: t })], { timestamp: t }),
-        response([toolCallPart('psql', { dsn: text }, 'c1')], { timestamp: t }),
-      ],
-    });
-  });
+  const db = oneRunStore('run-s', [
+    request([userPromptPart(text, { timestamp: T })], { timestamp: T }),
+    response([toolCallPart('psql', { dsn: text }, 'c1')], { timestamp: T }),
+  ]);
   for (const format of ['json', 'jsonl', 'md']) {
     const r = await cli(['export', '--run', 'run-s', '--db', db, '--format', format, '--redact-preset', 'secrets']);
     assert.equal(r.status, 0, r.stderr);
