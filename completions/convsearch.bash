@@ -42,7 +42,7 @@ _convsearch() {
     done
     case $cmd in
         "")
-            COMPREPLY=($(compgen -W 'search runs conversations tools show report where completion -V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'search runs conversations tools show report where export completion -V --version -h --help' -- "$cur"))
             ;;
         search)
             case $prev in
@@ -156,6 +156,35 @@ _convsearch() {
             case $prev in
             esac
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--json -h --help' -- "$cur")); return; fi
+            :
+            ;;
+        export)
+            case $prev in
+                --db) _convsearch_files; return ;;
+                --run) _convsearch_ids runs "$db"; return ;;
+                --conversation) _convsearch_ids conversations "$db"; return ;;
+                --scope) COMPREPLY=($(compgen -W 'all conversation' -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -W 'json jsonl md' -- "$cur")); return ;;
+                -o|--output) _convsearch_files; return ;;
+                --redact) return ;;
+                --redact-preset) COMPREPLY=($(compgen -W 'secrets' -- "$cur")); return ;;
+                --query-file) _convsearch_files; return ;;
+                -m|--max-matches) return ;;
+                -C|--context) return ;;
+                --bm25-k1) return ;;
+                --bm25-b) return ;;
+                --index) _convsearch_files; return ;;
+                --tokenizer) COMPREPLY=($(compgen -W 'default cjk' -- "$cur")); return ;;
+                --role) COMPREPLY=($(compgen -W 'user assistant system tool-call tool-return retry' -- "$cur")); return ;;
+                --tool) _convsearch_ids tools "$db"; return ;;
+                --min-score) return ;;
+                --agent) _convsearch_ids agents "$db"; return ;;
+                --parent) _convsearch_ids runs "$db"; return ;;
+                --since) return ;;
+                --until) return ;;
+                --phrase) return ;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --run --conversation --scope --format -o --output --redact --redact-preset -q --quiet --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --tokenizer --collapse --role --tool --min-score --agent --parent --since --until --phrase -h --help' -- "$cur")); return; fi
             :
             ;;
         completion)

@@ -54,6 +54,8 @@ export type {
 } from './api/search.js';
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
 export { hitTranscripts } from './api/report.js';
+export type { ExportedMessage, ExportedRun, ExportRuns, ExportSelection } from './api/export.js';
+export { OutputFile, refuseStoreOutput } from './api/output-file.js';
 export { storeTargets } from './api/stores.js';
 export {
   defaultPlaces,
@@ -96,6 +98,9 @@ export {
 export { transcriptAnchor, transcriptHtml } from './output/transcript-html.js';
 export { runMatchesJson, runMatchesNdjson, runMatchLines } from './output/run-matches.js';
 export { showJson, showNdjson, showText } from './output/show.js';
+export { EXPORT_FORMATS, exportText, type ExportFormat, type ExportTextOptions } from './output/export-json.js';
+export { REDACT_PRESETS, REDACTED, RedactPatternError, Redactor } from './output/redact.js';
+export { transcriptMarkdown } from './output/transcript-md.js';
 export { matchNoun, outcomeStats, plural, summaryLine } from './output/stats.js';
 export { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from './output/tables.js';
 export { toolText } from './output/tool-text.js';

@@ -183,6 +183,18 @@ export function reworded(flag: Flag, help: string, options: { readonly withoutDe
   return options.withoutDefault ? { ...rest, help } : { ...flag, help };
 }
 
+/** The hit filters, in search's order, as report and export offer them (search words some of them its own way). */
+export const HIT_FILTERS: readonly Flag[] = [
+  FLAGS.role,
+  FLAGS.tool,
+  FLAGS.minScore,
+  FLAGS.agent,
+  FLAGS.parent,
+  FLAGS.since,
+  FLAGS.until,
+  FLAGS.phrase,
+];
+
 /** `--sort` as one command orders its output: its keys, its default, in its words. */
 export function sortedBy(keys: readonly string[], byDefault: string, help: string): Flag {
   return { ...FLAGS.sort, help, choices: keys, default: byDefault };

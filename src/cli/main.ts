@@ -7,6 +7,7 @@ import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { reportCommand } from './report-command.js';
+import { exportCommand } from './export-command.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
@@ -26,6 +27,7 @@ export function commands(): CommandDef[] {
     showCommand(),
     reportCommand(),
     whereCommand(),
+    exportCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];
@@ -51,6 +53,7 @@ Examples:
   convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   convsearch report refund --db sessions.db -o report.html
+  convsearch export --conversation conv-42 --format md --redact-preset secrets -o conv-42.md
   source <(convsearch completion bash)`,
   );
   const exitWith2 = (cmd: Command): void => {
