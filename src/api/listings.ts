@@ -7,6 +7,7 @@ import { parseInstant } from '../history/timestamps.js';
 import { isoMicros, parseTimeBound } from '../history/time.js';
 import { scopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
 import type { GlobSet } from '../text/glob.js';
 import type { WorkHooks } from './search.js';
@@ -32,6 +33,8 @@ export interface ConversationSummary {
   /** Messages a search of this conversation covers (after cross-run attribution). */
   readonly messages: number;
   readonly agents: string[];
+  /** Title, tags and outcome from the store's conversation catalog; null when it has none for this conversation. */
+  readonly metadata: ConversationMeta | null;
   /** The store's label, when several stores are listed (a conversation id two stores share is two rows). */
   readonly store?: string;
 }
@@ -118,6 +121,7 @@ export function summarizeConversations(source: HistorySource, counts: RecordCoun
       lastStartedAt: group[group.length - 1]!.startedAt,
       messages: counts.conversationMessages(conversationId, group),
       agents: [...new Set(group.map((r) => r.agentName).filter((a): a is string => a !== null))],
+      metadata: null,
     });
   }
   return out;
@@ -186,7 +190,11 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
   });
 }
 
-/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked. */
+/**
+ * One store's conversations (runs without one grouped under null) with their counts and catalog
+ * metadata, ordered and cut as asked. The catalog is read from the store, with or without the index:
+ * only the conversations listed (so only their rows' problems are told).
+ */
 export function conversationsOfStore(
   source: HistorySource,
   query: ConversationQuery,
@@ -194,10 +202,13 @@ export function conversationsOfStore(
   hooks: WorkHooks,
 ): ConversationListing {
   return withRecordCounts(source, index, hooks, (counts) => {
-    const conversations = arrange(
-      sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
-      query.reverse,
-      query.limit ?? null,
+    const conversations = withCatalog(
+      source,
+      arrange(
+        sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
+        query.reverse,
+        query.limit ?? null,
+      ),
     );
     const shown = new Set(conversations.map((c) => c.conversationId));
     return {
@@ -210,4 +221,11 @@ export function conversationsOfStore(
       ),
     };
   });
+}
+
+/** The conversations with the store's catalog metadata of each (null where it has none). */
+function withCatalog(source: HistorySource, conversations: ConversationSummary[]): ConversationSummary[] {
+  const ids = conversations.map((c) => c.conversationId).filter((id): id is string => id !== null);
+  const catalog = ids.length === 0 ? new Map<string, ConversationMeta>() : source.store.conversationMeta(ids);
+  return conversations.map((c) => ({ ...c, metadata: (c.conversationId !== null && catalog.get(c.conversationId)) || null }));
 }

@@ -33,6 +33,7 @@ import { showRun, type ShowRequest, type ShowView } from './show.js';
 import { sameStore, targetSet } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
 import { withNotices } from './warnings.js';
+import { withConversationMeta } from './catalog.js';
 
 export { prestartDrivers } from '../store/prestart.js';
 
@@ -150,7 +151,8 @@ export class Session {
     this.unambiguous(request.filter?.parent, names);
     const parent = shownName(request.filter?.parent, names);
     const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
-    const outcome = withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
+    const found = withConversationMeta(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.stores);
+    const outcome = withNotices(found, this.notices());
     if (outcome.missing) throw new NotFoundError(outcome.missing, outcome);
     return outcome;
   }

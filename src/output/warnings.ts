@@ -12,6 +12,7 @@ const NOTICE_WORDS: Record<StoreNoticeKind, string> = {
   'unreachable-run': 'run(s) whose snapshots cannot be located, skipped',
   'same-store': 'store(s) reached by more than one path, read once',
   'unreadable-entry': 'directory entr(ies) named like stores that cannot be read, skipped',
+  'unreadable-conversation-metadata': 'conversation metadata row(s) that cannot be read, not shown',
 };
 
 /** One warning line for stderr (without the `convsearch: warning: ` prefix); details go to the JSON output. */

@@ -20,7 +20,9 @@ export type StoreNoticeKind =
   /** A store reached again by another path (a link, `./a.db`, a directory named twice): read once. */
   | 'same-store'
   /** An entry of a directory of stores, named like one, that cannot be read (a dangling link, a FIFO, …): skipped. */
-  | 'unreadable-entry';
+  | 'unreadable-entry'
+  /** A row of the conversation catalog whose metadata upstream would reject (or a catalog of another shape): not shown. */
+  | 'unreadable-conversation-metadata';
 
 export interface StoreNotice {
   readonly kind: StoreNoticeKind;
