@@ -25,8 +25,17 @@ export function runIdNameText(n: RunIdName): string {
   return `${escapeInline(n.agent)}/${escapeInline(n.innerRunId)}`;
 }
 
-/** `run <id>`, and ` (<agent>/<inner id>)` after it when the id is a derived one. */
+/** `<id>`, and ` (<agent>/<inner id>)` after it when the id is a derived one. */
+function named(id: string, n: RunIdName | null): string {
+  return `${escapeInline(id)}${n === null ? '' : ` (${runIdNameText(n)})`}`;
+}
+
+/** `run <id> (<agent>/<inner id>)`, or `run <id>` for an id that is not a derived one. */
 export function runLabel(run: StoreRun): string {
-  const n = runIdName(run);
-  return `run ${escapeInline(run.runId)}${n === null ? '' : ` (${runIdNameText(n)})`}`;
+  return `run ${named(run.runId, runIdName(run))}`;
+}
+
+/** The same for the run's parent (null without one). */
+export function parentLabel(run: StoreRun): string | null {
+  return run.parentRunId === null ? null : `parent ${named(run.parentRunId, parentIdName(run))}`;
 }

@@ -5,7 +5,7 @@ import { escapeForTerminal, escapeInline } from './escape.js';
 import { partsLabel } from './human.js';
 import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
 import { runJson } from './listing-json.js';
-import { runLabel } from './run-name.js';
+import { parentLabel, runLabel } from './run-name.js';
 import { wrapLine } from './width.js';
 
 export interface ShowStyle {
@@ -70,7 +70,7 @@ function header(v: ShowView, c: ChalkInstance): string {
     r.store !== undefined ? `store ${escapeInline(r.store)}` : null,
     r.conversationId === null ? c.dim('no conversation') : `conversation ${escapeInline(r.conversationId)}`,
     r.agentName !== null ? `agent ${escapeInline(r.agentName)}` : null,
-    r.parentRunId !== null ? `parent ${escapeInline(r.parentRunId)}` : null,
+    parentLabel(r),
     `started ${escapeInline(compactTimestamp(r.startedAt))}`,
     `${s.snapshots} snapshot${s.snapshots === 1 ? '' : 's'}${s.interruptedSnapshots ? ` (+${s.interruptedSnapshots} interrupted)` : ''}`,
     `${v.length} message${v.length === 1 ? '' : 's'}`,
