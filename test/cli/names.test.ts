@@ -23,7 +23,8 @@ import {
   SNEAKY,
 } from '../helpers/names-store.js';
 import { checkShape, CONVERSATION_METADATA, RUN_ID_DECODED } from '../helpers/shapes.js';
-import { addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
+import { addRun, addSnapshot, buildStore, tempDir, userMsg } from '../helpers/stores.js';
+import { snapshotText, writeRun, writeSnapshot } from '../helpers/file-store.js';
 
 let db: string;
 let digest: string;
@@ -109,6 +110,20 @@ describe('derived run ids', () => {
       assert.equal(x.parent_run_id, `${x.store}:${LIBRARIAN}`);
       assert.deepEqual(x.parent_run_id_decoded, { agent: 'code_librarian', inner_run_id: INNER });
     }
+  });
+
+  test('a FileStepStore: derived ids decode the same (its directory named by the id), and there is no catalog', async () => {
+    const root = tempDir();
+    writeRun(root, REPRODUCER, { conversationId: 'c1' });
+    writeSnapshot(root, REPRODUCER, '0.json', snapshotText(REPRODUCER, 1, 'refund from a file store'));
+    const doc = JSON.parse((await cli(['search', 'refund', '--db', root, '--scope', 'all', '--json'])).stdout);
+    assert.equal(doc.hits[0].run_id, REPRODUCER);
+    assert.deepEqual(doc.hits[0].run_id_decoded, { agent: 'reproducer', inner_run_id: 'r-2' });
+    assert.equal(doc.hits[0].conversation_metadata, null);
+    assert.deepEqual(doc.warnings, []);
+    const conv = await cli(['conversations', '--db', root, '--json']);
+    assert.equal(JSON.parse(conv.stdout).conversations[0].metadata, null);
+    assert.equal(conv.stderr, '');
   });
 
   test('hits, locations and -l runs carry run_id_decoded in JSON', async () => {
