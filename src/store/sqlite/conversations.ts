@@ -8,6 +8,9 @@ import type { Notices } from '../notices.js';
  * them is never read). A file without the table has no catalog; a table without those columns is not
  * upstream's, said once in a notice.
  */
+/** Up to this many ids are looked up one by one (a hit page's conversations); more read the table once (a listing). */
+const BY_ID = 64;
+
 export class ConversationCatalog {
   private present: boolean | null = null;
   private byId: BetterSqlite3.Statement | null = null;
@@ -31,11 +34,16 @@ export class ConversationCatalog {
   read(ids: readonly string[] | null): Map<string, ConversationMeta> {
     const out = new Map<string, ConversationMeta>();
     if (!this.readable()) return out;
+    const wanted = ids === null ? null : new Set(ids);
     let rows: Array<{ id: unknown; metadata: unknown }>;
-    if (ids === null) rows = this.db.prepare('SELECT id, metadata FROM conversations').all() as typeof rows;
-    else {
+    if (wanted !== null && wanted.size <= BY_ID) {
       this.byId ??= this.db.prepare('SELECT id, metadata FROM conversations WHERE id = ?');
-      rows = [...new Set(ids)].flatMap((id) => this.byId!.all(id) as typeof rows);
+      rows = [...wanted].flatMap((id) => this.byId!.all(id) as typeof rows);
+    } else {
+      // many ids: one pass over the table is cheaper than as many lookups; the others are passed over
+      rows = (this.db.prepare('SELECT id, metadata FROM conversations').all() as typeof rows).filter(
+        (r) => wanted === null || (typeof r.id === 'string' && wanted.has(r.id)),
+      );
     }
     for (const r of rows) {
       if (typeof r.id !== 'string') {

@@ -18,6 +18,10 @@ test('the conversation catalog: rows by id or all, unreadable rows told once eac
   try {
     assert.deepEqual([...r.conversationMeta(['c1', 'c1', 'missing'])], [['c1', { title: 'One', tags: ['a'], outcome: 'completed' }]]);
     assert.deepEqual(r.notices(), [], 'nothing unreadable was asked for');
+    // many ids (a listing) read the table in one pass: still only the rows asked for, and their problems
+    const many = ['c2', ...Array.from({ length: 100 }, (_, i) => `absent-${i}`)];
+    assert.deepEqual([...r.conversationMeta(many).keys()], ['c2']);
+    assert.deepEqual(r.notices(), [], 'the unreadable rows were not asked for');
     const all = r.conversationMeta(null);
     assert.deepEqual([...all.keys()].sort(), ['c1', 'c2']);
     assert.deepEqual(all.get('c2'), { title: 'Two', tags: [], outcome: 'ready' });
