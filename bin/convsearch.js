@@ -77,11 +77,20 @@ function leaveTerminalAloneAtExit() {
   });
 }
 
+/**
+ * V8 lets the heap grow to up to four times what survived the last full collection before it collects
+ * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
+ * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
+ * process-wide flag, so it is set here, where the process is ours, never by the library.
+ */
+const HEAP_GROWING = '--heap-growing-percent=100';
+
 if (require.main === module) {
+  require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
   loadBundle()
     .main(process.argv, processSink())
     .then((status) => {
       process.exitCode = status;
     });
-} else module.exports = { loadBundle, processSink };
+} else module.exports = { loadBundle, processSink, HEAP_GROWING };

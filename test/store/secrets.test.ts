@@ -61,6 +61,9 @@ function failingTargets(): string[] {
     `rediss://:${enc}@127.0.0.1:${closedPort}/0`,
     `redis://127.0.0.1:${closedPort}/0?password=${enc}`,
     `postgresql://127.0.0.1:${closedPort}/db?PASSWORD=${enc}`,
+    // a table prefix or media table PostgresStepStore would refuse: refused before connecting
+    `postgresql://reader:${enc}@127.0.0.1:${closedPort}/db?table=Steps-v2`,
+    `postgresql://reader:${enc}@127.0.0.1:${closedPort}/db?table=Steps&media=9blobs`,
     `redis://:12?${SECRET}@127.0.0.1/0`,
     `mongodb://reader:${enc}@127.0.0.1/x`,
     `http://reader:${enc}@127.0.0.1/x.db`,
