@@ -133,7 +133,9 @@ function dimText(padded: string, c: ChalkInstance): string {
 }
 
 const text = (v: string): Cell => ({ text: escapeInline(v) });
-const orDash = (v: string | null): Cell => (v === null ? { text: '-', dim: true } : text(v));
+/** The placeholder of an empty cell. */
+const dash: Cell = { text: '-', dim: true };
+const orDash = (v: string | null): Cell => (v === null ? dash : text(v));
 
 const RUN_COLUMNS: readonly Column[] = [
   { header: 'run', kind: 'id' },
@@ -154,7 +156,7 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
   const decoded = names.some((n) => n !== null);
   const rows = runs.map((s, i): Cell[] => [
     text(s.run.runId),
-    ...(decoded ? [names[i] ? { text: runIdNameText(names[i]) } : { text: '-', dim: true }] : []),
+    ...(decoded ? [names[i] ? { text: runIdNameText(names[i]) } : dash] : []),
     orDash(s.run.conversationId),
     orDash(s.run.agentName),
     orDash(s.run.parentRunId),
@@ -201,8 +203,6 @@ const CATALOG_COLUMNS: readonly Column[] = [
   { header: 'outcome', kind: 'text', drop: 5.5 },
   { header: 'tags', kind: 'text', drop: 7 },
 ];
-
-const dash: Cell = { text: '-', dim: true };
 
 function catalogCells(v: ConversationSummary): Cell[] {
   const m = v.metadata;
