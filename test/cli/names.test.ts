@@ -132,6 +132,11 @@ describe('derived run ids', () => {
     assert.deepEqual(hit.run_id_decoded, { agent: 'code_librarian', inner_run_id: INNER });
     assert.deepEqual(hit.locations[0].run_id_decoded, { agent: 'code_librarian', inner_run_id: INNER });
     assert.equal(doc.hits.find((h: { run_id: string }) => h.run_id === NOT_BASE64).run_id_decoded, null);
+    const t = JSON.parse((await both(['search', 'refund', '--scope', 'all', '--timeline', 'run', '--json'])).stdout).timeline;
+    assert.deepEqual(t.buckets[0], { run: LIBRARIAN, run_id_decoded: { agent: 'code_librarian', inner_run_id: INNER }, count: 2 });
+    assert.equal(t.buckets.find((b: { run: string }) => b.run === PLAIN).run_id_decoded, null);
+    const days = JSON.parse((await both(['search', 'refund', '--scope', 'all', '--timeline', '--json'])).stdout).timeline;
+    assert.deepEqual(Object.keys(days.buckets[0]), ['day', 'count']);
     const l = JSON.parse((await both(['search', 'refund', '--scope', 'all', '-l', '--json'])).stdout);
     const m = l.runs.find((x: { run_id: string }) => x.run_id === REPRODUCER);
     assert.deepEqual(m.run_id_decoded, { agent: 'reproducer', inner_run_id: 'r-2' });
