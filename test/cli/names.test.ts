@@ -5,7 +5,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cli } from '../helpers/cli.js';
 import { sha } from '../helpers/evidence.js';
@@ -220,6 +220,24 @@ describe('conversation metadata', () => {
     );
     const corrupt = await both(['search', 'refund', '--conversation', 'conv-corrupt', '-C', '0']);
     assert.match(corrupt.stderr, /1 conversation metadata row\(s\) that cannot be read, not shown \(conversation conv-corrupt/);
+  });
+
+  test('report: hit cards and transcripts name the decoded run and the conversation title, HTML-escaped', async () => {
+    const out = join(tempDir(), 'report.html');
+    const r = await cli(['report', 'refund', '--db', db, '--conversation', 'conv-named', '-o', out, '-q']);
+    assert.equal(r.status, 0, r.stderr);
+    const html = readFileSync(out, 'utf8');
+    assert.ok(html.includes(`decoded code_librarian/${INNER}`));
+    assert.ok(html.includes(`title ${NAMED_TITLE} (completed)`));
+    assert.ok(html.includes('decoded reproducer/r-2 · conversation conv-named'), 'the transcript of the delegate');
+    const hostile = join(tempDir(), 'hostile.html');
+    await cli(['report', 'refund', '--db', db, '--scope', 'all', '-m', '20', '-o', hostile, '-q']);
+    const text = readFileSync(hostile, 'utf8');
+    assert.ok(!text.includes('pwned'), 'a name with control characters is not decoded');
+    // escapeHtml's rules, as for every store text in the page: controls coded, other characters as they are
+    assert.ok(text.includes('decoded lib\u200brarian\u202e/r-3'));
+    assert.ok(text.includes('title pwn\\x1b[2J\\x1b]0;owned\\x07 title (failed)'));
+    assert.doesNotMatch(text, /\x1b/);
   });
 
   test('a store without the catalog: no metadata, no warning, the tables as they were', async () => {
