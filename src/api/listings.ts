@@ -190,11 +190,7 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
   });
 }
 
-/**
- * One store's conversations (runs without one grouped under null) with their counts and catalog
- * metadata, ordered and cut as asked. The catalog is read from the store, with or without the index:
- * only the conversations listed (so only their rows' problems are told).
- */
+/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked (metadata: see withCatalog). */
 export function conversationsOfStore(
   source: HistorySource,
   query: ConversationQuery,
@@ -202,13 +198,10 @@ export function conversationsOfStore(
   hooks: WorkHooks,
 ): ConversationListing {
   return withRecordCounts(source, index, hooks, (counts) => {
-    const conversations = withCatalog(
-      source,
-      arrange(
-        sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
-        query.reverse,
-        query.limit ?? null,
-      ),
+    const conversations = arrange(
+      sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
+      query.reverse,
+      query.limit ?? null,
     );
     const shown = new Set(conversations.map((c) => c.conversationId));
     return {
@@ -221,11 +214,4 @@ export function conversationsOfStore(
       ),
     };
   });
-}
-
-/** The conversations with the store's catalog metadata of each (null where it has none). */
-function withCatalog(source: HistorySource, conversations: ConversationSummary[]): ConversationSummary[] {
-  const ids = conversations.map((c) => c.conversationId).filter((id): id is string => id !== null);
-  const catalog = ids.length === 0 ? new Map<string, ConversationMeta>() : source.store.conversationMeta(ids);
-  return conversations.map((c) => ({ ...c, metadata: (c.conversationId !== null && catalog.get(c.conversationId)) || null }));
 }

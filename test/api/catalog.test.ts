@@ -52,10 +52,13 @@ test("library, several stores: each hit and row takes its own store's catalog fo
     outcome.kind === 'found'
       ? outcome.hits.map((h) => [h.run.store, h.text.includes('alpha') ? 'alpha' : 'beta', h.conversation?.title])
       : [];
-  assert.deepEqual(titles.sort(), [
-    [a, 'alpha', 'Title in A'],
-    [b, 'beta', 'Title in B'],
-  ]);
+  assert.deepEqual(
+    titles.sort((x, y) => String(x[1]).localeCompare(String(y[1]))),
+    [
+      [a, 'alpha', 'Title in A'],
+      [b, 'beta', 'Title in B'],
+    ],
+  );
   const listing = await withSession([a, b], { env }, (s) => s.listConversations());
   assert.deepEqual(
     listing.conversations.map((c) => [c.store, c.metadata?.title]),

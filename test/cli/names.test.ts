@@ -163,6 +163,16 @@ describe('conversation metadata', () => {
     );
   });
 
+  test('conversations --limit: only the rows shown are read from the catalog, and only their problems told', async () => {
+    const first = await both(['conversations', '--limit', '2']);
+    assert.match(first.stdout, /conv-named/);
+    assert.doesNotMatch(first.stdout, /conv-corrupt/);
+    assert.equal(first.stderr, '', 'conv-corrupt is not listed: its row is not read');
+    const last = await both(['conversations', '--reverse', '--limit', '1']);
+    assert.match(last.stdout, /│ conv-corrupt /);
+    assert.match(last.stderr, /1 conversation metadata row\(s\) that cannot be read/);
+  });
+
   test('conversations --json and --ndjson: metadata or null, the unreadable row in warnings', async () => {
     const doc = JSON.parse((await both(['conversations', '--json'])).stdout);
     const by = new Map(doc.conversations.map((c: { conversation_id: string }) => [c.conversation_id, c]));
