@@ -28,6 +28,15 @@ function loadBundle() {
   return { ...module.exports, script };
 }
 
+/** The working directory, or '' when it is gone (removed under the process): no default place is looked for in it. */
+function workingDirectory() {
+  try {
+    return process.cwd();
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The command's sink bound to this process: the only place that touches process.stdout, process.stderr
  * and the exit status.
@@ -53,7 +62,13 @@ function processSink() {
       stream: stream.isTTY ? stream : undefined,
     };
   };
-  return { stdout: text(process.stdout), stderr: text(process.stderr), env: process.env, readStdin: () => readFileSync(0, 'utf8') };
+  return {
+    stdout: text(process.stdout),
+    stderr: text(process.stderr),
+    env: process.env,
+    cwd: workingDirectory(),
+    readStdin: () => readFileSync(0, 'utf8'),
+  };
 }
 
 /**

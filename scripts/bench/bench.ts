@@ -115,6 +115,7 @@ async function phaseCli(args: string[]): Promise<PhaseResult> {
     stdout: { write: (s: string) => void (bytes += s.length) },
     stderr: { write: (s: string) => void process.stderr.write(s) },
     env: process.env,
+    cwd: process.cwd(),
     readStdin: () => '',
   };
   const t = performance.now();

@@ -133,6 +133,21 @@ describe('secrets never printed', () => {
   });
 });
 
+describe('where', () => {
+  test('$CONVSEARCH_DB holding a password, in every spelling: where shows it masked, never contacts it', async () => {
+    for (const target of failingTargets()) {
+      for (const format of [[], ['--json']]) {
+        const r = await cli(['where', ...format], { env: { CONVSEARCH_DB: target } });
+        const what = `where ${format.join(' ')} with ${target}`;
+        assertNoLeak(what, r);
+        assert.equal(r.stderr, '', what);
+        // a server URL is what a command would read (exit 0); another scheme is no store (exit 1)
+        assert.equal(r.status, /^(postgres(ql)?|rediss?):/.test(target) ? 0 : 1, `${what}: ${r.stdout}`);
+      }
+    }
+  });
+});
+
 describe('Redis failures, each in words of its own (§10)', () => {
   const run = (db: string) => cli(['runs', '--db', db]);
 
