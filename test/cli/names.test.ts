@@ -126,6 +126,22 @@ describe('derived run ids', () => {
     assert.equal(conv.stderr, '');
   });
 
+  test('export: records carry the decoded ids (ASCII JSON), Markdown headings name them escaped', async () => {
+    const json = await cli(['export', '--run', SNEAKY, '--db', db, '--format', 'jsonl']);
+    assert.equal(json.status, 0, json.stderr);
+    assert.ok(json.stdout.includes('"run_id_decoded":{"agent":"lib\\u200brarian\\u202e","inner_run_id":"r-3"}'), json.stdout.slice(0, 400));
+    const record = JSON.parse(json.stdout);
+    assert.deepEqual(record.run_id_decoded, { agent: 'lib\u200brarian\u202e', inner_run_id: 'r-3' });
+    assert.equal(record.parent_run_id_decoded, null);
+    const child = JSON.parse((await cli(['export', '--run', REPRODUCER, '--db', db, '--format', 'jsonl'])).stdout);
+    assert.deepEqual(child.parent_run_id_decoded, { agent: 'code_librarian', inner_run_id: INNER });
+    const md = (await cli(['export', '--run', SNEAKY, '--db', db, '--format', 'md'])).stdout;
+    assert.ok(md.includes('- decoded run id: lib\\u200brarian\\u202e / `r-3`'), md.slice(0, 300));
+    assert.doesNotMatch(md, RAW_ESCAPE);
+    const raw = (await cli(['export', '--run', ESCAPES, '--db', db, '--format', 'md'])).stdout;
+    assert.doesNotMatch(raw, /decoded run id|pwned/);
+  });
+
   test('hits, locations and -l runs carry run_id_decoded in JSON', async () => {
     const doc = JSON.parse((await both(['search', 'refund', '--scope', 'all', '-m', '20', '--collapse', '--json'])).stdout);
     const hit = doc.hits.find((h: { run_id: string }) => h.run_id === LIBRARIAN);
