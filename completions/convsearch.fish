@@ -33,7 +33,7 @@ complete -c convsearch -n '__fish_use_subcommand' -s V -l version -d 'output the
 complete -c convsearch -n '__fish_use_subcommand' -s h -l help -d 'display help for command'
 complete -c convsearch -n __fish_use_subcommand -a search -d 'BM25-rank the replayed messages of a store and print excerpts around the hits'
 complete -c convsearch -n __fish_use_subcommand -a runs -d 'list the runs of a store in corpus order (started_at), with snapshot and replayed message counts'
-complete -c convsearch -n __fish_use_subcommand -a conversations -d 'list conversations: their runs, time span, searchable messages and agents'
+complete -c convsearch -n __fish_use_subcommand -a conversations -d 'list conversations: their title, tags and outcome (where the store keeps them), runs, time span, searchable messages and agents'
 complete -c convsearch -n __fish_use_subcommand -a tools -d 'list the tools the runs called: calls, returns, retries, runs, first and last seen'
 complete -c convsearch -n __fish_use_subcommand -a show -d 'print a run\'s replayed full record, numbered as in search excerpts'
 complete -c convsearch -n __fish_use_subcommand -a report -d 'write one self-contained HTML page: the ranked hits, their match windows, a timeline and the transcripts of their runs'

@@ -14,7 +14,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pinRequest, simulateRun, textPart, thinkingPart, toolCallPart, utc, type SimResult } from './lib/messages.js';
 import { pyFloat } from './lib/py-json.js';
-import { StepStoreWriter } from './lib/store-writer.js';
+import { derivedRunId } from './lib/run-ids.js';
+import { StepStoreWriter, type ConversationInput } from './lib/store-writer.js';
 
 export const DEMO_CONVERSATIONS = {
   ops: 'conv-ops-billing-api',
@@ -272,10 +273,12 @@ export function demoRuns(): SimResult[] {
     (r) => r.table === 'events' && r.row.kind === 'tool_call_started' && r.row.toolName === 'delegate',
   );
   if (delegateStarted?.table !== 'events') throw new Error('delegate call not found');
+  const verifierInner = '019bb1d2-6a4e-7c3f-8d21-5e9f0a1b2c3d';
   const verifier = simulateRun({
-    runId: 'deploy-verifier-5c1e7a92',
-    // With agent_name set, RunRecord.run_id is `{agent_name}-{uuid4().hex[:8]}` while messages carry ctx.run_id.
-    messageRunId: '019bb1d2-6a4e-7c3f-8d21-5e9f0a1b2c3d',
+    // With agent_name set (and no explicit run_id), RunRecord.run_id is derived from the agent name and
+    // ctx.run_id (`sp-…`, docs/backends.md), while messages carry ctx.run_id itself.
+    runId: derivedRunId('deploy-verifier', verifierInner),
+    messageRunId: verifierInner,
     conversationId: DEMO_CONVERSATIONS.ops,
     parentRunId: 'run-ops-2',
     agentName: 'deploy-verifier',
@@ -464,11 +467,46 @@ export function demoRuns(): SimResult[] {
   return [ops1, pay1, ops2, verifier, pay2, pay3, i18n, cache];
 }
 
+/**
+ * The harness CLI's conversation catalog for the demo's conversations (docs/backends.md): titles, tags
+ * and outcomes as its namer and session leave them. The run started without a conversation id has none.
+ */
+export function demoCatalog(): ConversationInput[] {
+  const at = utc('2026-01-12T16:00:00Z');
+  const row = (id: string, title: string, tags: string[], outcome: string, runId: string, messages: number): ConversationInput => ({
+    id,
+    updatedAt: at,
+    summary: {
+      title,
+      tags,
+      outcome,
+      title_source: 'generated',
+      naming_version: 1,
+      named_revision: 1,
+      run_id: runId,
+      message_count: messages,
+    },
+  });
+  return [
+    row(DEMO_CONVERSATIONS.ops, 'Billing API stuck after OOM in prod-eu', ['billing', 'kubernetes', 'oom'], 'completed', 'run-ops-2', 14),
+    row(
+      DEMO_CONVERSATIONS.payments,
+      'Double refund for order ORD-2291',
+      ['payments', 'refunds', 'idempotency'],
+      'cancelled',
+      'run-pay-3',
+      12,
+    ),
+    row(DEMO_CONVERSATIONS.cache, 'Search cache hit ratio drop on node 3', ['cache', 'search'], 'completed', 'run-cache-1', 16),
+  ];
+}
+
 /** Writes the demo store to `path` (which must not exist). */
 export function buildDemoStore(path: string): void {
   const writer = new StepStoreWriter(path);
   try {
     writer.writeSimulatedRuns(demoRuns());
+    for (const c of demoCatalog()) writer.saveConversation(c);
   } finally {
     writer.close();
   }

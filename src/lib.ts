@@ -73,6 +73,8 @@ export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/too
 export { checkB, checkK1, checkNonNegative } from './api/validate.js';
 export { warningNotices, type Warning, type WarningNotice } from './api/warnings.js';
 export type { StoreReader, StoreRun } from './store/reader.js';
+export { decodeRunId, type RunIdName } from './store/run-name.js';
+export type { ConversationMeta } from './store/conversation-meta.js';
 
 // Printers: every format the command line prints, from the same results
 export { colorEnabled, makeChalk, type ColorChoice } from './output/color.js';

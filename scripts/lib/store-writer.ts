@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { pyJsonDumpsAscii } from './py-json.js';
-import { pyIsoformat, type JsonObject, type SimResult, type TimeInput } from './messages.js';
+import { pydanticTime, pyIsoformat, type JsonObject, type SimResult, type TimeInput } from './messages.js';
 
 export type SchemaShape = 'newest' | 'pre-idempotency' | 'pre-state';
 
@@ -99,6 +99,49 @@ export interface SnapshotInput {
   idempotencyKey?: string | null;
   /** Event rows written in the same transaction, before the snapshot (the simulator writes realistic ones). */
   events?: EventInput[];
+}
+
+/** One row of pydantic-ai-harness's conversation catalog (`SqliteConversationStore`; docs/backends.md). */
+export interface ConversationInput {
+  id: string;
+  /** `ConversationSummary` fields over its defaults (`title`, `tags`, `outcome`, …), written as pydantic's JSON. */
+  summary?: Record<string, unknown>;
+  /** The `metadata` column exactly as given (any SQLite value) instead of a summary: a corrupt row. */
+  rawMetadata?: unknown;
+  updatedAt?: TimeInput;
+  /** The catalog's own copy of the history, `json.dumps`'d (default: none). */
+  messages?: JsonObject[];
+}
+
+/** Upstream's `conversations` table, created on its first write. */
+export const CONVERSATIONS_DDL =
+  'CREATE TABLE IF NOT EXISTS conversations (id TEXT PRIMARY KEY, revision INTEGER NOT NULL, metadata TEXT NOT NULL, ' +
+  'messages TEXT NOT NULL, search_text TEXT NOT NULL, updated_at TEXT NOT NULL)';
+
+/** A `ConversationSummary` as pydantic dumps it: every field, in declaration order, defaults filled in. */
+export function conversationSummaryJson(id: string, updatedAt: TimeInput, fields: Record<string, unknown> = {}): string {
+  const summary: Record<string, unknown> = {
+    schema_version: 1,
+    id,
+    workspace: '/work/project',
+    updated_at: pydanticTime(updatedAt),
+    revision: 1,
+    title: 'New session',
+    subtitle: '',
+    tags: [],
+    title_source: 'fallback',
+    naming_version: 0,
+    named_revision: 0,
+    model: null,
+    outcome: 'ready',
+    run_id: null,
+    owner_pid: null,
+    message_count: 0,
+    total_tokens: 0,
+    naming_tokens: 0,
+  };
+  // pydantic's dump_json: compact, non-ASCII kept as is (unlike json.dumps)
+  return JSON.stringify({ ...summary, ...fields });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -589,6 +632,17 @@ export class StepStoreWriter {
     this.db.transaction(() => {
       for (const it of items) it.apply();
     })();
+  }
+
+  /** Inserts or replaces a conversation catalog row (the table is created on first use, as upstream does). */
+  saveConversation(input: ConversationInput): void {
+    this.db.exec(CONVERSATIONS_DDL);
+    const updatedAt = input.updatedAt ?? Date.UTC(2026, 0, 12) * 1000;
+    const metadata = 'rawMetadata' in input ? input.rawMetadata : conversationSummaryJson(input.id, updatedAt, input.summary);
+    const revision = typeof input.summary?.revision === 'number' ? input.summary.revision : 1;
+    this.db
+      .prepare('INSERT OR REPLACE INTO conversations (id, revision, metadata, messages, search_text, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(input.id, revision, metadata, pyJsonDumpsAscii(input.messages ?? []), '', pyIsoformat(updatedAt));
   }
 
   /** Checkpoints and closes: the .db file is self-contained (no -wal/-shm left), header still says WAL. */

@@ -7,6 +7,7 @@ import { parseInstant } from '../history/timestamps.js';
 import { isoMicros, parseTimeBound } from '../history/time.js';
 import { scopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
 import type { GlobSet } from '../text/glob.js';
 import type { WorkHooks } from './search.js';
@@ -32,6 +33,8 @@ export interface ConversationSummary {
   /** Messages a search of this conversation covers (after cross-run attribution). */
   readonly messages: number;
   readonly agents: string[];
+  /** Title, tags and outcome from the store's conversation catalog; null when it has none for this conversation. */
+  readonly metadata: ConversationMeta | null;
   /** The store's label, when several stores are listed (a conversation id two stores share is two rows). */
   readonly store?: string;
 }
@@ -118,6 +121,7 @@ export function summarizeConversations(source: HistorySource, counts: RecordCoun
       lastStartedAt: group[group.length - 1]!.startedAt,
       messages: counts.conversationMessages(conversationId, group),
       agents: [...new Set(group.map((r) => r.agentName).filter((a): a is string => a !== null))],
+      metadata: null,
     });
   }
   return out;
@@ -186,7 +190,7 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
   });
 }
 
-/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked. */
+/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked (metadata: see withCatalog). */
 export function conversationsOfStore(
   source: HistorySource,
   query: ConversationQuery,

@@ -34,6 +34,7 @@ import { showRun, type ShowRequest, type ShowView } from './show.js';
 import { sameStore, targetSet } from './stores.js';
 import { listTools, type ToolListing, type ToolQuery } from './tools.js';
 import { withNotices } from './warnings.js';
+import { withCatalog, withConversationMeta } from './catalog.js';
 
 export { prestartDrivers } from '../store/prestart.js';
 
@@ -151,7 +152,8 @@ export class Session {
     this.unambiguous(request.filter?.parent, names);
     const parent = shownName(request.filter?.parent, names);
     const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
-    const outcome = withNotices(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.notices());
+    const found = withConversationMeta(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.stores);
+    const outcome = withNotices(found, this.notices());
     if (outcome.missing) throw new NotFoundError(outcome.missing, outcome);
     return outcome;
   }
@@ -198,7 +200,7 @@ export class Session {
   }
 
   /**
-   * Conversations with their runs, time span, searchable messages and agents: one row per conversation
+   * Conversations with their catalog metadata, runs, time span, searchable messages and agents: one row per conversation
    * of each store (a conversation id two stores share is two rows: their runs never share history),
    * merged by first start (ties by store order), then sorted, turned and cut.
    */
@@ -213,7 +215,11 @@ export class Session {
       perStore.map((l) => l.conversations),
       (c) => c.firstStartedAt,
     ).map(({ store, item }): ConversationSummary => (several ? { ...item, store: this.stores[store]!.label } : item));
-    const rows = arrange(sortConversations(merged, query.sort ?? DEFAULTS.conversationSort), query.reverse, query.limit);
+    // the catalog only for the rows shown (store/run ids: see withCatalog)
+    const rows = withCatalog(
+      arrange(sortConversations(merged, query.sort ?? DEFAULTS.conversationSort), query.reverse, query.limit),
+      this.stores,
+    );
     const key = (store: string | undefined, conversation: string | null | undefined): string => JSON.stringify([store, conversation]);
     const shown = new Set(rows.map((c) => key(c.store, c.conversationId)));
     const warnings = perStore.flatMap((l, i) => {

@@ -164,7 +164,8 @@ Examples:
 export function conversationsCommand(): CommandDef {
   return {
     name: 'conversations',
-    description: 'list conversations: their runs, time span, searchable messages and agents',
+    description:
+      'list conversations: their title, tags and outcome (where the store keeps them), runs, time span, searchable messages and agents',
     args: [],
     flags: [
       ...INDEX_FLAGS,

@@ -7,6 +7,7 @@
 import type { ExportedRun } from '../api/export.js';
 import { escapeJsonForTerminal } from './escape.js';
 import { asciiJson, type Redactor } from './redact.js';
+import { parentIdName, runIdName, runIdNameJson } from './run-name.js';
 import { transcriptMarkdown } from './transcript-md.js';
 
 export type ExportFormat = 'json' | 'jsonl' | 'md';
@@ -33,6 +34,8 @@ function recordOpen(r: ExportedRun): string {
     conversation_id: r.run.conversationId,
     agent_name: r.run.agentName,
     parent_run_id: r.run.parentRunId,
+    run_id_decoded: runIdNameJson(runIdName(r.run)),
+    parent_run_id_decoded: runIdNameJson(parentIdName(r.run)),
     started_at: r.run.startedAt,
     first_message_at: stamps[0] ?? null,
     last_message_at: stamps.at(-1) ?? null,

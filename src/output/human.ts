@@ -9,6 +9,7 @@ import { queryTokensWith, tokenizerNamed, type Tokenizer } from '../text/tokeniz
 import { escapeForTerminal, escapeInline } from './escape.js';
 import { toolText } from './tool-text.js';
 import { explainLines } from './explain.js';
+import { runLabel } from './run-name.js';
 import { displayWidth, wrapLine } from './width.js';
 
 export interface HumanStyle {
@@ -106,11 +107,18 @@ function hitHeader(h: Hit, style: HumanStyle): string {
   const segments = [
     c.bold(`#${h.rank}`),
     c.yellow(`score ${formatScore1f(h.score)}`),
-    c.cyan(`run ${escapeInline(h.run.runId)}`),
+    c.cyan(runLabel(h.run)),
     // several stores: each hit names its own
     ...(h.run.store !== undefined ? [c.dim(`store ${escapeInline(h.run.store)}`)] : []),
     h.run.conversationId === null ? c.dim('no conversation') : c.magenta(`conversation ${escapeInline(h.run.conversationId)}`),
   ];
+  const meta = h.conversation;
+  if (meta) {
+    // the conversation catalog's names for it (docs/backends.md)
+    segments.push(c.magenta(`title ${escapeInline(meta.title)}`));
+    if (meta.tags.length) segments.push(c.magenta(`tags ${meta.tags.map(escapeInline).join(', ')}`));
+    segments.push(c.dim(`outcome ${escapeInline(meta.outcome)}`));
+  }
   if (h.run.agentName !== null) segments.push(c.blue(`agent ${escapeInline(h.run.agentName)}`));
   segments.push(c.bold(`[${h.position}] ${partsLabel(h.parts)}`));
   if (h.timestamp !== null) segments.push(c.dim(escapeInline(compactTimestamp(h.timestamp))));

@@ -8,6 +8,8 @@ import { outcomeStats } from './stats.js';
 import { toolText } from './tool-text.js';
 import { scopeMissMessage } from '../search/scope.js';
 import { isoMicros } from '../history/time.js';
+import type { ConversationMeta } from '../store/conversation-meta.js';
+import { runIdName, runIdNameJson } from './run-name.js';
 
 /** Bumped only when a field changes meaning or disappears; new fields may appear within a version. */
 export const SCHEMA_VERSION = 1;
@@ -35,6 +37,11 @@ export function storeJson(run: StoreRun): Json {
   return run.store === undefined ? {} : { store: run.store };
 }
 
+/** A conversation catalog's `{"title", "tags", "outcome"}`, or null where the store has none. */
+export function conversationMetaJson(m: ConversationMeta | null): Json | null {
+  return m === null ? null : { title: m.title, tags: [...m.tags], outcome: m.outcome };
+}
+
 export function hitJson(h: Hit): Json {
   return {
     rank: h.rank,
@@ -43,6 +50,8 @@ export function hitJson(h: Hit): Json {
     ...storeJson(h.run),
     conversation_id: h.run.conversationId,
     agent_name: h.run.agentName,
+    run_id_decoded: runIdNameJson(runIdName(h.run)),
+    conversation_metadata: conversationMetaJson(h.conversation ?? null),
     message_index: h.position,
     roles: [...new Set(h.parts.map((p) => p.role))],
     timestamp: h.timestamp,
@@ -75,6 +84,7 @@ export function locationJson(l: HitLocation): Json {
     ...storeJson(l.run),
     conversation_id: l.run.conversationId,
     agent_name: l.run.agentName,
+    run_id_decoded: runIdNameJson(runIdName(l.run)),
     message_index: l.position,
     timestamp: l.timestamp,
   };

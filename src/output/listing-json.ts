@@ -1,6 +1,7 @@
 import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import type { Warning } from '../history/source.js';
-import { ndjsonEvent, SCHEMA_VERSION, storeJson, warningJson } from './json.js';
+import { conversationMetaJson, ndjsonEvent, SCHEMA_VERSION, storeJson, warningJson } from './json.js';
+import { parentIdName, runIdName, runIdNameJson } from './run-name.js';
 
 type Json = Record<string, unknown>;
 
@@ -11,6 +12,8 @@ export function runJson(s: RunSummary): Json {
     conversation_id: s.run.conversationId,
     parent_run_id: s.run.parentRunId,
     agent_name: s.run.agentName,
+    run_id_decoded: runIdNameJson(runIdName(s.run)),
+    parent_run_id_decoded: runIdNameJson(parentIdName(s.run)),
     started_at: s.run.startedAt,
     snapshots: s.snapshots,
     interrupted_snapshots: s.interruptedSnapshots,
@@ -28,6 +31,7 @@ export function conversationJson(c: ConversationSummary): Json {
     last_started_at: c.lastStartedAt,
     messages: c.messages,
     agents: c.agents,
+    metadata: conversationMetaJson(c.metadata),
   };
 }
 

@@ -6,7 +6,7 @@ import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
 import { escapeHtml } from './html.js';
 import { outcomeStats } from './stats.js';
 import { type Timeline, timeline, type TimelineBucket } from './timeline.js';
-import { transcriptAnchor, transcriptHtml } from './transcript-html.js';
+import { decodedHtml, transcriptAnchor, transcriptHtml } from './transcript-html.js';
 
 /** What the report is made of: the search, and the replayed record of each run a hit is in. */
 export interface ReportInput {
@@ -69,7 +69,9 @@ function hitHtml(hit: Hit, terms: ReadonlySet<string>, linked: boolean): string 
   const title = `${escapeHtml(r.runId)}:${hit.position}`;
   const meta = [
     r.store !== undefined ? `store ${escapeHtml(r.store)}` : null,
+    decodedHtml(r),
     r.conversationId !== null ? `conversation ${escapeHtml(r.conversationId)}` : null,
+    hit.conversation ? `title ${escapeHtml(hit.conversation.title)} (${escapeHtml(hit.conversation.outcome)})` : null,
     r.agentName !== null ? `agent ${escapeHtml(r.agentName)}` : null,
     hit.timestamp !== null ? escapeHtml(hit.timestamp) : `run started ${escapeHtml(r.startedAt)}`,
   ].filter((x) => x !== null);

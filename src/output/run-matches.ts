@@ -2,6 +2,7 @@ import { formatScore1f } from '../py/repr.js';
 import type { RunMatches, SearchOutcome } from '../search/search.js';
 import { escapeInline } from './escape.js';
 import { endData, ndjsonEvent, SCHEMA_VERSION, searchParams, storeJson, summaryData } from './json.js';
+import { runIdName, runIdNameJson } from './run-name.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,6 +32,7 @@ function runMatchJson(m: RunMatches): Json {
     ...storeJson(m.run),
     conversation_id: m.run.conversationId,
     agent_name: m.run.agentName,
+    run_id_decoded: runIdNameJson(runIdName(m.run)),
     matches: m.count,
     best_score: m.best,
   };

@@ -5,6 +5,7 @@ import { escapeForTerminal, escapeInline } from './escape.js';
 import { partsLabel } from './human.js';
 import { ndjsonEvent, SCHEMA_VERSION, warningJson } from './json.js';
 import { runJson } from './listing-json.js';
+import { parentLabel, runLabel } from './run-name.js';
 import { wrapLine } from './width.js';
 
 export interface ShowStyle {
@@ -65,11 +66,11 @@ function header(v: ShowView, c: ChalkInstance): string {
   const s = v.summary;
   const r = s.run;
   return [
-    c.bold(`run ${escapeInline(r.runId)}`),
+    c.bold(runLabel(r)),
     r.store !== undefined ? `store ${escapeInline(r.store)}` : null,
     r.conversationId === null ? c.dim('no conversation') : `conversation ${escapeInline(r.conversationId)}`,
     r.agentName !== null ? `agent ${escapeInline(r.agentName)}` : null,
-    r.parentRunId !== null ? `parent ${escapeInline(r.parentRunId)}` : null,
+    parentLabel(r),
     `started ${escapeInline(compactTimestamp(r.startedAt))}`,
     `${s.snapshots} snapshot${s.snapshots === 1 ? '' : 's'}${s.interruptedSnapshots ? ` (+${s.interruptedSnapshots} interrupted)` : ''}`,
     `${v.length} message${v.length === 1 ? '' : 's'}`,

@@ -2,6 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import { escapeInline } from './escape.js';
+import { runIdName, runIdNameText } from './run-name.js';
 import { displayWidth, fitColumns, truncateToWidth } from './width.js';
 
 /** Table layout: the stream's width (null: as wide as the content, never cut) and colours. */
@@ -132,7 +133,9 @@ function dimText(padded: string, c: ChalkInstance): string {
 }
 
 const text = (v: string): Cell => ({ text: escapeInline(v) });
-const orDash = (v: string | null): Cell => (v === null ? { text: '-', dim: true } : text(v));
+/** The placeholder of an empty cell. */
+const dash: Cell = { text: '-', dim: true };
+const orDash = (v: string | null): Cell => (v === null ? dash : text(v));
 
 const RUN_COLUMNS: readonly Column[] = [
   { header: 'run', kind: 'id' },
@@ -145,9 +148,15 @@ const RUN_COLUMNS: readonly Column[] = [
   { header: 'last step', kind: 'number', drop: 8 },
 ];
 
+/** Shown only when some run's id is a derived one (docs/backends.md): what it says, agent and inner id. */
+const DECODED_COLUMN: Column = { header: 'decoded run id', kind: 'text', drop: 6.5 };
+
 export function runsTable(runs: readonly RunSummary[], style: TableStyle): RenderedTable {
-  const rows = runs.map((s): Cell[] => [
+  const names = runs.map((s) => runIdName(s.run));
+  const decoded = names.some((n) => n !== null);
+  const rows = runs.map((s, i): Cell[] => [
     text(s.run.runId),
+    ...(decoded ? [names[i] ? { text: runIdNameText(names[i]) } : dash] : []),
     orDash(s.run.conversationId),
     orDash(s.run.agentName),
     orDash(s.run.parentRunId),
@@ -157,7 +166,7 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
     s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
   ]);
   return renderWithStores(
-    RUN_COLUMNS,
+    decoded ? [RUN_COLUMNS[0]!, DECODED_COLUMN, ...RUN_COLUMNS.slice(1)] : RUN_COLUMNS,
     rows,
     runs.map((s) => s.run.store),
     style,
@@ -188,9 +197,24 @@ const CONVERSATION_COLUMNS: readonly Column[] = [
   { header: 'agents', kind: 'text', drop: 6 },
 ];
 
+/** Shown only when some conversation has catalog metadata (docs/backends.md): the names people gave it. */
+const CATALOG_COLUMNS: readonly Column[] = [
+  { header: 'title', kind: 'text', drop: 1.5 },
+  { header: 'outcome', kind: 'text', drop: 5.5 },
+  { header: 'tags', kind: 'text', drop: 7 },
+];
+
+function catalogCells(v: ConversationSummary): Cell[] {
+  const m = v.metadata;
+  if (m === null) return [dash, dash, dash];
+  return [text(m.title), text(m.outcome), m.tags.length ? text(m.tags.join(', ')) : dash];
+}
+
 export function conversationsTable(convs: readonly ConversationSummary[], style: TableStyle): RenderedTable {
+  const catalog = convs.some((v) => v.metadata !== null);
   const rows = convs.map((v): Cell[] => [
     v.conversationId === null ? { text: '(none)', dim: true } : text(v.conversationId),
+    ...(catalog ? catalogCells(v) : []),
     { text: String(v.runs) },
     text(compactTimestamp(v.firstStartedAt)),
     text(compactTimestamp(v.lastStartedAt)),
@@ -198,7 +222,7 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
     v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
   ]);
   return renderWithStores(
-    CONVERSATION_COLUMNS,
+    catalog ? [CONVERSATION_COLUMNS[0]!, ...CATALOG_COLUMNS, ...CONVERSATION_COLUMNS.slice(1)] : CONVERSATION_COLUMNS,
     rows,
     convs.map((c) => c.store),
     style,

@@ -1,5 +1,7 @@
 import type { SearchOutcome } from '../search/search.js';
+import type { StoreRun } from '../store/reader.js';
 import { type Json, ndjsonEvent } from './json.js';
+import { runIdName, runIdNameJson } from './run-name.js';
 
 export type TimelineKey = 'day' | 'run';
 
@@ -7,6 +9,8 @@ export type TimelineKey = 'day' | 'run';
 export interface TimelineBucket {
   readonly key: string;
   readonly count: number;
+  /** Per run: the run itself. */
+  readonly run?: StoreRun;
 }
 
 /** Matching messages per day or per run: what `--timeline` draws and `report` pictures. */
@@ -51,7 +55,7 @@ export function timeline(outcome: SearchOutcome, by: TimelineKey): Timeline & { 
   const from = sorted[0] ?? null;
   const to = sorted[sorted.length - 1] ?? null;
   if (by === 'run') {
-    return { by, buckets: byRun.map((r) => ({ key: r.run.runId, count: r.count })), from, to, total, undated: 0 };
+    return { by, buckets: byRun.map((r) => ({ key: r.run.runId, count: r.count, run: r.run })), from, to, total, undated: 0 };
   }
   const counts = new Map<string, number>();
   let undated = 0;
@@ -93,7 +97,11 @@ export function timelineJson(t: Timeline & { readonly undated: number }): Json {
     to: t.to,
     total: t.total,
     undated: t.undated,
-    buckets: t.buckets.map((b) => ({ [t.by]: b.key, count: b.count })),
+    buckets: t.buckets.map((b) => ({
+      [t.by]: b.key,
+      ...(b.run ? { run_id_decoded: runIdNameJson(runIdName(b.run)) } : {}),
+      count: b.count,
+    })),
   };
 }
 

@@ -1,5 +1,13 @@
 import type { ShowView } from '../api/show.js';
+import type { StoreRun } from '../store/reader.js';
 import { anchorId, escapeHtml } from './html.js';
+import { runIdName } from './run-name.js';
+
+/** `decoded <agent>/<inner id>` for a derived run id (docs/backends.md); null for any other. */
+export function decodedHtml(run: StoreRun): string | null {
+  const n = runIdName(run);
+  return n === null ? null : `decoded ${escapeHtml(n.agent)}/${escapeHtml(n.innerRunId)}`;
+}
 
 /** The section id of a run's transcript, and of one of its messages: what a hit links to. */
 export function transcriptAnchor(runId: string, position?: number): string {
@@ -14,6 +22,7 @@ export function transcriptHtml(view: ShowView, marked: ReadonlySet<number> = new
   const s = view.summary.run;
   const meta = [
     s.store !== undefined ? `store ${escapeHtml(s.store)}` : null,
+    decodedHtml(s),
     s.conversationId !== null ? `conversation ${escapeHtml(s.conversationId)}` : 'no conversation',
     s.agentName !== null ? `agent ${escapeHtml(s.agentName)}` : null,
     `started ${escapeHtml(s.startedAt)}`,

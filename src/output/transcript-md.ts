@@ -11,6 +11,7 @@ import { pyJsonDumps } from '../py/repr.js';
 import { argsAsDict } from '../render/message.js';
 import { escapeForTerminal, escapeInline } from './escape.js';
 import type { Redactor } from './redact.js';
+import { runIdName } from './run-name.js';
 
 /** Store text to Markdown-ready text: `body` keeps newlines, `inline` is one line. */
 interface Clean {
@@ -121,11 +122,14 @@ function part(p: JsonObject, c: Clean): string {
   }
 }
 
-/** The heading of a run's transcript: its id, conversation, agent, parent, start and store. */
+/** The heading of a run's transcript: its id (and what a derived one says), conversation, agent, parent, start and store. */
 function runHeader(r: ExportedRun, c: Clean): string {
   const { run } = r;
   const id = (v: string | null): string => (v === null ? '(none)' : code(c.inline(v)));
+  const decoded = runIdName(run);
   const rows = [
+    // a derived run id (docs/backends.md): the agent name and pydantic-ai's run id it holds
+    ...(decoded === null ? [] : [`- decoded run id: ${c.inline(decoded.agent)} / ${code(c.inline(decoded.innerRunId))}`]),
     `- conversation: ${id(run.conversationId)}`,
     `- agent: ${run.agentName === null ? '(none)' : c.inline(run.agentName)}`,
     `- parent run: ${id(run.parentRunId)}`,

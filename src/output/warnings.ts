@@ -12,6 +12,7 @@ const NOTICE_WORDS: Record<StoreNoticeKind, string> = {
   'unreachable-run': 'run(s) whose snapshots cannot be located, skipped',
   'same-store': 'store(s) reached by more than one path, read once',
   'unreadable-entry': 'directory entr(ies) named like stores that cannot be read, skipped',
+  'unreadable-conversation-metadata': 'conversation metadata row(s) that cannot be read, not shown',
   'case-twin-table': 'table(s) spelled with the exact case of the prefix, not read (PostgresStepStore reads the lower-case ones)',
 };
 

@@ -4,6 +4,7 @@ import type { PartRole } from '../render/roles.js';
 import { delegateTree } from '../history/delegates.js';
 import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
+import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokensWith, tokenizerNamed, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
@@ -84,6 +85,8 @@ export interface Hit {
   readonly explain: Explain | null;
   /** When the message was made (microseconds; see `messageTime`), what `--since`, `--until` and `--sort time` use. */
   readonly time: number | null;
+  /** The conversation's title, tags and outcome from the store's catalog, where it has them (set by the session). */
+  readonly conversation?: ConversationMeta;
 }
 
 export interface RankedHit {
@@ -193,6 +196,13 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   let full: RankedHit[] | null = null;
   Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
   return outcome;
+}
+
+/** The outcome with other hits (the same ones, told more): the full ranking stays computed on first use only. */
+export function withHits(outcome: SearchOutcome, hits: readonly Hit[]): SearchOutcome {
+  if (outcome.kind !== 'found') return outcome;
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(outcome)) as SearchOutcome;
+  return Object.defineProperty(copy, 'hits', { value: hits, enumerable: true });
 }
 
 /** `--parent` naming a run the store does not hold: an error like a scope's (a typo must not pass a check). */

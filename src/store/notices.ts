@@ -21,6 +21,8 @@ export type StoreNoticeKind =
   | 'same-store'
   /** An entry of a directory of stores, named like one, that cannot be read (a dangling link, a FIFO, …): skipped. */
   | 'unreadable-entry'
+  /** A row of the conversation catalog whose metadata upstream would reject (or a catalog of another shape): not shown. */
+  | 'unreadable-conversation-metadata'
   /** A Postgres table spelled with the exact case of a mixed-case prefix (`"Steps_runs"`): not read, as upstream never reads it. */
   | 'case-twin-table';
 

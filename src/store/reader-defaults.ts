@@ -1,4 +1,5 @@
 import { readerContent, type StoreContent } from './content.js';
+import type { ConversationMeta } from './conversation-meta.js';
 import type { StoreError } from './errors.js';
 import type { StoreReader, StoreShare } from './reader.js';
 
@@ -6,7 +7,8 @@ import type { StoreReader, StoreShare } from './reader.js';
  * What a reader without a file of its own answers (a FileStepStore tree, a server): a stamp that is
  * never null (the view it reads, taken before any snapshot is read: a listing, a transaction's first
  * query, a key-space index), no second connection on the very same state (so one thread), no size to
- * plan an index by, failures that are StoreErrors already, and the content digest read through the seam.
+ * plan an index by, failures that are StoreErrors already, the content digest read through the seam, and
+ * no conversation catalog.
  */
 export abstract class SeamDefaults {
   abstract stamp(): string;
@@ -27,6 +29,11 @@ export abstract class SeamDefaults {
 
   content(cuts: ReadonlyMap<string, number>): StoreContent {
     return readerContent(this as unknown as StoreReader, cuts);
+  }
+
+  /** Upstream keeps a conversation catalog in SQLite only. */
+  conversationMeta(_ids: readonly string[] | null): Map<string, ConversationMeta> {
+    return new Map();
   }
 
   byteSize(): number | null {

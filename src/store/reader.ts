@@ -7,6 +7,7 @@
  * Every implementation is read-only: no write of any kind reaches the store, ever.
  */
 import type { StoreNotice } from './notices.js';
+import type { ConversationMeta } from './conversation-meta.js';
 import type { ContentBasis, StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
@@ -83,6 +84,12 @@ export interface StoreReader {
   snapshotTime(runId: string, seq: number): string | null;
   /** Externalized media bytes by sha256 hex, or null when the store does not hold them. */
   media(sha256: string): Buffer | null;
+  /**
+   * The conversation catalog's title, tags and outcome of the conversations `ids` names (null: all it
+   * holds), by conversation id. Only a SQLite file can hold a catalog (docs/backends.md); a store without
+   * one answers an empty map. A row that cannot be read is left out with a notice.
+   */
+  conversationMeta(ids: readonly string[] | null): Map<string, ConversationMeta>;
   /**
    * Everything the store holds, digested per run (see content.ts): `cuts` gives per run the last seq
    * an index saw, for the prefix digests that tell an append from a rewrite; `mediaCut` the media it saw.

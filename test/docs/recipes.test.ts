@@ -157,6 +157,31 @@ describe('the docs run as written (README.md, docs/cli.md)', () => {
     assert.equal(r.stdout.split('\n').sort().join('\n'), byRun.stdout.split('\n').sort().join('\n'));
   });
 
+  test("the names recipes print the demo store's catalog titles and the agent behind its derived run id", () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
+    const recipe = (title: string): string => {
+      // the recipe's lines: up to a blank line or the end of the block
+      const r = new RegExp(`# ${title}[^\\n]*\\n((?:[^\\n\x60].*\\n)+)`).exec(doc)?.[1];
+      assert.ok(r, `the recipe "${title}" is in docs/cli.md`);
+      const out = runBlock(`export CONVSEARCH_DB=${sq(store)}\n${r}`, tempDir());
+      assert.equal(out.status, 0, out.stderr);
+      return out.stdout;
+    };
+    assert.equal(
+      recipe('conversations by their catalog title'),
+      [
+        'conv-ops-billing-api\tcompleted\tBilling API stuck after OOM in prod-eu',
+        'conv-payments-refunds\tcancelled\tDouble refund for order ORD-2291',
+        'conv-cache-eviction\tcompleted\tSearch cache hit ratio drop on node 3',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(
+      recipe('which agent ran each derived run id'),
+      'deploy-verifier\t019bb1d2-6a4e-7c3f-8d21-5e9f0a1b2c3d\tsp-MTU6ZGVwbG95LXZlcmlmaWVyMDE5YmIxZDItNmE0ZS03YzNmLThkMjEtNWU5ZjBhMWIyYzNk\n',
+    );
+  });
+
   test('a recipe that omits the store fails loudly instead of finding one by luck', () => {
     const r = runBlock('convsearch runs', tempDir());
     assert.equal(r.status, 2);

@@ -16,6 +16,10 @@ const filters: Shape = {
   phrases: { $array: 'string' },
 };
 const part: Shape = { role: 'string', tool_name: 'string|null', text: 'string' };
+/** `run_id_decoded`, `parent_run_id_decoded` when not null. */
+export const RUN_ID_DECODED: Shape = { agent: 'string', inner_run_id: 'string' };
+/** `conversation_metadata` (hits) and `metadata` (conversations) when not null. */
+export const CONVERSATION_METADATA: Shape = { title: 'string', tags: { $array: 'string' }, outcome: 'string' };
 
 export const HIT: Shape = {
   rank: 'integer',
@@ -23,6 +27,8 @@ export const HIT: Shape = {
   run_id: 'string',
   conversation_id: 'string|null',
   agent_name: 'string|null',
+  run_id_decoded: 'object|null',
+  conversation_metadata: 'object|null',
   message_index: 'integer',
   roles: { $array: 'string' },
   timestamp: 'string|null',
@@ -48,6 +54,7 @@ export const LOCATION: Shape = {
   run_id: 'string',
   conversation_id: 'string|null',
   agent_name: 'string|null',
+  run_id_decoded: 'object|null',
   message_index: 'integer',
   timestamp: 'string|null',
 };
@@ -88,6 +95,7 @@ export const RUN_MATCH: Shape = {
   run_id: 'string',
   conversation_id: 'string|null',
   agent_name: 'string|null',
+  run_id_decoded: 'object|null',
   matches: 'integer',
   best_score: 'number',
 };
@@ -117,6 +125,8 @@ export const RUN: Shape = {
   conversation_id: 'string|null',
   parent_run_id: 'string|null',
   agent_name: 'string|null',
+  run_id_decoded: 'object|null',
+  parent_run_id_decoded: 'object|null',
   started_at: 'string',
   snapshots: 'integer',
   interrupted_snapshots: 'integer',
@@ -149,6 +159,7 @@ export const CONVERSATION: Shape = {
   last_started_at: 'string',
   messages: 'integer',
   agents: { $array: 'string' },
+  metadata: 'object|null',
 };
 export const CONVERSATIONS_DOC: Shape = {
   schema_version: 'integer',

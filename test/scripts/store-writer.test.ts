@@ -39,6 +39,7 @@ import {
 } from '../../scripts/lib/messages.js';
 import { externalizeMedia, restoreMedia, StepStoreWriter, type SchemaShape } from '../../scripts/lib/store-writer.js';
 import { buildDemoStore, DEMO_MARKERS } from '../../scripts/make-demo-store.js';
+import { derivedRunId } from '../../scripts/lib/run-ids.js';
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -923,7 +924,7 @@ test('externalization: threshold, binary data, existing uri and escaped keys', (
 function dumpAll(path: string): Record<string, unknown[]> {
   const db = openDb(path);
   const out: Record<string, unknown[]> = {};
-  for (const t of ['runs', 'events', 'snapshots', 'tool_effects', 'media']) out[t] = tableRows(db, t);
+  for (const t of ['runs', 'events', 'snapshots', 'tool_effects', 'media', 'conversations']) out[t] = tableRows(db, t);
   out.master = master(db);
   db.close();
   return out;
@@ -951,11 +952,21 @@ test('the demo store has the documented content', () => {
     ['run-ops-1', 'conv-ops-billing-api', null, null],
     ['run-pay-1', 'conv-payments-refunds', null, null],
     ['run-ops-2', 'conv-ops-billing-api', null, null],
-    ['deploy-verifier-5c1e7a92', 'conv-ops-billing-api', 'run-ops-2', 'deploy-verifier'],
+    [derivedRunId('deploy-verifier', '019bb1d2-6a4e-7c3f-8d21-5e9f0a1b2c3d'), 'conv-ops-billing-api', 'run-ops-2', 'deploy-verifier'],
     ['run-pay-2', 'conv-payments-refunds', null, null],
     ['run-pay-3', 'conv-payments-refunds', null, null],
     ['run-i18n-1', '019bb1f0-2c4d-7a8e-b5f6-0123456789ab', null, null],
     ['run-cache-1', 'conv-cache-eviction', null, 'cache-auditor'],
+  ]);
+  // the harness CLI's conversation catalog, shared with the step store; the run without a conversation id has no row
+  const catalog = rows(
+    db,
+    "SELECT id, json_extract(metadata, '$.title'), json_extract(metadata, '$.outcome') FROM conversations ORDER BY id",
+  );
+  assert.deepEqual(catalog, [
+    ['conv-cache-eviction', 'Search cache hit ratio drop on node 3', 'completed'],
+    ['conv-ops-billing-api', 'Billing API stuck after OOM in prod-eu', 'completed'],
+    ['conv-payments-refunds', 'Double refund for order ORD-2291', 'cancelled'],
   ]);
   const snaps = rows(db, 'SELECT run_id, state, messages FROM snapshots ORDER BY seq') as Array<[string, string, string]>;
   const holding = (word: string) => snaps.filter(([, , m]) => m.includes(word)).map(([r, s]) => `${r}:${s}`);

@@ -1,4 +1,5 @@
-import type { StoreNotice } from '../notices.js';
+import { Notices, type StoreNotice } from '../notices.js';
+import type { ConversationMeta } from '../conversation-meta.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ContentBasis, StoreContent } from '../content.js';
@@ -6,6 +7,7 @@ import { StoreError } from '../errors.js';
 import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
 import { sqliteContent } from './content.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
+import { ConversationCatalog } from './conversations.js';
 import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
@@ -24,6 +26,8 @@ export class SqliteReader implements StoreReader {
   private stepsOfLastCount: Map<string, number | null> | null = null;
   private timeStatement: BetterSqlite3.Statement | null = null;
   private readonly times = new Map<number, string | null>();
+  private readonly told = new Notices();
+  private catalog: ConversationCatalog | null = null;
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
   constructor(readonly file: SqliteFile) {}
@@ -107,6 +111,11 @@ export class SqliteReader implements StoreReader {
     return Buffer.isBuffer(b) ? b : typeof b === 'string' ? Buffer.from(b, 'utf8') : null;
   }
 
+  conversationMeta(ids: readonly string[] | null): Map<string, ConversationMeta> {
+    this.catalog ??= new ConversationCatalog(this.file.db, this.told);
+    return this.catalog.read(ids);
+  }
+
   content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent {
     // the page map reads the file itself: only the bytes SQLite reads without locks (no -wal, no copy)
     const pages = basis && this.file.mode === 'immutable' ? { path: this.file.realPath, basis } : undefined;
@@ -125,9 +134,9 @@ export class SqliteReader implements StoreReader {
     return this.file.fileStamp;
   }
 
-  /** SQLite rows are read as they are: what cannot be read is an unreadable snapshot or a StoreError. */
+  /** SQLite rows are read as they are (what cannot be read is an unreadable snapshot or a StoreError), but for the conversation catalog's. */
   notices(): readonly StoreNotice[] {
-    return [];
+    return this.told.notices();
   }
 
   share(): StoreShare | null {
