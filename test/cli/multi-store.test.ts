@@ -269,13 +269,8 @@ test("one store's damaged index is rebuilt, and blamed on no other store", async
   const indexOf = (path: string): string => {
     const store = openStoreReader(path);
     try {
-      const saved = process.env.XDG_CACHE_HOME;
-      process.env.XDG_CACHE_HOME = cache;
-      try {
-        return placeIndex(store.identity, store.label, undefined).path;
-      } finally {
-        process.env.XDG_CACHE_HOME = saved;
-      }
+      // where the commands above put it: their environment, not this process's
+      return placeIndex(store.identity, store.label, undefined, { ...process.env, ...env }).path;
     } finally {
       store.close();
     }
