@@ -28,6 +28,15 @@ function loadBundle() {
   return { ...module.exports, script };
 }
 
+/** The working directory, or '' when it is gone (removed under the process): no default place is looked for in it. */
+function workingDirectory() {
+  try {
+    return process.cwd();
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The command's sink bound to this process: the only place that touches process.stdout, process.stderr
  * and the exit status.
@@ -53,7 +62,13 @@ function processSink() {
       stream: stream.isTTY ? stream : undefined,
     };
   };
-  return { stdout: text(process.stdout), stderr: text(process.stderr), env: process.env, readStdin: () => readFileSync(0, 'utf8') };
+  return {
+    stdout: text(process.stdout),
+    stderr: text(process.stderr),
+    env: process.env,
+    cwd: workingDirectory(),
+    readStdin: () => readFileSync(0, 'utf8'),
+  };
 }
 
 /**
@@ -77,11 +92,20 @@ function leaveTerminalAloneAtExit() {
   });
 }
 
+/**
+ * V8 lets the heap grow to up to four times what survived the last full collection before it collects
+ * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
+ * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
+ * process-wide flag, so it is set here, where the process is ours, never by the library.
+ */
+const HEAP_GROWING = '--heap-growing-percent=100';
+
 if (require.main === module) {
+  require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
   loadBundle()
     .main(process.argv, processSink())
     .then((status) => {
       process.exitCode = status;
     });
-} else module.exports = { loadBundle, processSink };
+} else module.exports = { loadBundle, processSink, HEAP_GROWING };

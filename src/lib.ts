@@ -54,7 +54,20 @@ export type {
 } from './api/search.js';
 export { openSession, prestartDrivers, Session, withSession, type SessionOptions } from './api/session.js';
 export { hitTranscripts } from './api/report.js';
+export type { ExportedMessage, ExportedRun, ExportRuns, ExportSelection } from './api/export.js';
+export { OutputFile, refuseStoreOutput } from './api/output-file.js';
 export { storeTargets } from './api/stores.js';
+export {
+  defaultPlaces,
+  noStoreMessage,
+  placeState,
+  resolveStores,
+  type PlaceKind,
+  type PlaceLook,
+  type PlaceSource,
+  type StorePlace,
+  type StoreResolution,
+} from './api/discover.js';
 export type { InterruptedLeftover, ShownMessage, ShowRequest, ShowView } from './api/show.js';
 export type { InventoryFilter, ToolListing, ToolQuery, ToolUse } from './api/tools.js';
 export { checkB, checkK1, checkNonNegative } from './api/validate.js';
@@ -64,6 +77,7 @@ export type { StoreReader, StoreRun } from './store/reader.js';
 // Printers: every format the command line prints, from the same results
 export { colorEnabled, makeChalk, type ColorChoice } from './output/color.js';
 export { escapeForTerminal, escapeInline } from './output/escape.js';
+export { placeJson, whereFound, whereJson, whereLines } from './output/where.js';
 export { humanHits, humanNotice } from './output/human.js';
 export { searchJson, searchNdjson } from './output/json.js';
 export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';
@@ -84,6 +98,9 @@ export {
 export { transcriptAnchor, transcriptHtml } from './output/transcript-html.js';
 export { runMatchesJson, runMatchesNdjson, runMatchLines } from './output/run-matches.js';
 export { showJson, showNdjson, showText } from './output/show.js';
+export { EXPORT_FORMATS, exportText, type ExportFormat, type ExportTextOptions } from './output/export-json.js';
+export { REDACT_PRESETS, REDACTED, RedactPatternError, Redactor } from './output/redact.js';
+export { transcriptMarkdown } from './output/transcript-md.js';
 export { matchNoun, outcomeStats, plural, summaryLine } from './output/stats.js';
 export { conversationsTable, omittedNote, runsTable, type RenderedTable, type TableStyle } from './output/tables.js';
 export { toolText } from './output/tool-text.js';

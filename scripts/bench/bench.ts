@@ -1,12 +1,15 @@
 /**
  * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling]
- * [--backends | --backends-only] [--appends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
+ * [--huge-mb 200] [--backends | --backends-only] [--appends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
  * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
  * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
  * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
  * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
  * open + stamp, index build and warm search; `--backends-only` measures only that. `--appends-only`
  * measures only a search with nothing changed against the update and the search after one appended run.
+ *
+ * The full run ends with issue 21's targets (targets.ts): every row of the issue's table, measured, against
+ * the read + JSON.parse floor of the same run, with "holds" or "misses".
  *
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
@@ -25,9 +28,11 @@ import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
-import { appendRun, appendSnapshots, liveWriter } from './mutations.js';
+import { writeHugeMessageStore } from './huge-message.js';
+import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
 import { arg, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
-import { runScaling, scalingTable } from './scaling.js';
+import { ensureStore, runScaling, scalingTable } from './scaling.js';
+import { targetsTable } from './targets.js';
 import { cliProbes, latencyTable, measureLatencies } from './whole-process.js';
 
 const require = createRequire(import.meta.url);
@@ -110,6 +115,7 @@ async function phaseCli(args: string[]): Promise<PhaseResult> {
     stdout: { write: (s: string) => void (bytes += s.length) },
     stderr: { write: (s: string) => void process.stderr.write(s) },
     env: process.env,
+    cwd: process.cwd(),
     readStdin: () => '',
   };
   const t = performance.now();
@@ -225,6 +231,7 @@ async function main(): Promise<void> {
   const dropIndex = (): void => {
     for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
   };
+  const backendWarm = new Map<string, number>();
   if (process.argv.includes('--backends') || process.argv.includes('--backends-only')) {
     process.stderr.write('copying the store into the other backends ...\n');
     const { targets, stop } = await prepareBackends(work, dir);
@@ -243,7 +250,8 @@ async function main(): Promise<void> {
           },
         });
         phase(`warm indexed query (50 store-wide): ${kind}`, ['warm', target, backendIndex, 'all', work], { once: true });
-        phase(`warm search, whole CLI process (15): ${kind}`, ['cli-warm', kind, target, backendIndex], { once: true });
+        const w = phase(`warm search, whole CLI process (15): ${kind}`, ['cli-warm', kind, target, backendIndex], { once: true });
+        backendWarm.set(kind, w.ms);
       }
     } finally {
       stop();
@@ -278,10 +286,16 @@ async function main(): Promise<void> {
   }
   const read = phase('floor: read all snapshot rows', ['floor-read', work]);
   const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
-  phase(`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, ['no-index', work, 'all', '', 'kalo quarzite']);
+  const noIndex = phase(`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, [
+    'no-index',
+    work,
+    'all',
+    '',
+    'kalo quarzite',
+  ]);
   phase('--no-index, store-wide query (1 thread)', ['no-index', work, 'all', '', 'kalo quarzite'], { env: { CONVSEARCH_THREADS: '1' } });
   phase('--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']);
-  phase('index build from nothing', ['sync', work, index], { before: dropIndex });
+  const build = phase('index build from nothing', ['sync', work, index], { before: dropIndex });
   phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied'], { once: true });
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
   process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
@@ -290,9 +304,13 @@ async function main(): Promise<void> {
   phase('update after appending 100 snapshots (content check included)', ['sync', work, index], {
     before: () => appendSnapshots(work, 100),
   });
-  phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
-  phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
+  const unchanged = phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
+  const afterAppend = phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
     before: () => appendRun(work),
+  });
+  let edits = 0;
+  const afterEdit = phase('search after an in-place edit of one old snapshot (same length)', ['search', work, index, 'kalo quarzite'], {
+    before: () => editOldSnapshot(work, edits++),
   });
   // a live writer: its connection stays open; the first search after its commit checks the content,
   // later ones while it is idle only stamp the store file and its -wal
@@ -313,6 +331,20 @@ async function main(): Promise<void> {
     live.close();
   }
   const indexMb = statSync(index).size / 1e6;
+  // one huge message: the memory it costs to index and to search without an index
+  const hugeMb = Number(arg('huge-mb', '200'));
+  const huge = join(dir, `huge-message-${hugeMb}mb.db`);
+  let hugeSize = 0;
+  ensureStore(huge, () => void (hugeSize = writeHugeMessageStore(huge, hugeMb)), flag('regenerate'));
+  hugeSize ||= statSync(huge).size;
+  const hugeIndex = join(indexDir, 'huge.index.db');
+  const hugeBuild = phase(`one ${hugeMb} MB message: index build`, ['sync', huge, hugeIndex], {
+    before: () => {
+      for (const s of ['', '-wal', '-shm']) rmSync(hugeIndex + s, { force: true });
+    },
+    once: true,
+  });
+  const hugeNoIndex = phase(`one ${hugeMb} MB message: --no-index search`, ['no-index', huge, 'all', '', 'hugeneedle'], { once: true });
   // many small runs: the index build's memory and the listings
   for (const n of [8000, 20000]) {
     const small = join(dir, `synthetic-${n}-small-runs-seed${seed}.db`);
@@ -335,16 +367,35 @@ async function main(): Promise<void> {
 
   printTable(storeMb, counts, rows, { parse, read, warm, indexMb });
   process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
-  if (!flag('no-scaling')) {
-    const plan = { dir, indexDir, seed, regenerate: flag('regenerate'), n: samples, queries: storeWide };
-    const runsIn = (path: string): number => {
-      const d = new Database(`file:${path}?mode=ro&immutable=1`, { readonly: true });
-      const n = d.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
-      d.close();
-      return n;
-    };
-    process.stdout.write(['', ...scalingTable(runScaling(plan, mb, runsIn))].join('\n') + '\n');
-  }
+  const scaling = flag('no-scaling')
+    ? []
+    : runScaling({ dir, indexDir, seed, regenerate: flag('regenerate'), n: samples, queries: storeWide }, store, (path: string): number => {
+        const d = new Database(`file:${path}?mode=ro&immutable=1`, { readonly: true });
+        const n = d.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
+        d.close();
+        return n;
+      });
+  if (scaling.length > 0) process.stdout.write(['', ...scalingTable(scaling)].join('\n') + '\n');
+  const median = (label: string): number => latencies.find((l) => l.label.startsWith(label))!.median;
+  const targets = targetsTable({
+    floor: parse.ms,
+    warm: unchanged.ms,
+    afterAppend: afterAppend.ms,
+    afterEdit: afterEdit.ms,
+    node: median('node -e 0'),
+    cliSearch: median('convsearch search'),
+    cliRuns: median('convsearch runs'),
+    cliConversations: median('convsearch conversations'),
+    noIndex: noIndex.ms,
+    build: build.ms,
+    buildRss:
+      scaling.length > 0
+        ? scaling.map((r) => ({ label: r.label, mb: r.build.rssMb }))
+        : [{ label: `${counts.runs} runs (the bench store)`, mb: build.rssMb }],
+    huge: { messageMb: hugeSize / 1e6, buildRssMb: hugeBuild.rssMb, noIndexRssMb: hugeNoIndex.rssMb },
+    backends: backendWarm.size > 0 ? backendWarm : null,
+  });
+  process.stdout.write(['', `floor (read + JSON.parse of every snapshot): ${fmt(parse.ms)}`, ...targets].join('\n') + '\n');
 }
 
 function printTable(

@@ -58,3 +58,21 @@ export function appendSnapshots(store: string, count: number): void {
   }
   db.close();
 }
+
+/**
+ * A same-length edit in place of one old snapshot (a letter of its first text content changed), as
+ * someone tampering with the evidence would: no row added, the file's size unchanged.
+ */
+export function editOldSnapshot(store: string, round: number): void {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  const row = db.prepare('SELECT seq, messages FROM snapshots ORDER BY seq LIMIT 1 OFFSET ?').get(50 + round) as {
+    seq: number;
+    messages: string;
+  };
+  const at = row.messages.indexOf('"content": "') + '"content": "'.length;
+  const old = row.messages[at]!;
+  const next = old === 'q' ? 'z' : 'q';
+  db.prepare('UPDATE snapshots SET messages = ? WHERE seq = ?').run(row.messages.slice(0, at) + next + row.messages.slice(at + 1), row.seq);
+  db.close();
+}

@@ -1,5 +1,6 @@
 /** What the bench's parts share: the phase protocol (one child process per phase), flags and formatting. */
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -8,6 +9,9 @@ export interface PhaseResult {
   rssMb: number;
   extra?: Record<string, number | string>;
 }
+
+const require = createRequire(import.meta.url);
+const { HEAP_GROWING } = require('../../../bin/convsearch.js') as { HEAP_GROWING: string };
 
 /** The bench's entry point: phases run as `node bench.js --phase <name> …`. */
 const BENCH = join(dirname(fileURLToPath(import.meta.url)), 'bench.js');
@@ -23,7 +27,8 @@ export const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
 /** Runs one phase in a fresh process, so that its peak RSS and its start-up are its own. */
 export function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
-  const r = spawnSync(process.execPath, [BENCH, '--phase', ...args], {
+  // the heap growth bin/convsearch.js sets, so that a phase's peak RSS is what the command's would be
+  const r = spawnSync(process.execPath, [HEAP_GROWING, BENCH, '--phase', ...args], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, ...env },

@@ -1,10 +1,12 @@
 /**
- * The scaling table: index build time, warm whole-process search latency and index size for stores of
- * 1×, 2× and 4× the default size, and for a store of 20,000 small runs (where per-run costs show).
- * Cost that grows faster than the store shows as a rising "per 100 MB" column.
+ * The scaling table (issue 21): for the bench's store (about 2,000 runs at the default size) and for
+ * stores of 20,000 and 50,000 small runs, the index build's time and peak RSS, the warm whole-process
+ * search, and the update after one appended run. Cost that follows the change stays flat down the
+ * "update" column; cost that follows the store grows with the run count.
  */
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { appendRun } from './mutations.js';
 import { fmt, runPhase, type PhaseResult } from './phase.js';
 import { writeSyntheticStore } from './synthetic-store.js';
 import { cliProbes, measureLatencies } from './whole-process.js';
@@ -16,6 +18,8 @@ export interface ScalingRow {
   build: PhaseResult;
   warm: { median: number; p95: number };
   baseline: number;
+  /** The index update after one appended run (content check included). */
+  update: PhaseResult;
   indexMb: number;
 }
 
@@ -38,8 +42,11 @@ export function ensureStore(path: string, make: () => void, regenerate: boolean)
   }
 }
 
-function measure(plan: ScalingPlan, label: string, store: string, runs: number): ScalingRow {
-  const index = join(plan.indexDir, `scaling-${label.replace(/\W+/g, '-')}.index.db`);
+/** Measures on a copy of `pristine` (the appended run must not change the generated store). */
+function measure(plan: ScalingPlan, label: string, pristine: string, runs: number): ScalingRow {
+  const store = join(plan.dir, 'scaling-work.db');
+  copyFileSync(pristine, store);
+  const index = join(plan.indexDir, 'scaling-work.index.db');
   for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
   process.stderr.write(`  scaling ${label}: build ...\n`);
   const build = runPhase(['sync', store, index]);
@@ -48,39 +55,42 @@ function measure(plan: ScalingPlan, label: string, store: string, runs: number):
     cliProbes(store, index, plan.queries).filter((p) => p.label.startsWith('node') || p.label.includes('search')),
     plan.n,
   );
+  const indexMb = statSync(index).size / 1e6;
+  process.stderr.write(`  scaling ${label}: update after one appended run ...\n`);
+  appendRun(store);
+  const update = runPhase(['sync', store, index]);
+  rmSync(store, { force: true });
   return {
     label,
-    storeMb: statSync(store).size / 1e6,
+    storeMb: statSync(pristine).size / 1e6,
     runs,
     build,
     warm: { median: search!.median, p95: search!.p95 },
     baseline: base!.median,
-    indexMb: statSync(index).size / 1e6,
+    update,
+    indexMb,
   };
 }
 
-export function runScaling(plan: ScalingPlan, baseMb: number, counts: (store: string) => number): ScalingRow[] {
-  const rows: ScalingRow[] = [];
-  for (const factor of [1, 2, 4]) {
-    const mb = baseMb * factor;
-    const store = join(plan.dir, `synthetic-${mb}mb-seed${plan.seed}.db`);
-    ensureStore(store, () => writeSyntheticStore(store, { targetBytes: mb * 1e6, seed: plan.seed }), plan.regenerate);
-    rows.push(measure(plan, `${factor}× (${mb} MB target)`, store, counts(store)));
+/** `main`: the bench's generated store (about 2,000 runs at the default --mb). */
+export function runScaling(plan: ScalingPlan, main: string, counts: (store: string) => number): ScalingRow[] {
+  const rows = [measure(plan, `${counts(main)} runs (the bench store)`, main, counts(main))];
+  for (const n of [20_000, 50_000]) {
+    const small = join(plan.dir, `synthetic-${n}-small-runs-seed${plan.seed}.db`);
+    ensureStore(small, () => writeSyntheticStore(small, { targetBytes: 0, seed: plan.seed, smallRuns: n }), plan.regenerate);
+    rows.push(measure(plan, `${n.toLocaleString('en')} small runs`, small, counts(small)));
   }
-  const small = join(plan.dir, `synthetic-20000-small-runs-seed${plan.seed}.db`);
-  ensureStore(small, () => writeSyntheticStore(small, { targetBytes: 0, seed: plan.seed, smallRuns: 20_000 }), plan.regenerate);
-  rows.push(measure(plan, '20,000 small runs', small, counts(small)));
   return rows;
 }
 
 export function scalingTable(rows: readonly ScalingRow[]): string[] {
   const lines = [
-    '| store | size | runs | index build | build per 100 MB | build peak RSS | warm search median (p95) | − node -e 0 | index size |',
+    '| store | size | runs | index build | build peak RSS | warm search median (p95) | − node -e 0 | update after one appended run | index size |',
     '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.label} | ${r.storeMb.toFixed(0)} MB | ${r.runs} | ${fmt(r.build.ms)} | ${fmt((r.build.ms / r.storeMb) * 100)} | ${r.build.rssMb.toFixed(0)} MB | ${fmt(r.warm.median)} (${fmt(r.warm.p95)}) | +${fmt(r.warm.median - r.baseline)} | ${r.indexMb.toFixed(1)} MB (${(r.indexMb / r.storeMb).toFixed(3)}×) |`,
+      `| ${r.label} | ${r.storeMb.toFixed(0)} MB | ${r.runs} | ${fmt(r.build.ms)} | ${r.build.rssMb.toFixed(0)} MB | ${fmt(r.warm.median)} (${fmt(r.warm.p95)}) | +${fmt(r.warm.median - r.baseline)} | ${fmt(r.update.ms)} | ${r.indexMb.toFixed(1)} MB (${(r.indexMb / r.storeMb).toFixed(3)}×) |`,
     );
   }
   return lines;

@@ -3,7 +3,7 @@
  * and a library call that leaves a field out gets the same.
  */
 export const DEFAULTS = {
-  /** The store read when none is named (the harness's own default file name). */
+  /** The file name looked for when no store is named: the harness's documentation's and CLAI 2's (api/discover.ts). */
   db: 'sessions.db',
   /** `max_matches` of the reference tool: hits selected. */
   maxMatches: 10,

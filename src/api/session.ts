@@ -15,6 +15,7 @@ import type { IndexChoice } from '../sidecar/with-index.js';
 import { openStoreReader } from '../store/open-reader.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { DEFAULTS } from './defaults.js';
+import { exportRecords, type ExportRuns, type ExportSelection, type ExportTarget } from './export.js';
 import { NotFoundError, PastEndError, RequestError } from './errors.js';
 import {
   conversationsOfStore,
@@ -257,6 +258,45 @@ export class Session {
       warnings: view.warnings.map((w) => renameRun(w, (id) => names.qualified(at.store, id))),
     };
     return withNotices(named, this.notices());
+  }
+
+  /**
+   * The replayed records of the runs `selection` names, each message with its exact stored JSON text
+   * (see api/export.ts). The runs are resolved now: a run or conversation the stores lack is a
+   * NotFoundError before anything is replayed; a search is the search `search()` answers, and its hits
+   * (in hit order, each run once) choose the runs. The records are replayed as the caller reads them.
+   */
+  exportRuns(selection: ExportSelection, hooks: WorkHooks = {}): ExportRuns {
+    const names = this.names();
+    let runs: StoreRun[];
+    let outcome: SearchOutcome | null = null;
+    if ('search' in selection) {
+      outcome = this.search(selection.search, hooks);
+      runs = outcome.kind === 'found' ? [...new Map(outcome.hits.map((h) => [h.run.runId, h.run])).values()] : [];
+    } else if ('runId' in selection) {
+      this.unambiguous(selection.runId, names);
+      const at = names.resolve(selection.runId);
+      if (at === null) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: selection.runId })!);
+      runs = [names.run(at.store, this.storeRuns()[at.store]!.find((r) => r.runId === at.runId)!)];
+    } else if ('conversationId' in selection) {
+      const all = this.runs();
+      const miss = scopeMiss(all, { scope: 'conversation', conversationId: selection.conversationId, runId: null });
+      if (miss) throw new NotFoundError(miss);
+      runs = all.filter((r) => r.conversationId === selection.conversationId);
+    } else runs = this.runs();
+    const targets = runs.map((run): ExportTarget => {
+      const at = names.resolve(run.runId)!;
+      return { run, store: at.store, storeRunId: at.runId };
+    });
+    const stores = this.stores.map((s) => s.store);
+    const rename = (w: Warning, store: number): Warning => renameRun(w, (id) => names.qualified(store, id));
+    const progress = this.hooks(hooks).onProgress;
+    return {
+      runs,
+      outcome,
+      warnings: outcome?.warnings ?? this.notices(),
+      records: () => exportRecords(targets, stores, rename, progress),
+    };
   }
 
   /** True when no store changed under a read in place. */

@@ -50,10 +50,7 @@ function unreadableWhy(p: string): string | null {
   try {
     st = statSync(p);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return 'a dangling symlink';
-    if (code === 'ELOOP') return 'a symlink loop';
-    return `cannot be looked at (${code ?? 'error'})`;
+    return unstattableWhy((e as NodeJS.ErrnoException).code);
   }
   if (st.isDirectory()) return 'a directory, not a file';
   if (st.isFIFO()) return 'a FIFO, not a file';
@@ -64,6 +61,13 @@ function unreadableWhy(p: string): string | null {
     return `no permission to read (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
   }
   return null;
+}
+
+/** Why a path whose name is there cannot be stat'ed (`code`: the error's), in a few words. */
+export function unstattableWhy(code: string | undefined): string {
+  if (code === 'ENOENT') return 'a dangling symlink';
+  if (code === 'ELOOP') return 'a symlink loop';
+  return `cannot be looked at (${code ?? 'error'})`;
 }
 
 /** The stores a session reads, each once, with the notices of what was set aside. */
@@ -114,7 +118,7 @@ export function storeTargets(targets: readonly string[]): string[] {
 }
 
 /** Device and inode: what is the same file (or directory) however it is reached. */
-function fileKey(path: string): string | null {
+export function fileKey(path: string): string | null {
   try {
     const st = statSync(path, { bigint: true });
     return `${st.dev}:${st.ino}`;

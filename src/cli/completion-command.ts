@@ -23,7 +23,7 @@ export function completionCommand(script: (shell: Shell) => string): CommandDef 
     flags: [],
     helpAfter: `
 The scripts complete commands, flags and flag values; --run, --parent, --conversation, --tool,
---agent and show's run id are completed from the store named by --db (or $CONVSEARCH_DB).
+--agent and show's run id are completed from the store a command would read (--db, $CONVSEARCH_DB, or the one 'convsearch where' finds).
 
 Examples:
   source <(convsearch completion bash)      # this shell only

@@ -1,6 +1,17 @@
-import { existsSync } from 'node:fs';
 import { Option } from 'commander';
-import { checkB, checkK1, checkNonNegative, DEFAULTS, parseTimeBound, RequestError, ROLES, type SessionOptions } from '../lib.js';
+import {
+  checkB,
+  checkK1,
+  checkNonNegative,
+  DEFAULTS,
+  noStoreMessage,
+  parseTimeBound,
+  RequestError,
+  ROLES,
+  resolveStores,
+  type SessionOptions,
+  type StoreResolution,
+} from '../lib.js';
 import { CommandError, UsageError } from './errors.js';
 
 /** What a flag's value (or an argument) completes to in the shell scripts. */
@@ -46,7 +57,7 @@ export const FLAGS = {
   version: { spelling: '-V, --version', help: 'output the version number' },
   db: {
     spelling: '--db <path>',
-    help: 'step store to read (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: several stores are read as one',
+    help: "step store to read (default: $CONVSEARCH_DB, else ./sessions.db, else CLAI 2's store: see 'convsearch where'); repeatable: several stores are read as one",
     completes: FILE,
     repeatable: 'whole',
   },
@@ -172,6 +183,18 @@ export function reworded(flag: Flag, help: string, options: { readonly withoutDe
   return options.withoutDefault ? { ...rest, help } : { ...flag, help };
 }
 
+/** The hit filters, in search's order, as report and export offer them (search words some of them its own way). */
+export const HIT_FILTERS: readonly Flag[] = [
+  FLAGS.role,
+  FLAGS.tool,
+  FLAGS.minScore,
+  FLAGS.agent,
+  FLAGS.parent,
+  FLAGS.since,
+  FLAGS.until,
+  FLAGS.phrase,
+];
+
 /** `--sort` as one command orders its output: its keys, its default, in its words. */
 export function sortedBy(keys: readonly string[], byDefault: string, help: string): Flag {
   return { ...FLAGS.sort, help, choices: keys, default: byDefault };
@@ -287,15 +310,15 @@ export function timeBounds(
   return { since, until };
 }
 
-/** `--db` (each use), else `$CONVSEARCH_DB` when non-empty, else `./sessions.db`; with none of them, how to name one. */
-export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.ProcessEnv): string[] {
-  if (flag !== undefined && flag.length > 0) return [...flag];
-  const fromEnv = env.CONVSEARCH_DB;
-  if (fromEnv) return [fromEnv];
-  if (!existsSync(DEFAULTS.db)) {
-    throw new CommandError(`no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./${DEFAULTS.db} is`);
-  }
-  return [DEFAULTS.db];
+/**
+ * `--db` (each use), else `$CONVSEARCH_DB` when non-empty, else the first default place holding a step
+ * store (`./sessions.db`, then CLAI 2's; see resolveStores); with none of them, how to name one and
+ * every place looked at.
+ */
+export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.ProcessEnv, cwd: string): StoreResolution {
+  const r = resolveStores(flag, env, cwd);
+  if (r.source === 'none') throw new CommandError(noStoreMessage(r.looked));
+  return r;
 }
 
 /** `--index <path>` / `--no-index` → which sidecar index the session reads through. */

@@ -17,6 +17,8 @@ export interface Sink {
   readonly stdout: TextStream;
   readonly stderr: TextStream;
   readonly env: NodeJS.ProcessEnv;
+  /** The working directory, where `./sessions.db` is looked for; '' when it is gone. */
+  readonly cwd: string;
   /** Standard input, read whole (`--query-file -`). */
   readStdin(): string;
 }
@@ -30,6 +32,10 @@ export class Io {
 
   get env(): NodeJS.ProcessEnv {
     return this.sink.env;
+  }
+
+  get cwd(): string {
+    return this.sink.cwd;
   }
 
   get stdout(): TextStream {
@@ -46,6 +52,11 @@ export class Io {
 
   err(text: string): void {
     this.sink.stderr.write(text);
+  }
+
+  /** One line of information on stderr (not a warning): what the command did that the user did not say. */
+  note(message: string): void {
+    this.err(`convsearch: ${escapeInline(message)}\n`);
   }
 
   warn(message: string): void {

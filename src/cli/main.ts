@@ -7,10 +7,12 @@ import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { reportCommand } from './report-command.js';
+import { exportCommand } from './export-command.js';
 import { searchCommand } from './search-command.js';
 import { showCommand } from './show-command.js';
 import { VERSION } from './version.js';
 import { toolsCommand } from './tools-command.js';
+import { whereCommand } from './where-command.js';
 
 const PROGRAM = 'convsearch';
 const TOP_FLAGS = [FLAGS.version];
@@ -24,6 +26,8 @@ export function commands(): CommandDef[] {
     toolsCommand(),
     showCommand(),
     reportCommand(),
+    whereCommand(),
+    exportCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];
@@ -39,7 +43,8 @@ export function buildProgram(io: Io): Command {
   program.addHelpText(
     'after',
     `
-Every command reads the store named by --db, else $CONVSEARCH_DB, else ./sessions.db, and never writes to it.
+Every command reads the store named by --db, else $CONVSEARCH_DB, else the first default place holding
+one (./sessions.db, then CLAI 2's store; 'convsearch where' lists them), and never writes to it.
 
 Examples:
   convsearch search refund policy --db sessions.db --conversation conv-42
@@ -48,6 +53,7 @@ Examples:
   convsearch tools --conversation conv-42 --since 7d
   convsearch show run-7f3a --at 12 -C 2
   convsearch report refund --db sessions.db -o report.html
+  convsearch export --conversation conv-42 --format md --redact-preset secrets -o conv-42.md
   source <(convsearch completion bash)`,
   );
   const exitWith2 = (cmd: Command): void => {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { hitTranscripts, reportHtml } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { FLAGS, indexChoice, reworded, sortedBy } from './flags.js';
+import { FLAGS, HIT_FILTERS, indexChoice, reworded, sortedBy } from './flags.js';
 import type { Io } from './io.js';
 import { queryReader, queryWords, type SearchFlags, searchRequest } from './search-command.js';
 import { withCliSession } from './session.js';
@@ -33,14 +33,7 @@ export function reportCommand(): CommandDef {
       FLAGS.index,
       FLAGS.noIndex,
       { group: 'Filters (as for search):' },
-      FLAGS.role,
-      FLAGS.tool,
-      FLAGS.minScore,
-      FLAGS.agent,
-      FLAGS.parent,
-      FLAGS.since,
-      FLAGS.until,
-      FLAGS.phrase,
+      ...HIT_FILTERS,
       FLAGS.collapse,
       sortedBy(['score', 'time'], 'score', 'order of the hits: score (rank) or time (oldest first)'),
       FLAGS.reverse,

@@ -20,7 +20,7 @@ export function withCliSession<T>(
   fn: (session: Session, hooks: WorkHooks) => T,
 ): Promise<T> {
   const { quiet, color, ...rest } = opts;
-  return withSession(resolveDb(db, io.env), { ...rest, env: io.env }, async (session) => {
+  return withSession(cliStores(io, db, quiet ?? false), { ...rest, env: io.env }, async (session) => {
     const wanted = progressWanted(quiet ?? false, session.runCount(), io.stderr, io.env);
     const progress = await startProgress(wanted ? io.stderr.stream : undefined, colorEnabled(color ?? 'auto', io.stderr, io.env));
     try {
@@ -29,4 +29,17 @@ export function withCliSession<T>(
       progress.stop();
     }
   });
+}
+
+/**
+ * The stores a command reads (resolveDb). A store found in a default place is named on stderr, after
+ * the places before it that hold something else (never taken silently for "no store"); -q says nothing.
+ */
+export function cliStores(io: Io, db: readonly string[] | undefined, quiet: boolean): string[] {
+  const r = resolveDb(db, io.env, io.cwd);
+  if (r.found !== null && !quiet) {
+    for (const l of r.looked) if (l.skipped !== null) io.warn(`skipped ${l.shown} (${l.from}): ${l.skipped}`);
+    io.note(`no --db or $CONVSEARCH_DB given: reading ${r.found.shown} (${r.found.from})`);
+  }
+  return r.targets;
 }

@@ -34,7 +34,11 @@ export class ReplayDriver {
   private readonly media: MediaCache;
   private seeds = new ConversationSeeds();
 
-  constructor(readonly store: StoreReader) {
+  constructor(
+    readonly store: StoreReader,
+    /** Keep each record message's stored text ({@link RunReplayer}'s keepJson). */
+    private readonly keepJson = false,
+  ) {
     this.media = new MediaCache(store);
   }
 
@@ -45,7 +49,7 @@ export class ReplayDriver {
 
   /** Replays a run from nothing, or from `resume` on (only the snapshots added since). */
   replay(run: DriverRun, resume?: ReplayResume): DrivenRun {
-    const replayer = new RunReplayer(run.runId, this.media, resume?.positions ?? [], this.seeds.seedFor(run.conversationId));
+    const replayer = new RunReplayer(run.runId, this.media, resume?.positions ?? [], this.seeds.seedFor(run.conversationId), this.keepJson);
     let maxSeq = resume?.afterSeq ?? 0;
     const rows = resume ? this.store.completeSnapshotsAfter(run.runId, resume.afterSeq) : this.store.completeSnapshots(run.runId);
     for (const row of rows) {

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { isArray, isObject, PyFloat, PyInt, type JsonObject, type JsonValue } from '../py/json-value.js';
 import type { Message } from './messages.js';
 
@@ -27,17 +27,38 @@ function canonicalBase64(data: string): string {
   return Buffer.from(data.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('base64');
 }
 
+/**
+ * A string value longer than the bound: kept as it is and hashed from its JSON escape in slices, so
+ * that a 200 MB message is not copied twice more (escaped, then joined) only to be hashed.
+ */
+class LongString {
+  constructor(readonly value: string) {}
+}
+
+type Piece = string | LongString;
+
+/** Canonical text pieces, and the length from which a string value is a LongString. */
+interface Canon {
+  readonly out: Piece[];
+  readonly long: number;
+}
+
+function pushString(v: string, c: Canon): void {
+  c.out.push(v.length > c.long ? new LongString(v) : JSON.stringify(v));
+}
+
 /** Free-form value: order kept, int/float kept apart, binary data normalized. */
-function canonValue(v: JsonValue, out: string[]): void {
+function canonValue(v: JsonValue, c: Canon): void {
+  const out = c.out;
   if (v === null) out.push('null');
-  else if (typeof v === 'string') out.push(JSON.stringify(v));
+  else if (typeof v === 'string') pushString(v, c);
   else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
   else if (v instanceof PyInt) out.push(v.value.toString());
   else if (v instanceof PyFloat) out.push(`f${String(v.value)}`);
   else if (isArray(v)) {
     out.push('[');
     for (const x of v) {
-      canonValue(x, out);
+      canonValue(x, c);
       out.push(',');
     }
     out.push(']');
@@ -47,7 +68,7 @@ function canonValue(v: JsonValue, out: string[]): void {
     for (const [k, x] of v) {
       out.push(JSON.stringify(k), ':');
       if (binary && k === 'data') out.push(JSON.stringify(canonicalBase64(x as string)));
-      else canonValue(x, out);
+      else canonValue(x, c);
       out.push(',');
     }
     out.push('}');
@@ -55,7 +76,8 @@ function canonValue(v: JsonValue, out: string[]): void {
 }
 
 /** A pydantic model's fields: order-free, null/default fields equal to absent ones. */
-function canonModel(obj: JsonObject, out: string[], skip?: Set<string>): void {
+function canonModel(obj: JsonObject, c: Canon, skip?: Set<string>): void {
+  const out = c.out;
   const keys = [...obj.keys()].sort();
   out.push('<');
   for (const k of keys) {
@@ -64,18 +86,18 @@ function canonModel(obj: JsonObject, out: string[], skip?: Set<string>): void {
     if (v === null) continue;
     if ((k === 'state' && v === 'complete') || (k === 'outcome' && v === 'success')) continue;
     out.push(k, '=');
-    if (k === 'usage' && isObject(v)) canonModel(v, out);
+    if (k === 'usage' && isObject(v)) canonModel(v, c);
     else if (k === 'data' && typeof v === 'string' && obj.get('kind') === 'binary') out.push(JSON.stringify(canonicalBase64(v)));
     else if (k === 'content' && isArray(v) && obj.get('part_kind') === 'user-prompt') {
       // user-prompt content items are typed models too (tool-return content stays free-form)
       out.push('[');
       for (const item of v) {
-        if (isObject(item)) canonModel(item, out);
-        else canonValue(item, out);
+        if (isObject(item)) canonModel(item, c);
+        else canonValue(item, c);
         out.push(',');
       }
       out.push(']');
-    } else canonValue(v, out);
+    } else canonValue(v, c);
     out.push(';');
   }
   out.push('>');
@@ -86,25 +108,48 @@ const SKIPPED_IN_HEAD = {
   response: new Set([...KEYLESS_FIELDS.response, 'parts']),
 } as const;
 
-function digest(parts: string[]): string {
+/** Long string values are hashed in slices of this many code units. */
+export const LONG_STRING = 1 << 20;
+
+function digest(parts: Piece[], long: number): string {
   // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
-  return hash('sha1', parts.join(''), 'base64');
+  if (!parts.some((p) => p instanceof LongString)) return hash('sha1', (parts as string[]).join(''), 'base64');
+  const h = createHash('sha1');
+  for (const p of parts) {
+    if (typeof p === 'string') {
+      h.update(p);
+      continue;
+    }
+    // the same bytes as JSON.stringify of the whole: no slice ends between the halves of a surrogate pair
+    const s = p.value;
+    h.update('"');
+    for (let i = 0; i < s.length; ) {
+      let end = Math.min(s.length, i + long);
+      const last = s.charCodeAt(end - 1);
+      if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++;
+      h.update(JSON.stringify(s.slice(i, end)).slice(1, -1));
+      i = end;
+    }
+    h.update('"');
+  }
+  return h.digest('base64');
 }
 
-export function messageKeys(m: Message): MessageKeys {
-  const head: string[] = [];
+/** `long`: where a string value starts to be hashed in slices (tests lower it; the keys do not change). */
+export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
+  const head: Canon = { out: [], long };
   canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
-  const loose: string[] = [...head, '|'];
-  const strict: string[] = [...head, '|'];
+  const loose: Piece[] = [...head.out, '|'];
+  const strict: Piece[] = [...head.out, '|'];
   let hasDelta = false;
   for (const p of m.parts) {
-    const one: string[] = [];
+    const one: Canon = { out: [], long };
     canonModel(p, one);
-    one.push('&');
+    one.out.push('&');
     if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') hasDelta = true;
-    else loose.push(...one);
-    strict.push(...one);
+    else loose.push(...one.out);
+    strict.push(...one.out);
   }
-  const looseKey = digest(loose);
-  return { loose: looseKey, strict: hasDelta ? digest(strict) : looseKey };
+  const looseKey = digest(loose, long);
+  return { loose: looseKey, strict: hasDelta ? digest(strict, long) : looseKey };
 }

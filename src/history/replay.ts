@@ -15,6 +15,8 @@ export interface RecordMessage {
   /** The snapshot (seq, step_index) that first carried this message; later copies replace the message only. */
   readonly firstSeq: number;
   readonly firstStep: number | null;
+  /** The kept copy's exact text inside its snapshot: set only by a replayer asked to keep it (export). */
+  readonly json?: string;
 }
 
 /** A record position known only by its keys (resuming a replay from a persisted index). */
@@ -82,6 +84,8 @@ export class RunReplayer {
     private readonly media: MediaCache,
     stored: readonly StoredPosition[] = [],
     seed: ParsedSnapshot | null = null,
+    /** Keep each message's stored text (the bytes export writes); off for search, which never needs it. */
+    private readonly keepJson = false,
   ) {
     this.previous = seed;
     this.entries = stored.slice();
@@ -117,7 +121,9 @@ export class RunReplayer {
       return;
     }
     this.previous = parsed;
-    const kept = parsed.elements.filter((el) => !el.summary);
+    const keptAt: number[] = [];
+    for (let i = 0; i < parsed.elements.length; i++) if (!parsed.elements[i]!.summary) keptAt.push(i);
+    const kept = keptAt.map((i) => parsed.elements[i]!);
     const overlap = longestOverlap(
       this.looseKeys,
       kept.map((el) => el.keys.loose),
@@ -127,12 +133,15 @@ export class RunReplayer {
     if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
     for (let i = 0; i < kept.length; i++) {
       const el = kept[i]!;
+      const range = parsed.ranges[keptAt[i]!]!;
       if (i < overlap) {
         // later copy kept: it carries what core stamped after the first save (e.g. instruction deltas)
         const old = this.entries[base + i]!;
-        this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep };
+        const json = this.keepJson ? keptText(parsed.text, range, (old as RecordMessage).json) : undefined;
+        this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep, json };
       } else {
-        this.entries.push({ message: el.message, keys: el.keys, firstSeq: row.seq, firstStep: step });
+        const json = this.keepJson ? keptText(parsed.text, range) : undefined;
+        this.entries.push({ message: el.message, keys: el.keys, firstSeq: row.seq, firstStep: step, json });
         this.looseKeys.push(el.keys.loose);
       }
     }
@@ -220,6 +229,17 @@ function restampedElement(prev: ParsedSnapshot, i: number, text: string, s: numb
   if (!raw) return old; // only whitespace differs
   const message: Message = { kind: old.message.kind, raw, parts: old.message.parts };
   return { message, summary: old.summary, keys: old.keys };
+}
+
+/**
+ * `text[s, e)` as a string of its own: a plain slice would keep the whole snapshot text alive for as
+ * long as the message is held (V8 sliced strings), one snapshot per message. A later copy with the
+ * same bytes as the one held (most snapshots repeat their history) keeps the held string: no copy.
+ */
+function keptText(text: string, [s, e]: readonly [number, number], held?: string): string {
+  const slice = text.slice(s, e);
+  if (held !== undefined && held === slice) return held;
+  return Buffer.from(slice, 'utf16le').toString('utf16le');
 }
 
 export function countUnknownParts(messages: readonly RecordMessage[]): Map<string, number> {

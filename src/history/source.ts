@@ -35,6 +35,8 @@ export interface HistorySourceOptions {
   readonly onProgress?: ProgressFn;
   /** Keep each run's replay for later calls (default). Off for a single pass that digests runs as it goes. */
   readonly retain?: boolean;
+  /** Keep each record message's exact stored text (`RecordMessage.json`), for export. */
+  readonly keepJson?: boolean;
 }
 
 /** One interrupted snapshot parsed on its own: never part of the searchable record. */
@@ -57,7 +59,7 @@ export class HistorySource {
     readonly store: StoreReader,
     private readonly options: HistorySourceOptions = {},
   ) {
-    this.driver = new ReplayDriver(store);
+    this.driver = new ReplayDriver(store, options.keepJson === true);
   }
 
   runs(): StoreRun[] {
@@ -117,12 +119,17 @@ export class HistorySource {
     const out: Warning[] = [];
     for (const id of ids) {
       const r = this.replays.get(id);
-      if (!r) continue;
-      for (const s of r.skipped) out.push(skippedWarning(s));
-      for (const [partKind, count] of r.unknownPartKinds) out.push({ kind: 'unknown-part-kind', runId: id, partKind, count });
+      if (r) out.push(...replayWarnings(r));
     }
     return out;
   }
+}
+
+/** What one run's replay warns of: its unreadable snapshots, then its unknown part kinds. */
+export function replayWarnings(r: RunReplay): Warning[] {
+  const out: Warning[] = r.skipped.map(skippedWarning);
+  for (const [partKind, count] of r.unknownPartKinds) out.push({ kind: 'unknown-part-kind', runId: r.runId, partKind, count });
+  return out;
 }
 
 function skippedWarning(s: SkippedSnapshot): Warning {

@@ -18,6 +18,14 @@ export function escapeForTerminal(text: string): string {
 }
 
 /**
+ * For JSON on a terminal: the same characters as `\uXXXX` escapes. Valid JSON holds them raw only
+ * inside strings, where the escape means the same character, so the JSON still parses to the same values.
+ */
+export function escapeJsonForTerminal(json: string): string {
+  return json.replace(UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
  * In single-line fields, characters that show nothing or move what follows: format characters (zero
  * width space and joiners, U+FEFF, bidi marks), other default-ignorable ones (variation selectors,
  * fillers) and line/paragraph separators. `conv-\u200b\u200bzw` must not pass for `conv-zw`.

@@ -12,6 +12,7 @@ const NOTICE_WORDS: Record<StoreNoticeKind, string> = {
   'unreachable-run': 'run(s) whose snapshots cannot be located, skipped',
   'same-store': 'store(s) reached by more than one path, read once',
   'unreadable-entry': 'directory entr(ies) named like stores that cannot be read, skipped',
+  'case-twin-table': 'table(s) spelled with the exact case of the prefix, not read (PostgresStepStore reads the lower-case ones)',
 };
 
 /** One warning line for stderr (without the `convsearch: warning: ` prefix); details go to the JSON output. */

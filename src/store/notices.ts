@@ -20,7 +20,9 @@ export type StoreNoticeKind =
   /** A store reached again by another path (a link, `./a.db`, a directory named twice): read once. */
   | 'same-store'
   /** An entry of a directory of stores, named like one, that cannot be read (a dangling link, a FIFO, …): skipped. */
-  | 'unreadable-entry';
+  | 'unreadable-entry'
+  /** A Postgres table spelled with the exact case of a mixed-case prefix (`"Steps_runs"`): not read, as upstream never reads it. */
+  | 'case-twin-table';
 
 export interface StoreNotice {
   readonly kind: StoreNoticeKind;

@@ -76,7 +76,14 @@ export function shownTarget(target: string): string {
   }
 }
 
-const TABLE = /^[a-z_][a-z0-9_]{0,39}$/;
+/**
+ * `PostgresStepStore`'s `table=` prefix and `PostgresMediaStore`'s `table=` name, as upstream's mixed-case
+ * version accepts them (its other version refuses upper case; docs/backends.md, "Table names"). Both put
+ * them into SQL unquoted, so Postgres folds them to lower case: the tables of `Steps` are `steps_runs`…,
+ * the ones `steps` names. The media table is a whole name (63 bytes, Postgres's limit), not a prefix.
+ */
+const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
+const MEDIA_TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export const DEFAULT_TABLE = 'step_persistence';
 export const DEFAULT_PREFIX = 'pydantic-ai-harness:step';
 
@@ -101,11 +108,18 @@ export interface PostgresTarget {
   readonly label: string;
   readonly identity: string;
   readonly connection: PostgresConnection;
+  /** The prefix as Postgres resolves upstream's unquoted names: folded to lower case. */
   readonly table: string;
+  /** The prefix as given (it differs from `table` only in case). */
+  readonly tableAsGiven: string;
+  /** `?media=`, folded like `table`: the `PostgresMediaStore` table when it is not `{table}_media`. */
+  readonly media: string | null;
+  readonly mediaAsGiven: string | null;
 }
 
 const PG_PARAMS = new Set([
   'table',
+  'media',
   'host',
   'port',
   'user',
@@ -129,10 +143,21 @@ export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.
     if (!PG_PARAMS.has(key))
       throw new StoreError(`${label}: unknown URL parameter ${JSON.stringify(key)} (read: ${[...PG_PARAMS].join(', ')})`);
   }
-  const table = q.get('table') ?? DEFAULT_TABLE;
-  if (!TABLE.test(table)) {
-    throw new StoreError(`${label}: invalid table prefix ${JSON.stringify(table)} (want [a-z_][a-z0-9_]{0,39}, as PostgresStepStore)`);
+  const tableAsGiven = q.get('table') ?? DEFAULT_TABLE;
+  if (!TABLE.test(tableAsGiven)) {
+    throw new StoreError(
+      `${label}: invalid table prefix ${JSON.stringify(tableAsGiven)} (want a letter or _, then letters, digits or _, 40 at most, as PostgresStepStore)`,
+    );
   }
+  const mediaAsGiven = q.get('media');
+  if (mediaAsGiven !== null && !MEDIA_TABLE.test(mediaAsGiven)) {
+    throw new StoreError(
+      `${label}: invalid media table ${JSON.stringify(mediaAsGiven)} (want a letter or _, then letters, digits or _, 63 at most, as PostgresMediaStore)`,
+    );
+  }
+  // ASCII only (the patterns allow nothing else), as Postgres folds an unquoted identifier
+  const table = tableAsGiven.toLowerCase();
+  const media = mediaAsGiven?.toLowerCase() ?? null;
   const sslmode = q.get('sslmode') ?? undefined;
   if (sslmode !== undefined && !SSLMODES.has(sslmode)) throw new StoreError(`${label}: unknown sslmode ${JSON.stringify(sslmode)}`);
   const timeout = q.get('connect_timeout');
@@ -164,9 +189,13 @@ export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.
   const effDb = database ?? env.PGDATABASE ?? effUser;
   return {
     label,
-    identity: `postgresql://${effHost}:${effPort}/${encodeURIComponent(effDb)}?table=${table}`,
+    // folded names: `?table=Steps` and `?table=steps` are the same tables, so the same index
+    identity: `postgresql://${effHost}:${effPort}/${encodeURIComponent(effDb)}?table=${table}${media === null ? '' : `&media=${media}`}`,
     connection,
     table,
+    tableAsGiven,
+    media,
+    mediaAsGiven,
   };
 }
 

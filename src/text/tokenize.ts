@@ -16,19 +16,20 @@ for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromC
 export function forEachToken(text: string, visit: (token: string) => void, lengths?: ReadonlySet<number>): number {
   let count = 0;
   if (ASCII.test(text)) {
-    // lowercasing ASCII first gives the same tokens; elsewhere it would not (`İ` lowercases to two
-    // code points, the second not a word character). A plain scan allocates only the tokens visited.
-    const lower = text.toLowerCase();
-    const n = lower.length;
+    // in ASCII, lowercasing changes no token boundary (elsewhere it may: `İ` lowercases to two code
+    // points, the second not a word character). A plain scan allocates only the tokens visited, and
+    // lowercases only those with a capital: no lowercased copy of the whole text (a 200 MB message)
+    const n = text.length;
     for (let i = 0; i < n; ) {
-      if (ASCII_WORD[lower.charCodeAt(i)] === 0) {
+      if (ASCII_WORD[text.charCodeAt(i)] === 0) {
         i++;
         continue;
       }
-      const start = i++;
-      while (i < n && ASCII_WORD[lower.charCodeAt(i)] === 1) i++;
+      const start = i;
+      let capital = false;
+      for (let c = text.charCodeAt(i); i < n && ASCII_WORD[(c = text.charCodeAt(i))] === 1; i++) if (c <= 90 && c >= 65) capital = true;
       count++;
-      if (!lengths || lengths.has(i - start)) visit(lower.slice(start, i));
+      if (!lengths || lengths.has(i - start)) visit(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
     }
   } else {
     for (const m of text.matchAll(TOKEN_PATTERN)) {

@@ -86,11 +86,11 @@ describe('cli/flags value parsers', () => {
 
   test('--db: every flag use, else a non-empty $CONVSEARCH_DB', () => {
     const flags = ['a.db', 'postgresql://h/db'];
-    const got = resolveDb(flags, { CONVSEARCH_DB: 'env.db' });
+    const got = resolveDb(flags, { CONVSEARCH_DB: 'env.db' }, '/nonexistent').targets;
     assert.deepEqual(got, flags);
     assert.notEqual(got, flags);
-    assert.deepEqual(resolveDb(undefined, { CONVSEARCH_DB: 'env.db' }), ['env.db']);
-    assert.deepEqual(resolveDb([], { CONVSEARCH_DB: 'env.db' }), ['env.db']);
+    assert.deepEqual(resolveDb(undefined, { CONVSEARCH_DB: 'env.db' }, '/nonexistent').targets, ['env.db']);
+    assert.deepEqual(resolveDb([], { CONVSEARCH_DB: 'env.db' }, '/nonexistent').targets, ['env.db']);
   });
 
   test('--index and --no-index choose the sidecar', () => {

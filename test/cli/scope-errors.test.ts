@@ -157,12 +157,17 @@ describe('the same rule for show and the listings: an id the store lacks is an e
 });
 
 describe('naming the store', () => {
-  test('no --db, no $CONVSEARCH_DB and no ./sessions.db: say how to name one', async () => {
+  test('no --db, no $CONVSEARCH_DB and no store in a default place: say how to name one, and where it looked', async () => {
     const empty = tempDir();
+    const config = tempDir();
     for (const args of [['runs'], ['conversations'], ['show', 'x'], ['search', 'x', '--scope', 'all']]) {
-      const r = await cli(args, { cwd: empty });
+      const r = await cli(args, { cwd: empty, env: { XDG_CONFIG_HOME: config } });
       assert.equal(r.status, 2, args.join(' '));
-      assert.equal(r.stderr, 'convsearch: error: no store to read: pass --db <path>, set $CONVSEARCH_DB, or run where ./sessions.db is\n');
+      assert.equal(
+        r.stderr,
+        'convsearch: error: no store to read: pass --db <path>, set $CONVSEARCH_DB, or put a step store in a default place; ' +
+          `looked at ${join(empty, 'sessions.db')} (absent), ${join(config, 'pydantic-clai2', 'sessions.db')} (absent)\n`,
+      );
     }
     // each way of naming it works
     assert.equal((await cli(['runs', '--json'], { cwd: empty, env: { CONVSEARCH_DB: db } })).status, 0);

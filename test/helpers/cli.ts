@@ -18,6 +18,11 @@ export interface CliResult {
 
 export interface CliOptions {
   cwd?: string;
+  /**
+   * In-process only: the working directory the sink reports (where default places are looked for),
+   * for a command line whose every path is absolute. `cwd` changes the process's instead.
+   */
+  sinkCwd?: string;
   /** Overrides; an empty string removes the variable. */
   env?: NodeJS.ProcessEnv;
   input?: string;
@@ -25,6 +30,8 @@ export interface CliOptions {
 
 /** Indexes built by tests go to a private cache, never the user's. */
 export const TEST_CACHE = mkdtempSync(join(tmpdir(), 'convsearch-test-cache-'));
+/** An empty config directory: a CLAI 2 store of the user's is never found by a test (see api/discover.ts). */
+export const TEST_CONFIG = mkdtempSync(join(tmpdir(), 'convsearch-test-config-'));
 
 function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -34,6 +41,7 @@ function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
     CLICOLOR_FORCE: '',
     CONVSEARCH_DB: '',
     XDG_CACHE_HOME: TEST_CACHE,
+    XDG_CONFIG_HOME: TEST_CONFIG,
     ...overrides,
   };
   for (const k of Object.keys(env)) if (env[k] === '') delete env[k];
@@ -55,6 +63,7 @@ export async function cli(args: string[], opts: CliOptions = {}): Promise<CliRes
     stdout: { write: (s: string) => void (stdout += s) },
     stderr: { write: (s: string) => void (stderr += s) },
     env: cliEnv(opts.env),
+    cwd: opts.sinkCwd ?? process.cwd(),
     readStdin: () => opts.input ?? '',
   });
   return { stdout, stderr, status };

@@ -6,7 +6,10 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { openStoreReader } from '../../src/store/open-reader.js';
+import type { StoreReader } from '../../src/store/reader.js';
 
 export { freePort, PG_SUPERUSER, pgBinDir, startPostgres, startRedis, type PgServer, type RedisServer } from '../../scripts/lib/servers.js';
 
@@ -36,4 +39,23 @@ export function treeState(root: string): string {
   };
   walk('');
   return out.join('\n');
+}
+
+/** The started server, or null after skipping the test with the reason it could not start. */
+export function need<T>(t: TestContext, server: T | string): T | null {
+  if (typeof server === 'string') {
+    t.skip(server);
+    return null;
+  }
+  return server;
+}
+
+/** `body` over a reader of `target` (libpq's variables read from `env`, default the process's), closed afterwards. */
+export function withReader<T>(target: string, body: (r: StoreReader) => T, env?: NodeJS.ProcessEnv): T {
+  const r = openStoreReader(target, { env }) as StoreReader;
+  try {
+    return body(r);
+  } finally {
+    r.close();
+  }
 }

@@ -83,3 +83,25 @@ test('dicts inside tool-return content are free-form: key order and null values 
   assert.notEqual(messageKeys(ret('{"a": 1, "b": 2}')).loose, messageKeys(ret('{"b": 2, "a": 1}')).loose);
   assert.equal(messageKeys(ret('[{"a": 1}]')).loose, messageKeys(ret('[{"a": 1}]')).loose);
 });
+
+test('a long string value hashed in slices gives the keys of the whole (surrogate pairs, lone surrogates, escapes at every slice edge)', () => {
+  // slices of 8 code units: pairs, lone halves, quotes, backslashes and control characters fall on every edge
+  const pieces = ['ab"c\\d\u0001', '😀x😀', '\ud800', 'q\udc00r', '\n\t', 'é漢字', '\u2028\u2029', '😀😀😀😀😀'];
+  const texts = Array.from({ length: 40 }, (_, i) => pieces.slice(i % pieces.length).join('') + 'y'.repeat(i) + pieces.join(''));
+  for (const text of texts) {
+    const msgs = [
+      request([userPromptPart(text, { timestamp: at(1) })]),
+      request([toolReturnPart('t', { out: text, also: [text, 1] }, 'c1', { timestamp: at(2) })]),
+      response([textPart(text)], { timestamp: at(3) }),
+    ];
+    for (const m of msgs) {
+      const parsed = parseMessage(m);
+      const whole = messageKeys(parsed, Number.POSITIVE_INFINITY);
+      for (const long of [1, 2, 7, 8]) assert.deepEqual(messageKeys(parsed, long), whole, `${JSON.stringify(text)} in slices of ${long}`);
+    }
+  }
+  // and a change anywhere in a long value changes the key
+  const base = parseMessage(request([userPromptPart('z'.repeat(50), { timestamp: at(1) })]));
+  const edited = parseMessage(request([userPromptPart('z'.repeat(49) + 'q', { timestamp: at(1) })]));
+  assert.notEqual(messageKeys(base, 8).loose, messageKeys(edited, 8).loose);
+});

@@ -14,6 +14,7 @@ async function onTerminal(args: string[], columns = 100): Promise<{ stdout: stri
     stdout: { write: (s: string) => void (stdout += s), isTTY: true, columns },
     stderr: { write: () => undefined },
     env: { TERM: 'dumb', NO_COLOR: '1' },
+    cwd: process.cwd(),
     readStdin: () => '',
   });
   return { stdout, status };
@@ -63,6 +64,7 @@ test('search --timeline: the sparkline line above the hits on a terminal, nothin
     stdout: { write: (s: string) => void (piped += s) },
     stderr: { write: () => undefined },
     env: {},
+    cwd: process.cwd(),
     readStdin: () => '',
   });
   assert.ok(!piped.includes('per day'), 'no sparkline into a pipe');
@@ -72,6 +74,7 @@ test('search --timeline: the sparkline line above the hits on a terminal, nothin
     stdout: { write: (s: string) => void (json += s) },
     stderr: { write: () => undefined },
     env: {},
+    cwd: process.cwd(),
     readStdin: () => '',
   });
   const doc = JSON.parse(json) as {

@@ -5,14 +5,14 @@
  * Real servers (scripts/lib/servers.ts); skipped with a reason without them, a failure under
  * CONVSEARCH_REQUIRE_SERVERS=1.
  */
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { cli } from '../helpers/cli.js';
-import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
+import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer, need } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
 
 let pg: PgServer | string = 'not started';
@@ -28,14 +28,6 @@ after(() => {
   if (typeof pg !== 'string') pg.stop();
   if (typeof redis !== 'string') redis.stop();
 });
-
-function need<T>(t: TestContext, server: T | string): T | null {
-  if (typeof server === 'string') {
-    t.skip(server);
-    return null;
-  }
-  return server;
-}
 
 /** Brings the index at `index` up to date with `target`: whether it had to read the content, and the stamp it recorded. */
 function sync(target: string, index: string): { contentChecked: boolean; replayed: number; resumed: number; stamp: string | null } {

@@ -254,8 +254,10 @@ describe('server URLs', () => {
     assert.equal(t.identity, 'postgresql://db.example:5433/prod?table=agent_steps');
     assert.equal(postgresTarget('postgres://bob@h/d', {}).identity, 'postgresql://h:5432/d?table=step_persistence');
     assert.ok(!postgresTarget('postgresql://h/d?password=hunter2', {}).label.includes('hunter2'));
+    // a capital is folded as Postgres folds upstream's unquoted names (docs/backends.md, "Table names")
+    assert.equal(postgresTarget('postgresql://h/d?table=Bad', {}).identity, 'postgresql://h:5432/d?table=bad');
     for (const bad of [
-      'postgresql://h/d?table=Bad',
+      'postgresql://h/d?table=9bad',
       'postgresql://h/d?table=x;drop',
       `postgresql://h/d?table=${'a'.repeat(41)}`,
       'postgresql://h/d?tabel=x',

@@ -61,6 +61,9 @@ function failingTargets(): string[] {
     `rediss://:${enc}@127.0.0.1:${closedPort}/0`,
     `redis://127.0.0.1:${closedPort}/0?password=${enc}`,
     `postgresql://127.0.0.1:${closedPort}/db?PASSWORD=${enc}`,
+    // a table prefix or media table PostgresStepStore would refuse: refused before connecting
+    `postgresql://reader:${enc}@127.0.0.1:${closedPort}/db?table=Steps-v2`,
+    `postgresql://reader:${enc}@127.0.0.1:${closedPort}/db?table=Steps&media=9blobs`,
     `redis://:12?${SECRET}@127.0.0.1/0`,
     `mongodb://reader:${enc}@127.0.0.1/x`,
     `http://reader:${enc}@127.0.0.1/x.db`,
@@ -127,6 +130,21 @@ describe('secrets never printed', () => {
     // where the store is named, the password is ***
     const both = await cli(['runs', '--json', '--db', SQLITE, '--db', target]);
     assert.match(both.stdout, /redis:\/\/reader:\*\*\*@127\.0\.0\.1/);
+  });
+});
+
+describe('where', () => {
+  test('$CONVSEARCH_DB holding a password, in every spelling: where shows it masked, never contacts it', async () => {
+    for (const target of failingTargets()) {
+      for (const format of [[], ['--json']]) {
+        const r = await cli(['where', ...format], { env: { CONVSEARCH_DB: target } });
+        const what = `where ${format.join(' ')} with ${target}`;
+        assertNoLeak(what, r);
+        assert.equal(r.stderr, '', what);
+        // a server URL is what a command would read (exit 0); another scheme is no store (exit 1)
+        assert.equal(r.status, /^(postgres(ql)?|rediss?):/.test(target) ? 0 : 1, `${what}: ${r.stdout}`);
+      }
+    }
   });
 });
 

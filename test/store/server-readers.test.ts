@@ -4,7 +4,7 @@
  * DUMP of every key), credentials (URL, PGPASSWORD, .pgpass; never printed), and a live writer
  * appending and pruning while the reader reads (never an error, never two states mixed).
  */
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { cli } from '../helpers/cli.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreReader } from '../../src/store/reader.js';
-import { FIXTURES, STORES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
+import { FIXTURES, STORES, startPostgres, startRedis, type PgServer, type RedisServer, need, withReader } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
 
 let pg: PgServer | string = 'not started';
@@ -59,14 +59,6 @@ after(() => {
   if (typeof redis !== 'string') redis.stop();
 });
 
-function need<T>(t: TestContext, server: T | string): T | null {
-  if (typeof server === 'string') {
-    t.skip(server);
-    return null;
-  }
-  return server;
-}
-
 /** Everything a reader can be asked, as one string. */
 function readAll(r: StoreReader): string {
   const runs = r.runs();
@@ -89,15 +81,6 @@ function readAll(r: StoreReader): string {
     stamp: r.stamp(),
     unchanged: r.unchanged(),
   });
-}
-
-function withReader<T>(target: string, body: (r: StoreReader) => T, env?: NodeJS.ProcessEnv): T {
-  const r = openStoreReader(target, { env }) as StoreReader;
-  try {
-    return body(r);
-  } finally {
-    r.close();
-  }
 }
 
 describe('Postgres reader', () => {

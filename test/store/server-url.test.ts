@@ -54,7 +54,9 @@ describe('store/server-url', () => {
   test('bad Postgres parameters are refused with the masked label', () => {
     const cases: Array<[string, string]> = [
       ['postgresql://u:pw@h/db?nope=1', 'postgresql://u:***@h/db?nope=1: unknown URL parameter "nope"'],
-      ['postgresql://u:pw@h/db?table=Bad', 'postgresql://u:***@h/db?table=Bad: invalid table prefix "Bad"'],
+      ['postgresql://u:pw@h/db?table=Bad-1', 'postgresql://u:***@h/db?table=Bad-1: invalid table prefix "Bad-1"'],
+      ['postgresql://u:pw@h/db?table=1steps', 'postgresql://u:***@h/db?table=1steps: invalid table prefix "1steps"'],
+      ['postgresql://u:pw@h/db?media=m%C3%A9dia', 'postgresql://u:***@h/db?media=m%C3%A9dia: invalid media table "média"'],
       ['postgresql://u:pw@h/db?sslmode=maybe', 'postgresql://u:***@h/db?sslmode=maybe: unknown sslmode "maybe"'],
       [
         'postgresql://u:pw@h/db?connect_timeout=1.5',
@@ -71,6 +73,18 @@ describe('store/server-url', () => {
     }
     assert.throws(() => postgresTarget(`postgresql://h/db?table=${'a'.repeat(41)}`, ENV), StoreError);
     postgresTarget(`postgresql://h/db?table=${'a'.repeat(40)}`, ENV);
+    assert.throws(() => postgresTarget(`postgresql://h/db?media=${'a'.repeat(64)}`, ENV), StoreError);
+    postgresTarget(`postgresql://h/db?media=${'a'.repeat(63)}`, ENV);
+  });
+
+  test("a prefix and a media table in upper or mixed case fold to lower case, as Postgres folds upstream's unquoted names", () => {
+    const t = postgresTarget('postgresql://h/db?table=Steps_V2&media=Blobs', ENV);
+    assert.deepEqual([t.table, t.tableAsGiven, t.media, t.mediaAsGiven], ['steps_v2', 'Steps_V2', 'blobs', 'Blobs']);
+    // one store, one identity: the index of ?table=steps_v2 is the index of ?table=Steps_V2
+    assert.equal(t.identity, 'postgresql://h:5432/db?table=steps_v2&media=blobs');
+    assert.equal(postgresTarget('postgresql://h/db?table=STEPS_v2&media=blobs', ENV).identity, t.identity);
+    assert.equal(postgresTarget('postgresql://h/db?table=steps_v2', ENV).identity, 'postgresql://h:5432/db?table=steps_v2');
+    assert.equal(postgresTarget('postgresql://h/db', ENV).media, null);
   });
 
   test('a Redis URL gives host, port, database, TLS and prefix; the identity has no credentials', () => {

@@ -12,7 +12,8 @@ import { EMPTY_DIGEST, totalDigest, type RunContent, type StoreContent } from '.
 
 type Select = (sql: string, values?: readonly unknown[]) => unknown[][];
 
-interface Tables {
+/** The tables read, as SQL identifiers (media null when there is none). */
+export interface Tables {
   readonly runs: string;
   readonly snapshots: string;
   readonly media: string | null;

@@ -10,14 +10,14 @@ import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
-import { postgresTarget } from '../server-url.js';
+import { postgresTarget, type PostgresTarget } from '../server-url.js';
 import type { DriverConfig } from './driver.js';
 import { libpqEnv } from './pgpass.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { SelectRequest } from './driver.js';
-import { postgresContent } from './content.js';
+import { postgresContent, type Tables } from './content.js';
 import type { StoreContent } from '../content.js';
 
 /** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
@@ -35,7 +35,8 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
   private readonly bridge: SyncBridge;
-  private readonly t: { runs: string; snapshots: string; media: string | null };
+  /** Quoted SQL identifiers of the tables read (the media table is null when absent). */
+  private readonly t: Tables;
   private readonly notes = new Notices();
   private runList: StoreRun[] | null = null;
   private position: Map<string, number> | null = null;
@@ -52,23 +53,49 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     this.bridge = new SyncBridge(DRIVERS.postgres, config, t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {
-      // the transaction's snapshot is taken here, by its first query
-      const [probe] = this.select('SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL', [
-        `${t.table}_runs`,
-        `${t.table}_snapshots`,
-        `${t.table}_media`,
-      ]);
-      const [runs, snapshots, media] = probe as [boolean, boolean, boolean];
-      if (!runs || !snapshots) {
-        const missing = [runs ? '' : `${t.table}_runs`, snapshots ? '' : `${t.table}_snapshots`].filter(Boolean).join(' and ');
-        throw new StoreError(`${t.label}: no ${missing} table (not a PostgresStepStore database, or another ?table= prefix)`);
-      }
-      // validated names ([a-z_][a-z0-9_]{0,39}), so they can stand unquoted in SQL like upstream's
-      this.t = { runs: `${t.table}_runs`, snapshots: `${t.table}_snapshots`, media: media ? `${t.table}_media` : null };
+      this.t = this.resolveTables(t);
     } catch (e) {
       this.bridge.close();
       throw e;
     }
+  }
+
+  /**
+   * The tables as upstream's unquoted names resolve (through `search_path`): the prefix folded to lower
+   * case, whichever upstream rule wrote them. A table spelled with exactly the given case (`"Steps_runs"`,
+   * made by some other tool) is never what PostgresStepStore reads: it is named in a notice, or in the
+   * refusal when the folded table is missing. The transaction's snapshot is taken here, by its first query.
+   */
+  private resolveTables(t: PostgresTarget): Tables {
+    const runs = `${t.table}_runs`;
+    const snapshots = `${t.table}_snapshots`;
+    const media = t.media ?? `${t.table}_media`;
+    const asGiven = new Map<string, string>([
+      [runs, `${t.tableAsGiven}_runs`],
+      [snapshots, `${t.tableAsGiven}_snapshots`],
+      [media, t.mediaAsGiven ?? `${t.tableAsGiven}_media`],
+    ]);
+    // validated names (letters, digits, _): safe to quote; a quoted name is looked up with its exact case
+    const lookups = [...asGiven].flatMap(([folded, given]) => (given === folded ? [folded] : [folded, `"${given}"`]));
+    const found = new Set(
+      this.select('SELECT x FROM unnest($1::text[]) AS u(x) WHERE to_regclass(x) IS NOT NULL', [lookups]).map(([x]) => x as string),
+    );
+    const twins = [...asGiven].filter(([folded, given]) => given !== folded && found.has(`"${given}"`));
+    const missing = [runs, snapshots, ...(t.media === null ? [] : [media])].filter((name) => !found.has(name));
+    if (missing.length > 0) {
+      const what = missing.join(' and ');
+      const hint = twins.length
+        ? `; ${twins.map(([, given]) => `"${given}"`).join(', ')} exist with exactly that case, which PostgresStepStore never reads (it names its tables unquoted, so Postgres folds them to lower case)`
+        : t.media !== null && missing.includes(media)
+          ? ' (the ?media= table)'
+          : ' (not a PostgresStepStore database, or another ?table= prefix)';
+      throw new StoreError(`${this.label}: no ${what} table${hint}`);
+    }
+    for (const [folded, given] of twins) {
+      this.notes.add('case-twin-table', null, null, `"${given}" is not read: PostgresStepStore's unquoted names resolve to ${folded}`);
+    }
+    const quoted = (name: string): string => `"${name}"`;
+    return { runs: quoted(runs), snapshots: quoted(snapshots), media: found.has(media) ? quoted(media) : null };
   }
 
   private select(sql: string, values?: readonly unknown[]): Row[] {

@@ -31,7 +31,8 @@ function installExitHooks(): void {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
 }
 
-function processAlive(pid: number): boolean {
+/** Whether process `pid` is alive (ours or someone else's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

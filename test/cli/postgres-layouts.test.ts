@@ -1,0 +1,129 @@
+/**
+ * The command line over the two upstream Postgres table layouts (docs/backends.md, "Table names"): every
+ * golden case of the bundled parity stores gives the SQLite answer (bytes, exit status, ranked hits and
+ * scores) from the mixed-case layout, as backend-parity.test.ts checks the lower-case one; `runs` and `show` of
+ * every run agree across SQLite and both layouts; tables spelled with the exact case of the prefix come
+ * out as a store-notice warning; a bad prefix or media table is one error line, exit 2, password masked.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { cli, FIXTURES, runCli, type CliResult } from '../helpers/cli.js';
+import { goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
+import { layoutSql } from '../helpers/pg-layouts.js';
+import { STORES, startPostgres, type PgServer, need } from '../helpers/servers.js';
+
+const GOLDEN = join(FIXTURES, 'parity', 'golden');
+const SECRET = 'Layout-S3cret';
+let pg: PgServer | string = 'not started';
+
+before(async () => {
+  pg = await startPostgres();
+  if (typeof pg === 'string') return;
+  for (const store of STORES) {
+    pg.createDb(`old_${store}`, join(FIXTURES, 'backends', 'postgres', `${store}.sql`));
+    pg.createDb(`new_${store}`, layoutSql(store, 'Steps'));
+  }
+  pg.createDb('twins', layoutSql('small', 'Steps'));
+  pg.psql('twins', 'CREATE TABLE "Steps_runs" (LIKE steps_runs); CREATE TABLE "Steps_snapshots" (LIKE steps_snapshots)');
+  pg.psql('postgres', `CREATE ROLE layout_user LOGIN PASSWORD '${SECRET}'`);
+});
+
+after(() => {
+  if (typeof pg !== 'string') pg.stop();
+});
+
+const oldUrl = (s: PgServer, store: string): string => s.url(`old_${store}`);
+const newUrl = (s: PgServer, store: string, prefix = 'Steps'): string => s.url(`new_${store}`, undefined, undefined, `?table=${prefix}`);
+
+describe('golden cases from the mixed-case layout', { concurrency: 4 }, () => {
+  for (const file of goldenCases(GOLDEN)) {
+    test(file.slice(GOLDEN.length + 1), async (t) => {
+      const s = need(t, pg);
+      if (!s) return;
+      const c = readGolden(file);
+      const at = c.args.indexOf('--db');
+      const store = c.args[at + 1]!.replace(/\.db$/, '');
+      const withDb = (db: string): string[] => c.args.map((a, i) => (i === at + 1 ? db : a));
+      const fresh = await cli([...withDb(newUrl(s, store, store.length % 2 ? 'STEPS' : 'Steps')), '--no-index']);
+      assert.equal(fresh.stdout, c.output + '\n');
+      assert.equal(fresh.status, c.exit, fresh.stderr);
+      // the lower-case layout gives these bytes too: backend-parity.test.ts checks it against the same golden answers
+      const j = await cli(jsonArgs(withDb(newUrl(s, store))));
+      assert.equal(j.status, c.exit, j.stderr);
+      assert.deepEqual(hitProblems(c, j.stdout), []);
+    });
+  }
+});
+
+describe('runs and show across SQLite and both layouts', () => {
+  test('runs --json and show --json of every run are the same bytes from all three', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    for (const store of STORES) {
+      const dbs: string[] = [join(FIXTURES, 'parity', `${store}.db`), oldUrl(s, store), newUrl(s, store)];
+      const runs: CliResult[] = await Promise.all(dbs.map((db) => cli(['runs', '--json', '--db', db])));
+      for (const r of runs) assert.equal(r.status, 0, r.stderr);
+      assert.equal(runs[1]!.stdout, runs[0]!.stdout, `${store}: runs, lower-case layout`);
+      assert.equal(runs[2]!.stdout, runs[0]!.stdout, `${store}: runs, mixed-case layout`);
+      const ids = (JSON.parse(runs[0]!.stdout) as { runs: Array<{ run_id: string }> }).runs.map((r) => r.run_id);
+      assert.ok(ids.length > 0);
+      for (const id of ids) {
+        const shown: CliResult[] = await Promise.all(dbs.map((db) => cli(['show', id, '--json', '--db', db])));
+        for (const r of shown) assert.equal(r.status, 0, r.stderr);
+        assert.equal(shown[1]!.stdout, shown[0]!.stdout, `${store} ${id}: show, lower-case layout`);
+        assert.equal(shown[2]!.stdout, shown[0]!.stdout, `${store} ${id}: show, mixed-case layout`);
+      }
+    }
+  });
+});
+
+describe('tables of the other spelling, and bad names', () => {
+  test('exact-case twins beside the folded tables: the folded ones are read, the twins reported as a store notice', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    const twins = s.url('twins', undefined, undefined, '?table=Steps');
+    const plain = await cli(['search', 'billing', '--scope', 'all', '--no-index', '--db', newUrl(s, 'small')]);
+    const r = await cli(['search', 'billing', '--scope', 'all', '--no-index', '--db', twins]);
+    assert.equal(r.status, plain.status, r.stderr);
+    assert.equal(r.stdout, plain.stdout);
+    assert.match(
+      r.stderr,
+      /convsearch: warning: 2 table\(s\) spelled with the exact case of the prefix, not read \(PostgresStepStore reads the lower-case ones\) \("Steps_runs" is not read: PostgresStepStore's unquoted names resolve to steps_runs; "Steps_snapshots" is not read/,
+    );
+    const j = await cli(['search', 'billing', '--scope', 'all', '--json', '--db', twins]);
+    const warnings = (JSON.parse(j.stdout) as { warnings: Array<{ notice?: string; detail?: string }> }).warnings;
+    assert.deepEqual(
+      warnings.filter((w) => w.notice === 'case-twin-table').map((w) => w.detail),
+      [
+        `"Steps_runs" is not read: PostgresStepStore's unquoted names resolve to steps_runs`,
+        `"Steps_snapshots" is not read: PostgresStepStore's unquoted names resolve to steps_snapshots`,
+      ],
+    );
+  });
+
+  test('an invalid prefix or media table: one error line, exit 2, the password masked', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    const cases: Array<[string, string]> = [
+      ['?table=Steps-v2', 'invalid table prefix "Steps-v2"'],
+      [`?table=${'S'.repeat(41)}`, 'invalid table prefix'],
+      ['?table=9steps', 'invalid table prefix "9steps"'],
+      ['?table=Steps&media=9blobs', 'invalid media table "9blobs"'],
+    ];
+    for (const [extra, says] of cases) {
+      const url: string = s.url('new_small', 'layout_user', SECRET, extra);
+      for (const args of [['runs'], ['search', 'billing', '--scope', 'all', '--json']]) {
+        // the first as a process of its own: what a user sees, no stack trace
+        const r: CliResult = args[0] === 'runs' ? runCli([...args, '--db', url]) : await cli([...args, '--db', url]);
+        assert.equal(r.status, 2, r.stderr);
+        assert.equal(r.stdout, '');
+        const lines = r.stderr.trimEnd().split('\n');
+        assert.equal(lines.length, 1, r.stderr);
+        assert.ok(lines[0]!.startsWith('convsearch: error: postgresql://layout_user:***@127.0.0.1:'), r.stderr);
+        assert.ok(lines[0]!.includes(says), r.stderr);
+        assert.ok(!r.stderr.includes(SECRET), r.stderr);
+      }
+    }
+  });
+});
