@@ -93,8 +93,8 @@ export interface WorkHooks {
   /** Told of what the index repaired or rebuilt on the way (one line each). */
   readonly onWarning?: (message: string) => void;
   /**
-   * The environment the work reads: the index's default place ($XDG_CACHE_HOME, $HOME) and
-   * CONVSEARCH_THREADS. Default: the process's.
+   * The environment the work reads: the index's default place ($XDG_CACHE_HOME, $HOME),
+   * CONVSEARCH_THREADS, and (given when the stores open) libpq's variables. Default: the process's.
    */
   readonly env?: NodeJS.ProcessEnv;
 }

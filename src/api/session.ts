@@ -351,13 +351,18 @@ interface OpenedStores {
  * fails), each once: a path reaching a file already named is not opened (targetSet), and a store whose
  * identity is already open (the same server named two ways) is read once, with a notice naming both.
  */
-function openStores(targets: string | readonly string[], stable: boolean, opened: StoreReader[]): OpenedStores {
+function openStores(
+  targets: string | readonly string[],
+  stable: boolean,
+  opened: StoreReader[],
+  env: NodeJS.ProcessEnv | undefined,
+): OpenedStores {
   const set = targetSet(typeof targets === 'string' ? [targets] : targets);
   const named: NamedStore[] = [];
   const notices = [...set.notices];
   const seen = new Map<string, string>();
   for (const label of set.targets) {
-    const store = openStoreReader(label, { stable });
+    const store = openStoreReader(label, { stable, env });
     opened.push(store);
     const was = seen.get(store.identity);
     if (was !== undefined) {
@@ -380,7 +385,7 @@ function openStores(targets: string | readonly string[], stable: boolean, opened
 export function openSession(targets: string | readonly string[], options: SessionOptions & { readonly stable?: boolean } = {}): Session {
   const opened: StoreReader[] = [];
   try {
-    const { named, notices } = openStores(targets, options.stable ?? false, opened);
+    const { named, notices } = openStores(targets, options.stable ?? false, opened, options.env);
     return new Session(named, options, notices);
   } catch (e) {
     for (const r of opened) r.close();
@@ -397,7 +402,7 @@ export async function withSession<T>(
   let session: Session | null = null;
   return readConsistently(
     (stable, opened) => {
-      const { named, notices } = openStores(targets, stable, opened);
+      const { named, notices } = openStores(targets, stable, opened, options.env);
       session = new Session(named, options, notices);
     },
     () => fn(session!),

@@ -47,7 +47,7 @@ export function openStoreReader(target: string, options: OpenReaderOptions = {})
 function openUnattributed(target: string, options: OpenReaderOptions): StoreReader {
   switch (storeKind(target)) {
     case 'postgres':
-      return new PostgresStoreReader(target);
+      return new PostgresStoreReader(target, options.env);
     case 'redis':
       return new RedisStoreReader(target);
     case 'file':

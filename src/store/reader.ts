@@ -142,4 +142,6 @@ export interface OpenReaderOptions {
    * `unchanged()` turn false. Backends that always read one consistent state ignore it.
    */
   readonly stable?: boolean;
+  /** The environment libpq's variables (PGPASSWORD, PGPASSFILE, ...) are read from; default: the process's. */
+  readonly env?: NodeJS.ProcessEnv;
 }

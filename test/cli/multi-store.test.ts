@@ -23,7 +23,7 @@ import { join } from 'node:path';
 
 import { simulateRun, type JsonObject, type SimResult } from '../../scripts/lib/messages.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { runCliAsync, type CliResult } from '../helpers/cli.js';
+import { cli as cliIn, type CliResult } from '../helpers/cli.js';
 import { cliEnv, sha256File, storeDigest, tempDir } from '../helpers/hardening.js';
 import { addRawSnapshot, addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
 import { placeIndex } from '../../src/sidecar/placement.js';
@@ -62,7 +62,8 @@ write(X, [sim('r1', 'conv-1', 0, 'zebrafish tank setup', 'zebrafish reply one'),
 write(Y, [sim('r1', 'conv-1', 3, 'zebrafish tank setup', 'zebrafish reply two'), sim('ry', 'conv-2', 4, 'ocelot den', 'ocelot zebrafish')]);
 const before = [storeDigest(X), storeDigest(Y)];
 
-const cli = (args: string[]): Promise<CliResult> => runCliAsync(args, { env });
+// in this process (the run-as-another-user case below is a process of its own)
+const cli = (args: string[]): Promise<CliResult> => cliIn(args, { env });
 const BOTH = ['--db', X, '--db', Y];
 
 function same(a: CliResult, b: CliResult, what: string): void {
@@ -268,13 +269,8 @@ test("one store's damaged index is rebuilt, and blamed on no other store", async
   const indexOf = (path: string): string => {
     const store = openStoreReader(path);
     try {
-      const saved = process.env.XDG_CACHE_HOME;
-      process.env.XDG_CACHE_HOME = cache;
-      try {
-        return placeIndex(store.identity, store.label, undefined).path;
-      } finally {
-        process.env.XDG_CACHE_HOME = saved;
-      }
+      // where the commands above put it: their environment, not this process's
+      return placeIndex(store.identity, store.label, undefined, { ...process.env, ...env }).path;
     } finally {
       store.close();
     }

@@ -36,7 +36,9 @@ after(() => {
 const oldUrl = (s: PgServer, store: string): string => s.url(`old_${store}`);
 const newUrl = (s: PgServer, store: string, prefix = 'Steps'): string => s.url(`new_${store}`, undefined, undefined, `?table=${prefix}`);
 
-describe('golden cases from the mixed-case layout', { concurrency: 4 }, () => {
+// one case, and one command, at a time: in-process commands block on the server, and more in flight only
+// start more driver threads (as in backend-parity.test.ts)
+describe('golden cases from the mixed-case layout', () => {
   for (const file of goldenCases(GOLDEN)) {
     test(file.slice(GOLDEN.length + 1), async (t) => {
       const s = need(t, pg);
@@ -62,14 +64,16 @@ describe('runs and show across SQLite and both layouts', () => {
     if (!s) return;
     for (const store of STORES) {
       const dbs: string[] = [join(FIXTURES, 'parity', `${store}.db`), oldUrl(s, store), newUrl(s, store)];
-      const runs: CliResult[] = await Promise.all(dbs.map((db) => cli(['runs', '--json', '--db', db])));
+      const runs: CliResult[] = [];
+      for (const db of dbs) runs.push(await cli(['runs', '--json', '--db', db]));
       for (const r of runs) assert.equal(r.status, 0, r.stderr);
       assert.equal(runs[1]!.stdout, runs[0]!.stdout, `${store}: runs, lower-case layout`);
       assert.equal(runs[2]!.stdout, runs[0]!.stdout, `${store}: runs, mixed-case layout`);
       const ids = (JSON.parse(runs[0]!.stdout) as { runs: Array<{ run_id: string }> }).runs.map((r) => r.run_id);
       assert.ok(ids.length > 0);
       for (const id of ids) {
-        const shown: CliResult[] = await Promise.all(dbs.map((db) => cli(['show', id, '--json', '--db', db])));
+        const shown: CliResult[] = [];
+        for (const db of dbs) shown.push(await cli(['show', id, '--json', '--db', db]));
         for (const r of shown) assert.equal(r.status, 0, r.stderr);
         assert.equal(shown[1]!.stdout, shown[0]!.stdout, `${store} ${id}: show, lower-case layout`);
         assert.equal(shown[2]!.stdout, shown[0]!.stdout, `${store} ${id}: show, mixed-case layout`);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { escapeHtml, hitTranscripts, reportHtml, withSession } from '../../src/lib.js';
 import { beaconServer, CHROMIUM, chromium } from '../helpers/browser.js';
-import { cli, FIXTURES, runCli } from '../helpers/cli.js';
+import { cli, FIXTURES } from '../helpers/cli.js';
 import { storeDigest } from '../helpers/hardening.js';
 import { buildHtmlHostileStore, htmlAttacks } from '../helpers/html-store.js';
 
@@ -104,7 +104,7 @@ test('report of a parity store from the library: one section per hit run, each h
     return reportHtml({ outcome, transcripts, stores: [db] });
   });
   const cliOut = join(dir, 'small.html');
-  const r = runCli(['report', 'billing', 'schema', '--db', db, '-o', '-', '--no-index']);
+  const r = await cli(['report', 'billing', 'schema', '--db', db, '-o', '-', '--no-index']);
   assert.equal(r.status, 0, r.stderr);
   // the same page but for the time it was made
   assert.equal(r.stdout.replace(/ · made [^<]*/, ''), html);

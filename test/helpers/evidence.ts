@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { runCliAsync } from './cli.js';
+import { cli } from './cli.js';
 import { writeRun } from './random-stores.js';
 import { addRun, addSnapshot, tempDir, userMsg } from './stores.js';
 
@@ -31,7 +31,7 @@ export async function evidence(): Promise<Evidence> {
   writeRun(w, rng(4), 'r1', 'c1', new Date(Date.UTC(2026, 0, 1)));
   w.close();
   const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
-  const replay = await runCliAsync([...args, '--no-index']);
+  const replay = await cli([...args, '--no-index']);
   assert.ok(replay.status === 0 || replay.status === 1, replay.stderr);
   return { dir, db, args, want: replay.stdout, status: replay.status, digest: sha(db) };
 }

@@ -50,9 +50,9 @@ export function need<T>(t: TestContext, server: T | string): T | null {
   return server;
 }
 
-/** `body` over a reader of `target`, closed afterwards. */
-export function withReader<T>(target: string, body: (r: StoreReader) => T): T {
-  const r = openStoreReader(target) as StoreReader;
+/** `body` over a reader of `target` (libpq's variables read from `env`, default the process's), closed afterwards. */
+export function withReader<T>(target: string, body: (r: StoreReader) => T, env?: NodeJS.ProcessEnv): T {
+  const r = openStoreReader(target, { env }) as StoreReader;
   try {
     return body(r);
   } finally {

@@ -135,10 +135,10 @@ describe('parallel replay (--no-index on several threads)', () => {
     }
     w.close();
     const log = join(tempDir(), 'taken.log');
-    process.env.FAILING_WORKER_LOG = log;
     const store = openSqliteReader(path);
     try {
       const worker = new URL('../helpers/failing-replay-worker.js', import.meta.url);
+      worker.searchParams.set('log', log);
       let lost = 0;
       for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
         writeFileSync(log, '');
@@ -154,7 +154,6 @@ describe('parallel replay (--no-index on several threads)', () => {
       }
       assert.ok(lost > 0, 'a failing worker took a group the main thread then had to replay');
     } finally {
-      delete process.env.FAILING_WORKER_LOG;
       store.close();
     }
   });

@@ -11,7 +11,7 @@ import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
-import { runCli } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer, need } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -43,15 +43,15 @@ function sync(target: string, index: string): { contentChecked: boolean; replaye
 }
 
 /** How many hits a store-wide search for `word` finds, through the index and by replaying the store. */
-function hits(target: string, index: string, word: string): [number, number] {
-  const count = (extra: string[]): number => {
-    const r = runCli(['search', word, '--db', target, '--scope', 'all', '--json', ...extra]);
+async function hits(target: string, index: string, word: string): Promise<[number, number]> {
+  const count = async (extra: string[]): Promise<number> => {
+    const r = await cli(['search', word, '--db', target, '--scope', 'all', '--json', ...extra]);
     // exit 1: no match, as grep
     const n = (JSON.parse(r.stdout) as { hits: unknown[] }).hits.length;
     assert.equal(r.status, n > 0 ? 0 : 1, r.stderr);
     return n;
   };
-  return [count(['--index', index]), count(['--no-index'])];
+  return [await count(['--index', index]), await count(['--no-index'])];
 }
 
 /** The first build reads everything; an unchanged store is then answered from its stamp alone, stably. */
@@ -66,12 +66,12 @@ function assertWarm(target: string, index: string): string {
 }
 
 describe('index over other backends: the stamp', () => {
-  it('FileStepStore: a replaced snapshot file changes the stamp; the index answers with the new text', () => {
+  it('FileStepStore: a replaced snapshot file changes the stamp; the index answers with the new text', async () => {
     const root = join(tempDir(), 'small');
     cpSync(join(FIXTURES, 'file', 'small'), root, { recursive: true });
     const index = join(tempDir(), 'idx.db');
     const stamp = assertWarm(root, index);
-    assert.deepEqual(hits(root, index, 'kubernetez'), [0, 0]);
+    assert.deepEqual(await hits(root, index, 'kubernetez'), [0, 0]);
     // the writer's way: a temp sibling renamed over the file (same length, new inode)
     for (const n of ['0', '1', '2']) {
       const file = join(root, 'run-alpha-1', 'snapshots', `${n}.json`);
@@ -81,10 +81,10 @@ describe('index over other backends: the stamp', () => {
     const after = sync(root, index);
     assert.equal(after.contentChecked, true);
     assert.notEqual(after.stamp, stamp);
-    assert.deepEqual(hits(root, index, 'kubernetez'), [1, 1]);
+    assert.deepEqual(await hits(root, index, 'kubernetez'), [1, 1]);
   });
 
-  it('Postgres: one query vouches; an insert, a delete, an in-place update of the same length, a run edit each change it', (t) => {
+  it('Postgres: one query vouches; an insert, a delete, an in-place update of the same length, a run edit each change it', async (t) => {
     const s = need(t, pg);
     if (!s) return;
     s.createDb('stamps', join(FIXTURES, 'postgres', 'small.sql'));
@@ -117,7 +117,7 @@ describe('index over other backends: the stamp', () => {
       assert.ok(!seen.has(after.stamp!), `stamp changed after ${sql}`);
       seen.add(after.stamp!);
       assert.equal(sync(target, index).contentChecked, false, 'and vouches again');
-      if (sql.includes('Kubernetez')) assert.deepEqual(hits(target, index, 'kubernetez'), [1, 1]);
+      if (sql.includes('Kubernetez')) assert.deepEqual(await hits(target, index, 'kubernetez'), [1, 1]);
     }
   });
 

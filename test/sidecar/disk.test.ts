@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -41,9 +41,9 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const db = store(3);
     const cache = tmpfs('ro,size=1m')!;
     const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool'];
-    const want = await runCliAsync([...args, '--no-index']);
+    const want = await cli([...args, '--no-index']);
     // every default place on it: $XDG_CACHE_HOME, ~/.cache and the temporary directory
-    const r = await runCliAsync(args, { env: { XDG_CACHE_HOME: cache, HOME: cache, TMPDIR: cache } });
+    const r = await cli(args, { env: { XDG_CACHE_HOME: cache, HOME: cache, TMPDIR: cache } });
     assert.equal(r.stdout, want.stdout);
     assert.equal(r.status, want.status);
     assert.match(
@@ -58,7 +58,7 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const disk = tmpfs('size=40m')!;
     const index = join(disk, 'idx.db');
     const args = ['search', 'user', '--db', db, '--scope', 'all', '--format', 'tool', '--index', index];
-    const first = await runCliAsync(args);
+    const first = await cli(args);
     assert.equal(first.stderr, '');
     // fill the disk, then give the index something to write
     const s = statfsSync(disk);
@@ -71,17 +71,17 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
       "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id || '-b', step_index, timestamp, state, messages FROM snapshots",
     );
     w.close();
-    const want = await runCliAsync(args.slice(0, -2).concat('--no-index'));
-    const full = await runCliAsync(args);
+    const want = await cli(args.slice(0, -2).concat('--no-index'));
+    const full = await cli(args);
     assert.equal(full.stdout, want.stdout);
     assert.match(full.stderr, /^convsearch: warning: index unavailable, searching without it: no space left on the device/);
     assert.ok(!existsSync(`${index}-wal`), 'no -wal of the index is left');
-    const again = await runCliAsync(args);
+    const again = await cli(args);
     assert.equal(again.stdout, want.stdout);
     assert.match(again.stderr, /the disk was full when the index was last updated .*; free some space, or pass --no-index/);
     assert.deepEqual(readdirSync(disk).sort(), ['filler', 'idx.db', 'idx.db.nospace']);
     rmSync(join(disk, 'filler'));
-    const freed = await runCliAsync(args);
+    const freed = await cli(args);
     assert.equal(freed.stdout, want.stdout);
     assert.equal(freed.stderr, want.stderr);
     assert.deepEqual(readdirSync(disk), ['idx.db']);
@@ -91,7 +91,7 @@ describe('the index on a disk that will not take it', { skip: !canMount && 'need
     const db = store(3);
     const disk = tmpfs('size=1m')!;
     mkdirSync(join(disk, 'c'));
-    const r = await runCliAsync(['search', 'user', '--db', db, '--scope', 'all', '--count', '--index', join(disk, 'c', 'idx.db')]);
+    const r = await cli(['search', 'user', '--db', db, '--scope', 'all', '--count', '--index', join(disk, 'c', 'idx.db')]);
     assert.match(r.stderr, /not enough free space for the index: a first build needs about \d+ MB, \d+ MB free/);
     assert.ok(!existsSync(join(disk, 'c', 'idx.db-wal')));
   });

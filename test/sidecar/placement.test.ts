@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/stores.js';
 import { evidence, sha } from '../helpers/evidence.js';
 
@@ -27,7 +27,7 @@ function assertUntouched(e: { dir: string; db: string; digest: string }): void {
 }
 
 async function refused(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  const r = await runCliAsync(args, { env });
+  const r = await cli(args, { env });
   assert.equal(r.status, 2, r.stderr);
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^convsearch: error: refusing .+\n$/);
@@ -39,7 +39,7 @@ async function refused(args: string[], env: NodeJS.ProcessEnv = {}): Promise<str
  * why; never exit 2. HOME and TMPDIR are temporary (the next places), never the user's.
  */
 async function fellBack(e: { args: string[]; want: string }, env: NodeJS.ProcessEnv, why: RegExp): Promise<void> {
-  const r = await runCliAsync(e.args, { env: { HOME: tempDir(), TMPDIR: tempDir(), ...env } });
+  const r = await cli(e.args, { env: { HOME: tempDir(), TMPDIR: tempDir(), ...env } });
   assert.notEqual(r.status, 2, r.stderr);
   assert.equal(r.stdout, e.want);
   assert.match(r.stderr, /^convsearch: warning: refusing the index location .+; the index is at .+\n$/);
@@ -109,13 +109,13 @@ describe("the index location is taken on no one's word", () => {
   test('a cache directory and index readable by others are made private again, with a warning each; the answer is the same', async () => {
     const e = await evidence();
     const cache = tempDir();
-    const r0 = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: cache } });
+    const r0 = await cli(e.args, { env: { XDG_CACHE_HOME: cache } });
     assert.equal(r0.stdout, e.want);
     const dir = join(cache, 'convsearch');
     const [file] = readdirSync(dir);
     chmodSync(dir, 0o777);
     chmodSync(join(dir, file!), 0o666);
-    const r = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: cache } });
+    const r = await cli(e.args, { env: { XDG_CACHE_HOME: cache } });
     assert.equal(r.status, r0.status, r.stderr);
     assert.equal(r.stdout, e.want);
     const lines = r.stderr.trim().split('\n');

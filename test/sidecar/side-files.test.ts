@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli, runCliAsync } from '../helpers/cli.js';
 import { writeRun } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 import { evidence, sha, walWithoutShm } from '../helpers/evidence.js';
@@ -81,7 +81,7 @@ describe('side files never follow links', () => {
         const idx = join(disk, 'idx.db');
         const env = where === 'default' ? { XDG_CACHE_HOME: disk } : {};
         const args = where === 'default' ? e.args : [...e.args, '--index', idx];
-        const first = await runCliAsync(args, { env });
+        const first = await cli(args, { env });
         assert.equal(first.status, e.status, first.stderr);
         const indexFile = where === 'default' ? join(disk, 'convsearch', readdirSync(join(disk, 'convsearch'))[0]!) : idx;
         // the store changes: the next search must write the index, and the disk is full
@@ -97,8 +97,8 @@ describe('side files never follow links', () => {
         symlinkSync(e.db, `${indexFile}.nospace`);
         symlinkSync(victim, `${indexFile}.nospace.tmp`);
         fill(disk, 64 * 1024);
-        const want = (await runCliAsync([...e.args, '--no-index'])).stdout;
-        const r = await runCliAsync(args, { env });
+        const want = (await cli([...e.args, '--no-index'])).stdout;
+        const r = await cli(args, { env });
         assert.equal(sha(e.db), digest, `${where}: the store is byte-identical`);
         assert.equal(readFileSync(victim, 'utf8'), 'precious\n', `${where}: the victim is untouched`);
         assert.notEqual(r.status, 2, r.stderr);
@@ -154,7 +154,7 @@ describe('--index accepts only convsearch’s own index', () => {
     old.pragma('application_id = 0');
     old.exec("UPDATE meta SET value = 'convsearch-index-7' WHERE key = 'format'");
     old.close();
-    const r = await runCliAsync([...e.args, '--index', missing]);
+    const r = await cli([...e.args, '--index', missing]);
     assert.equal(r.status, e.status, r.stderr);
     assert.equal(r.stdout, e.want);
   });
@@ -205,18 +205,18 @@ describe('the default index place never fails a search', () => {
     // XDG_CACHE_HOME names a missing directory in the store's directory
     const e = await evidence();
     // (HOME and TMPDIR, the next places, are temporary: never the user's)
-    const r1 = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: join(e.dir, 'cache'), HOME: e.dir, TMPDIR: tempDir() } });
+    const r1 = await cli(e.args, { env: { XDG_CACHE_HOME: join(e.dir, 'cache'), HOME: e.dir, TMPDIR: tempDir() } });
     assert.equal(r1.status, e.status, r1.stderr);
     assert.equal(r1.stdout, e.want);
     // the store is ~/sessions.db and there is no ~/.cache
     const home = await evidence();
-    const r2 = await runCliAsync(home.args, { env: { XDG_CACHE_HOME: '', HOME: home.dir, TMPDIR: tempDir() } });
+    const r2 = await cli(home.args, { env: { XDG_CACHE_HOME: '', HOME: home.dir, TMPDIR: tempDir() } });
     assert.equal(r2.status, home.status, r2.stderr);
     assert.equal(r2.stdout, home.want);
     // XDG_CACHE_HOME read-only
     const ro = tempDir();
     chmodSync(ro, 0o500);
-    const r3 = await runCliAsync(e.args, { env: { XDG_CACHE_HOME: join(ro, 'sub'), HOME: e.dir, TMPDIR: tempDir() } });
+    const r3 = await cli(e.args, { env: { XDG_CACHE_HOME: join(ro, 'sub'), HOME: e.dir, TMPDIR: tempDir() } });
     assert.equal(r3.status, e.status, r3.stderr);
     assert.equal(r3.stdout, e.want);
     for (const x of [e, home]) {

@@ -18,7 +18,7 @@ import { UnseenChangeError } from '../../src/sidecar/verify.js';
 import type { StoreReader } from '../../src/store/reader.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { DEFAULTS } from '../../src/lib.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { cli, runCliAsync } from '../helpers/cli.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { searchReader, tempDir } from '../helpers/stores.js';
 
@@ -148,8 +148,8 @@ test('--verify on search, runs and tools: the same answer as without it when not
     ['runs', '--db', path, '--json'],
     ['tools', '--db', path, '--json'],
   ]) {
-    const plain = await runCliAsync([...args, '--index', index]);
-    const verified = await runCliAsync([...args, '--index', index, '--verify']);
+    const plain = await cli([...args, '--index', index]);
+    const verified = await cli([...args, '--index', index, '--verify']);
     assert.equal(verified.status, plain.status, `${args[0]}: ${verified.stderr}`);
     assert.equal(verified.stdout, plain.stdout, args[0]);
     assert.equal(verified.stderr, plain.stderr, args[0]);
@@ -209,6 +209,7 @@ test('--verify on a real file system: a same-length edit whose inode, size, mtim
   const word = /"content": "([a-z]{4,})\b/.exec(text)![1]!;
   const query = ['search', 'z'.repeat(word.length), '--db', path, '--scope', 'all', '--count'];
   const index = ['--index', join(tempDir(), 'idx.db')];
+  // processes of their own, as a user runs them around the unmount and mount
   assert.equal((await runCliAsync([...query, ...index])).stdout.trim(), '0'); // builds the index
 
   const before = statSync(path, { bigint: true });

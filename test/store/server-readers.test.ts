@@ -11,6 +11,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StoreError } from '../../src/store/errors.js';
+import { cli } from '../helpers/cli.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import type { StoreReader } from '../../src/store/reader.js';
 import { FIXTURES, STORES, startPostgres, startRedis, type PgServer, type RedisServer, need, withReader } from '../helpers/servers.js';
@@ -113,35 +114,44 @@ describe('Postgres reader', () => {
   it('takes the password from the URL, PGPASSWORD or ~/.pgpass, and never prints it', (t) => {
     const s = need(t, pg);
     if (!s) return;
-    const runs = (target: string): number => withReader(target, (r) => r.runCount());
+    // the environment is the reader's option (default: the process's), never this process's, changed
+    const runs = (target: string, env: NodeJS.ProcessEnv = {}): number => withReader(target, (r) => r.runCount(), env);
     const bare = s.url('small', 'reader');
     assert.equal(runs(s.url('small', 'reader', 'r3ad:only@pw')), 5);
-    const saved = { PGPASSWORD: process.env.PGPASSWORD, PGPASSFILE: process.env.PGPASSFILE };
-    try {
-      delete process.env.PGPASSFILE;
-      process.env.PGPASSWORD = 'r3ad:only@pw';
-      assert.equal(runs(bare), 5);
-      delete process.env.PGPASSWORD;
-      const file = join(tempDir(), 'pgpass');
-      writeFileSync(file, `127.0.0.1:${s.port}:small:reader:r3ad\\:only@pw\n`);
-      chmodSync(file, 0o600);
-      process.env.PGPASSFILE = file;
-      assert.equal(runs(bare), 5);
-      delete process.env.PGPASSFILE;
-      const wrong = s.url('small', 'reader', 'not-the-secret-pw');
-      assert.throws(
-        () => runs(wrong),
-        (e: unknown) =>
-          e instanceof StoreError && /password authentication failed/.test(e.message) && !e.message.includes('not-the-secret-pw'),
-      );
-      const r = openStoreReader(s.url('small', 'reader', 'r3ad:only@pw'));
-      assert.ok(!r.label.includes('r3ad') && !r.identity.includes('r3ad') && !r.identity.includes('reader'), `${r.label} ${r.identity}`);
-      r.close();
-    } finally {
-      for (const [k, v] of Object.entries(saved))
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
+    assert.equal(runs(bare, { PGPASSWORD: 'r3ad:only@pw' }), 5);
+    const file = join(tempDir(), 'pgpass');
+    writeFileSync(file, `127.0.0.1:${s.port}:small:reader:r3ad\\:only@pw\n`);
+    chmodSync(file, 0o600);
+    assert.equal(runs(bare, { PGPASSFILE: file }), 5);
+    const wrong = s.url('small', 'reader', 'not-the-secret-pw');
+    assert.throws(
+      () => runs(wrong),
+      (e: unknown) =>
+        e instanceof StoreError && /password authentication failed/.test(e.message) && !e.message.includes('not-the-secret-pw'),
+    );
+    const r = openStoreReader(s.url('small', 'reader', 'r3ad:only@pw'));
+    assert.ok(!r.label.includes('r3ad') && !r.identity.includes('r3ad') && !r.identity.includes('reader'), `${r.label} ${r.identity}`);
+    r.close();
+  });
+
+  it("a command run in-process reads PGPASSWORD and PGPASSFILE from its sink's environment", async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    const bare = s.url('small', 'reader');
+    const file = join(tempDir(), 'pgpass');
+    writeFileSync(file, `127.0.0.1:${s.port}:small:reader:r3ad\\:only@pw\n`);
+    chmodSync(file, 0o600);
+    for (const env of [{ PGPASSWORD: 'r3ad:only@pw' }, { PGPASSFILE: file }]) {
+      const r = await cli(['runs', '--json', '--no-index', '--db', bare], { env });
+      assert.equal(r.status, 0, `${JSON.stringify(env)}: ${r.stderr}`);
+      assert.equal((JSON.parse(r.stdout) as { runs: unknown[] }).runs.length, 5);
+      assert.ok(!r.stdout.includes('r3ad') && !r.stderr.includes('r3ad'));
     }
+    // and nothing else's: without them the login fails, whatever this process's environment holds
+    const none = await cli(['runs', '--json', '--no-index', '--db', bare], {
+      env: { PGPASSWORD: '', PGPASSFILE: join(tempDir(), 'none') },
+    });
+    assert.equal(none.status, 2, none.stderr);
   });
 
   it('says clearly what is wrong: no such tables (another ?table=), no such database, no server', (t) => {

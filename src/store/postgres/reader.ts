@@ -44,12 +44,12 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   private readonly mediaCache = new Map<string, Buffer | null>();
   private stamped: string | null = null;
 
-  constructor(target: string) {
+  constructor(target: string, env: NodeJS.ProcessEnv = process.env) {
     super();
-    const t = postgresTarget(target);
+    const t = postgresTarget(target, env);
     this.label = t.label;
     this.identity = t.identity;
-    const config: DriverConfig = { ...t.connection, env: libpqEnv() };
+    const config: DriverConfig = { ...t.connection, env: libpqEnv(env) };
     this.bridge = new SyncBridge(DRIVERS.postgres, config, t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {

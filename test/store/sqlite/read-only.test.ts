@@ -7,7 +7,7 @@ import { simulateRun, textPart, toolCallPart } from '../../../scripts/lib/messag
 import { StepStoreWriter } from '../../../scripts/lib/store-writer.js';
 import type { OpenMode } from '../../../src/store/sqlite/open.js';
 import { openSqliteReader } from '../../../src/store/sqlite/reader.js';
-import { runCliAsync } from '../../helpers/cli.js';
+import { cli, runCliAsync } from '../../helpers/cli.js';
 import { addRun, addSnapshot, at, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
 
 const SIBLINGS = ['', '-wal', '-shm', '-journal'];
@@ -49,11 +49,19 @@ function commands(db: string): string[][] {
   return out;
 }
 
-/** Runs every command; checks each succeeded and found the row that may live only in the -wal. */
-async function runAll(db: string, cacheHome: string): Promise<void> {
-  const results = await Promise.all(
-    commands(db).map((args) => runCliAsync(args, { env: { XDG_CACHE_HOME: cacheHome } }).then((r) => ({ args, r }))),
-  );
+/**
+ * Runs every command; checks each succeeded and found the row that may live only in the -wal. They run
+ * in this process, and the first also as a process of its own (what a process's exit closes is checked
+ * too); `processes` runs them all as processes, for a store whose writer is open in this process (its
+ * SQLite would share the writer's -shm mapping with an in-process reader).
+ */
+async function runAll(db: string, cacheHome: string, processes = false): Promise<void> {
+  const env = { XDG_CACHE_HOME: cacheHome };
+  const all = commands(db);
+  const results = processes
+    ? await Promise.all(all.map((args) => runCliAsync(args, { env }).then((r) => ({ args, r }))))
+    : [{ args: all[0]!, r: await runCliAsync(all[0]!, { env }) }];
+  if (!processes) for (const args of all) results.push({ args, r: await cli(args, { env }) });
   for (const { args, r } of results) {
     assert.equal(r.status, 0, `${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
     assert.doesNotMatch(r.stderr, /convsearch: (error|warning)|\n\s+at /, `${args.join(' ')}: ${r.stderr}`);
@@ -152,7 +160,7 @@ describe('every command leaves the store byte-identical and creates nothing besi
     try {
       assertMainFileLacksWalRows(db);
       const before = dirState(dir);
-      await runAll(db, cache);
+      await runAll(db, cache, true);
       assert.deepEqual(dirState(dir), before);
       // last: inside the writer's own process SQLite shares the writer's -shm mapping, so this
       // in-process reader may record read marks in it (a separate process, like the CLI, never does)
