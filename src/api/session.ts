@@ -149,9 +149,14 @@ export class Session {
 
   /**
    * Brings the shared index at `url` (a `postgres://` URL) up to date with each store, one transaction
-   * per store (see sidecar/shared/shared-index.ts): the one way the shared index is written.
+   * per store (see sidecar/shared/shared-index.ts): the one way the shared index is written. `rebuild`
+   * lays each store's part out anew and builds it from the store.
    */
-  syncIndex(url: string, hooks: WorkHooks = {}): Array<{ readonly label: string; readonly report: SyncReport }> {
+  syncIndex(
+    url: string,
+    hooks: WorkHooks = {},
+    options: { readonly rebuild?: boolean } = {},
+  ): Array<{ readonly label: string; readonly report: SyncReport }> {
     if (!isSharedIndex(url)) throw new RequestError('index sync writes a shared index: pass --index postgres://…');
     const h = this.hooks(hooks);
     return this.stores.map((s) => ({
@@ -161,6 +166,7 @@ export class Session {
         onWarning: h.onWarning,
         env: h.env,
         parallel: parallelOptionsFromEnv(h.env),
+        rebuild: options.rebuild === true,
       }),
     }));
   }

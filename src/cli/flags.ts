@@ -62,6 +62,10 @@ export const FLAGS = {
     repeatable: 'whole',
   },
   index: { spelling: '--index <path|url>', help: INDEX_PATH, completes: FILE },
+  rebuild: {
+    spelling: '--rebuild',
+    help: "lay each store's part of the shared index out anew and build it from the store (after a damage notice)",
+  },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
   verify: {
     spelling: '--verify',

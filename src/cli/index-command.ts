@@ -9,6 +9,7 @@ interface IndexFlags {
   db?: string[];
   index?: string;
   quiet?: boolean;
+  rebuild?: boolean;
 }
 
 /** `convsearch index sync`: the one writer of a shared index. */
@@ -23,6 +24,7 @@ export function indexCommand(): CommandDef {
         FLAGS.db,
         'store to bring the index up to date with (default: $CONVSEARCH_DB, else ./sessions.db); repeatable: one index holds several stores',
       ),
+      FLAGS.rebuild,
       FLAGS.quiet,
     ],
     helpAfter: `
@@ -40,7 +42,7 @@ Examples:
         io,
         flags.db,
         { quiet: flags.quiet, index: false, onWarning: (m) => io.warn(m) },
-        (session, hooks) => session.syncIndex(url, hooks),
+        (session, hooks) => session.syncIndex(url, hooks, { rebuild: flags.rebuild === true }),
       );
       for (const { label, report } of results) {
         const what = report.upToDate

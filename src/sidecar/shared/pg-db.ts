@@ -84,7 +84,7 @@ export class PgIndexDb implements IndexDb {
       return this.bridge.call<Record<string, unknown>[]>(request);
     } catch (e) {
       // the bridge names the index (its masked URL): its failures are the index's, never the store's
-      throw e instanceof StoreError ? new IndexUnavailableError(e.message) : e;
+      throw e instanceof StoreError ? new IndexUnavailableError(`index ${e.message}`) : e;
     }
   }
 

@@ -46,6 +46,14 @@ function staleness(store: StoreReader, label: string, storeStamp: string, runCou
   return `index ${label} is behind ${store.label} by ${runs}${minutes === null ? 'an unknown time' : `${minutes} min`} (it answers as of its last sync; run convsearch index sync)`;
 }
 
+/** Why the index cannot serve this search (the reader cannot repair it: it says who can), or null for errors that are not the index's. */
+function unusable(e: unknown, label: string, storeLabel: string): string | null {
+  if (e instanceof IndexDamagedError)
+    return `index ${label}: the part of ${storeLabel} is damaged (${e.message}); run convsearch index sync --rebuild`;
+  if (e instanceof IndexUnavailableError) return e.message.startsWith('index ') ? e.message : `index ${label}: ${e.message}`;
+  return null;
+}
+
 /**
  * Runs `fn` over the store's part of the shared index, read in one REPEATABLE READ READ ONLY
  * transaction (a sync committing meanwhile is not seen): the corpus cache, the query terms' postings
@@ -83,8 +91,9 @@ export function withSharedIndex<T>(
       source = new IndexedCorpusSource(tables, meta.runCount);
     } catch (e) {
       if (e instanceof IndexRefusedError || e instanceof StoreError || store.storeError(e) !== null) throw e;
-      if (!(e instanceof IndexUnavailableError || e instanceof IndexDamagedError)) throw e;
-      opts.onFallback?.(e.message);
+      const why = unusable(e, target.label, store.label);
+      if (why === null) throw e;
+      opts.onFallback?.(why);
       end();
       return fallback();
     }
@@ -92,9 +101,10 @@ export function withSharedIndex<T>(
       return fn(source);
     } catch (e) {
       if (e instanceof ForeignError || e instanceof StoreError || store.storeError(e) !== null || !store.unchanged()) throw e;
-      if (!(e instanceof IndexUnavailableError || e instanceof IndexDamagedError)) throw e;
+      const why = unusable(e, target.label, store.label);
+      if (why === null) throw e;
       // nothing is printed before fn returns: the replay answers instead, whole
-      opts.onFallback?.(`index ${target.label}: ${e.message}`);
+      opts.onFallback?.(why);
       end();
       return fallback();
     }
@@ -108,6 +118,8 @@ export interface SharedSyncOptions {
   readonly onWarning?: (message: string) => void;
   readonly env?: NodeJS.ProcessEnv;
   readonly parallel?: ParallelOptions;
+  /** Lay the store's part out anew and build it from the store (what a reader's damage notice asks for). */
+  readonly rebuild?: boolean;
 }
 
 /**
@@ -131,7 +143,7 @@ export function syncShared(store: StoreReader, value: string, opts: SharedSyncOp
         if (!exists!.ok) db.query(`CREATE SCHEMA ${schema}`);
         if (!checkSchema(db, schema, label)) db.query(REGISTRY_DDL(schema));
         let entry = findStore(db, schema, store.identity);
-        let fresh = entry === null || attempt > 1;
+        let fresh = entry === null || attempt > 1 || opts.rebuild === true;
         if (entry === null) {
           db.query(
             `INSERT INTO ${schema}.stores (store_key, identity, label) SELECT COALESCE(MAX(store_key), 0) + 1, $1, $2 FROM ${schema}.stores`,

@@ -249,6 +249,42 @@ describe('shared index in Postgres', () => {
     assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, newAnswer);
   });
 
+  test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('damaged');
+    const store = resolve(SQLITE_FIXTURES, 'threaded.db');
+    const replay = (await cli(search(store, ['--no-index']))).stdout;
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const damaged = async (damage: string): Promise<void> => {
+      assert.equal(server().psql(db, `WITH d AS (${damage} RETURNING 1) SELECT count(*) FROM d`).trim(), '1', damage);
+      const r = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, replay);
+      assert.match(
+        r.stderr,
+        /index unavailable, searching without it: index .*: the part of .*threaded\.db is damaged \(.*fails its checksum\); run convsearch index sync --rebuild/,
+      );
+    };
+    const readsWell = async (): Promise<void> => {
+      const again = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.equal(again.stdout, replay);
+      assert.equal(again.stderr, '');
+    };
+    // found on open (meta): the next sync finds it too, and rebuilds the store's part
+    await damaged("UPDATE convsearch_index.s1_meta SET value = value || '0' WHERE key = 'run_count'");
+    const s = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.equal(s.status, 0, s.stderr);
+    assert.match(s.stderr, /the tables of .*threaded\.db were damaged \(.*fails its checksum\); rebuilt them/);
+    await readsWell();
+    // found in the middle of an answer (a postings row the query reads): a sync that finds nothing
+    // changed does not read it; --rebuild builds the part again
+    await damaged("UPDATE convsearch_index.s1_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'");
+    const rebuilt = await cli(['index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store]);
+    assert.equal(rebuilt.status, 0, rebuilt.stderr);
+    assert.match(rebuilt.stderr, /threaded\.db: 7 runs replayed/);
+    await readsWell();
+  });
+
   test('the reader role cannot write the index; a store the index does not hold is replayed, with a notice', async (t) => {
     if (skip(t)) return;
     const db = indexDb('readonly');
