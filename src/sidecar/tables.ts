@@ -182,10 +182,11 @@ export class IndexTables {
       message: p(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
       putMessage: p(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
       deleteMessages: p(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
-      posting: p(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ?`),
+      // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
+      posting: p(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
       lastPosting: p(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
       insertPosting: p(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
-      deletePosting: p(`DELETE FROM ${n('postings')} WHERE id = ?`),
+      deletePosting: p(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
       bucket: p(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: p(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
       cache: p(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = 1`),
@@ -342,7 +343,7 @@ export class IndexTables {
   }
 
   posting(id: number, term: string): { seg: number; data: Buffer } {
-    const r = this.s.posting.get(id) as { id: number; term: string; seg: number; data: Buffer; sum: number } | undefined;
+    const r = this.s.posting.get(id, term) as { id: number; term: string; seg: number; data: Buffer; sum: number } | undefined;
     if (r === undefined) throw new IndexDamagedError(`postings row ${id} of ${JSON.stringify(term)} is missing`);
     verifyRow('postings', [r.term, r.seg, r.data], r.sum);
     if (r.id !== id || r.term !== term) throw new IndexDamagedError(`postings row ${id} is not the row of ${JSON.stringify(term)}`);
@@ -358,8 +359,8 @@ export class IndexTables {
     return id;
   }
 
-  deletePosting(id: number): void {
-    this.s.deletePosting.run(id);
+  deletePosting(id: number, term: string): void {
+    this.s.deletePosting.run(id, term);
   }
 
   // --- corpus cache -----------------------------------------------------------------------------

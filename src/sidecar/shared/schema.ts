@@ -10,16 +10,34 @@ import type { PgIndexDb } from './pg-db.js';
  * evidence's above all) is refused.
  */
 
-/** The names a shared index's schema holds: the registry and each store's tables (and their indexes' names). */
-const OURS = new RegExp(`^(stores|s[0-9]+_(${INDEX_TABLE_NAMES.join('|')}))$`);
+/** The names a shared index's schema holds: the registry, each store's tables and its postings' partitions. */
+const OURS = new RegExp(`^(stores|s[0-9]+_(${INDEX_TABLE_NAMES.join('|')})|s[0-9]+_postings_p[0-9]+)$`);
 
-/** INDEX_DDL in Postgres's terms, for the store tables `<schema>.s<key>_*`. */
+/** Postings partitions per store: hash of the term, so that a query term's rows are in one. */
+export const POSTINGS_PARTITIONS = 8;
+
+/**
+ * INDEX_DDL in Postgres's terms, for the store tables `<schema>.s<key>_*`; postings are partitioned by
+ * a hash of the term (declarative partitioning: the key must be in the primary key, so it is `(id, term)`).
+ */
 export function storeDdl(schema: string, key: number): string {
   const prefix = `${schema}.s${key}_`;
-  return INDEX_DDL.replace(/\bINTEGER\b/g, 'BIGINT')
-    .replace(/\bBLOB\b/g, 'BYTEA')
-    .replace(/CREATE TABLE (\w+)/g, (_, t: string) => `CREATE TABLE ${prefix}${t}`)
-    .replace(/CREATE UNIQUE INDEX (\w+) ON (\w+)/g, (_, i: string, t: string) => `CREATE UNIQUE INDEX s${key}_${i} ON ${prefix}${t}`);
+  const partitions = Array.from(
+    { length: POSTINGS_PARTITIONS },
+    (_, i) =>
+      `CREATE TABLE ${prefix}postings_p${i} PARTITION OF ${prefix}postings FOR VALUES WITH (MODULUS ${POSTINGS_PARTITIONS}, REMAINDER ${i});`,
+  );
+  return (
+    INDEX_DDL.replace(/\bINTEGER\b/g, 'BIGINT')
+      .replace(/\bBLOB\b/g, 'BYTEA')
+      .replace(
+        /CREATE TABLE postings \(id BIGINT PRIMARY KEY, ([^;]*)\);/,
+        (_, rest: string) => `CREATE TABLE postings (id BIGINT NOT NULL, ${rest}, PRIMARY KEY (id, term)) PARTITION BY HASH (term);`,
+      )
+      .replace(/CREATE TABLE (\w+)/g, (_, t: string) => `CREATE TABLE ${prefix}${t}`)
+      .replace(/CREATE UNIQUE INDEX (\w+) ON (\w+)/g, (_, i: string, t: string) => `CREATE UNIQUE INDEX s${key}_${i} ON ${prefix}${t}`) +
+    partitions.join('\n')
+  );
 }
 
 export function dropStoreTables(db: PgIndexDb, schema: string, key: number): void {

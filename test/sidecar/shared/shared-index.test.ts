@@ -249,6 +249,45 @@ describe('shared index in Postgres', () => {
     assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, newAnswer);
   });
 
+  test('a search reads only its query: the collection statistics, its terms’ postings (one partition each), the messages it prints', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('reads');
+    const store = resolve(SQLITE_FIXTURES, 'threaded.db');
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const parts = server().psql(db, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'convsearch_index.s1_postings'::regclass").trim();
+    assert.equal(parts, '8', 'postings are hash-partitioned by term');
+    const stats = (): Map<string, number> =>
+      new Map(
+        server()
+          .psql(
+            db,
+            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables WHERE schemaname = 'convsearch_index' AND coalesce(seq_scan, 0) + coalesce(idx_scan, 0) > 0",
+          )
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('|') as [string, string])
+          .map(([name, rows]) => [name, Number(rows)]),
+      );
+    server().psql(db, 'SELECT pg_stat_reset()');
+    const r = await cli(['search', 'refund', '--scope', 'all', '--db', store, '--index', readerUrl(db), '-m', '1', '-C', '1']);
+    assert.equal(r.status, 0, r.stderr);
+    // the server publishes a session's counts when it ends
+    await until(() => stats().has('stores'), 'the statistics of the search');
+    const read = stats();
+    const total = (table: string): number => Number(server().psql(db, `SELECT count(*) FROM convsearch_index.${table}`).trim());
+    assert.deepEqual(
+      [...read.keys()].filter((k) => !/^s1_postings_p\d$/.test(k)).sort(),
+      ['s1_corpus_cache', 's1_messages', 's1_meta', 's1_terms', 'stores'],
+      'no runs, no page map, nothing of any other table',
+    );
+    assert.equal([...read.keys()].filter((k) => /^s1_postings_p\d$/.test(k)).length, 1, 'one postings partition');
+    assert.equal(read.get('s1_corpus_cache'), 1);
+    assert.equal(read.get('s1_terms'), 1, 'one directory bucket');
+    assert.equal(read.get('stores'), 1);
+    assert.ok(read.get('s1_messages')! <= 3, `the hit and its window, of ${total('s1_messages')}: ${read.get('s1_messages')}`);
+  });
+
   test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
     if (skip(t)) return;
     const db = indexDb('damaged');
