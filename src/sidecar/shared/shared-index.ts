@@ -31,6 +31,8 @@ function connect(target: SharedIndexTarget): { db: PgIndexDb; end: () => void } 
 }
 
 export interface SharedReadOptions {
+  /** `--verify`: a check this index cannot make (readers never read the store to compare), so refused. */
+  readonly verify?: boolean;
   readonly onFallback?: (reason: string) => void;
   readonly onWarning?: (message: string) => void;
   readonly env?: NodeJS.ProcessEnv;
@@ -69,6 +71,10 @@ export function withSharedIndex<T>(
   fallback: () => T,
 ): T {
   const target = sharedIndexTarget(value, opts.env);
+  if (opts.verify === true)
+    throw new IndexRefusedError(
+      `--verify compares a local index with the store; a shared index (${target.label}) is brought up to date by convsearch index sync`,
+    );
   refuseEvidenceRole(target, store);
   const { db, end } = connect(target);
   let source: IndexedCorpusSource;

@@ -44,8 +44,9 @@ export function sharedIndexTarget(value: string, env: NodeJS.ProcessEnv = proces
   const schema = u.searchParams.get('schema') ?? DEFAULT_INDEX_SCHEMA;
   if (!SCHEMA.test(schema))
     throw new IndexRefusedError(`refusing --index ${label}: invalid schema name ${JSON.stringify(schema)} (want [a-z_][a-z0-9_]*)`);
-  if (u.searchParams.has('table'))
-    throw new IndexRefusedError(`refusing --index ${label}: ?table= names a store's tables; the index takes ?schema=`);
+  for (const key of ['table', 'media'])
+    if (u.searchParams.has(key))
+      throw new IndexRefusedError(`refusing --index ${label}: ?${key}= names a store's tables; the index takes ?schema=`);
   u.searchParams.delete('schema');
   try {
     const t = postgresTarget(u.href, env);

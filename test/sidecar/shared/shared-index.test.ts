@@ -373,6 +373,17 @@ describe('shared index in Postgres', () => {
     const bad = await cli(search(store, ['--index', writerUrl('evidence', 'Robert%27)%3B')]));
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /invalid schema name/);
+    for (const key of ['table', 'media']) {
+      const r = await cli(search(store, ['--index', `${writerUrl('evidence')}?${key}=step_persistence`]));
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, new RegExp(`\\?${key}= names a store's tables; the index takes \\?schema=`));
+    }
+    const verify = await cli(search(store, ['--index', writerUrl('evidence'), '--verify']));
+    assert.equal(verify.status, 2);
+    assert.match(
+      verify.stderr,
+      /--verify compares a local index with the store; a shared index .* is brought up to date by convsearch index sync/,
+    );
     const redis = await cli(search(store, ['--index', 'redis://127.0.0.1:1/0']));
     assert.equal(redis.status, 2);
     assert.match(redis.stderr, /a shared index lives in Postgres/);
