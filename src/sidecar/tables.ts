@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
-import type { IndexDb, IndexStatement } from './index-db.js';
+import type { IndexDb } from './index-db.js';
 import { EMPTY_META } from './meta.js';
 import { INDEX_FORMAT } from './schema.js';
 import { VarintWriter } from './varint.js';
@@ -167,32 +167,32 @@ export class IndexTables {
 
   constructor(readonly db: IndexDb) {
     const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
-    const p = (sql: string): IndexStatement => db.prepare(sql);
     this.s = {
-      meta: p(`SELECT key, value, sum FROM ${n('meta')}`),
-      putMeta: p(
+      meta: db.prepare(`SELECT key, value, sum FROM ${n('meta')}`),
+      putMeta: db.prepare(
         `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
-      runs: p(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
-      runsInOrder: p(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
-      runByKey: p(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
-      putRun: p(db.replaceSql('runs', [...RUN_COLUMNS, 'sum'], 'run_key')),
-      deleteRun: p(`DELETE FROM ${n('runs')} WHERE run_key = ?`),
-      messagesFrom: p(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? ORDER BY pos`),
-      message: p(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
-      putMessage: p(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
-      deleteMessages: p(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
+      runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
+      runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
+      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum'], 'run_key')),
+      deleteRun: db.prepare(`DELETE FROM ${n('runs')} WHERE run_key = ?`),
+      messagesFrom: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? ORDER BY pos`),
+      message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
+      messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
+      putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
+      deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
       // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
-      posting: p(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
-      lastPosting: p(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
-      insertPosting: p(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
-      deletePosting: p(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
-      bucket: p(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
-      putBucket: p(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
-      cache: p(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = 1`),
-      putCache: p(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
-      pageMap: p(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = 1`),
-      putPageMap: p(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
+      posting: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
+      insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
+      deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
+      putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
+      cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = 1`),
+      putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
+      pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = 1`),
+      putPageMap: db.prepare(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
     };
   }
 
@@ -302,6 +302,19 @@ export class IndexTables {
       yield m;
     }
     if (pos !== Math.max(from, len)) throw new IndexDamagedError(`run key ${runKey} has ${pos} messages, its row says ${len}`);
+  }
+
+  /** The run's messages at positions `from .. to-1` (within its record), in order, every one present and sound. */
+  messageRange(runKey: number, from: number, to: number): MessageRecord[] {
+    const out: MessageRecord[] = [];
+    for (const r of this.s.messageRange.all(runKey, from, to) as Array<MessageRecord & { sum: number }>) {
+      const { sum, ...m } = r;
+      verifyRow('messages', messageValues(m), sum);
+      if (m.run_key !== runKey || m.pos !== from + out.length) break;
+      out.push(m);
+    }
+    if (out.length !== Math.max(0, to - from)) throw new IndexDamagedError(`run key ${runKey} position ${from + out.length} is missing`);
+    return out;
   }
 
   message(runKey: number, pos: number): MessageRecord {

@@ -41,7 +41,8 @@ export function storeDdl(schema: string, key: number): string {
 }
 
 export function dropStoreTables(db: PgIndexDb, schema: string, key: number): void {
-  db.query(`DROP TABLE IF EXISTS ${INDEX_TABLE_NAMES.map((t) => `${schema}.s${key}_${t}`).join(', ')}`);
+  const tables = INDEX_TABLE_NAMES.map((t) => `${schema}.s${key}_${t}`).join(', ');
+  db.query(`DROP TABLE IF EXISTS ${tables}`);
 }
 
 /** Whether the schema exists with our registry; refuses a schema that holds anything but ours. */

@@ -286,6 +286,11 @@ describe('shared index in Postgres', () => {
     assert.equal(read.get('s1_terms'), 1, 'one directory bucket');
     assert.equal(read.get('stores'), 1);
     assert.ok(read.get('s1_messages')! <= 3, `the hit and its window, of ${total('s1_messages')}: ${read.get('s1_messages')}`);
+    const windows = server().psql(
+      db,
+      "SELECT idx_scan FROM pg_stat_user_tables WHERE relname = 's1_messages' AND schemaname = 'convsearch_index'",
+    );
+    assert.equal(windows.trim(), '1', 'the window in one read');
   });
 
   test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
