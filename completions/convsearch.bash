@@ -42,7 +42,7 @@ _convsearch() {
     done
     case $cmd in
         "")
-            COMPREPLY=($(compgen -W 'search runs conversations tools show report where export completion -V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'search runs conversations tools show report where export index completion -V --version -h --help' -- "$cur"))
             ;;
         search)
             case $prev in
@@ -186,6 +186,14 @@ _convsearch() {
             esac
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --run --conversation --scope --format -o --output --redact --redact-preset -q --quiet --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --tokenizer --collapse --role --tool --min-score --agent --parent --since --until --phrase -h --help' -- "$cur")); return; fi
             :
+            ;;
+        index)
+            case $prev in
+                --index) _convsearch_files; return ;;
+                --db) _convsearch_files; return ;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --db --rebuild -q --quiet -h --help' -- "$cur")); return; fi
+            COMPREPLY=($(compgen -W 'sync' -- "$cur"))
             ;;
         completion)
             case $prev in

@@ -23,6 +23,7 @@ const ENTRIES = {
   'build-worker': 'src/sidecar/build-worker.ts',
   'sync-worker': 'src/store/sync-worker.ts',
   'postgres-driver': 'src/store/postgres/driver.ts',
+  'index-driver': 'src/sidecar/shared/pg-driver.ts',
   'redis-driver': 'src/store/redis/driver.ts',
 };
 const BUNDLE_OF = new Map(Object.entries(ENTRIES).map(([name, src]) => [join(ROOT, src), name]));

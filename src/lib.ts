@@ -6,7 +6,8 @@
 
 // Sessions on one store or several, and what they answer
 export { DEFAULTS } from './api/defaults.js';
-export { IndexRefusedError, NotFoundError, PastEndError, RequestError, StoreError } from './api/errors.js';
+export { IndexRefusedError, IndexUnavailableError, NotFoundError, PastEndError, RequestError, StoreError } from './api/errors.js';
+export type { SyncReport } from './sidecar/sync.js';
 export { isoMicros, parseTimeBound } from './api/listings.js';
 export type {
   ConversationListing,

@@ -1,5 +1,5 @@
 export { StoreError } from '../store/errors.js';
-export { IndexRefusedError } from '../sidecar/errors.js';
+export { IndexRefusedError, IndexUnavailableError } from '../sidecar/errors.js';
 
 import { scopeMissMessage, type ScopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';

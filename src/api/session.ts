@@ -12,6 +12,10 @@ import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
+import { syncShared } from '../sidecar/shared/shared-index.js';
+import { isSharedIndex } from '../sidecar/shared/target.js';
+import type { SyncReport } from '../sidecar/sync.js';
+import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import { openStoreReader } from '../store/open-reader.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { DEFAULTS } from './defaults.js';
@@ -42,7 +46,9 @@ export interface SessionOptions extends WorkHooks {
   /**
    * The sidecar index searches and listings read through: by default one per store in the user cache
    * directory (`$XDG_CACHE_HOME/convsearch`, else `~/.cache/convsearch`, else `<tmpdir>/convsearch-<uid>`, else
-   * none); `{ path }` names the file (one store only; only a new file or an index of ours); false replays
+   * none); `{ path }` names the file (one store only; only a new file or an index of ours), or a
+   * `postgres://` URL: the shared index (`?schema=`, default convsearch_index), which several stores share
+   * and which only syncIndex writes; false replays
    * the stores every time (the reference's way; same results, slower).
    */
   readonly index?: IndexChoice;
@@ -82,7 +88,7 @@ export class Session {
   ) {
     if (stores.length === 0) throw new RequestError('a session needs at least one store');
     this.index = options.index ?? {};
-    if (stores.length > 1 && this.index !== false && this.index.path !== undefined)
+    if (stores.length > 1 && this.index !== false && this.index.path !== undefined && !isSharedIndex(this.index.path))
       throw new RequestError(
         '--index names one index file, which serves one store: leave it out with several stores (each has its own index)',
       );
@@ -140,6 +146,30 @@ export class Session {
   runs(): StoreRun[] {
     const names = this.names();
     return mergeOrder(this.storeRuns(), (r) => r.startedAt).map(({ store, item }) => names.run(store, item));
+  }
+
+  /**
+   * Brings the shared index at `url` (a `postgres://` URL) up to date with each store, one transaction
+   * per store (see sidecar/shared/shared-index.ts): the one way the shared index is written. `rebuild`
+   * lays each store's part out anew and builds it from the store.
+   */
+  syncIndex(
+    url: string,
+    hooks: WorkHooks = {},
+    options: { readonly rebuild?: boolean } = {},
+  ): Array<{ readonly label: string; readonly report: SyncReport }> {
+    if (!isSharedIndex(url)) throw new RequestError('index sync writes a shared index: pass --index postgres://…');
+    const h = this.hooks(hooks);
+    return this.stores.map((s) => ({
+      label: s.label,
+      report: syncShared(s.store, url, {
+        onProgress: h.onProgress,
+        onWarning: h.onWarning,
+        env: h.env,
+        parallel: parallelOptionsFromEnv(h.env),
+        rebuild: options.rebuild === true,
+      }),
+    }));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { escapeInline, IndexRefusedError, RequestError, StoreError } from '../lib.js';
+import { escapeInline, IndexRefusedError, IndexUnavailableError, RequestError, StoreError } from '../lib.js';
 import type { Io } from './io.js';
 
 export const EXIT_FOUND = 0;
@@ -14,7 +14,13 @@ export class UsageError extends CommandError {}
 /** Turns any failure into one line on stderr and exit status 2; never a stack trace. */
 export function reportError(io: Io, e: unknown): void {
   let message: string;
-  if (e instanceof CommandError || e instanceof StoreError || e instanceof RequestError || e instanceof IndexRefusedError)
+  if (
+    e instanceof CommandError ||
+    e instanceof StoreError ||
+    e instanceof RequestError ||
+    e instanceof IndexRefusedError ||
+    e instanceof IndexUnavailableError
+  )
     message = e.message;
   else if (e instanceof Error && 'code' in e && typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
     message = `database error: ${e.message} (${e.code})`;

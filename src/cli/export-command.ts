@@ -126,7 +126,7 @@ Examples:
       let runs = 0;
       let warnings: Warning[] = [];
       try {
-        await withCliSession(io, flags.db, { quiet, index: indexChoice(flags) }, (session, hooks) => {
+        await withCliSession(io, flags.db, { quiet, index: indexChoice(flags, io.env) }, (session, hooks) => {
           // a read retried on stable copies (a writer changed a store meanwhile) starts the export again
           out.reset();
           redact.count = 0;

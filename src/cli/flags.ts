@@ -50,7 +50,7 @@ const CONVERSATION: ValueKind = { kind: 'conversation' };
 const AGENT: ValueKind = { kind: 'agent' };
 
 const INDEX_PATH =
-  "persistent index file, new or convsearch's own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)";
+  "persistent index file, new or convsearch's own, or a postgres:// URL of a shared index kept by 'convsearch index sync' (default: $CONVSEARCH_INDEX, else one file per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)";
 
 /** Every flag of every command. A command may reword a flag's help for its own use, nothing else. */
 export const FLAGS = {
@@ -61,7 +61,11 @@ export const FLAGS = {
     completes: FILE,
     repeatable: 'whole',
   },
-  index: { spelling: '--index <path>', help: INDEX_PATH, completes: FILE },
+  index: { spelling: '--index <path|url>', help: INDEX_PATH, completes: FILE },
+  rebuild: {
+    spelling: '--rebuild',
+    help: "lay each store's part of the shared index out anew and build it from the store (after a damage notice)",
+  },
   noIndex: { spelling: '--no-index', help: 'replay the store for this search instead of using the index (same results, slower)' },
   verify: {
     spelling: '--verify',
@@ -321,7 +325,11 @@ export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.Proce
   return r;
 }
 
-/** `--index <path>` / `--no-index` → which sidecar index the session reads through. */
-export function indexChoice(flags: { readonly index?: string | false; readonly verify?: boolean }): NonNullable<SessionOptions['index']> {
-  return flags.index === false ? false : { path: flags.index, verify: flags.verify === true };
+/** `--index <path|url>` (else `$CONVSEARCH_INDEX`) / `--no-index` → which sidecar index the session reads through. */
+export function indexChoice(
+  flags: { readonly index?: string | false; readonly verify?: boolean },
+  env: NodeJS.ProcessEnv,
+): NonNullable<SessionOptions['index']> {
+  if (flags.index === false) return false;
+  return { path: flags.index ?? (env.CONVSEARCH_INDEX || undefined), verify: flags.verify === true };
 }

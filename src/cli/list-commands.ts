@@ -40,7 +40,7 @@ export interface ListFlags {
 export const INDEX_FLAGS: Flag[] = [
   reworded(
     FLAGS.index,
-    "persistent index file to read counts from, new or convsearch's own (default: one per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)",
+    "persistent index file to read counts from, new or convsearch's own, or a postgres:// URL of a shared index kept by 'convsearch index sync' (default: $CONVSEARCH_INDEX, else one file per store under $XDG_CACHE_HOME/convsearch, else ~/.cache, else $TMPDIR)",
   ),
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
   FLAGS.verify,
@@ -143,7 +143,7 @@ Examples:
       const listing = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
         (session, hooks) => session.listRuns(query, hooks),
       );
       const { runs, warnings } = listing;
@@ -196,7 +196,7 @@ Examples:
       const { conversations, warnings } = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
         (session, hooks) => session.listConversations(query, hooks),
       );
       if (format === 'json') io.out(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');

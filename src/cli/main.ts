@@ -5,6 +5,7 @@ import { completeCommand, completionCommand, completionScript } from './completi
 import { EXIT_ERROR, reportError } from './errors.js';
 import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
+import { indexCommand } from './index-command.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { reportCommand } from './report-command.js';
 import { exportCommand } from './export-command.js';
@@ -28,6 +29,7 @@ export function commands(): CommandDef[] {
     reportCommand(),
     whereCommand(),
     exportCommand(),
+    indexCommand(),
     completionCommand((shell) => completionScript(PROGRAM, TOP_FLAGS, all, shell)),
     completeCommand(),
   ];

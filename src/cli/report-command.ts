@@ -65,7 +65,7 @@ Examples:
         flags.db,
         {
           quiet,
-          index: indexChoice(flags),
+          index: indexChoice(flags, io.env),
           onFallback: (r) => {
             if (!quiet) io.warn(`index unavailable, searching without it: ${r}`);
           },

@@ -248,7 +248,7 @@ Examples:
       const outcome = await withCliSession(
         io,
         flags.db,
-        { quiet: plan.quiet, color: plan.color, index: indexChoice(flags), ...hooks },
+        { quiet: plan.quiet, color: plan.color, index: indexChoice(flags, io.env), ...hooks },
         (session, progress) => session.search(request, progress),
       ).catch((e: unknown) => {
         // a scope the store lacks: the reference's reply stays on stdout for parity and JSON documents

@@ -57,7 +57,7 @@ Examples:
       const { tools, warnings } = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
         (session, hooks) => session.listTools(query, hooks),
       );
       if (format === 'json') io.out(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');

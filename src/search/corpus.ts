@@ -25,6 +25,8 @@ export interface Corpus {
   readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
   document(section: number, position: number): RenderedMessage;
+  /** Told of the documents `start .. end-1` about to be read (a hit's window), when the corpus can read them in one go. */
+  prefetch?(section: number, start: number, end: number): void;
   /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
   parts?(section: number, position: number): readonly PartRole[];
   /**

@@ -267,6 +267,7 @@ function selectWindows(
     const start = Math.max(section.start, position - o.contextLines);
     const end = Math.min(section.end, position + o.contextLines + 1);
     const excerpt: ExcerptLine[] = [];
+    corpus.prefetch?.(si, start, end);
     for (let j = start; j < end; j++) {
       shown.add(ids.id(si, j));
       const d = corpus.document(si, j);

@@ -249,6 +249,11 @@ class UnionCorpus implements Corpus {
     return a.corpus.document(a.section, position);
   }
 
+  prefetch(section: number, start: number, end: number): void {
+    const a = this.at(section);
+    a.corpus.prefetch?.(a.section, start, end);
+  }
+
   parts(section: number, position: number): readonly PartRole[] {
     const a = this.at(section);
     return a.corpus.parts ? a.corpus.parts(a.section, position) : a.corpus.document(a.section, position).parts;

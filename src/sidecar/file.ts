@@ -3,9 +3,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { openDatabase } from '../store/sqlite/native.js';
 import { IndexDamagedError, IndexRefusedError } from './errors.js';
 import { INDEX_DDL, INDEX_FORMAT } from './schema.js';
-import { EMPTY_META } from './meta.js';
 import { INDEX_APPLICATION_ID } from './signature.js';
-import { guard, IndexTables, TERM_BUCKETS } from './tables.js';
+import { guard, SqliteIndexDb } from './index-db.js';
+import { IndexTables } from './tables.js';
 
 export function removeIndexFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
@@ -42,12 +42,7 @@ const DROP_INDEX_TABLES =
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
   db.exec(DROP_INDEX_TABLES);
   db.exec(INDEX_DDL);
-  const t = new IndexTables(db);
-  t.putMeta('format', INDEX_FORMAT);
-  t.putMeta('store', storeRealPath);
-  for (const [k, v] of EMPTY_META) t.putMeta(k, v);
-  const empty = new Map<string, number[]>();
-  for (let b = 0; b < TERM_BUCKETS; b++) t.putBucket(b, empty);
+  new IndexTables(new SqliteIndexDb(db)).layOut(storeRealPath);
 }
 
 export interface OpenedIndex {
@@ -69,7 +64,7 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
       db.exec('PRAGMA cache_size = -8000');
       const schema = schemaOf(db);
       if (schema === expected()) {
-        const tables = new IndexTables(db);
+        const tables = new IndexTables(new SqliteIndexDb(db));
         const meta = tables.readMeta();
         if (meta.get('format') === INDEX_FORMAT && meta.get('store') === storeRealPath) {
           // an index written before the signature: signed now that it is known for ours
@@ -92,14 +87,14 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
       db.exec('BEGIN IMMEDIATE');
       try {
         // another process may have laid it out while we waited for the lock
-        const again = schemaOf(db) === expected() ? new IndexTables(db).readMeta() : null;
+        const again = schemaOf(db) === expected() ? new IndexTables(new SqliteIndexDb(db)).readMeta() : null;
         if (!again || again.get('format') !== INDEX_FORMAT || again.get('store') !== storeRealPath) initialize(db, storeRealPath);
         db.exec('COMMIT');
       } catch (e) {
         if (db.inTransaction) db.exec('ROLLBACK');
         throw e;
       }
-      return { db, tables: new IndexTables(db), fresh: true };
+      return { db, tables: new IndexTables(new SqliteIndexDb(db)), fresh: true };
     });
   } catch (e) {
     closeIndexDatabase(db, path);

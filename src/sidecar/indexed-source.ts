@@ -12,7 +12,7 @@ import type { StoreRun } from '../store/reader.js';
 import { IndexDamagedError } from './errors.js';
 import { decodePostings } from './postings.js';
 import { partsFromStored } from './run-build.js';
-import type { IndexTables } from './tables.js';
+import type { IndexTables, MessageRecord } from './tables.js';
 import { readVarints } from './varint.js';
 
 /** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
@@ -136,19 +136,27 @@ class IndexedCorpus implements Corpus {
     const key = `${s.runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
-      const row = this.t.message(s.runKey, position);
-      const parts = partsFromStored(row.roles, row.fields);
-      d = {
-        parts,
-        text: searchText(parts),
-        timestamp: row.timestamp,
-        firstSeq: row.first_seq,
-        firstStep: row.first_step,
-      };
+      d = toDocument(this.t.message(s.runKey, position));
       this.docs.set(key, d);
     }
     return d;
   }
+
+  /** A hit's window in one read (one round trip to a shared index), the documents not read yet only. */
+  prefetch(section: number, start: number, end: number): void {
+    const s = this.sections[section]!;
+    let from = start;
+    let to = end;
+    while (from < to && this.docs.has(`${s.runKey}:${from}`)) from++;
+    while (to > from && this.docs.has(`${s.runKey}:${to - 1}`)) to--;
+    if (to - from < 2) return;
+    for (const row of this.t.messageRange(s.runKey, from, to)) this.docs.set(`${s.runKey}:${row.pos}`, toDocument(row));
+  }
+}
+
+function toDocument(row: MessageRecord): RenderedMessage {
+  const parts = partsFromStored(row.roles, row.fields);
+  return { parts, text: searchText(parts), timestamp: row.timestamp, firstSeq: row.first_seq, firstStep: row.first_step };
 }
 
 function partsFromJson(roles: string): PartRole[] {

@@ -46,7 +46,7 @@ export function compact(t: IndexTables, runCount: number, compacted: number, int
           },
           (runKey) => live.get(runKey) === row.seg,
         );
-        t.deletePosting(id);
+        t.deletePosting(id, term);
       }
       if (groups.size > 0) entries.set(term, [t.insertPosting(term, into, encodeGroups(groups))]);
       else entries.delete(term);

@@ -1,12 +1,13 @@
 import { crc32 } from 'node:zlib';
-import type BetterSqlite3 from 'better-sqlite3';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
-import { IndexBusyError, IndexDamagedError, IndexSpaceError, IndexUnavailableError } from './errors.js';
-import { describeFsError } from './placement.js';
+import { IndexDamagedError } from './errors.js';
+import type { IndexDb } from './index-db.js';
+import { EMPTY_META } from './meta.js';
+import { INDEX_FORMAT } from './schema.js';
 import { VarintWriter } from './varint.js';
 
 /**
- * Every read and write of the index file goes through here: rows carry a checksum that is checked on
+ * Every read and write of the index goes through here, whichever its home (index-db.ts): rows carry a checksum that is checked on
  * every read, lookups that must find a row fail loudly when they do not, and the index connection's
  * errors become index errors (never mistaken for the store's).
  */
@@ -103,64 +104,8 @@ const MESSAGE_COLUMNS = [
   'fields',
 ] as const satisfies ReadonlyArray<keyof MessageRecord>;
 
-/** The index connection's SQLite errors, as index errors. */
-export function indexError(e: unknown): unknown {
-  if (e instanceof IndexDamagedError || e instanceof IndexUnavailableError) return e;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return e;
-  const message = (e as Error).message.replace(/\s*[\r\n]+\s*/g, ' ');
-  if (code === 'SQLITE_FULL') return new IndexSpaceError(`no space left on the device (${code})`);
-  if (/^SQLITE_(IOERR|READONLY|CANTOPEN|PERM|BUSY|LOCKED|NOMEM|AUTH)/.test(code)) {
-    const cause = describeFsError(e);
-    const text = cause === message ? `${message}` : `${cause}: ${message}`;
-    return /^SQLITE_(BUSY|LOCKED)/.test(code) ? new IndexBusyError(text) : new IndexUnavailableError(text);
-  }
-  // corruption, a schema that is not ours, a broken constraint: the file is not what we wrote
-  return new IndexDamagedError(`${message} (${code})`);
-}
-
-/** Runs `fn`, turning the index connection's errors into index errors. */
-export function guard<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    throw indexError(e);
-  }
-}
-
-/** A statement prepared on first use (a warm search needs few of them), whose errors are index errors. */
-class Stmt {
-  private s: BetterSqlite3.Statement | null = null;
-  constructor(private readonly make: () => BetterSqlite3.Statement) {}
-  private get stmt(): BetterSqlite3.Statement {
-    return (this.s ??= guard(this.make));
-  }
-  run(...args: unknown[]): BetterSqlite3.RunResult {
-    const s = this.stmt;
-    return guard(() => s.run(...args));
-  }
-  get(...args: unknown[]): unknown {
-    const s = this.stmt;
-    return guard(() => s.get(...args));
-  }
-  all(...args: unknown[]): unknown[] {
-    const s = this.stmt;
-    return guard(() => s.all(...args));
-  }
-  *iterate(...args: unknown[]): IterableIterator<unknown> {
-    const s = this.stmt;
-    const it = guard(() => s.iterate(...args));
-    for (;;) {
-      const r = guard(() => it.next());
-      if (r.done) return;
-      yield r.value;
-    }
-  }
-}
-
 /** Column lists and parameter lists for the SQL below: constants, never input. */
 const RUN_LIST = RUN_COLUMNS.join(', ');
-const RUN_PARAMS = RUN_COLUMNS.map(() => '?').join(', ');
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
 const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
 
@@ -217,57 +162,73 @@ export interface PageMapRow {
 
 export class IndexTables {
   private readonly s;
+  /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
+  private nextPosting: number | null = null;
 
-  constructor(readonly db: BetterSqlite3.Database) {
-    const p = (make: () => BetterSqlite3.Statement): Stmt => new Stmt(make);
+  constructor(readonly db: IndexDb) {
+    const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
     this.s = {
-      meta: p(() => db.prepare('SELECT key, value, sum FROM meta')),
-      putMeta: p(() =>
-        db.prepare(
-          'INSERT INTO meta (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum',
-        ),
+      meta: db.prepare(`SELECT key, value, sum FROM ${n('meta')}`),
+      putMeta: db.prepare(
+        `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
-      runs: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs`)),
-      runsInOrder: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs ORDER BY ord`)),
-      runByKey: p(() => db.prepare(`SELECT ${RUN_LIST}, sum FROM runs WHERE run_key = ?`)),
-      putRun: p(() => db.prepare(`INSERT OR REPLACE INTO runs (${RUN_LIST}, sum) VALUES (${RUN_PARAMS}, ?)`)),
-      deleteRun: p(() => db.prepare('DELETE FROM runs WHERE run_key = ?')),
-      messagesFrom: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos >= ? ORDER BY pos`)),
-      message: p(() => db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM messages WHERE run_key = ? AND pos = ?`)),
-      putMessage: p(() => db.prepare(`INSERT INTO messages (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`)),
-      deleteMessages: p(() => db.prepare('DELETE FROM messages WHERE run_key = ? AND pos >= ?')),
-      posting: p(() => db.prepare('SELECT id, term, seg, data, sum FROM postings WHERE id = ?')),
-      insertPosting: p(() => db.prepare('INSERT INTO postings (term, seg, data, sum) VALUES (?, ?, ?, ?)')),
-      deletePosting: p(() => db.prepare('DELETE FROM postings WHERE id = ?')),
-      bucket: p(() => db.prepare('SELECT bucket, data, sum FROM terms WHERE bucket = ?')),
-      putBucket: p(() => db.prepare('INSERT OR REPLACE INTO terms (bucket, data, sum) VALUES (?, ?, ?)')),
-      cache: p(() => db.prepare('SELECT id, runs, lengths, sum FROM corpus_cache WHERE id = 1')),
-      putCache: p(() => db.prepare('INSERT OR REPLACE INTO corpus_cache (id, runs, lengths, sum) VALUES (1, ?, ?, ?)')),
-      pageMap: p(() => db.prepare('SELECT id, head, digests, sum FROM pages WHERE id = 1')),
-      putPageMap: p(() => db.prepare('INSERT OR REPLACE INTO pages (id, head, digests, sum) VALUES (1, ?, ?, ?)')),
+      runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
+      runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
+      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum'], 'run_key')),
+      deleteRun: db.prepare(`DELETE FROM ${n('runs')} WHERE run_key = ?`),
+      messagesFrom: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? ORDER BY pos`),
+      message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
+      messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
+      putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
+      deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
+      // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
+      posting: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
+      insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
+      deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
+      putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
+      cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = 1`),
+      putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
+      pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = 1`),
+      putPageMap: db.prepare(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
     };
   }
 
   /** A read transaction: every read until commit() sees one commit of the index. */
   begin(): void {
-    guard(() => this.db.exec('BEGIN'));
+    this.nextPosting = null;
+    this.db.begin();
   }
 
   /** The write lock: one writer at a time; readers keep reading the last commit. */
   beginImmediate(): void {
-    guard(() => this.db.exec('BEGIN IMMEDIATE'));
+    this.nextPosting = null;
+    this.db.beginWrite();
   }
 
   commit(): void {
-    guard(() => this.db.exec('COMMIT'));
+    this.nextPosting = null;
+    this.db.commit();
   }
 
   rollback(): void {
-    guard(() => this.db.exec('ROLLBACK'));
+    this.nextPosting = null;
+    this.db.rollback();
   }
 
   get inTransaction(): boolean {
     return this.db.inTransaction;
+  }
+
+  /** Fills freshly made, empty tables for the store `identity`: the format, an empty meta, every directory bucket. */
+  layOut(identity: string): void {
+    this.putMeta('format', INDEX_FORMAT);
+    this.putMeta('store', identity);
+    for (const [k, v] of EMPTY_META) this.putMeta(k, v);
+    const empty = new Map<string, number[]>();
+    for (let b = 0; b < TERM_BUCKETS; b++) this.putBucket(b, empty);
   }
 
   // --- meta -------------------------------------------------------------------------------------
@@ -343,6 +304,19 @@ export class IndexTables {
     if (pos !== Math.max(from, len)) throw new IndexDamagedError(`run key ${runKey} has ${pos} messages, its row says ${len}`);
   }
 
+  /** The run's messages at positions `from .. to-1` (within its record), in order, every one present and sound. */
+  messageRange(runKey: number, from: number, to: number): MessageRecord[] {
+    const out: MessageRecord[] = [];
+    for (const r of this.s.messageRange.all(runKey, from, to) as Array<MessageRecord & { sum: number }>) {
+      const { sum, ...m } = r;
+      verifyRow('messages', messageValues(m), sum);
+      if (m.run_key !== runKey || m.pos !== from + out.length) break;
+      out.push(m);
+    }
+    if (out.length !== Math.max(0, to - from)) throw new IndexDamagedError(`run key ${runKey} position ${from + out.length} is missing`);
+    return out;
+  }
+
   message(runKey: number, pos: number): MessageRecord {
     const r = this.s.message.get(runKey, pos) as (MessageRecord & { sum: number }) | undefined;
     if (r === undefined) throw new IndexDamagedError(`run key ${runKey} position ${pos} is missing`);
@@ -382,7 +356,7 @@ export class IndexTables {
   }
 
   posting(id: number, term: string): { seg: number; data: Buffer } {
-    const r = this.s.posting.get(id) as { id: number; term: string; seg: number; data: Buffer; sum: number } | undefined;
+    const r = this.s.posting.get(id, term) as { id: number; term: string; seg: number; data: Buffer; sum: number } | undefined;
     if (r === undefined) throw new IndexDamagedError(`postings row ${id} of ${JSON.stringify(term)} is missing`);
     verifyRow('postings', [r.term, r.seg, r.data], r.sum);
     if (r.id !== id || r.term !== term) throw new IndexDamagedError(`postings row ${id} is not the row of ${JSON.stringify(term)}`);
@@ -391,11 +365,15 @@ export class IndexTables {
 
   /** Adds a postings row and returns its id (the caller lists it in the term's directory bucket). */
   insertPosting(term: string, seg: number, data: Buffer): number {
-    return Number(this.s.insertPosting.run(term, seg, data, rowSum([term, seg, data])).lastInsertRowid);
+    // the id SQLite would give (one past the largest), assigned here so that no home has to report it back
+    this.nextPosting ??= Number((this.s.lastPosting.get() as { id: number }).id) + 1;
+    const id = this.nextPosting++;
+    this.s.insertPosting.run(id, term, seg, data, rowSum([term, seg, data]));
+    return id;
   }
 
-  deletePosting(id: number): void {
-    this.s.deletePosting.run(id);
+  deletePosting(id: number, term: string): void {
+    this.s.deletePosting.run(id, term);
   }
 
   // --- corpus cache -----------------------------------------------------------------------------
@@ -408,7 +386,7 @@ export class IndexTables {
   }
 
   putCache(runs: string, lengths: Buffer): void {
-    this.s.putCache.run(runs, lengths, rowSum([1, runs, lengths]));
+    this.s.putCache.run(1, runs, lengths, rowSum([1, runs, lengths]));
   }
 
   // --- the store's page map (store/sqlite/pages.ts) ----------------------------------------------
@@ -429,6 +407,6 @@ export class IndexTables {
   putPageMap(content: string, seed: number, pages: Uint32Array): void {
     const head = JSON.stringify({ content, seed });
     const bytes = Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength);
-    this.s.putPageMap.run(head, bytes, rowSum([1, head, bytes]));
+    this.s.putPageMap.run(1, head, bytes, rowSum([1, head, bytes]));
   }
 }

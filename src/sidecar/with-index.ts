@@ -11,6 +11,8 @@ import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, type IndexPlace, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
 import type { ProgressFn } from '../history/source.js';
+import { withSharedIndex } from './shared/shared-index.js';
+import { isSharedIndex } from './shared/target.js';
 import { IndexSync, type SyncReport } from './sync.js';
 
 export interface IndexOptions {
@@ -178,6 +180,8 @@ function reportPlace(place: IndexPlace, opts: IndexOptions): void {
 const refusedHere = (e: unknown, opts: IndexOptions): boolean => e instanceof IndexRefusedError && opts.path !== undefined;
 
 export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source: IndexedCorpusSource) => T, fallback: () => T): T {
+  // a server URL: the shared index, kept by `convsearch index sync` and only read here
+  if (opts.path !== undefined && isSharedIndex(opts.path)) return withSharedIndex(store, opts.path, opts, fn, fallback);
   let place: IndexPlace;
   try {
     place = placeIndex(store.identity, store.label, opts.path, opts.env);

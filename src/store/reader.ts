@@ -60,6 +60,8 @@ export interface StoreReader {
   readonly label: string;
   /** What identifies the store for the sidecar index: a real path, or a URL without credentials plus prefix. */
   readonly identity: string;
+  /** A server store's server and role (`host:port user`), which a shared index must not use. */
+  readonly login?: string;
   /** Runs in corpus order (`started_at`, then the backend's tie rule); a malformed run record throws StoreError. */
   runs(): StoreRun[];
   runCount(): number;

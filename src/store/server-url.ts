@@ -115,6 +115,8 @@ export interface PostgresTarget {
   /** `?media=`, folded like `table`: the `PostgresMediaStore` table when it is not `{table}_media`. */
   readonly media: string | null;
   readonly mediaAsGiven: string | null;
+  /** The server and role it connects as (`host:port user`): what keeps a shared index off the evidence's role. */
+  readonly login: string;
 }
 
 const PG_PARAMS = new Set([
@@ -196,6 +198,7 @@ export function postgresTarget(target: string, env: NodeJS.ProcessEnv = process.
     tableAsGiven,
     media,
     mediaAsGiven,
+    login: `${effHost}:${effPort} ${effUser}`,
   };
 }
 

@@ -35,10 +35,11 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
     for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.cjs'))) {
       for (const m of readFileSync(join(BUNDLE, file), 'utf8').matchAll(/new URL\("\.\/([^"]+)",__bundleUrl\)/g)) named.add(m[1]!);
     }
-    // the digest and index-build workers, the server bridge and its two drivers
+    // the digest and index-build workers, the server bridge, its two store drivers and the shared index's
     assert.deepEqual([...named].sort(), [
       'build-worker.cjs',
       'digest-worker.cjs',
+      'index-driver.cjs',
       'postgres-driver.cjs',
       'redis-driver.cjs',
       'sync-worker.cjs',

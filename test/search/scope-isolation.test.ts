@@ -389,8 +389,17 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // CORPUS_RUN_COLUMNS (src/sidecar/schema.ts) is a constant array of column-name literals
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
-  // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS
-  'src/sidecar/tables.ts': ['RUN_LIST', 'RUN_PARAMS', 'MESSAGE_LIST', 'MESSAGE_PARAMS'],
+  // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS;
+  // n(…): the home's name for one of the index's own tables (index-db.ts: a literal, or a validated prefix)
+  'src/sidecar/tables.ts': [
+    'RUN_LIST',
+    'MESSAGE_LIST',
+    'MESSAGE_PARAMS',
+    ...['meta', 'runs', 'messages', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),
+  ],
+  // the shared index's schema name (checked against [a-z_][a-z0-9_]* in shared/target.ts) and its table names
+  'src/sidecar/shared/schema.ts': ['schema', 'tables'],
+  'src/sidecar/shared/shared-index.ts': ['schema'],
   // PRAGMA arguments cannot be bound: INDEX_APPLICATION_ID (src/sidecar/signature.ts) is a numeric constant
   'src/sidecar/file.ts': ['INDEX_APPLICATION_ID'],
   // CELLS(schema) is a column list of literals, 'state' or the literal 'complete' by the probed schema
@@ -400,6 +409,13 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
   'src/sidecar/file.ts': ['INDEX_DDL', 'DROP_INDEX_TABLES'],
   'src/sidecar/schema.ts': ['INDEX_DDL'],
+  // the statements tables.ts prepares (checked there), the home's INSERT-or-replace of its own columns
+  'src/sidecar/tables.ts': ['db.replaceSql'],
+  'src/sidecar/index-db.ts': ['sql'],
+  // a prepared statement's text (from tables.ts), and hold()'s BEGIN (literals at every call)
+  'src/sidecar/shared/pg-db.ts': ['text', 'begin'],
+  // the registry's DDL and INDEX_DDL in Postgres's terms (shared/schema.ts), for a validated schema name
+  'src/sidecar/shared/shared-index.ts': ['REGISTRY_DDL', 'statement'],
 };
 
 function sourceFiles(d: string): string[] {
@@ -439,7 +455,8 @@ function sqlCalls(
 ): Array<{ line: number; kind: 'literal' | 'template' | 'identifier' | 'other'; exprs: string[]; text: string; concatenated: boolean }> {
   const s = readFileSync(file, 'utf8');
   const out: ReturnType<typeof sqlCalls> = [];
-  const re = /(?:\.prepare|\b(?:db|database|this\.db|store\.db|source\.db)\s*\.\s*(?:exec|pragma))\s*\(\s*/g;
+  // `db.query`/`this.query`: the shared index's connection (sidecar/shared/pg-db.ts)
+  const re = /(?:\.prepare|\b(?:db|database|this\.db|store\.db|source\.db)\s*\.\s*(?:exec|pragma)|\b(?:db|this)\s*\.\s*query)\s*\(\s*/g;
   for (let m = re.exec(s); m; m = re.exec(s)) {
     const at = m.index + m[0].length;
     const line = s.slice(0, m.index).split('\n').length;

@@ -37,8 +37,11 @@ function tlsOptions(c: DriverConfig): false | ConnectionOptions {
   return tls;
 }
 
-export async function open(config: unknown): Promise<DriverSession> {
-  const c = config as DriverConfig;
+/**
+ * A connected client for `c` (the store's reader here, the shared index's sessions in sidecar/shared/):
+ * one way to reach a server, whoever asks. `types` overrides how column types are parsed.
+ */
+export async function connectClient(c: DriverConfig, types?: pg.CustomTypesConfig): Promise<pg.Client> {
   const client = new pg.Client({
     host: c.host,
     port: c.port,
@@ -53,12 +56,18 @@ export async function open(config: unknown): Promise<DriverSession> {
     application_name: c.applicationName,
     connectionTimeoutMillis: c.connectTimeoutSeconds * 1000,
     options: c.options,
+    types,
   } as pg.ClientConfig);
-  // int8 (seq, counts) as text, turned into numbers by the reader; bytea as Buffer (the default)
   client.on('error', () => {
     // a dropped connection fails the pending query; nothing else to do here
   });
   await client.connect();
+  return client;
+}
+
+export async function open(config: unknown): Promise<DriverSession> {
+  // int8 (seq, counts) as text, turned into numbers by the reader; bytea as Buffer (the default)
+  const client = await connectClient(config as DriverConfig);
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   return {
     async handle(request: unknown) {

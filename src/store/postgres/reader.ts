@@ -34,6 +34,7 @@ const num = (v: unknown): number => Number(v);
 export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
+  readonly login: string;
   private readonly bridge: SyncBridge;
   /** Quoted SQL identifiers of the tables read (the media table is null when absent). */
   private readonly t: Tables;
@@ -49,6 +50,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     const t = postgresTarget(target, env);
     this.label = t.label;
     this.identity = t.identity;
+    this.login = t.login;
     const config: DriverConfig = { ...t.connection, env: libpqEnv(env) };
     this.bridge = new SyncBridge(DRIVERS.postgres, config, t.label);
     this.ahead = new ReadAhead(this.bridge);

@@ -1,0 +1,187 @@
+import type { ProgressFn } from '../../history/source.js';
+import type { ParallelOptions } from '../../parallel/threads.js';
+import { StoreError } from '../../store/errors.js';
+import type { StoreReader } from '../../store/reader.js';
+import { SyncBridge } from '../../store/sync-bridge.js';
+import { ForeignError, IndexDamagedError, IndexRefusedError, IndexUnavailableError } from '../errors.js';
+import { IndexedCorpusSource } from '../indexed-source.js';
+import { readIndexMeta } from '../meta.js';
+import { INDEX_FORMAT } from '../schema.js';
+import { IndexSync, type SyncReport } from '../sync.js';
+import { IndexTables } from '../tables.js';
+import { PgIndexDb } from './pg-db.js';
+import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, storeDdl } from './schema.js';
+import { refuseEvidenceRole, type SharedIndexTarget, sharedIndexTarget } from './target.js';
+
+/**
+ * The shared index: one Postgres schema holding the index of several stores. `convsearch index sync`
+ * is its one writer (syncShared: one transaction per store under an advisory lock); searches and
+ * listings only read it (withSharedIndex: one REPEATABLE READ READ ONLY transaction), and never write.
+ */
+
+const DRIVER = new URL('./pg-driver.js', import.meta.url);
+
+/** A session on the index's server, closed (uncommitted work rolled back) by `end`. */
+function connect(target: SharedIndexTarget): { db: PgIndexDb; end: () => void } {
+  const bridge = new SyncBridge(DRIVER, target.config, target.label);
+  return {
+    db: new PgIndexDb(bridge),
+    end: () => bridge.close(),
+  };
+}
+
+export interface SharedReadOptions {
+  /** `--verify`: a check this index cannot make (readers never read the store to compare), so refused. */
+  readonly verify?: boolean;
+  readonly onFallback?: (reason: string) => void;
+  readonly onWarning?: (message: string) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** What a reader says when the store changed since the index's last sync: answers are the sync's. */
+function staleness(store: StoreReader, label: string, storeStamp: string, runCount: number, syncedAt: number | null): string | null {
+  const stamp = store.stamp();
+  if (stamp !== null && stamp === storeStamp) return null;
+  const minutes = syncedAt === null ? null : Math.max(0, Math.floor((Date.now() - syncedAt) / 60_000));
+  const now = store.runCount();
+  const runs = now > runCount ? `${now - runCount} runs and ` : '';
+  return `index ${label} is behind ${store.label} by ${runs}${minutes === null ? 'an unknown time' : `${minutes} min`} (it answers as of its last sync; run convsearch index sync)`;
+}
+
+/** Why the index cannot serve this search (the reader cannot repair it: it says who can), or null for errors that are not the index's. */
+function unusable(e: unknown, label: string, storeLabel: string): string | null {
+  if (e instanceof IndexDamagedError)
+    return `index ${label}: the part of ${storeLabel} is damaged (${e.message}); run convsearch index sync --rebuild`;
+  if (e instanceof IndexUnavailableError) return e.message.startsWith('index ') ? e.message : `index ${label}: ${e.message}`;
+  return null;
+}
+
+/**
+ * Runs `fn` over the store's part of the shared index, read in one REPEATABLE READ READ ONLY
+ * transaction (a sync committing meanwhile is not seen): the corpus cache, the query terms' postings
+ * and the shown messages, nothing else. An index that cannot serve the store (not synced yet, of
+ * another format, damaged, unreachable) falls back to `fallback` with one notice; one that endangers the
+ * evidence is refused (IndexRefusedError).
+ */
+export function withSharedIndex<T>(
+  store: StoreReader,
+  value: string,
+  opts: SharedReadOptions,
+  fn: (source: IndexedCorpusSource) => T,
+  fallback: () => T,
+): T {
+  const target = sharedIndexTarget(value, opts.env);
+  if (opts.verify === true)
+    throw new IndexRefusedError(
+      `--verify compares a local index with the store; a shared index (${target.label}) is brought up to date by convsearch index sync`,
+    );
+  refuseEvidenceRole(target, store);
+  const { db, end } = connect(target);
+  let source: IndexedCorpusSource;
+  try {
+    try {
+      db.hold('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      if (!checkSchema(db, target.schema, target.label)) throw missingIndex(target.label, `has no index in schema ${target.schema} yet`);
+      const entry = findStore(db, target.schema, store.identity);
+      if (entry === null) throw missingIndex(target.label, `does not hold ${store.label} yet`);
+      db.prefix = `${target.schema}.s${entry.key}_`;
+      const tables = new IndexTables(db);
+      const raw = tables.readMeta();
+      if (raw.get('format') !== INDEX_FORMAT)
+        throw missingIndex(target.label, `holds ${store.label} in another format (${raw.get('format')})`);
+      if (raw.get('store') !== store.identity) throw new IndexDamagedError(`the tables of ${store.label} name another store`);
+      const meta = readIndexMeta(raw);
+      if (meta.content === '') throw missingIndex(target.label, `has not finished a sync of ${store.label} yet`);
+      const stale = staleness(store, target.label, meta.storeStamp, meta.runCount, entry.syncedAt);
+      if (stale !== null) opts.onWarning?.(stale);
+      source = new IndexedCorpusSource(tables, meta.runCount);
+    } catch (e) {
+      if (e instanceof IndexRefusedError || e instanceof StoreError || store.storeError(e) !== null) throw e;
+      const why = unusable(e, target.label, store.label);
+      if (why === null) throw e;
+      opts.onFallback?.(why);
+      end();
+      return fallback();
+    }
+    try {
+      return fn(source);
+    } catch (e) {
+      if (e instanceof ForeignError || e instanceof StoreError || store.storeError(e) !== null || !store.unchanged()) throw e;
+      const why = unusable(e, target.label, store.label);
+      if (why === null) throw e;
+      // nothing is printed before fn returns: the replay answers instead, whole
+      opts.onFallback?.(why);
+      end();
+      return fallback();
+    }
+  } finally {
+    end();
+  }
+}
+
+export interface SharedSyncOptions {
+  readonly onProgress?: ProgressFn;
+  readonly onWarning?: (message: string) => void;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly parallel?: ParallelOptions;
+  /** Lay the store's part out anew and build it from the store (what a reader's damage notice asks for). */
+  readonly rebuild?: boolean;
+}
+
+/**
+ * Brings the store's part of the shared index up to date (sync.ts: only what changed is read and
+ * written) in one transaction that first takes the schema's advisory lock: a second sync waits for the
+ * first to commit, then finds the index current. Killed at any point, the transaction is rolled back by
+ * the server and readers keep the previous commit. A store's tables found damaged are rebuilt (one
+ * warning), in the same way.
+ */
+export function syncShared(store: StoreReader, value: string, opts: SharedSyncOptions = {}): SyncReport {
+  const target = sharedIndexTarget(value, opts.env);
+  refuseEvidenceRole(target, store);
+  const { schema, label } = target;
+  const { db, end } = connect(target);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      db.hold('BEGIN');
+      try {
+        db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`convsearch-index:${schema}`]);
+        const [exists] = db.query('SELECT to_regnamespace($1) IS NOT NULL AS ok', [schema]) as Array<{ ok: boolean }>;
+        if (!exists!.ok) db.query(`CREATE SCHEMA ${schema}`);
+        if (!checkSchema(db, schema, label)) db.query(REGISTRY_DDL(schema));
+        let entry = findStore(db, schema, store.identity);
+        let fresh = entry === null || attempt > 1 || opts.rebuild === true;
+        if (entry === null) {
+          db.query(
+            `INSERT INTO ${schema}.stores (store_key, identity, label) SELECT COALESCE(MAX(store_key), 0) + 1, $1, $2 FROM ${schema}.stores`,
+            [store.identity, store.label],
+          );
+          entry = findStore(db, schema, store.identity)!;
+        }
+        db.prefix = `${schema}.s${entry.key}_`;
+        if (!fresh) {
+          const meta = new IndexTables(db).readMeta();
+          fresh = meta.get('format') !== INDEX_FORMAT || meta.get('store') !== store.identity;
+        }
+        if (fresh) {
+          dropStoreTables(db, schema, entry.key);
+          for (const statement of storeDdl(schema, entry.key).split(';')) if (statement.trim() !== '') db.query(statement);
+        }
+        const tables = new IndexTables(db);
+        if (fresh) tables.layOut(store.identity);
+        const report = new IndexSync(tables, store, opts.parallel ?? {}).sync(opts.onProgress);
+        db.query(`UPDATE ${schema}.stores SET label = $2, synced_at = now() WHERE store_key = $1`, [entry.key, store.label]);
+        db.release(true);
+        return report;
+      } catch (e) {
+        db.release(false);
+        if (e instanceof IndexDamagedError && attempt === 1) {
+          opts.onWarning?.(`index ${label}: the tables of ${store.label} were damaged (${e.message}); rebuilt them`);
+          continue;
+        }
+        throw e;
+      }
+    }
+  } finally {
+    end();
+  }
+}

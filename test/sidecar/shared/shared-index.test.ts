@@ -1,0 +1,396 @@
+/**
+ * The shared index (`--index postgres://…`, `convsearch index sync`) against a real Postgres server
+ * started here (scripts/lib/servers.ts; skipped with a reason without one, a failure under
+ * CONVSEARCH_REQUIRE_SERVERS=1): the golden answers through it, appends and syncs, syncs at once, a sync
+ * killed mid-write, readers during a sync, a role that may only read the index, and the refusals that
+ * keep it away from the evidence's schema and role.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.js';
+import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
+import { FIXTURES, SQLITE_FIXTURES, startPostgres, STORES, type PgServer } from '../../helpers/servers.js';
+import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
+
+let pg: PgServer | string = 'server not started';
+const server = (): PgServer => pg as PgServer;
+
+/** The index writer's URL (owns the index schema), and the reader's (SELECT on it only). */
+const writerUrl = (db: string, schema?: string): string => server().url(db, 'indexer', undefined, schema ? `?schema=${schema}` : '');
+const readerUrl = (db: string): string => server().url(db, 'searcher');
+
+before(async () => {
+  pg = await startPostgres();
+  if (typeof pg === 'string') return;
+  pg.psql('postgres', 'CREATE ROLE indexer LOGIN; CREATE ROLE searcher LOGIN');
+});
+
+after(() => {
+  if (typeof pg !== 'string') pg.stop();
+});
+
+/** A database whose `convsearch_index` schema the indexer owns; the searcher may read what it creates there. */
+function indexDb(name: string): string {
+  server().createDb(name);
+  server().psql(
+    name,
+    `CREATE SCHEMA convsearch_index AUTHORIZATION indexer;
+     GRANT USAGE ON SCHEMA convsearch_index TO searcher;
+     ALTER DEFAULT PRIVILEGES FOR ROLE indexer IN SCHEMA convsearch_index GRANT SELECT ON TABLES TO searcher;`,
+  );
+  return name;
+}
+
+const skip = (t: { skip: (why: string) => void }): boolean => {
+  if (typeof pg === 'string') t.skip(pg);
+  return typeof pg === 'string';
+};
+
+/** A store of `runs` runs (deterministic: the first n runs of two such stores are byte-identical) with varied words. */
+function wordyStore(path: string, runs: number): string {
+  const words = ['refund', 'invoice', 'ledger', 'shipment', 'carrier', 'billing', 'audit', 'quota', 'tenant', 'replica'];
+  return buildStore(
+    (w) => {
+      for (let i = 0; i < runs; i++) {
+        const id = `run-${String(i).padStart(5, '0')}`;
+        addRun(w, id, `conv-${i % 25}`, i);
+        const messages = [];
+        for (let s = 0; s < 4; s++) {
+          const text = (k: number): string =>
+            Array.from({ length: 12 }, (_, j) => `${words[(i * 7 + s * 3 + j * k) % words.length]}${(i + j) % 50}`).join(' ');
+          messages.push(userMsg(`question ${i}.${s} ${text(1)}`, i), assistantMsg(`answer ${i}.${s} ${text(3)}`, i));
+          addSnapshot(w, id, [...messages], { stepIndex: s + 1 });
+        }
+      }
+    },
+    { path },
+  );
+}
+
+const search = (db: string, extra: string[]): string[] => [
+  'search',
+  'refund',
+  'ledger7',
+  '--scope',
+  'all',
+  '--db',
+  db,
+  '--format',
+  'tool',
+  ...extra,
+];
+
+/** The indexer's backend while it has written something in its open transaction (its xid is assigned). */
+function indexerWriting(db: string): boolean {
+  return (
+    server()
+      .psql(db, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'indexer' AND backend_xid IS NOT NULL AND state <> 'idle'")
+      .trim() !== '0'
+  );
+}
+
+async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** `index sync` as a process of its own, with its pid (to kill it). */
+function syncProcess(
+  url: string,
+  dbs: string[],
+): { child: ReturnType<typeof spawn>; done: Promise<CliResult & { signal: string | null }> } {
+  const child = spawn(process.execPath, [BIN, 'index', 'sync', '--index', url, ...dbs.flatMap((d) => ['--db', d])], { cwd: ROOT });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout!.on('data', (b: Buffer) => out.push(b));
+  child.stderr!.on('data', (b: Buffer) => err.push(b));
+  const done = new Promise<CliResult & { signal: string | null }>((res) =>
+    child.on('close', (status, signal) =>
+      res({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), status, signal }),
+    ),
+  );
+  return { child, done };
+}
+
+describe('shared index in Postgres', () => {
+  test('every golden case answers through the shared index exactly as the reference (and as --no-index)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('golden');
+    const stores = STORES.map((s) => resolve(SQLITE_FIXTURES, `${s}.db`));
+    const synced = await cli(['index', 'sync', '--index', writerUrl(db), ...stores.flatMap((s) => ['--db', s])]);
+    assert.equal(synced.status, 0, synced.stderr);
+    for (const s of stores) assert.match(synced.stderr, new RegExp(`${s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: \\d+ runs replayed`));
+    // one schema, one registry row and one set of tables per store
+    assert.equal(server().psql(db, 'SELECT count(*) FROM convsearch_index.stores').trim(), String(STORES.length));
+    const golden = join(SQLITE_FIXTURES, 'golden');
+    const cases = goldenCases(golden);
+    assert.ok(cases.length >= 70, `${cases.length} golden cases`);
+    for (const file of cases) {
+      const c = readGolden(file);
+      const args = argsFrom(join(SQLITE_FIXTURES), c.args);
+      // the reader's role: SELECT on the index schema, nothing else
+      const r = await cli([...args, '--index', readerUrl(db)]);
+      assert.equal(r.stdout, c.output + '\n', `${file}: ${r.stderr}`);
+      assert.equal(r.status, c.exit, r.stderr);
+      assert.doesNotMatch(r.stderr, /index unavailable|behind/, file);
+    }
+    // listings read their counts from it too
+    for (const cmd of ['runs', 'conversations']) {
+      const via = await cli([cmd, '--db', stores[1]!, '--json', '--index', readerUrl(db)]);
+      const replay = await cli([cmd, '--db', stores[1]!, '--json', '--no-index']);
+      assert.equal(via.status, 0, via.stderr);
+      assert.equal(via.stdout, replay.stdout, cmd);
+      assert.equal(via.stderr, '', cmd);
+    }
+  });
+
+  test('several stores in one search read one shared index, each its own part ($CONVSEARCH_INDEX)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('several');
+    const stores = ['small', 'threaded'].map((s) => resolve(SQLITE_FIXTURES, `${s}.db`));
+    const dbs = stores.flatMap((s) => ['--db', s]);
+    assert.equal((await cli(['index', 'sync', ...dbs], { env: { CONVSEARCH_INDEX: writerUrl(db) } })).status, 0);
+    const args = ['search', 'the', '--scope', 'all', ...dbs, '--json'];
+    const via = await cli(args, { env: { CONVSEARCH_INDEX: readerUrl(db) } });
+    const replay = await cli([...args, '--no-index']);
+    assert.equal(via.status, 0, via.stderr);
+    assert.equal(via.stderr, '');
+    assert.equal(via.stdout, replay.stdout);
+  });
+
+  test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('append');
+    const dir = tempDir();
+    const store = wordyStore(join(dir, 'sessions.db'), 30);
+    const before = (await cli(search(store, ['--no-index']))).stdout;
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    copyFileSync(wordyStore(join(tempDir(), 'more.db'), 31), store);
+    const after = await cli(search(store, ['--no-index']));
+    assert.notEqual(after.stdout, before, 'the appended run changes the answer');
+    const stale = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(stale.stdout, before, 'answers as of the last sync');
+    assert.match(stale.stderr, /index postgresql:\/\/searcher@.* is behind .*sessions\.db by 1 runs and \d+ min .*index sync/);
+    const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.match(synced.stderr, /0 runs replayed, 1 resumed|1 runs replayed, 0 resumed/);
+    const fresh = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(fresh.stdout, after.stdout);
+    assert.equal(fresh.stderr, '');
+    // a sync with nothing to do
+    assert.match((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).stderr, /up to date/);
+  });
+
+  test('two syncs at once: the second waits for the first, then finds the index current', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('twosyncs');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 300);
+    const [a, b] = await Promise.all([
+      runCliAsync(['index', 'sync', '--index', writerUrl(db), '--db', store]),
+      runCliAsync(['index', 'sync', '--index', writerUrl(db), '--db', store]),
+    ]);
+    assert.equal(a.status, 0, a.stderr);
+    assert.equal(b.status, 0, b.stderr);
+    const said = [a.stderr, b.stderr].sort();
+    // exactly one built the store's part; the other, let in after its commit, had nothing to do
+    assert.deepEqual(
+      said.map((s) => (/300 runs replayed/.test(s) ? 'built' : /up to date/.test(s) ? 'current' : s)),
+      ['built', 'current'],
+    );
+    const via = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(via.stdout, (await cli(search(store, ['--no-index']))).stdout);
+  });
+
+  test('a sync killed mid-write leaves the previous state; readers meanwhile see the old state or the new, never a mix', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('killed');
+    const dir = tempDir();
+    const store = join(dir, 'sessions.db');
+    wordyStore(store, 200);
+    const oldAnswer = (await cli(search(store, ['--no-index']))).stdout;
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    // many appended runs: the next sync writes for a while
+    copyFileSync(wordyStore(join(tempDir(), 'more.db'), 1200), store);
+    const newAnswer = (await cli(search(store, ['--no-index']))).stdout;
+    assert.notEqual(newAnswer, oldAnswer);
+
+    const killed = syncProcess(writerUrl(db), [store]);
+    await until(() => indexerWriting(db), 'the sync to write');
+    killed.child.kill('SIGKILL');
+    const k = await killed.done;
+    assert.equal(k.signal, 'SIGKILL', 'killed before it finished');
+    await until(
+      () => server().psql(db, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'indexer'").trim() === '0',
+      'the server to end the session',
+    );
+    const afterKill = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(afterKill.stdout, oldAnswer, 'the previous consistent state');
+    assert.match(afterKill.stderr, /is behind/);
+
+    // 4 readers while a sync runs to the end: each answer is the old one or the new one
+    const sync = syncProcess(writerUrl(db), [store]);
+    await until(() => indexerWriting(db), 'the sync to write');
+    const readers: Array<Promise<CliResult>> = [];
+    for (let i = 0; i < 4; i++) {
+      readers.push(runCliAsync(search(store, ['--index', readerUrl(db)])));
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const s = await sync.done;
+    assert.equal(s.status, 0, s.stderr);
+    for (const r of await Promise.all(readers)) {
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(r.stdout === oldAnswer || r.stdout === newAnswer, `a reader saw a third answer:\n${r.stdout.slice(0, 500)}`);
+    }
+    assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, newAnswer);
+  });
+
+  test('a search reads only its query: the collection statistics, its terms’ postings (one partition each), the messages it prints', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('reads');
+    const store = resolve(SQLITE_FIXTURES, 'threaded.db');
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const parts = server().psql(db, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'convsearch_index.s1_postings'::regclass").trim();
+    assert.equal(parts, '8', 'postings are hash-partitioned by term');
+    const stats = (): Map<string, number> =>
+      new Map(
+        server()
+          .psql(
+            db,
+            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables WHERE schemaname = 'convsearch_index' AND coalesce(seq_scan, 0) + coalesce(idx_scan, 0) > 0",
+          )
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('|') as [string, string])
+          .map(([name, rows]) => [name, Number(rows)]),
+      );
+    server().psql(db, 'SELECT pg_stat_reset()');
+    const r = await cli(['search', 'refund', '--scope', 'all', '--db', store, '--index', readerUrl(db), '-m', '1', '-C', '1']);
+    assert.equal(r.status, 0, r.stderr);
+    // the server publishes a session's counts when it ends
+    await until(() => stats().has('stores'), 'the statistics of the search');
+    const read = stats();
+    const total = (table: string): number => Number(server().psql(db, `SELECT count(*) FROM convsearch_index.${table}`).trim());
+    assert.deepEqual(
+      [...read.keys()].filter((k) => !/^s1_postings_p\d$/.test(k)).sort(),
+      ['s1_corpus_cache', 's1_messages', 's1_meta', 's1_terms', 'stores'],
+      'no runs, no page map, nothing of any other table',
+    );
+    assert.equal([...read.keys()].filter((k) => /^s1_postings_p\d$/.test(k)).length, 1, 'one postings partition');
+    assert.equal(read.get('s1_corpus_cache'), 1);
+    assert.equal(read.get('s1_terms'), 1, 'one directory bucket');
+    assert.equal(read.get('stores'), 1);
+    assert.ok(read.get('s1_messages')! <= 3, `the hit and its window, of ${total('s1_messages')}: ${read.get('s1_messages')}`);
+    const windows = server().psql(
+      db,
+      "SELECT idx_scan FROM pg_stat_user_tables WHERE relname = 's1_messages' AND schemaname = 'convsearch_index'",
+    );
+    assert.equal(windows.trim(), '1', 'the window in one read');
+  });
+
+  test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('damaged');
+    const store = resolve(SQLITE_FIXTURES, 'threaded.db');
+    const replay = (await cli(search(store, ['--no-index']))).stdout;
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const damaged = async (damage: string): Promise<void> => {
+      assert.equal(server().psql(db, `WITH d AS (${damage} RETURNING 1) SELECT count(*) FROM d`).trim(), '1', damage);
+      const r = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, replay);
+      assert.match(
+        r.stderr,
+        /index unavailable, searching without it: index .*: the part of .*threaded\.db is damaged \(.*fails its checksum\); run convsearch index sync --rebuild/,
+      );
+    };
+    const readsWell = async (): Promise<void> => {
+      const again = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.equal(again.stdout, replay);
+      assert.equal(again.stderr, '');
+    };
+    // found on open (meta): the next sync finds it too, and rebuilds the store's part
+    await damaged("UPDATE convsearch_index.s1_meta SET value = value || '0' WHERE key = 'run_count'");
+    const s = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.equal(s.status, 0, s.stderr);
+    assert.match(s.stderr, /the tables of .*threaded\.db were damaged \(.*fails its checksum\); rebuilt them/);
+    await readsWell();
+    // found in the middle of an answer (a postings row the query reads): a sync that finds nothing
+    // changed does not read it; --rebuild builds the part again
+    await damaged("UPDATE convsearch_index.s1_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'");
+    const rebuilt = await cli(['index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store]);
+    assert.equal(rebuilt.status, 0, rebuilt.stderr);
+    assert.match(rebuilt.stderr, /threaded\.db: 7 runs replayed/);
+    await readsWell();
+  });
+
+  test('the reader role cannot write the index; a store the index does not hold is replayed, with a notice', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('readonly');
+    const small = resolve(SQLITE_FIXTURES, 'small.db');
+    const r = await cli(['index', 'sync', '--index', readerUrl(db), '--db', small]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^convsearch: error: .*permission denied/);
+    assert.equal(r.stderr.split('\n').length, 2, 'one line');
+    const s = await cli(search(small, ['--index', readerUrl(db)]));
+    assert.equal(s.stdout, (await cli(search(small, ['--no-index']))).stdout);
+    assert.match(
+      s.stderr,
+      /index unavailable, searching without it: index postgresql:\/\/searcher@.* has no index in schema convsearch_index yet/,
+    );
+  });
+
+  test('never in the evidence schema, never with the evidence role: refused, exit 2, password masked, nothing written', async (t) => {
+    if (skip(t)) return;
+    const s = server();
+    s.createDb('evidence', join(FIXTURES, 'postgres', 'small.sql'));
+    const store = s.url('evidence');
+    const before = s.dump('evidence');
+    const sameRole = s.url('evidence', 'postgres', 'hunter2');
+    for (const args of [['index', 'sync', '--index', sameRole, '--db', store], search(store, ['--index', sameRole])]) {
+      const r = await cli(args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /^convsearch: error: refusing --index postgresql:\/\/postgres:\*\*\*@.* it connects as postgres, the role that reads the evidence/,
+      );
+      assert.doesNotMatch(r.stderr + r.stdout, /hunter2/);
+    }
+    // another role, but the evidence's schema (public holds the store's tables)
+    for (const args of [
+      ['index', 'sync', '--index', writerUrl('evidence', 'public'), '--db', store],
+      search(store, ['--index', writerUrl('evidence', 'public')]),
+    ]) {
+      const r = await cli(args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        /refusing --index .*schema public holds tables that are not convsearch's index \(step_persistence_.*step_persistence_runs/,
+      );
+    }
+    assert.equal(s.dump('evidence'), before, 'the evidence database is untouched');
+    // a bad schema name or another server kind is refused before connecting
+    const bad = await cli(search(store, ['--index', writerUrl('evidence', 'Robert%27)%3B')]));
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /invalid schema name/);
+    for (const key of ['table', 'media']) {
+      const r = await cli(search(store, ['--index', `${writerUrl('evidence')}?${key}=step_persistence`]));
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, new RegExp(`\\?${key}= names a store's tables; the index takes \\?schema=`));
+    }
+    const verify = await cli(search(store, ['--index', writerUrl('evidence'), '--verify']));
+    assert.equal(verify.status, 2);
+    assert.match(
+      verify.stderr,
+      /--verify compares a local index with the store; a shared index .* is brought up to date by convsearch index sync/,
+    );
+    const redis = await cli(search(store, ['--index', 'redis://127.0.0.1:1/0']));
+    assert.equal(redis.status, 2);
+    assert.match(redis.stderr, /a shared index lives in Postgres/);
+  });
+});
