@@ -7,8 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, FIXTURES, runCli, type CliResult } from '../helpers/cli.js';
+import { cli, FIXTURES, ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { goldenCases, hitProblems, jsonArgs, readGolden } from '../helpers/golden.js';
 import { layoutSql } from '../helpers/pg-layouts.js';
 import { STORES, startPostgres, type PgServer, need } from '../helpers/servers.js';
@@ -25,6 +26,7 @@ before(async () => {
     pg.createDb(`new_${store}`, layoutSql(store, 'Steps'));
   }
   pg.createDb('twins', layoutSql('small', 'Steps'));
+  pg.createDb('recipe', layoutSql('media', 'Agents', 'AgentBlobs'));
   pg.psql('twins', 'CREATE TABLE "Steps_runs" (LIKE steps_runs); CREATE TABLE "Steps_snapshots" (LIKE steps_snapshots)');
   pg.psql('postgres', `CREATE ROLE layout_user LOGIN PASSWORD '${SECRET}'`);
 });
@@ -129,5 +131,30 @@ describe('tables of the other spelling, and bad names', () => {
         assert.ok(!r.stderr.includes(SECRET), r.stderr);
       }
     }
+  });
+});
+
+describe('the recipe of docs/backends.md', () => {
+  test('a mixed-case prefix and media table: the recipe runs as written (its server swapped for the test one) and reads the store', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    const doc = readFileSync(join(ROOT, 'docs', 'backends.md'), 'utf8');
+    const line = doc.split('\n').find((l) => l.startsWith('convsearch ') && l.includes('?table=Agents&media=AgentBlobs'));
+    assert.ok(line, 'the recipe is in docs/backends.md');
+    // split like the shell: words, and single-quoted words as they are
+    const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(1);
+    const at = words.findIndex((w) => w.startsWith('postgresql://'));
+    const query = new URL(words[at]!).search;
+    assert.equal(query, '?table=Agents&media=AgentBlobs');
+    const recipe = await cli(words.map((w, i) => (i === at ? s.url('recipe', undefined, undefined, query) : w)));
+    const lower = await cli(words.map((w, i) => (i === at ? s.url('old_media') : w)));
+    assert.equal(recipe.status, 0, recipe.stderr);
+    assert.equal(recipe.stderr, lower.stderr);
+    assert.equal(recipe.stdout, lower.stdout, 'the store under the mixed-case names reads as under the default ones');
+    // and the media table named by ?media= is the one read: a binary part's restored size shows in show --json
+    const shownNew = await cli(['show', 'run-media-1', '--json', '--db', s.url('recipe', undefined, undefined, query)]);
+    const shownOld = await cli(['show', 'run-media-1', '--json', '--db', s.url('old_media')]);
+    assert.equal(shownNew.status, 0, shownNew.stderr);
+    assert.equal(shownNew.stdout, shownOld.stdout);
   });
 });
