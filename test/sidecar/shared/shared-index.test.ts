@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.js';
 import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
@@ -258,6 +258,16 @@ describe('shared index in Postgres', () => {
     const current = await cli([...commands[1]!, '--db', store, '--json', '--index', readerUrl(db), '--fresh']);
     assert.equal(current.stderr, '');
     assert.equal((JSON.parse(current.stdout) as { index: { stale: boolean } }).index.stale, false);
+    // the stamp changed, no run's marks did (a rewrite in place, or only the file's times): stale, 0 runs behind
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(store, later, later);
+    const touched = await cli([...commands[1]!, '--db', store, '--json', '--index', readerUrl(db)]);
+    assert.match(
+      touched.stderr,
+      /is behind \S*sessions\.db by \d+ min: no run was added, removed or appended to, but the store changed \(/,
+    );
+    const index = (JSON.parse(touched.stdout) as { index: { stale: boolean; behind_runs: number } }).index;
+    assert.deepEqual([index.stale, index.behind_runs], [true, 0]);
   });
 
   test('two syncs at once: the second waits for the first, then finds the index current', async (t) => {
