@@ -169,10 +169,22 @@ export async function sharedIndexBench(): Promise<void> {
         )[0] !== '0',
       120_000,
     );
+    // sessions waiting on a lock meanwhile (sampled every 100 ms): a reader blocked by the writer shows here
+    let lockWaits = 0;
+    let sampling = true;
+    const sampler = (async (): Promise<void> => {
+      while (sampling) {
+        const [n] = sql(pg, 'fleet', "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+        lockWaits = Math.max(lockWaits, Number(n));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     const during = await Promise.all(Array.from({ length: readers }, () => timedAsync([...search, '--index', url])));
+    sampling = false;
+    await sampler;
     const ended = await new Promise<number | null>((res) => writer.on('close', res));
     lines.push(
-      `${readers} concurrent readers (stale index: ${appended} runs appended to each store; alone: ${fmt(alone)}) during the sync that folds them in (${writing ? 'started once it wrote' : 'the sync never showed writing'}; sync exit ${ended}, ${fmt(performance.now() - tSync)}): median ${fmt(median(during))}, max ${fmt(Math.max(...during))}`,
+      `${readers} concurrent readers (stale index: ${appended} runs appended to each store; alone: ${fmt(alone)}) during the sync that folds them in (${writing ? 'started once it wrote' : 'the sync never showed writing'}; sync exit ${ended}, ${fmt(performance.now() - tSync)}): median ${fmt(median(during))}, max ${fmt(Math.max(...during))}; at most ${lockWaits} sessions waiting on a lock at once`,
     );
   } finally {
     pg.stop();
