@@ -72,7 +72,7 @@ _convsearch() {
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
                 --expect-min) return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --tokenizer --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --timeline --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--db --conversation --scope --run --query-file -m --max-matches -C --context --bm25-k1 --bm25-b --index --no-index --verify --fresh --tokenizer --role --tool --min-score --agent --parent --since --until --phrase --format --json --ndjson --plain --collapse --sort --reverse -l --runs-with-matches --explain --timeline --count --count-by --color -q --quiet --expect-none --expect-min -h --help' -- "$cur")); return; fi
             :
             ;;
         runs)
@@ -88,7 +88,7 @@ _convsearch() {
                 --sort) COMPREPLY=($(compgen -W 'started messages' -- "$cur")); return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --db --conversation --agent --since --until --parent --limit --sort --reverse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --fresh --db --conversation --agent --since --until --parent --limit --sort --reverse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         conversations)
@@ -99,7 +99,7 @@ _convsearch() {
                 --limit) return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --db --sort --reverse --limit --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --fresh --db --sort --reverse --limit --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         tools)
@@ -113,7 +113,7 @@ _convsearch() {
                 --until) return ;;
                 --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")); return ;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --db --conversation --run --agent --since --until --collapse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--index --no-index --verify --fresh --db --conversation --run --agent --since --until --collapse --json --ndjson --wide --color -h --help' -- "$cur")); return; fi
             :
             ;;
         show)

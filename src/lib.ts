@@ -84,6 +84,8 @@ export { placeJson, whereFound, whereJson, whereLines } from './output/where.js'
 export { humanHits, humanNotice } from './output/human.js';
 export { searchJson, searchNdjson } from './output/json.js';
 export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';
+export { withIndexJson } from './output/index-json.js';
+export type { IndexStanding } from './sidecar/shared/standing.js';
 export { countLines, plainLines } from './output/plain.js';
 export { escapeHtml } from './output/html.js';
 export { markTerms, REPORT_CSP, reportHtml, type ReportInput } from './output/report-html.js';

@@ -1,12 +1,13 @@
 /**
  * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling]
- * [--huge-mb 200] [--backends | --backends-only] [--appends-only]`: speed of convsearch on a synthetic store. Besides the in-process phases it
+ * [--huge-mb 200] [--backends | --backends-only] [--appends-only] [--shared-index]`: speed of convsearch on a synthetic store. Besides the in-process phases it
  * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
  * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
  * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
  * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
  * open + stamp, index build and warm search; `--backends-only` measures only that. `--appends-only`
  * measures only a search with nothing changed against the update and the search after one appended run.
+ * `--shared-index` measures only the shared index in Postgres on a simulated fleet (shared-index.ts).
  *
  * The full run ends with issue 21's targets (targets.ts): every row of the issue's table, measured, against
  * the read + JSON.parse floor of the same run, with "holds" or "misses".
@@ -32,6 +33,7 @@ import { writeHugeMessageStore } from './huge-message.js';
 import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
 import { arg, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
+import { sharedIndexBench } from './shared-index.js';
 import { targetsTable } from './targets.js';
 import { cliProbes, latencyTable, measureLatencies } from './whole-process.js';
 
@@ -447,6 +449,8 @@ if (process.argv[2] === '--phase') {
   else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
+} else if (flag('shared-index')) {
+  await sharedIndexBench();
 } else {
   await main();
 }

@@ -131,12 +131,7 @@ export function summarizeConversations(source: HistorySource, counts: RecordCoun
 export function withRecordCounts<T>(source: HistorySource, index: IndexChoice, hooks: WorkHooks, fn: (counts: RecordCounts) => T): T {
   const replay = (): T => fn(replayCounts(source));
   if (index === false) return replay();
-  return withIndex(
-    source.store,
-    { path: index.path, verify: index.verify, onProgress: source.onProgress, ...hooks },
-    (indexed) => fn(indexed.recordCounts()),
-    replay,
-  );
+  return withIndex(source.store, { ...index, onProgress: source.onProgress, ...hooks }, (indexed) => fn(indexed.recordCounts()), replay);
 }
 
 /** Which runs `runs` lists (every filter must hold), in which order, and how many at most. */

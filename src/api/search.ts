@@ -5,6 +5,7 @@ import { MemberError, UnionCorpusSource } from '../search/union.js';
 import { ForeignError } from '../sidecar/errors.js';
 import { search, type HitFilter, type Scope, type SearchContext, type SearchOptions, type SearchOutcome } from '../search/search.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
+import type { IndexStanding } from '../sidecar/shared/standing.js';
 import { parallelOptionsFromEnv } from '../parallel/threads.js';
 import type { StoreReader } from '../store/reader.js';
 import { isTokenizer, queryTokensWith, tokenizerNamed, TOKENIZERS, type TokenizerName } from '../text/tokenizer.js';
@@ -92,6 +93,8 @@ export interface WorkHooks {
   readonly onFallback?: (reason: string) => void;
   /** Told of what the index repaired or rebuilt on the way (one line each). */
   readonly onWarning?: (message: string) => void;
+  /** Told how a shared index stands against each store it answers for (null: it did not answer after all): JSON's `index`. */
+  readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
   /**
    * The environment the work reads: the index's default place ($XDG_CACHE_HOME, $HOME),
    * CONVSEARCH_THREADS, and (given when the stores open) libpq's variables. Default: the process's.
@@ -155,7 +158,7 @@ export function withUnion<T>(
     return withIndex(
       s.store,
       // an index file named by path serves one store: the session refuses it with several
-      { path: index.path, verify: index.verify, ...hooks },
+      { ...index, ...hooks },
       (source) => {
         try {
           return open(i + 1, [...sources, source]);

@@ -71,6 +71,10 @@ export const FLAGS = {
     spelling: '--verify',
     help: "re-read and digest the whole store before using the index, even when the store's stamp says nothing changed; exit 2 if rows the index read changed unseen",
   },
+  fresh: {
+    spelling: '--fresh',
+    help: 'with a shared index (postgres://) that is behind a store: answer from the store instead, as --no-index would (one notice); a local index is always brought up to date first',
+  },
   conversation: {
     spelling: '--conversation <id>',
     help: "search this conversation's runs (the reference's default scope)",
@@ -327,9 +331,9 @@ export function resolveDb(flag: readonly string[] | undefined, env: NodeJS.Proce
 
 /** `--index <path|url>` (else `$CONVSEARCH_INDEX`) / `--no-index` → which sidecar index the session reads through. */
 export function indexChoice(
-  flags: { readonly index?: string | false; readonly verify?: boolean },
+  flags: { readonly index?: string | false; readonly verify?: boolean; readonly fresh?: boolean },
   env: NodeJS.ProcessEnv,
 ): NonNullable<SessionOptions['index']> {
   if (flags.index === false) return false;
-  return { path: flags.index ?? (env.CONVSEARCH_INDEX || undefined), verify: flags.verify === true };
+  return { path: flags.index ?? (env.CONVSEARCH_INDEX || undefined), verify: flags.verify === true, fresh: flags.fresh === true };
 }

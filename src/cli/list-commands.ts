@@ -17,11 +17,13 @@ import {
   runsTable,
   type TableStyle,
   terminalWidth,
+  withIndexJson,
   wrapText,
 } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { EXIT_FOUND, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseLimit, reworded, sortedBy, timeBounds, type Flag } from './flags.js';
+import { standingLog } from './index-standing.js';
 import type { Io } from './io.js';
 import { withCliSession } from './session.js';
 
@@ -34,6 +36,7 @@ export interface ListFlags {
   /** a path with --index, false with --no-index */
   index?: string | false;
   verify?: boolean;
+  fresh?: boolean;
 }
 
 /** Message counts come from the sidecar index (kept up to date like a search's), or a replay. */
@@ -44,6 +47,7 @@ export const INDEX_FLAGS: Flag[] = [
   ),
   reworded(FLAGS.noIndex, 'replay the store instead of using the index (same numbers, slower)'),
   FLAGS.verify,
+  FLAGS.fresh,
 ];
 
 /** What the index has to say on the way: why it is not used, what it repaired or rebuilt. */
@@ -140,14 +144,15 @@ Examples:
       const filter = runFilter(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const query = { ...filter, sort: flags.sort, reverse: Boolean(flags.reverse), limit };
+      const log = standingLog();
       const listing = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io), onIndexStanding: log.onIndexStanding },
         (session, hooks) => session.listRuns(query, hooks),
       );
       const { runs, warnings } = listing;
-      if (format === 'json') io.out(JSON.stringify(runsJson(runs, warnings), null, 2) + '\n');
+      if (format === 'json') io.out(JSON.stringify(withIndexJson(runsJson(runs, warnings), log.standings()), null, 2) + '\n');
       else if (format === 'ndjson')
         io.out(
           runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join(
@@ -193,13 +198,15 @@ Examples:
       const format = machineFormat(flags);
       const limit = flags.limit === undefined ? null : parseLimit('--limit', flags.limit);
       const query = { sort: flags.sort, reverse: Boolean(flags.reverse), limit };
+      const log = standingLog();
       const { conversations, warnings } = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io), onIndexStanding: log.onIndexStanding },
         (session, hooks) => session.listConversations(query, hooks),
       );
-      if (format === 'json') io.out(JSON.stringify(conversationsJson(conversations, warnings), null, 2) + '\n');
+      if (format === 'json')
+        io.out(JSON.stringify(withIndexJson(conversationsJson(conversations, warnings), log.standings()), null, 2) + '\n');
       else if (format === 'ndjson') io.out(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');
       else printTable(io, flags, (style) => conversationsTable(conversations, style));
       io.reportWarnings(warnings);

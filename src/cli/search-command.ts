@@ -18,6 +18,7 @@ import {
 import type { CommandDef } from './command.js';
 import { CommandError, UsageError } from './errors.js';
 import { FLAGS, indexChoice, parseB, parseCount, parseK1, parseScore, reworded, sortedBy, timeBounds } from './flags.js';
+import { standingLog } from './index-standing.js';
 import type { Io } from './io.js';
 import { judge, outputPlan, printOutcome, type OutputPlan, type SearchOutputFlags } from './search-output.js';
 import { withCliSession } from './session.js';
@@ -49,6 +50,7 @@ export interface SearchFlags extends SearchOutputFlags {
   /** a path with --index, false with --no-index */
   index?: string | false;
   verify?: boolean;
+  fresh?: boolean;
 }
 
 function hitFilter(f: SearchFlags, phrases: string[][]): HitFilter | undefined {
@@ -175,6 +177,7 @@ export function searchCommand(): CommandDef {
       FLAGS.index,
       FLAGS.noIndex,
       FLAGS.verify,
+      FLAGS.fresh,
       FLAGS.tokenizer,
       { group: 'Filters (they pick which ranked messages count as hits; BM25 statistics and scores stay those of the whole scope):' },
       FLAGS.role,
@@ -237,7 +240,9 @@ Examples:
       const requested = searchRequest(queryWords(args, flags.queryFile, queryReader(io)), flags);
       const plan = outputPlan(flags, requested.maxMatches);
       const request = requestForFormat(requested, plan);
+      const log = standingLog();
       const hooks = {
+        onIndexStanding: log.onIndexStanding,
         onFallback: (reason: string): void => {
           if (!plan.quiet) io.warn(`index unavailable, searching without it: ${reason}`);
         },
@@ -259,7 +264,7 @@ Examples:
         }
         throw e;
       });
-      printOutcome(io, outcome, plan);
+      printOutcome(io, outcome, plan, log.standings());
       judge(io, outcome, plan);
     },
   };

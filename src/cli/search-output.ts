@@ -25,6 +25,8 @@ import {
   type TimelineKey,
   toolText,
   wrapText,
+  withIndexJson,
+  type IndexStanding,
 } from '../lib.js';
 import { EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
 import { parseCount } from './flags.js';
@@ -109,7 +111,7 @@ function toolPrintable(outcome: SearchOutcome, out: TextStream): string {
 }
 
 /** Prints the outcome in the planned format (nothing with `-q`). */
-export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): void {
+export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan, standings: readonly IndexStanding[] = []): void {
   if (plan.quiet) return;
   const out: TextStream = plan.expectNone ? io.stderr : io.stdout;
   const write = (text: string): void => out.write(text);
@@ -117,7 +119,7 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): 
     if (ls.length) write(ls.join('\n') + '\n');
   };
   if (plan.runsWithMatches) {
-    if (plan.format === 'json') write(JSON.stringify(runMatchesJson(outcome), null, 2) + '\n');
+    if (plan.format === 'json') write(JSON.stringify(withIndexJson(runMatchesJson(outcome), standings), null, 2) + '\n');
     else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome));
     else lines(runMatchLines(outcome));
     io.reportWarnings(outcome.warnings);
@@ -129,7 +131,8 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan): 
       break;
     case 'json': {
       const doc = searchJson(outcome);
-      write(JSON.stringify(plan.timeline ? { ...doc, timeline: timelineJson(timeline(outcome, plan.timeline)) } : doc, null, 2) + '\n');
+      const full = plan.timeline ? { ...doc, timeline: timelineJson(timeline(outcome, plan.timeline)) } : doc;
+      write(JSON.stringify(withIndexJson(full, standings), null, 2) + '\n');
       break;
     }
     case 'ndjson': {

@@ -12,6 +12,7 @@ import { describeFsError, type IndexPlace, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
 import type { ProgressFn } from '../history/source.js';
 import { withSharedIndex } from './shared/shared-index.js';
+import type { IndexStanding } from './shared/standing.js';
 import { isSharedIndex } from './shared/target.js';
 import { IndexSync, type SyncReport } from './sync.js';
 
@@ -27,6 +28,10 @@ export interface IndexOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Re-read and digest the whole store even when its stamp says nothing changed (`--verify`, see sync.ts). */
   readonly verify?: boolean;
+  /** A shared index behind the store: replay the store instead (`--fresh`; a local index is always brought up to date first). */
+  readonly fresh?: boolean;
+  /** Told how a shared index stands against each store it answers for (null: it did not answer after all). */
+  readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
 }
 
 export interface IndexedSource {
@@ -259,4 +264,4 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
 }
 
 /** `false`: replay the store for this search (the reference's way); otherwise the index, at `path` or the default place. */
-export type IndexChoice = false | { readonly path?: string; readonly verify?: boolean };
+export type IndexChoice = false | { readonly path?: string; readonly verify?: boolean; readonly fresh?: boolean };

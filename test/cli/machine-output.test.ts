@@ -10,6 +10,7 @@ import {
   CONVERSATIONS_EVENTS,
   CONVERSATION_METADATA,
   EXPLAIN,
+  INDEX,
   LOCATION,
   RUN_ID_DECODED,
   RUN_MATCH,
@@ -114,6 +115,7 @@ describe('--json and --ndjson follow the documented schemas', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
     const shapes = [
       SEARCH_DOC,
+      INDEX,
       EXPLAIN,
       LOCATION,
       RUN_MATCH,

@@ -10,6 +10,7 @@ import { INDEX_FORMAT } from '../schema.js';
 import { IndexSync, type SyncReport } from '../sync.js';
 import { IndexTables } from '../tables.js';
 import { PgIndexDb } from './pg-db.js';
+import { behindLine, type IndexStanding, standing } from './standing.js';
 import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, storeDdl } from './schema.js';
 import { refuseEvidenceRole, type SharedIndexTarget, sharedIndexTarget } from './target.js';
 
@@ -36,16 +37,10 @@ export interface SharedReadOptions {
   readonly onFallback?: (reason: string) => void;
   readonly onWarning?: (message: string) => void;
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** What a reader says when the store changed since the index's last sync: answers are the sync's. */
-function staleness(store: StoreReader, label: string, storeStamp: string, runCount: number, syncedAt: number | null): string | null {
-  const stamp = store.stamp();
-  if (stamp !== null && stamp === storeStamp) return null;
-  const minutes = syncedAt === null ? null : Math.max(0, Math.floor((Date.now() - syncedAt) / 60_000));
-  const now = store.runCount();
-  const runs = now > runCount ? `${now - runCount} runs and ` : '';
-  return `index ${label} is behind ${store.label} by ${runs}${minutes === null ? 'an unknown time' : `${minutes} min`} (it answers as of its last sync; run convsearch index sync)`;
+  /** `--fresh`: a store the index is behind is replayed instead (one notice), as `--no-index` would. */
+  readonly fresh?: boolean;
+  /** Told how the index stands against the store it answers for, or null when it did not answer after all (JSON `index`). */
+  readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
 }
 
 /** Why the index cannot serve this search (the reader cannot repair it: it says who can), or null for errors that are not the index's. */
@@ -59,7 +54,9 @@ function unusable(e: unknown, label: string, storeLabel: string): string | null 
 /**
  * Runs `fn` over the store's part of the shared index, read in one REPEATABLE READ READ ONLY
  * transaction (a sync committing meanwhile is not seen): the corpus cache, the query terms' postings
- * and the shown messages, nothing else. An index that cannot serve the store (not synced yet, of
+ * and the shown messages (and, only when the store's stamp changed since the sync, the run rows, to count
+ * how far behind it is: standing.ts), nothing else. With `fresh`, a store it is behind is replayed
+ * instead. An index that cannot serve the store (not synced yet, of
  * another format, damaged, unreachable) falls back to `fallback` with one notice; one that endangers the
  * evidence is refused (IndexRefusedError).
  */
@@ -77,7 +74,7 @@ export function withSharedIndex<T>(
     );
   refuseEvidenceRole(target, store);
   const { db, end } = connect(target);
-  let source: IndexedCorpusSource;
+  let source: IndexedCorpusSource | null;
   try {
     try {
       db.hold('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -92,14 +89,21 @@ export function withSharedIndex<T>(
       if (raw.get('store') !== store.identity) throw new IndexDamagedError(`the tables of ${store.label} name another store`);
       const meta = readIndexMeta(raw);
       if (meta.content === '') throw missingIndex(target.label, `has not finished a sync of ${store.label} yet`);
-      const stale = staleness(store, target.label, meta.storeStamp, meta.runCount, entry.syncedAt);
-      if (stale !== null) opts.onWarning?.(stale);
-      source = new IndexedCorpusSource(tables, meta.runCount);
+      const now = standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
+      const replay = now.stale && opts.fresh === true;
+      if (now.stale) opts.onWarning?.(behindLine(now, replay));
+      if (!replay) opts.onIndexStanding?.(store.label, now);
+      source = replay ? null : new IndexedCorpusSource(tables, meta.runCount);
     } catch (e) {
       if (e instanceof IndexRefusedError || e instanceof StoreError || store.storeError(e) !== null) throw e;
       const why = unusable(e, target.label, store.label);
       if (why === null) throw e;
       opts.onFallback?.(why);
+      end();
+      return fallback();
+    }
+    if (source === null) {
+      // `--fresh`, and the index is behind: the store answers, as with --no-index
       end();
       return fallback();
     }
@@ -110,6 +114,7 @@ export function withSharedIndex<T>(
       const why = unusable(e, target.label, store.label);
       if (why === null) throw e;
       // nothing is printed before fn returns: the replay answers instead, whole
+      opts.onIndexStanding?.(store.label, null);
       opts.onFallback?.(why);
       end();
       return fallback();

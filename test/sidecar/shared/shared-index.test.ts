@@ -8,12 +8,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.js';
 import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
+import { checkShape, INDEX } from '../../helpers/shapes.js';
 import { FIXTURES, SQLITE_FIXTURES, startPostgres, STORES, type PgServer } from '../../helpers/servers.js';
-import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
+import { addRun, assistantMsg, at, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
 
 let pg: PgServer | string = 'server not started';
 const server = (): PgServer => pg as PgServer;
@@ -49,8 +50,11 @@ const skip = (t: { skip: (why: string) => void }): boolean => {
   return typeof pg === 'string';
 };
 
-/** A store of `runs` runs (deterministic: the first n runs of two such stores are byte-identical) with varied words. */
-function wordyStore(path: string, runs: number): string {
+/**
+ * A store of `runs` runs (deterministic, timestamps included: the first n runs of two such stores are
+ * byte-identical) with varied words; `edited` gives its last run one more snapshot.
+ */
+function wordyStore(path: string, runs: number, edited = false): string {
   const words = ['refund', 'invoice', 'ledger', 'shipment', 'carrier', 'billing', 'audit', 'quota', 'tenant', 'replica'];
   return buildStore(
     (w) => {
@@ -58,16 +62,25 @@ function wordyStore(path: string, runs: number): string {
         const id = `run-${String(i).padStart(5, '0')}`;
         addRun(w, id, `conv-${i % 25}`, i);
         const messages = [];
-        for (let s = 0; s < 4; s++) {
+        const steps = edited && i === runs - 1 ? 5 : 4;
+        for (let s = 0; s < steps; s++) {
           const text = (k: number): string =>
             Array.from({ length: 12 }, (_, j) => `${words[(i * 7 + s * 3 + j * k) % words.length]}${(i + j) % 50}`).join(' ');
           messages.push(userMsg(`question ${i}.${s} ${text(1)}`, i), assistantMsg(`answer ${i}.${s} ${text(3)}`, i));
-          addSnapshot(w, id, [...messages], { stepIndex: s + 1 });
+          w.saveSnapshot({ runId: id, stepIndex: s + 1, state: 'complete', timestamp: at(1000 + i * 10 + s), messages: [...messages] });
         }
       }
     },
     { path },
   );
+}
+
+/** A --json document read through the shared index: its `index` says the index is current for `stores` stores; the rest is returned. */
+function withoutIndex(stdout: string, stores: number): unknown {
+  const { index, ...rest } = JSON.parse(stdout) as { index: { shared: boolean; stale: boolean; behind_runs: number; stores: unknown[] } };
+  checkShape(index, INDEX, '$.index');
+  assert.deepEqual([index.shared, index.stale, index.behind_runs, index.stores.length], [true, false, 0, stores]);
+  return rest;
 }
 
 const search = (db: string, extra: string[]): string[] => [
@@ -145,7 +158,7 @@ describe('shared index in Postgres', () => {
       const via = await cli([cmd, '--db', stores[1]!, '--json', '--index', readerUrl(db)]);
       const replay = await cli([cmd, '--db', stores[1]!, '--json', '--no-index']);
       assert.equal(via.status, 0, via.stderr);
-      assert.equal(via.stdout, replay.stdout, cmd);
+      assert.deepEqual(withoutIndex(via.stdout, 1), JSON.parse(replay.stdout), cmd);
       assert.equal(via.stderr, '', cmd);
     }
   });
@@ -161,7 +174,7 @@ describe('shared index in Postgres', () => {
     const replay = await cli([...args, '--no-index']);
     assert.equal(via.status, 0, via.stderr);
     assert.equal(via.stderr, '');
-    assert.equal(via.stdout, replay.stdout);
+    assert.deepEqual(withoutIndex(via.stdout, 2), JSON.parse(replay.stdout));
   });
 
   test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
@@ -176,14 +189,85 @@ describe('shared index in Postgres', () => {
     assert.notEqual(after.stdout, before, 'the appended run changes the answer');
     const stale = await cli(search(store, ['--index', readerUrl(db)]));
     assert.equal(stale.stdout, before, 'answers as of the last sync');
-    assert.match(stale.stderr, /index postgresql:\/\/searcher@.* is behind .*sessions\.db by 1 runs and \d+ min .*index sync/);
+    assert.match(stale.stderr, /index postgresql:\/\/searcher@.* is behind .*sessions\.db by 1 run and \d+ min .*index sync/);
     const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
-    assert.match(synced.stderr, /0 runs replayed, 1 resumed|1 runs replayed, 0 resumed/);
+    assert.match(synced.stderr, /: (0 runs replayed, 1 resumed|1 runs replayed, 0 resumed)/);
     const fresh = await cli(search(store, ['--index', readerUrl(db)]));
     assert.equal(fresh.stdout, after.stdout);
     assert.equal(fresh.stderr, '');
     // a sync with nothing to do
     assert.match((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).stderr, /up to date/);
+  });
+
+  test('staleness as data: an appended run and an edited run are each 1 run behind (stderr and --json); --fresh answers as --no-index', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('standing');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const commands = [['search', 'refund', 'ledger7', '--scope', 'all'], ['runs'], ['conversations']];
+    // current: the document is --no-index's, plus `index` saying so
+    for (const cmd of commands) {
+      const via = await cli([...cmd, '--db', store, '--json', '--index', readerUrl(db)]);
+      const replay = await cli([...cmd, '--db', store, '--json', '--no-index']);
+      assert.equal(via.stderr, '', cmd[0]);
+      assert.deepEqual(withoutIndex(via.stdout, 1), JSON.parse(replay.stdout), cmd[0]);
+      const index = (JSON.parse(via.stdout) as { index: { behind_minutes: number; synced_at: string } }).index;
+      assert.equal(index.behind_minutes, 0);
+      assert.ok(Date.now() - Date.parse(index.synced_at) < 3_600_000, `synced_at ${index.synced_at}`);
+    }
+    const changes: Array<[string, string]> = [
+      ['an appended run', wordyStore(join(tempDir(), 'more.db'), 31)],
+      ['an edited run (one more snapshot)', wordyStore(join(tempDir(), 'edited.db'), 30, true)],
+    ];
+    for (const [what, changed] of changes) {
+      copyFileSync(changed, store);
+      const stale = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.match(
+        stale.stderr,
+        /^convsearch: warning: index postgresql:\/\/searcher@\S+ is behind \S*sessions\.db by 1 run and \d+ min \(it answers as of its last sync/,
+        what,
+      );
+      const fresh = await cli(search(store, ['--index', readerUrl(db), '--fresh']));
+      const replay = await cli(search(store, ['--no-index']));
+      assert.equal(fresh.stdout, replay.stdout, `${what}: --fresh answers from the store`);
+      assert.notEqual(fresh.stdout, stale.stdout, `${what}: the change shows in the answer`);
+      assert.match(
+        fresh.stderr,
+        /^convsearch: warning: index \S+ is behind \S*sessions\.db by 1 run and \d+ min \(--fresh: answering from the store\)\n$/,
+        what,
+      );
+      for (const cmd of commands) {
+        const r = await cli([...cmd, '--db', store, '--json', '--index', readerUrl(db)]);
+        assert.equal(r.status, 0, r.stderr);
+        const index = (JSON.parse(r.stdout) as { index: Record<string, unknown> & { stores: unknown[] } }).index;
+        checkShape(index, INDEX, '$.index');
+        assert.deepEqual([index.shared, index.stale, index.behind_runs], [true, true, 1], `${what}: ${cmd[0]} --json`);
+        assert.equal(typeof index.behind_minutes, 'number');
+        assert.equal(index.stores.length, 1);
+        const freshJson = await cli([...cmd, '--db', store, '--json', '--index', readerUrl(db), '--fresh']);
+        const replayJson = await cli([...cmd, '--db', store, '--json', '--no-index']);
+        assert.equal(freshJson.stdout, replayJson.stdout, `${what}: ${cmd[0]} --json --fresh`);
+      }
+      const tools = ['tools', '--db', store, '--json'];
+      const freshTools = await cli([...tools, '--index', readerUrl(db), '--fresh']);
+      assert.equal(freshTools.stdout, (await cli([...tools, '--no-index'])).stdout, `${what}: tools --fresh`);
+      assert.match(freshTools.stderr, /--fresh: answering from the store/);
+    }
+    // synced again: current, and --fresh reads the index (nothing on stderr)
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const current = await cli([...commands[1]!, '--db', store, '--json', '--index', readerUrl(db), '--fresh']);
+    assert.equal(current.stderr, '');
+    assert.equal((JSON.parse(current.stdout) as { index: { stale: boolean } }).index.stale, false);
+    // the stamp changed, no run's marks did (a rewrite in place, or only the file's times): stale, 0 runs behind
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(store, later, later);
+    const touched = await cli([...commands[1]!, '--db', store, '--json', '--index', readerUrl(db)]);
+    assert.match(
+      touched.stderr,
+      /is behind \S*sessions\.db by \d+ min: no run was added, removed or appended to, but the store changed \(/,
+    );
+    const index = (JSON.parse(touched.stdout) as { index: { stale: boolean; behind_runs: number } }).index;
+    assert.deepEqual([index.stale, index.behind_runs], [true, 0]);
   });
 
   test('two syncs at once: the second waits for the first, then finds the index current', async (t) => {

@@ -1,0 +1,78 @@
+import type { StoreReader, StoreRun } from '../../store/reader.js';
+import type { RunRow } from '../tables.js';
+
+/**
+ * How far the shared index is behind a store, told from what it recorded at its last sync: the store's
+ * stamp, and per run its marks (snapshot count, highest seq) and its record. A reader compares them with
+ * the store's own (two cheap reads of the store: its run list and its watermarks), never the content.
+ */
+export interface IndexStanding {
+  /** The index, as shown (password masked). */
+  readonly index: string;
+  /** The store, as its label shows it. */
+  readonly store: string;
+  /** When the store's part was last synced (ms since the epoch), null when the registry does not say. */
+  readonly syncedAt: number | null;
+  /** False: the store's stamp is the one the index was built from. */
+  readonly stale: boolean;
+  /** Runs added, removed or changed (appended to, re-registered) since the sync; 0 when current. */
+  readonly behindRuns: number;
+  /** Minutes since that sync when stale (0 when current); null when the sync time is unknown. */
+  readonly behindMinutes: number | null;
+}
+
+/** Runs the store holds now that differ from the index's rows by their marks or their record, plus those it no longer holds. */
+export function runsBehind(rows: readonly RunRow[], store: StoreReader): number {
+  const indexed = new Map(rows.map((r) => [r.run_id, r]));
+  const marks = store.watermarks();
+  const same = (r: RunRow, run: StoreRun): boolean => {
+    const m = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
+    return (
+      r.snap_count === m.count &&
+      r.snap_max_seq === m.maxSeq &&
+      r.store_rowid === run.rowid &&
+      r.conversation_id === run.conversationId &&
+      r.parent_run_id === run.parentRunId &&
+      r.agent_name === run.agentName &&
+      r.started_at === run.startedAt
+    );
+  };
+  let behind = 0;
+  for (const run of store.runs()) {
+    const r = indexed.get(run.runId);
+    if (r === undefined || !same(r, run)) behind++;
+    indexed.delete(run.runId);
+  }
+  return behind + indexed.size;
+}
+
+/**
+ * The index's standing for this store: current when the store's stamp is the recorded one (nothing else
+ * is read); otherwise the runs behind, counted from the index's run rows (read only then).
+ */
+export function standing(
+  store: StoreReader,
+  index: string,
+  recordedStamp: string,
+  syncedAt: number | null,
+  indexRuns: () => readonly RunRow[],
+): IndexStanding {
+  const stamp = store.stamp();
+  const base = { index, store: store.label, syncedAt };
+  if (stamp !== null && stamp === recordedStamp) return { ...base, stale: false, behindRuns: 0, behindMinutes: 0 };
+  const behindMinutes = syncedAt === null ? null : Math.max(0, Math.floor((Date.now() - syncedAt) / 60_000));
+  return { ...base, stale: true, behindRuns: runsBehind(indexRuns(), store), behindMinutes };
+}
+
+const runs = (n: number): string => `${n} run${n === 1 ? '' : 's'}`;
+
+/** The stderr line of a stale index: what it is behind by, and that its answer is the last sync's (or, with `--fresh`, the store's). */
+export function behindLine(s: IndexStanding, fresh: boolean): string {
+  const time = s.behindMinutes === null ? 'an unknown time' : `${s.behindMinutes} min`;
+  const by =
+    s.behindRuns > 0
+      ? `by ${runs(s.behindRuns)} and ${time}`
+      : `by ${time}: no run was added, removed or appended to, but the store changed`;
+  const answer = fresh ? '--fresh: answering from the store' : 'it answers as of its last sync; run convsearch index sync';
+  return `index ${s.index} is behind ${s.store} ${by} (${answer})`;
+}
