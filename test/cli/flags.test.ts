@@ -95,15 +95,17 @@ describe('cli/flags value parsers', () => {
 
   test('--index and --no-index choose the sidecar', () => {
     assert.equal(indexChoice({ index: false, verify: true }, {}), false);
-    assert.deepEqual(indexChoice({}, {}), { path: undefined, verify: false });
-    assert.deepEqual(indexChoice({ index: '/tmp/i.db', verify: true }, {}), { path: '/tmp/i.db', verify: true });
+    assert.deepEqual(indexChoice({}, {}), { path: undefined, verify: false, fresh: false });
+    assert.deepEqual(indexChoice({ index: '/tmp/i.db', verify: true }, {}), { path: '/tmp/i.db', verify: true, fresh: false });
+    assert.deepEqual(indexChoice({ fresh: true }, {}), { path: undefined, verify: false, fresh: true });
+    assert.equal(indexChoice({ index: false, fresh: true }, {}), false);
   });
 
   test('$CONVSEARCH_INDEX names the index when --index does not; --index and --no-index win', () => {
     const env = { CONVSEARCH_INDEX: 'postgres://indexer@db/x' };
-    assert.deepEqual(indexChoice({}, env), { path: 'postgres://indexer@db/x', verify: false });
-    assert.deepEqual(indexChoice({ index: '/tmp/i.db' }, env), { path: '/tmp/i.db', verify: false });
+    assert.deepEqual(indexChoice({}, env), { path: 'postgres://indexer@db/x', verify: false, fresh: false });
+    assert.deepEqual(indexChoice({ index: '/tmp/i.db' }, env), { path: '/tmp/i.db', verify: false, fresh: false });
     assert.equal(indexChoice({ index: false }, env), false);
-    assert.deepEqual(indexChoice({}, { CONVSEARCH_INDEX: '' }), { path: undefined, verify: false });
+    assert.deepEqual(indexChoice({}, { CONVSEARCH_INDEX: '' }), { path: undefined, verify: false, fresh: false });
   });
 });
