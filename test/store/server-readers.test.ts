@@ -152,6 +152,14 @@ describe('Postgres reader', () => {
       env: { PGPASSWORD: '', PGPASSFILE: join(tempDir(), 'none') },
     });
     assert.equal(none.status, 2, none.stderr);
+    // one line that says what is missing, not the driver's "client password must be a string"
+    const lines = none.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, none.stderr);
+    assert.match(
+      lines[0]!,
+      /^convsearch: error: postgresql:\/\/reader@127\.0\.0\.1:\d+\/small: the server asks for a password and none was given/,
+    );
+    assert.match(lines[0]!, /\?password=, PGPASSWORD, or a PGPASSFILE \/ ~\/\.pgpass line/);
   });
 
   it('says clearly what is wrong: no such tables (another ?table=), no such database, no server', (t) => {

@@ -48,10 +48,18 @@ export async function connectClient(c: DriverConfig, types?: pg.CustomTypesConfi
     user: c.user,
     database: c.database,
     // asked only when the server wants one: the URL's, else PGPASSWORD, else ~/.pgpass (libpq's order)
-    password: async (p: { host: string; port: number; database: string; user: string }) =>
-      c.password ??
-      (c.env.PGPASSWORD || undefined) ??
-      pgpassLookup({ host: p.host, port: String(p.port), database: p.database, user: p.user }, c.env),
+    password: async (p: { host: string; port: number; database: string; user: string }) => {
+      const found =
+        c.password ??
+        (c.env.PGPASSWORD || undefined) ??
+        pgpassLookup({ host: p.host, port: String(p.port), database: p.database, user: p.user }, c.env);
+      // pg would go on without one and fail with "SASL: … client password must be a string"
+      if (found === undefined)
+        throw new Error(
+          "the server asks for a password and none was given (the URL's, ?password=, PGPASSWORD, or a PGPASSFILE / ~/.pgpass line)",
+        );
+      return found;
+    },
     ssl: tlsOptions(c),
     application_name: c.applicationName,
     connectionTimeoutMillis: c.connectTimeoutSeconds * 1000,
