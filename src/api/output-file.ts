@@ -37,7 +37,10 @@ function statOrNull(path: string): Stats | null {
 
 const inside = (path: string, root: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
-/** `path` with its directory's links resolved (the file itself may not exist yet). */
+/**
+ * `path` with its directory's links resolved (the file itself may not exist yet). A directory that does
+ * not resolve holds no store: the path is returned as it is, and the write itself says why it fails.
+ */
 function realTarget(path: string): string {
   const abs = resolve(path);
   try {
@@ -45,8 +48,8 @@ function realTarget(path: string): string {
   } catch {
     try {
       return join(realpathSync(dirname(abs)), basename(abs));
-    } catch (e) {
-      throw new RequestError(`cannot write ${path}: ${describeFsError(e)}`);
+    } catch {
+      return abs;
     }
   }
 }
@@ -71,7 +74,7 @@ export function refuseStoreOutput(output: string, targets: readonly string[]): v
         });
     if (clash)
       throw new RequestError(
-        `refusing to write ${output}: it is the store ${target} or one of its files (an export never writes over the evidence)`,
+        `refusing to write ${output}: it is the store ${target} or one of its files (convsearch never writes over the evidence)`,
       );
   }
 }

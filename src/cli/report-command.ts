@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
-import { hitTranscripts, reportHtml } from '../lib.js';
+import { hitTranscripts, refuseStoreOutput, reportHtml } from '../lib.js';
 import type { CommandDef } from './command.js';
 import { CommandError, EXIT_FOUND, EXIT_NOT_FOUND, UsageError } from './errors.js';
-import { FLAGS, HIT_FILTERS, indexChoice, reworded, sortedBy } from './flags.js';
+import { FLAGS, HIT_FILTERS, indexChoice, resolveDb, reworded, sortedBy } from './flags.js';
 import type { Io } from './io.js';
 import { queryReader, queryWords, type SearchFlags, searchRequest } from './search-command.js';
 import { withCliSession } from './session.js';
@@ -53,6 +53,8 @@ Examples:
   convsearch report delete_user --conversation conv-42 --role tool-call -m 50 -o audit.html`,
     async action(io: Io, args: string[], flags: ReportFlags) {
       if (flags.output === undefined) throw new UsageError('report needs -o <file> (or -o - for standard output)');
+      // the check export's -o makes: never a store, its side files, a link to one, or inside a store directory
+      if (flags.output !== '-') refuseStoreOutput(flags.output, resolveDb(flags.db, io.env, io.cwd).targets);
       // a report with no scope named covers every run
       const scoped = flags.conversation !== undefined || flags.run !== undefined || flags.scope !== undefined;
       const request = searchRequest(queryWords(args, flags.queryFile, queryReader(io)), {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,4 +123,18 @@ test('report: bad input is one line and status 2', async () => {
   const none = await cli(['report', 'zzzqqq', '--db', store, '-o', join(dir, 'none.html'), '--no-index']);
   assert.equal(none.status, 1);
   assert.ok(readFileSync(join(dir, 'none.html'), 'utf8').includes('No hit.'));
+});
+
+test('report -o never writes over a store, a link to it or one of its side files: refused, the store byte-identical', async () => {
+  const before = storeDigest(store);
+  const link = join(dir, 'link-to-store.db');
+  symlinkSync(store, link);
+  for (const out of [store, link, `${store}-wal`]) {
+    const r = await cli(['report', 'refund', '--db', store, '-o', out, '--no-index']);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^convsearch: error: refusing to write .*: it is the store /);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+  assert.deepEqual(storeDigest(store), before);
+  assert.ok(!existsSync(`${store}-wal`));
 });
