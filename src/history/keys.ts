@@ -37,14 +37,18 @@ class LongString {
 
 type Piece = string | LongString;
 
-/** Canonical text pieces, and the length from which a string value is a LongString. */
+/** Canonical text pieces, the length from which a string value is a LongString, and whether one was met. */
 interface Canon {
   readonly out: Piece[];
   readonly long: number;
+  sliced: boolean;
 }
 
 function pushString(v: string, c: Canon): void {
-  c.out.push(v.length > c.long ? new LongString(v) : JSON.stringify(v));
+  if (v.length > c.long) {
+    c.out.push(new LongString(v));
+    c.sliced = true;
+  } else c.out.push(JSON.stringify(v));
 }
 
 /** Free-form value: order kept, int/float kept apart, binary data normalized. */
@@ -111,9 +115,10 @@ const SKIPPED_IN_HEAD = {
 /** Long string values are hashed in slices of this many code units. */
 export const LONG_STRING = 1 << 20;
 
-function digest(parts: Piece[], long: number): string {
+/** `sliced`: some piece is a LongString (else every piece is a string). */
+function digest(parts: Piece[], long: number, sliced: boolean): string {
   // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
-  if (!parts.some((p) => p instanceof LongString)) return hash('sha1', (parts as string[]).join(''), 'base64');
+  if (!sliced) return hash('sha1', (parts as string[]).join(''), 'base64');
   const h = createHash('sha1');
   for (const p of parts) {
     if (typeof p === 'string') {
@@ -137,19 +142,21 @@ function digest(parts: Piece[], long: number): string {
 
 /** `long`: where a string value starts to be hashed in slices (tests lower it; the keys do not change). */
 export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
-  const head: Canon = { out: [], long };
+  const head: Canon = { out: [], long, sliced: false };
   canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
   const loose: Piece[] = [...head.out, '|'];
   const strict: Piece[] = [...head.out, '|'];
   let hasDelta = false;
   for (const p of m.parts) {
-    const one: Canon = { out: [], long };
+    const one: Canon = { out: [], long, sliced: false };
     canonModel(p, one);
     one.out.push('&');
+    head.sliced ||= one.sliced;
     if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') hasDelta = true;
     else loose.push(...one.out);
     strict.push(...one.out);
   }
-  const looseKey = digest(loose, long);
-  return { loose: looseKey, strict: hasDelta ? digest(strict, long) : looseKey };
+  // a LongString anywhere takes both through the sliced path (it hashes plain pieces the same)
+  const looseKey = digest(loose, long, head.sliced);
+  return { loose: looseKey, strict: hasDelta ? digest(strict, long, head.sliced) : looseKey };
 }

@@ -27,7 +27,11 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
       }
       const start = i;
       let capital = false;
-      for (let c = text.charCodeAt(i); i < n && ASCII_WORD[(c = text.charCodeAt(i))] === 1; i++) if (c <= 90 && c >= 65) capital = true;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (ASCII_WORD[c] === 0) break;
+        if (c >= 65 && c <= 90) capital = true;
+      }
       count++;
       if (!lengths || lengths.has(i - start)) visit(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
     }
