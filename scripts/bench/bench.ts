@@ -15,7 +15,7 @@
  * Every figure is measured in this one run, each phase in a fresh child process so that its peak RSS
  * is its own. Figures are printed, never asserted: speed targets live here, not in unit tests.
  */
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,24 +173,29 @@ async function main(): Promise<void> {
   const dir = join(tmpdir(), 'convsearch-bench');
   mkdirSync(dir, { recursive: true });
   const store = join(dir, `synthetic-${mb}mb-seed${seed}.db`);
-  if (process.argv.includes('--regenerate') || !existsSync(store)) {
-    rmSync(store, { force: true });
-    const t = performance.now();
-    process.stderr.write(`generating ${mb} MB synthetic store at ${store} ...\n`);
-    const s = writeSyntheticStore(store, {
-      targetBytes: mb * 1e6,
-      seed,
-      onProgress: (c, b) => process.stderr.write(`\r  ${c} conversations, ${Math.round(b / 1e6)} MB`),
-    });
-    process.stderr.write(
-      `\n  ${s.runs} runs, ${s.conversations} conversations, ${s.snapshots} snapshots in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
-    );
-  }
-  const work = join(dir, 'work.db');
+  ensureStore(
+    store,
+    (at) => {
+      const t = performance.now();
+      const s = writeSyntheticStore(at, {
+        targetBytes: mb * 1e6,
+        seed,
+        onProgress: (c, b) => process.stderr.write(`\r  ${c} conversations, ${Math.round(b / 1e6)} MB`),
+      });
+      process.stderr.write(
+        `\n  ${s.runs} runs, ${s.conversations} conversations, ${s.snapshots} snapshots in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
+      );
+    },
+    flag('regenerate'),
+  );
+  // this run's copies and indexes: benches at once never share a working file
+  const workDir = mkdtempSync(join(dir, 'run-'));
+  process.on('exit', () => rmSync(workDir, { recursive: true, force: true }));
+  const work = join(workDir, 'work.db');
   copyFileSync(store, work);
   // never beside the store: convsearch refuses that
-  const indexDir = join(dir, 'index');
-  mkdirSync(indexDir, { recursive: true, mode: 0o700 });
+  const indexDir = join(workDir, 'index');
+  mkdirSync(indexDir, { mode: 0o700 });
   const index = join(indexDir, 'work.index.db');
   for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
 
@@ -236,7 +241,7 @@ async function main(): Promise<void> {
   const backendWarm = new Map<string, number>();
   if (process.argv.includes('--backends') || process.argv.includes('--backends-only')) {
     process.stderr.write('copying the store into the other backends ...\n');
-    const { targets, stop } = await prepareBackends(work, dir);
+    const { targets, stop } = await prepareBackends(work, workDir);
     try {
       phase('raw read of every complete snapshot: sqlite', ['backend-read', 'sqlite', work]);
       for (const [kind, target] of targets) phase(`raw read of every complete snapshot: ${kind}`, ['backend-read', kind, target]);
@@ -337,7 +342,7 @@ async function main(): Promise<void> {
   const hugeMb = Number(arg('huge-mb', '200'));
   const huge = join(dir, `huge-message-${hugeMb}mb.db`);
   let hugeSize = 0;
-  ensureStore(huge, () => void (hugeSize = writeHugeMessageStore(huge, hugeMb)), flag('regenerate'));
+  ensureStore(huge, (at) => void (hugeSize = writeHugeMessageStore(at, hugeMb)), flag('regenerate'));
   hugeSize ||= statSync(huge).size;
   const hugeIndex = join(indexDir, 'huge.index.db');
   const hugeBuild = phase(`one ${hugeMb} MB message: index build`, ['sync', huge, hugeIndex], {
@@ -350,11 +355,7 @@ async function main(): Promise<void> {
   // many small runs: the index build's memory and the listings
   for (const n of [8000, 20000]) {
     const small = join(dir, `synthetic-${n}-small-runs-seed${seed}.db`);
-    if (process.argv.includes('--regenerate') || !existsSync(small)) {
-      rmSync(small, { force: true });
-      process.stderr.write(`generating a store of ${n} small runs at ${small} ...\n`);
-      writeSyntheticStore(small, { targetBytes: 0, seed, smallRuns: n });
-    }
+    ensureStore(small, (at) => void writeSyntheticStore(at, { targetBytes: 0, seed, smallRuns: n }), flag('regenerate'));
     const smallIndex = join(indexDir, `work-${n}.index.db`);
     const dropSmall = (): void => {
       for (const s of ['', '-wal', '-shm', '.nospace']) rmSync(smallIndex + s, { force: true });
@@ -371,12 +372,16 @@ async function main(): Promise<void> {
   process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
   const scaling = flag('no-scaling')
     ? []
-    : runScaling({ dir, indexDir, seed, regenerate: flag('regenerate'), n: samples, queries: storeWide }, store, (path: string): number => {
-        const d = new Database(`file:${path}?mode=ro&immutable=1`, { readonly: true });
-        const n = d.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
-        d.close();
-        return n;
-      });
+    : runScaling(
+        { dir, workDir, indexDir, seed, regenerate: flag('regenerate'), n: samples, queries: storeWide },
+        store,
+        (path: string): number => {
+          const d = new Database(`file:${path}?mode=ro&immutable=1`, { readonly: true });
+          const n = d.prepare('SELECT COUNT(*) FROM runs').pluck().get() as number;
+          d.close();
+          return n;
+        },
+      );
   if (scaling.length > 0) process.stdout.write(['', ...scalingTable(scaling)].join('\n') + '\n');
   const median = (label: string): number => latencies.find((l) => l.label.startsWith(label))!.median;
   const targets = targetsTable({

@@ -4,7 +4,7 @@
  * search, and the update after one appended run. Cost that follows the change stays flat down the
  * "update" column; cost that follows the store grows with the run count.
  */
-import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendRun } from './mutations.js';
 import { fmt, runPhase, type PhaseResult } from './phase.js';
@@ -24,7 +24,10 @@ export interface ScalingRow {
 }
 
 export interface ScalingPlan {
+  /** Where generated stores are kept between runs (shared by benches). */
   dir: string;
+  /** This run's own copies and indexes. */
+  workDir: string;
   indexDir: string;
   seed: number;
   regenerate: boolean;
@@ -33,18 +36,23 @@ export interface ScalingPlan {
   queries: readonly string[];
 }
 
-/** A synthetic store at `path`, generated unless it is there already. */
-export function ensureStore(path: string, make: () => void, regenerate: boolean): void {
+/**
+ * A synthetic store at `path`, generated unless it is there already. It is written under a name of this
+ * process's and renamed into place: two benches at once never read a half-written store.
+ */
+export function ensureStore(path: string, make: (at: string) => void, regenerate: boolean): void {
   if (regenerate || !existsSync(path)) {
-    rmSync(path, { force: true });
     process.stderr.write(`generating ${path} ...\n`);
-    make();
+    const at = `${path}.${process.pid}.tmp`;
+    rmSync(at, { force: true });
+    make(at);
+    renameSync(at, path);
   }
 }
 
 /** Measures on a copy of `pristine` (the appended run must not change the generated store). */
 function measure(plan: ScalingPlan, label: string, pristine: string, runs: number): ScalingRow {
-  const store = join(plan.dir, 'scaling-work.db');
+  const store = join(plan.workDir, 'scaling-work.db');
   copyFileSync(pristine, store);
   const index = join(plan.indexDir, 'scaling-work.index.db');
   for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
@@ -77,7 +85,7 @@ export function runScaling(plan: ScalingPlan, main: string, counts: (store: stri
   const rows = [measure(plan, `${counts(main)} runs (the bench store)`, main, counts(main))];
   for (const n of [20_000, 50_000]) {
     const small = join(plan.dir, `synthetic-${n}-small-runs-seed${plan.seed}.db`);
-    ensureStore(small, () => writeSyntheticStore(small, { targetBytes: 0, seed: plan.seed, smallRuns: n }), plan.regenerate);
+    ensureStore(small, (at) => writeSyntheticStore(at, { targetBytes: 0, seed: plan.seed, smallRuns: n }), plan.regenerate);
     rows.push(measure(plan, `${n.toLocaleString('en')} small runs`, small, counts(small)));
   }
   return rows;

@@ -81,7 +81,7 @@ export async function sharedIndexBench(): Promise<void> {
   const stores = Array.from({ length: storeCount }, (_, i) => join(dir, `store-${i}-${perStore}.db`));
   const t0 = performance.now();
   for (const [i, s] of stores.entries())
-    ensureStore(s, () => void writeSyntheticStore(s, { targetBytes: 0, seed: 100 + i, smallRuns: perStore }), flag('regenerate'));
+    ensureStore(s, (at) => void writeSyntheticStore(at, { targetBytes: 0, seed: 100 + i, smallRuns: perStore }), flag('regenerate'));
   const work = stores.map((_, i) => join(dir, `work-${i}.db`));
   for (const [i, s] of stores.entries()) {
     for (const x of ['', '-wal', '-shm']) rmSync(work[i]! + x, { force: true });
