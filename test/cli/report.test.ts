@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { tmpdir } from 'node:os';
@@ -43,7 +44,12 @@ test('report of the hostile-text store: every attack is text in the file, and th
   }
   // the only markup with a URL in it is the SVG namespace
   assert.deepEqual([...new Set(html.match(/<(script|img|iframe|link|object|embed|base|form)\b/g) ?? [])], []);
-  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
+  const csp = html.match(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'sha256-([A-Za-z0-9+/=]+)'/);
+  assert.ok(csp, 'no CSP meta tag');
+  // the pinned hash is the page's one style sheet's (the hash is written out in the source)
+  const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
+  assert.equal(styles.length, 1);
+  assert.equal(createHash('sha256').update(styles[0]!).digest('base64'), csp[1]);
   assert.deepEqual(storeDigest(store), before);
 });
 
