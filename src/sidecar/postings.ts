@@ -38,20 +38,23 @@ export class SegmentBuilder {
   }
 
   /**
-   * Tokenizes one document and adds its term frequencies; returns its length in tokens. Documents of a
-   * run must come in ascending position order, and a run's documents together.
+   * Tokenizes one document, given as pieces whose tokens follow each other (fields.ts `searchPieces`),
+   * and adds its term frequencies; returns its length in tokens. Documents of a run must come in
+   * ascending position order, and a run's documents together.
    */
-  addDocument(pos: number, text: string): number {
+  addDocument(pos: number, pieces: readonly string[]): number {
     // tokens map to term ids through a per-run dictionary (small, so cache-friendly; a run repeats its
     // words) in front of the segment's; counts go into an array indexed by term id
-    const length = forEachToken(text, (t) => {
+    const count = (t: string): void => {
       let id = this.runTerms.get(t);
       if (id === undefined) {
         id = this.ids.get(t) ?? this.newTerm(t);
         this.runTerms.set(t, id);
       }
       if (this.counts[id]++ === 0) this.touched.push(id);
-    });
+    };
+    let length = 0;
+    for (const piece of pieces) length += forEachToken(piece, count);
     for (const id of this.touched) {
       if (this.lastRun[id] !== this.runOrdinal) {
         if (this.lastRun[id] !== -1) this.put(id, 0);
