@@ -8,6 +8,10 @@ import { VarintWriter } from './varint.js';
  * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
  * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
+/** A new term's postings buffer, and the slabs such buffers are cut from. */
+const FIRST_BYTES = 16;
+const SLAB_BYTES = 64 * 1024;
+
 export class SegmentBuilder {
   /** Term → dense id, in first-seen order. */
   private readonly ids = new Map<string, number>();
@@ -17,6 +21,12 @@ export class SegmentBuilder {
    * so they are appended in place): the builder holds about the size of the blobs it will write.
    */
   private bufs: Uint8Array[] = [];
+  /**
+   * Where a new term's first 16 bytes are cut from: most terms of a segment stay that small, and a
+   * buffer of its own per term costs more than its bytes (an ArrayBuffer and a native block each).
+   */
+  private slab = new Uint8Array(0);
+  private slabUsed = 0;
   private lens = new Int32Array(1024);
   /** Per term id, the run (ordinal within this segment) of its open group, and its last position. */
   private lastRun = new Int32Array(1024).fill(-1);
@@ -97,8 +107,12 @@ export class SegmentBuilder {
     const id = this.terms.length;
     this.ids.set(term, id);
     this.terms.push(term);
-    this.bufs.push(new Uint8Array(16));
-    this.size += 16 + term.length;
+    if (this.slabUsed + FIRST_BYTES > this.slab.length) {
+      this.slab = new Uint8Array(SLAB_BYTES);
+      this.slabUsed = 0;
+    }
+    this.bufs.push(this.slab.subarray(this.slabUsed, (this.slabUsed += FIRST_BYTES)));
+    this.size += FIRST_BYTES + term.length;
     if (id >= this.counts.length) {
       const grow = (a: Int32Array<ArrayBuffer>, fill = 0): Int32Array<ArrayBuffer> => {
         const g = new Int32Array(a.length * 2).fill(fill);
