@@ -1,7 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { writeHugeMessageStore } from '../../scripts/bench/huge-message.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import type { ClipRule } from '../../src/render/message.js';
 import { searchText } from '../../src/render/message.js';
@@ -11,7 +13,7 @@ import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { IndexTables } from '../../src/sidecar/tables.js';
 import { tokenize } from '../../src/text/tokenize.js';
-import { cli } from '../helpers/cli.js';
+import { BIN, cli } from '../helpers/cli.js';
 import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
 
 const CLIPS: ClipRule[] = ['tail500', 'tail200', 'head200', 'none'];
@@ -145,5 +147,32 @@ describe('sidecar/fields: a message stored and tokenized in pieces', () => {
     const r = await cli([...args, '--index', index]);
     assert.equal(r.stdout, want.stdout);
     assert.match(r.stderr, /was damaged \(.*pieces.*\); rebuilt it/);
+  });
+
+  test('an index build over one 48 MB message fits a V8 heap of three times its size', {
+    skip: process.env.CONVSEARCH_SKIP_SLOW === '1',
+    timeout: 180_000,
+  }, () => {
+    // before the pieces: the fields JSON, the flattened search text and the checksum's copy on the heap too (it needed more than 160 MB)
+    const mb = 48;
+    const store = join(tempDir(), 'huge.db');
+    writeHugeMessageStore(store, mb);
+    const index = join(tempDir(), 'idx.db');
+    const args = [
+      `--max-old-space-size=${3 * mb}`,
+      BIN,
+      'search',
+      'hugeneedle',
+      '--db',
+      store,
+      '--index',
+      index,
+      '--scope',
+      'all',
+      '--count',
+    ];
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr.slice(-400));
+    assert.equal(r.stdout.trim(), '1');
   });
 });
