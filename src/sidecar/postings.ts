@@ -2,16 +2,16 @@ import { forEachToken } from '../text/tokenize.js';
 import { IndexDamagedError } from './errors.js';
 import { VarintWriter } from './varint.js';
 
+/** A new term's postings buffer, and the slabs such buffers are cut from. */
+const FIRST_BYTES = 16;
+const SLAB_BYTES = 64 * 1024;
+
 /**
  * Postings of one segment, per term: for each run that has the term, one group `run_key, entries…, 0`.
  * An entry is `2 × (pos - previous pos) + (tf > 1)` (the previous pos of a group's first entry is -1,
  * so every entry is at least 2 and 0 can end the group), followed by `tf` when the flag is set; all
  * unsigned varints. Document lengths are kept per run (see `encodeLengths`), not per posting.
  */
-/** A new term's postings buffer, and the slabs such buffers are cut from. */
-const FIRST_BYTES = 16;
-const SLAB_BYTES = 64 * 1024;
-
 export class SegmentBuilder {
   /** Term → dense id, in first-seen order. */
   private readonly ids = new Map<string, number>();
