@@ -34,9 +34,9 @@ function expected(): string {
 }
 
 /** Every table any index format had: what a file must hold some of to be taken for an index. */
-const INDEX_TABLES = ['meta', 'runs', 'messages', 'postings', 'corpus_cache', 'terms', 'pages'];
+const INDEX_TABLES = ['meta', 'runs', 'messages', 'field_pieces', 'postings', 'corpus_cache', 'terms', 'pages'];
 const DROP_INDEX_TABLES =
-  'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms; DROP TABLE IF EXISTS pages;';
+  'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS field_pieces; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms; DROP TABLE IF EXISTS pages;';
 
 /** Drops an index of another format or store and lays out an empty one. */
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {

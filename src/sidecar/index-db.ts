@@ -37,7 +37,7 @@ export function guard<T>(fn: () => T): T {
 }
 
 /** The index's tables (schema.ts): the same set in every home. */
-export const INDEX_TABLE_NAMES = ['meta', 'runs', 'messages', 'corpus_cache', 'postings', 'terms', 'pages'] as const;
+export const INDEX_TABLE_NAMES = ['meta', 'runs', 'messages', 'field_pieces', 'corpus_cache', 'postings', 'terms', 'pages'] as const;
 export type IndexTable = (typeof INDEX_TABLE_NAMES)[number];
 
 export interface IndexStatement {

@@ -2,6 +2,10 @@ import { forEachToken } from '../text/tokenize.js';
 import { IndexDamagedError } from './errors.js';
 import { VarintWriter } from './varint.js';
 
+/** A new term's postings buffer, and the slabs such buffers are cut from. */
+const FIRST_BYTES = 16;
+const SLAB_BYTES = 64 * 1024;
+
 /**
  * Postings of one segment, per term: for each run that has the term, one group `run_key, entries…, 0`.
  * An entry is `2 × (pos - previous pos) + (tf > 1)` (the previous pos of a group's first entry is -1,
@@ -17,6 +21,12 @@ export class SegmentBuilder {
    * so they are appended in place): the builder holds about the size of the blobs it will write.
    */
   private bufs: Uint8Array[] = [];
+  /**
+   * Where a new term's first 16 bytes are cut from: most terms of a segment stay that small, and a
+   * buffer of its own per term costs more than its bytes (an ArrayBuffer and a native block each).
+   */
+  private slab = new Uint8Array(0);
+  private slabUsed = 0;
   private lens = new Int32Array(1024);
   /** Per term id, the run (ordinal within this segment) of its open group, and its last position. */
   private lastRun = new Int32Array(1024).fill(-1);
@@ -38,20 +48,23 @@ export class SegmentBuilder {
   }
 
   /**
-   * Tokenizes one document and adds its term frequencies; returns its length in tokens. Documents of a
-   * run must come in ascending position order, and a run's documents together.
+   * Tokenizes one document, given as pieces whose tokens follow each other (fields.ts `searchPieces`),
+   * and adds its term frequencies; returns its length in tokens. Documents of a run must come in
+   * ascending position order, and a run's documents together.
    */
-  addDocument(pos: number, text: string): number {
+  addDocument(pos: number, pieces: readonly string[]): number {
     // tokens map to term ids through a per-run dictionary (small, so cache-friendly; a run repeats its
     // words) in front of the segment's; counts go into an array indexed by term id
-    const length = forEachToken(text, (t) => {
+    const count = (t: string): void => {
       let id = this.runTerms.get(t);
       if (id === undefined) {
         id = this.ids.get(t) ?? this.newTerm(t);
         this.runTerms.set(t, id);
       }
       if (this.counts[id]++ === 0) this.touched.push(id);
-    });
+    };
+    let length = 0;
+    for (const piece of pieces) length += forEachToken(piece, count);
     for (const id of this.touched) {
       if (this.lastRun[id] !== this.runOrdinal) {
         if (this.lastRun[id] !== -1) this.put(id, 0);
@@ -94,8 +107,12 @@ export class SegmentBuilder {
     const id = this.terms.length;
     this.ids.set(term, id);
     this.terms.push(term);
-    this.bufs.push(new Uint8Array(16));
-    this.size += 16 + term.length;
+    if (this.slabUsed + FIRST_BYTES > this.slab.length) {
+      this.slab = new Uint8Array(SLAB_BYTES);
+      this.slabUsed = 0;
+    }
+    this.bufs.push(this.slab.subarray(this.slabUsed, (this.slabUsed += FIRST_BYTES)));
+    this.size += FIRST_BYTES + term.length;
     if (id >= this.counts.length) {
       const grow = (a: Int32Array<ArrayBuffer>, fill = 0): Int32Array<ArrayBuffer> => {
         const g = new Int32Array(a.length * 2).fill(fill);

@@ -1,14 +1,16 @@
 import { unknownPartKinds } from '../history/messages.js';
 import type { DriverRun, ReplayDriver } from '../history/driver.js';
 import type { RecordMessage, SkippedSnapshot } from '../history/replay.js';
-import { searchText, type ClipRule, type RenderedPart } from '../render/message.js';
+import type { RenderedPart } from '../render/message.js';
 import { renderRecordMessage } from '../render/record.js';
 import type { Role } from '../render/roles.js';
+import type { StoredField } from './fields.js';
 
 /**
- * One replayed message as the index stores it (columns of `messages` but the position and length),
- * plus the index text whose tokens go into the postings. Plain data: it can cross threads. (The writer
- * tokenizes: in a two-thread build the replaying thread is already the busier one.)
+ * One replayed message as the index stores it (columns of `messages` but the position and length; its
+ * fields as the parts, whose JSON text and search text are made piece by piece as they are written and
+ * tokenized). Plain data: it can cross threads. (The writer tokenizes: in a two-thread build the
+ * replaying thread is already the busier one.)
  */
 export type MessageRow = readonly [
   loose: string,
@@ -19,24 +21,24 @@ export type MessageRow = readonly [
   firstStep: number | null,
   unknownParts: string | null,
   roles: string,
-  fields: string,
-  text: string,
+  fields: readonly StoredField[],
 ];
 
 /**
  * The rendered parts as the `messages` table keeps them: who speaks in `roles` (`[role, tool]` pairs),
- * what is said in `fields` (`[label, text, clip]` triples), one entry per part in both.
+ * what is said in `fields` (`[label, text, clip]` triples, their JSON text written by fields.ts), one
+ * entry per part in both.
  */
-export function storedParts(parts: readonly RenderedPart[]): { roles: string; fields: string } {
+export function storedParts(parts: readonly RenderedPart[]): { roles: string; fields: StoredField[] } {
   return {
     roles: JSON.stringify(parts.map((p) => [p.role, p.toolName])),
-    fields: JSON.stringify(parts.map((p) => [p.label, p.text, p.clip])),
+    fields: parts.map((p) => [p.label, p.text, p.clip]),
   };
 }
 
 export function partsFromStored(roles: string, fields: string): RenderedPart[] {
   const who = JSON.parse(roles) as Array<[Role, string | null]>;
-  return (JSON.parse(fields) as Array<[string, string, ClipRule]>).map(([label, text, clip], k) => ({
+  return (JSON.parse(fields) as StoredField[]).map(([label, text, clip], k) => ({
     role: who[k]![0],
     toolName: who[k]![1],
     label,
@@ -45,13 +47,8 @@ export function partsFromStored(roles: string, fields: string): RenderedPart[] {
   }));
 }
 
-/** The search text of stored parts (their roles are not needed for it). */
-export function storedSearchText(fields: string): string {
-  return searchText((JSON.parse(fields) as Array<[string, string]>).map(([label, text]) => ({ label, text })));
-}
-
 export function messageRow(m: RecordMessage): MessageRow {
-  const { text, parts, timestamp } = renderRecordMessage(m);
+  const { parts, timestamp } = renderRecordMessage(m);
   const stored = storedParts(parts);
   const unknown = unknownPartKinds(m.message);
   return [
@@ -64,7 +61,6 @@ export function messageRow(m: RecordMessage): MessageRow {
     unknown.length ? JSON.stringify(unknown) : null,
     stored.roles,
     stored.fields,
-    text,
   ];
 }
 

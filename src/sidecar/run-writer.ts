@@ -2,7 +2,8 @@ import type { DriverRun, ReplayDriver } from '../history/driver.js';
 import type { SkippedSnapshot, StoredPosition } from '../history/replay.js';
 import { EMPTY_DIGEST } from '../store/content.js';
 import type { SegmentBuilder } from './postings.js';
-import { buildRun, messageRow, storedSearchText, type MessageRow, type RunBuild } from './run-build.js';
+import { fieldsJson, searchPieces, type StoredField } from './fields.js';
+import { buildRun, messageRow, type MessageRow, type RunBuild } from './run-build.js';
 import type { IndexTables, MessageRecord, RunRow } from './tables.js';
 import { encodeLengths } from './postings.js';
 
@@ -38,8 +39,9 @@ export function newRunRow(runKey: number, runId: string): RunRow {
     seg: 0,
     skipped: '[]',
     unknown: '[]',
-    lengths: Buffer.alloc(0),
-    keys: Buffer.alloc(0),
+    // shared, never written into (finish() replaces them): a Buffer of its own costs ~400 bytes a run
+    lengths: EMPTY_BLOB,
+    keys: EMPTY_BLOB,
   };
 }
 
@@ -64,7 +66,7 @@ export class RunWriter {
     this.t.deleteMessages(row.run_key, from);
     builder.beginRun(row.run_key);
     const kept = stored.slice(0, from);
-    for (const m of kept) builder.addDocument(m.pos, storedSearchText(m.fields));
+    for (const m of kept) builder.addDocument(m.pos, searchPieces(JSON.parse(m.fields) as StoredField[]));
     const fresh = replayer.freshMessages(from).map(messageRow);
     const lengths = kept.map((m) => m.dl).concat(fresh.map((r, i) => this.insertMessage(row.run_key, from + i, r, builder)));
     const skipped = (JSON.parse(row.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
@@ -129,9 +131,9 @@ export class RunWriter {
 
   /** Stores one replayed message and adds it to the segment; returns its document length. */
   private insertMessage(runKey: number, pos: number, r: MessageRow, builder: SegmentBuilder): number {
-    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, text] = r;
-    const dl = builder.addDocument(pos, text);
-    const m: MessageRecord = {
+    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields] = r;
+    const dl = builder.addDocument(pos, searchPieces(fields));
+    const m: Omit<MessageRecord, 'fields' | 'pieces'> = {
       run_key: runKey,
       pos,
       loose_key: loose,
@@ -143,9 +145,8 @@ export class RunWriter {
       dl,
       unknown_parts: unknown,
       roles,
-      fields,
     };
-    this.t.putMessage(m);
+    this.t.putMessage(m, fieldsJson(fields));
     return dl;
   }
 }

@@ -1,10 +1,13 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-9';
+export const INDEX_FORMAT = 'convsearch-index-10';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
+ * A message's `fields` JSON longer than a piece (fields.ts) holds its first piece; the `pieces` that
+ * follow are rows of `field_pieces`, k = 1, 2, …, each with a checksum of its own: a huge message is
+ * written and read back piece by piece, never bound to one statement whole.
  * `pages` holds at most one row: the SQLite store's page map (store/sqlite/pages.ts) with its key and
  * the content digest it was taken with.
  */
@@ -50,9 +53,12 @@ CREATE TABLE messages (
   unknown_parts TEXT,
   roles TEXT NOT NULL,
   fields TEXT NOT NULL,
+  pieces INTEGER NOT NULL,
   sum INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX messages_pos ON messages(run_key, pos);
+CREATE TABLE field_pieces (run_key INTEGER NOT NULL, pos INTEGER NOT NULL, k INTEGER NOT NULL, data TEXT NOT NULL, sum INTEGER NOT NULL);
+CREATE UNIQUE INDEX field_pieces_key ON field_pieces(run_key, pos, k);
 CREATE TABLE corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE postings (id INTEGER PRIMARY KEY, term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE terms (bucket INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER NOT NULL);

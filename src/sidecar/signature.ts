@@ -12,7 +12,7 @@ import { fileUri } from '../store/sqlite/open.js';
 export const INDEX_APPLICATION_ID = 0x63736978;
 
 /** Every table any index format had. */
-const INDEX_TABLES = new Set(['meta', 'runs', 'messages', 'postings', 'corpus_cache', 'terms', 'pages']);
+const INDEX_TABLES = new Set(['meta', 'runs', 'messages', 'field_pieces', 'postings', 'corpus_cache', 'terms', 'pages']);
 const OUR_FORMAT = /^convsearch-index-\d+$/;
 
 export type Signature = { readonly kind: 'new' | 'ours' } | { readonly kind: 'foreign'; readonly why: string };

@@ -37,8 +37,24 @@ const SEGMENT_BYTES = 8 * 1024 * 1024;
 
 interface Work {
   readonly run: StoreRun;
-  readonly row: RunRow;
+  readonly ord: number;
+  /** The run's row in the index; null for a run new to it, whose row is made when it is written (a build lists no row per run). */
+  readonly row: RunRow | null;
+  readonly runKey: number;
+  readonly content: RunContent;
   readonly resumed: boolean;
+}
+
+/** `row` with the run's record from the store and its corpus position. */
+function placed(row: RunRow, run: StoreRun, ord: number): RunRow {
+  return Object.assign(row, {
+    store_rowid: run.rowid,
+    conversation_id: run.conversationId,
+    parent_run_id: run.parentRunId,
+    agent_name: run.agentName,
+    started_at: run.startedAt,
+    ord,
+  });
 }
 
 /** Brings the index up to date with the store, touching only what changed. */
@@ -174,7 +190,7 @@ export class IndexSync {
     const mediaSafe = (r: RunRow): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
 
     let nextRunKey = meta.nextRunKey;
-    const work: Work[] = [];
+    const work: Array<Work | null> = [];
     let runCount = 0;
     runs.forEach((run, ord) => {
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
@@ -189,27 +205,18 @@ export class IndexSync {
         ex.started_at === run.startedAt;
       const contentSame =
         ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
-      const row: RunRow = ex ?? newRunRow(nextRunKey++, run.runId);
+      const runKey = ex?.run_key ?? nextRunKey++;
       runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
-      Object.assign(row, {
-        store_rowid: run.rowid,
-        conversation_id: run.conversationId,
-        parent_run_id: run.parentRunId,
-        agent_name: run.agentName,
-        started_at: run.startedAt,
-        ord,
-      });
       if (contentSame) {
-        this.t.putRun(row);
+        this.t.putRun(placed(ex, run, ord));
         return;
       }
       // only rows appended since the index read the run (those it read are byte-identical): resume
       // its replay; any other change: rebuild it
       const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
-      Object.assign(row, { snap_count: c.count, snap_max_seq: c.maxSeq, content: c.digest });
-      work.push({ run, row, resumed });
+      work.push({ run, ord, row: ex ?? null, runKey, content: c, resumed });
     });
 
     let segment = meta.nextSegment;
@@ -226,15 +233,22 @@ export class IndexSync {
       liveSegments++;
     };
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
-    this.driver.plan(work.map((w) => w.run.conversationId));
+    this.driver.plan(work.map((w) => w!.run.conversationId));
     const prefetched = prefetchBuilds(
       this.store,
-      work.filter((w) => !w.resumed).map((w) => w.run),
+      work.filter((w) => !w!.resumed).map((w) => w!.run),
       weight,
       this.parallel,
     );
     try {
-      work.forEach(({ run, row, resumed }, i) => {
+      for (let i = 0; i < work.length; i++) {
+        const { run, ord, row: ex, runKey, content: c, resumed } = work[i]!;
+        work[i] = null; // a written run's row is not held to the end of the build
+        const row = Object.assign(placed(ex ?? newRunRow(runKey, run.runId), run, ord), {
+          snap_count: c.count,
+          snap_max_seq: c.maxSeq,
+          content: c.digest,
+        });
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
         snapshotsRead += resumed
@@ -242,7 +256,7 @@ export class IndexSync {
           : this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null);
         if (resumed) runsResumed++;
         else runsReplayed++;
-      });
+      }
     } finally {
       prefetched?.close();
     }

@@ -86,7 +86,10 @@ export interface MessageRecord {
   dl: number;
   unknown_parts: string | null;
   roles: string;
+  /** The fields' JSON text, whole when read (its first piece in the row, the rest in `field_pieces`). */
   fields: string;
+  /** Pieces of `fields` after the first. */
+  pieces: number;
 }
 
 const MESSAGE_COLUMNS = [
@@ -102,6 +105,7 @@ const MESSAGE_COLUMNS = [
   'unknown_parts',
   'roles',
   'fields',
+  'pieces',
 ] as const satisfies ReadonlyArray<keyof MessageRecord>;
 
 /** Column lists and parameter lists for the SQL below: constants, never input. */
@@ -182,6 +186,9 @@ export class IndexTables {
       messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
       putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
       deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
+      pieces: db.prepare(`SELECT run_key, pos, k, data, sum FROM ${n('field_pieces')} WHERE run_key = ? AND pos = ? ORDER BY k`),
+      putPiece: db.prepare(`INSERT INTO ${n('field_pieces')} (run_key, pos, k, data, sum) VALUES (?, ?, ?, ?, ?)`),
+      deletePieces: db.prepare(`DELETE FROM ${n('field_pieces')} WHERE run_key = ? AND pos >= ?`),
       // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
       posting: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
       lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
@@ -295,8 +302,7 @@ export class IndexTables {
   *messages(runKey: number, from: number, len: number): IterableIterator<MessageRecord> {
     let pos = from;
     for (const r of this.s.messagesFrom.iterate(runKey, from) as IterableIterator<MessageRecord & { sum: number }>) {
-      const { sum, ...m } = r;
-      verifyRow('messages', messageValues(m), sum);
+      const m = this.checkMessage(r);
       if (m.run_key !== runKey || m.pos !== pos) throw new IndexDamagedError(`run key ${runKey} position ${pos} is missing`);
       pos++;
       yield m;
@@ -308,8 +314,7 @@ export class IndexTables {
   messageRange(runKey: number, from: number, to: number): MessageRecord[] {
     const out: MessageRecord[] = [];
     for (const r of this.s.messageRange.all(runKey, from, to) as Array<MessageRecord & { sum: number }>) {
-      const { sum, ...m } = r;
-      verifyRow('messages', messageValues(m), sum);
+      const m = this.checkMessage(r);
       if (m.run_key !== runKey || m.pos !== from + out.length) break;
       out.push(m);
     }
@@ -320,19 +325,49 @@ export class IndexTables {
   message(runKey: number, pos: number): MessageRecord {
     const r = this.s.message.get(runKey, pos) as (MessageRecord & { sum: number }) | undefined;
     if (r === undefined) throw new IndexDamagedError(`run key ${runKey} position ${pos} is missing`);
-    const { sum, ...m } = r;
-    verifyRow('messages', messageValues(m), sum);
+    const m = this.checkMessage(r);
     if (m.run_key !== runKey || m.pos !== pos) throw new IndexDamagedError(`run key ${runKey} position ${pos} finds another message`);
     return m;
   }
 
-  putMessage(m: MessageRecord): void {
-    const values = messageValues(m);
+  /** A message row checked against its sum, its fields read whole (every piece present and sound). */
+  private checkMessage(r: MessageRecord & { sum: number }): MessageRecord {
+    const { sum, ...m } = r;
+    verifyRow('messages', messageValues(m), sum);
+    if (m.pieces === 0) return m;
+    const rows = this.s.pieces.all(m.run_key, m.pos) as Array<{ run_key: number; pos: number; k: number; data: string; sum: number }>;
+    const texts = [m.fields];
+    for (const p of rows) {
+      verifyRow('field_pieces', [p.run_key, p.pos, p.k, p.data], p.sum);
+      if (p.k !== texts.length) break;
+      texts.push(p.data);
+    }
+    if (texts.length !== m.pieces + 1 || rows.length !== texts.length - 1)
+      throw new IndexDamagedError(
+        `run key ${m.run_key} position ${m.pos} has ${rows.length} further pieces of its fields, its row says ${m.pieces}`,
+      );
+    return { ...m, fields: texts.join('') };
+  }
+
+  /** Stores a message whose fields' JSON text comes in `fields` pieces (fields.ts), its `fields` and `pieces` aside. */
+  putMessage(m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: Iterable<string>): void {
+    let first: string | null = null;
+    let pieces = 0;
+    for (const data of fields) {
+      if (first === null) {
+        first = data;
+        continue;
+      }
+      const k = ++pieces;
+      this.s.putPiece.run(m.run_key, m.pos, k, data, rowSum([m.run_key, m.pos, k, data]));
+    }
+    const values = messageValues({ ...m, fields: first ?? '', pieces });
     this.s.putMessage.run(...values, rowSum(values));
   }
 
   deleteMessages(runKey: number, from: number): void {
     this.s.deleteMessages.run(runKey, from);
+    this.s.deletePieces.run(runKey, from);
   }
 
   // --- postings and the term directory ---------------------------------------------------------

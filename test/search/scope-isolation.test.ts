@@ -395,7 +395,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
     'RUN_LIST',
     'MESSAGE_LIST',
     'MESSAGE_PARAMS',
-    ...['meta', 'runs', 'messages', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),
+    ...['meta', 'runs', 'messages', 'field_pieces', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),
   ],
   // the shared index's schema name (checked against [a-z_][a-z0-9_]* in shared/target.ts) and its table names
   'src/sidecar/shared/schema.ts': ['schema', 'tables'],

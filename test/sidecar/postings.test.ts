@@ -21,7 +21,7 @@ function randomSegment(seed: number): { builder: SegmentBuilder; want: Map<strin
       const tf = new Map<string, number>();
       for (const t of terms) if (random() < 0.3) tf.set(t, random() < 0.7 ? 1 : 2 + Math.floor(random() * (random() < 0.2 ? 300 : 5)));
       const words = [...tf].flatMap(([t, f]) => Array<string>(f).fill(t));
-      const length = builder.addDocument(pos, `${words.join(' ')} .`);
+      const length = builder.addDocument(pos, [`${words.join(' ')} .`]);
       assert.equal(length, words.length);
       for (const [t, f] of tf) (want.get(t) ?? want.set(t, []).get(t)!).push([runKey, pos, f]);
     }
@@ -47,12 +47,12 @@ describe('postings encoding', () => {
   test('position 0, tf 1 and huge values round-trip; groups of skipped runs are passed over', () => {
     const b = new SegmentBuilder();
     b.beginRun(0);
-    b.addDocument(0, 'a');
+    b.addDocument(0, ['a']);
     b.beginRun(2 ** 40);
-    b.addDocument(0, 'A a, A!');
-    b.addDocument(2 ** 30, 'b a');
+    b.addDocument(0, ['A a, A!']);
+    b.addDocument(2 ** 30, ['b a']);
     b.beginRun(7);
-    b.addDocument(3, 'a');
+    b.addDocument(3, ['a']);
     const data = new Map(b.postings()).get('a')!;
     assert.deepEqual(decoded(data), [
       [0, 0, 1],
@@ -78,7 +78,7 @@ describe('postings encoding', () => {
       b.beginRun(1000 + run);
       for (let pos = 0; pos < 100; pos++) {
         const words = vocabulary.filter((_, k) => (k * 7 + run * 13 + pos * 31) % 17 < 1 + (pos % 3));
-        b.addDocument(pos, words.join(' '));
+        b.addDocument(pos, [words.join(' ')]);
         for (const w of words) (want.get(w) ?? want.set(w, []).get(w)!).push([1000 + run, pos, 1]);
       }
     }

@@ -4,7 +4,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HistorySource } from '../../src/history/source.js';
 import { renderMessage, searchText } from '../../src/render/message.js';
-import { partsFromStored, storedParts, storedSearchText } from '../../src/sidecar/run-build.js';
+import { fieldsJson, searchPieces } from '../../src/sidecar/fields.js';
+import { partsFromStored, storedParts } from '../../src/sidecar/run-build.js';
+import { tokenize } from '../../src/text/tokenize.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { FIXTURES } from '../helpers/cli.js';
 
@@ -21,8 +23,9 @@ describe('sidecar/run-build', () => {
           for (const m of source.replay(run.runId).messages) {
             const parts = renderMessage(m.message);
             const stored = storedParts(parts);
-            assert.deepEqual(partsFromStored(stored.roles, stored.fields), parts, `${name} ${run.runId}`);
-            assert.equal(storedSearchText(stored.fields), searchText(parts));
+            const json = [...fieldsJson(stored.fields)].join('');
+            assert.deepEqual(partsFromStored(stored.roles, json), parts, `${name} ${run.runId}`);
+            assert.deepEqual(searchPieces(JSON.parse(json)).flatMap(tokenize), tokenize(searchText(parts)));
             checked++;
             if (parts.length > 1) multi++;
           }
