@@ -12,6 +12,7 @@ import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
+import { sharedReads } from '../sidecar/shared/read-session.js';
 import { syncShared } from '../sidecar/shared/shared-index.js';
 import { isSharedIndex } from '../sidecar/shared/target.js';
 import type { SyncReport } from '../sidecar/sync.js';
@@ -193,6 +194,11 @@ export class Session {
    * turned and cut. A conversation or `parent` no store holds is a NotFoundError (a typo is never an empty list).
    */
   listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
+    // every store's rows from one snapshot of a shared index (one connection)
+    return sharedReads(() => this.runListing(query, hooks));
+  }
+
+  private runListing(query: RunQuery, hooks: WorkHooks): RunListing {
     const h = this.hooks(hooks);
     const names = this.names();
     this.unambiguous(query.parent, names);
@@ -235,6 +241,10 @@ export class Session {
    * merged by first start (ties by store order), then sorted, turned and cut.
    */
   listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
+    return sharedReads(() => this.conversationListing(query, hooks));
+  }
+
+  private conversationListing(query: ConversationQuery, hooks: WorkHooks): ConversationListing {
     const h = this.hooks(hooks);
     const names = this.names();
     const several = this.stores.length > 1;

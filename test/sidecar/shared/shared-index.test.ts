@@ -290,6 +290,88 @@ describe('shared index in Postgres', () => {
     assert.equal(via.stdout, (await cli(search(store, ['--no-index']))).stdout);
   });
 
+  test('syncs of two stores into one index at once do not wait for each other (a lock per store)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('twostores');
+    const big = wordyStore(join(tempDir(), 'sessions.db'), 2500);
+    const small = wordyStore(join(tempDir(), 'sessions.db'), 20);
+    // the registry first: both stores' rows exist, so neither sync waits on the schema's lock below
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', small])).status, 0);
+    copyFileSync(wordyStore(join(tempDir(), 'more.db'), 40), small);
+    const long = syncProcess(writerUrl(db), [big]);
+    await until(() => indexerWriting(db), 'the first sync to write');
+    const other = await runCliAsync(['index', 'sync', '--index', writerUrl(db), '--db', small]);
+    assert.equal(other.status, 0, other.stderr);
+    assert.match(other.stderr, /: (20 runs replayed, 0 resumed|0 runs replayed, 20 resumed)/);
+    assert.equal(long.child.exitCode, null, 'the other store synced while the first sync still held its transaction');
+    const first = await long.done;
+    assert.equal(first.status, 0, first.stderr);
+    for (const store of [big, small])
+      assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, (await cli(search(store, ['--no-index']))).stdout);
+  });
+
+  test('index sync --rebuild: readers meanwhile are not blocked and answer from the old part; then from the new one', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('rebuild');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 2500);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const answer = (await cli(search(store, ['--no-index']))).stdout;
+    const key = (): string => server().psql(db, 'SELECT store_key FROM convsearch_index.stores').trim();
+    const before = key();
+    const child = spawn(process.execPath, [BIN, 'index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store], { cwd: ROOT });
+    const rebuilt = new Promise<number | null>((res) => child.on('close', res));
+    await until(() => indexerWriting(db), 'the rebuild to write');
+    for (let i = 0; i < 3; i++) {
+      const r = await runCliAsync(search(store, ['--index', readerUrl(db)]));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, '', 'no notice: the old part answered');
+      assert.equal(r.stdout, answer);
+      assert.equal(child.exitCode, null, 'the reader did not wait for the rebuild to commit');
+    }
+    assert.equal(await rebuilt, 0);
+    assert.notEqual(key(), before, 'the rebuilt part has a key of its own');
+    const after = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(after.stdout, answer);
+    assert.equal(after.stderr, '');
+    // the old part is kept for searches that began before the commit, and dropped by a later sync
+    assert.equal(server().psql(db, 'SELECT count(*) FROM convsearch_index.retired').trim(), '1');
+    assert.notEqual(server().psql(db, `SELECT to_regclass('convsearch_index.s${before}_meta')`).trim(), '');
+  });
+
+  test('ids holding NUL, the escape character and lone surrogates round-trip through the shared index (answers as --no-index)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('oddids');
+    const odd = ['run\u0000nul', 'run\ue000esc', 'run\ud800lone', 'run\u0000\ue0000'];
+    const store = buildStore((w) => {
+      for (const [i, id] of odd.entries()) {
+        w.registerRun({ runId: id, conversationId: `conv\u0000${i}\udc00`, startedAt: at(i), agentName: `agent\u0000${i}` });
+        const messages = [userMsg(`refund question ${i} with a \u0000 nul and \ue000 escape`, i), assistantMsg(`ledger7 answer ${i}`, i)];
+        w.saveSnapshot({ runId: id, stepIndex: 1, state: 'complete', timestamp: at(100 + i), messages });
+      }
+    });
+    const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.equal(synced.status, 0, synced.stderr);
+    assert.match(synced.stderr, /4 runs replayed/);
+    for (const cmd of [
+      ['search', 'refund', 'ledger7', '--scope', 'all', '--json'],
+      ['runs', '--json'],
+      ['conversations', '--json'],
+    ]) {
+      const via = await cli([...cmd, '--db', store, '--index', readerUrl(db)]);
+      const replay = await cli([...cmd, '--db', store, '--no-index']);
+      assert.equal(via.status, 0, via.stderr);
+      assert.equal(via.stderr, '', cmd[0]);
+      assert.deepEqual(withoutIndex(via.stdout, 1), JSON.parse(replay.stdout), cmd[0]);
+    }
+    // what the server holds: NUL and the escape character escaped (a lone surrogate is U+FFFD in the SQLite store already)
+    const escaped = server().psql(db, 'SELECT count(*) FROM convsearch_index.s1_runs WHERE strpos(run_id, chr(57344)) > 0').trim();
+    assert.equal(escaped, '3');
+    // a resync reads the rows back: their checksums hold, nothing is rebuilt
+    const again = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.match(again.stderr, /up to date/);
+    assert.doesNotMatch(again.stderr, /damaged/);
+  });
+
   test('a sync killed mid-write leaves the previous state; readers meanwhile see the old state or the new, never a mix', async (t) => {
     if (skip(t)) return;
     const db = indexDb('killed');
@@ -405,8 +487,9 @@ describe('shared index in Postgres', () => {
     assert.match(s.stderr, /the tables of .*threaded\.db were damaged \(.*fails its checksum\); rebuilt them/);
     await readsWell();
     // found in the middle of an answer (a postings row the query reads): a sync that finds nothing
-    // changed does not read it; --rebuild builds the part again
-    await damaged("UPDATE convsearch_index.s1_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'");
+    // changed does not read it; --rebuild builds the part again (under a new key: the store's part now)
+    const key = server().psql(db, 'SELECT store_key FROM convsearch_index.stores').trim();
+    await damaged(`UPDATE convsearch_index.s${key}_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'`);
     const rebuilt = await cli(['index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store]);
     assert.equal(rebuilt.status, 0, rebuilt.stderr);
     assert.match(rebuilt.stderr, /threaded\.db: 7 runs replayed/);

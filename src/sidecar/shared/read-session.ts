@@ -1,0 +1,200 @@
+import { StoreError } from '../../store/errors.js';
+import type { StoreReader } from '../../store/reader.js';
+import { SyncBridge } from '../../store/sync-bridge.js';
+import { readIndexMeta } from '../meta.js';
+import { INDEX_FORMAT } from '../schema.js';
+import { bucketOf, IndexTables } from '../tables.js';
+import type { IndexStatementRequest } from './pg-driver.js';
+import { PgIndexDb } from './pg-db.js';
+import { findStores, missingIndex, schemaHolds, schemaTablesRead, type StoreEntry } from './schema.js';
+import { isSharedIndex, type SharedIndexTarget } from './target.js';
+
+/**
+ * The readers' side of the shared index: one connection and one REPEATABLE READ READ ONLY transaction
+ * for every store a command reads through it (a sync committing meanwhile is seen by none of them), and
+ * what a search over several stores reads of each (registry row, meta, corpus cache, the query terms'
+ * directory buckets and postings) read ahead in a few statements over all of them, not store by store.
+ *
+ * A session lives while some store reads through it, or until the end of the `sharedReads` scope it
+ * was opened in (a command that reads its stores one after the other: listings): the stores of one
+ * command share it; the next command opens a new one, and sees the syncs committed since.
+ */
+
+const DRIVER = new URL('./pg-driver.js', import.meta.url);
+
+/** A session on the index's server, closed (uncommitted work rolled back) by `end`. */
+export function connect(target: SharedIndexTarget): { db: PgIndexDb; end: () => void } {
+  const bridge = new SyncBridge(DRIVER, target.config, target.label);
+  return { db: new PgIndexDb(bridge), end: () => bridge.close() };
+}
+
+/**
+ * Starts the index's driver thread now when the command line names a shared index (`--index V`,
+ * `--index=V`, else `$CONVSEARCH_INDEX`): the thread's start and `pg`'s import then overlap with the
+ * rest of the program loading, as a server store's do (store/prestart.ts).
+ */
+export function prestartIndexDriver(args: readonly string[], env: string | undefined): void {
+  let value = env || undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') break;
+    if (a === '--no-index') return;
+    if (a === '--index' && i + 1 < args.length) value = args[++i];
+    else if (a.startsWith('--index=')) value = a.slice(8);
+  }
+  if (value !== undefined && isSharedIndex(value)) SyncBridge.prestart(DRIVER);
+}
+
+/** What the stores' reads need to know ahead: the other stores of the command, and the query's terms. */
+export interface ReadAhead {
+  readonly peers?: readonly StoreReader[];
+  readonly terms?: readonly string[];
+}
+
+export class ReadSession {
+  private users = 0;
+  private readonly entries = new Map<string, StoreEntry | null>();
+  private readonly parts = new Map<number, IndexTables>();
+  private holdsRegistry = false;
+  /** Why the session cannot read (the server unreachable, the schema not there): every store is told so. */
+  private broken: unknown = null;
+
+  private constructor(
+    private readonly target: SharedIndexTarget,
+    private readonly db: PgIndexDb,
+    private readonly end: () => void,
+    private readonly onEnd: () => void,
+  ) {}
+
+  /** The session of `target` in this process, opened (transaction begun) when there is none. */
+  static acquire(target: SharedIndexTarget, ahead: ReadAhead, store: StoreReader): ReadSession {
+    const key = `${target.label}\0${target.schema}\0${JSON.stringify(target.config)}`;
+    let s = open.get(key);
+    if (s !== undefined && s.db.failed && s.broken === null) {
+      s.close();
+      s = undefined;
+    }
+    if (s === undefined) {
+      const { db, end } = connect(target);
+      s = new ReadSession(target, db, end, () => open.delete(key));
+      open.set(key, s);
+      s.begin();
+    }
+    s.users++;
+    if (s.broken === null) s.readAhead([store, ...(ahead.peers ?? [])], ahead.terms ?? []);
+    return s;
+  }
+
+  /** Done with it: ended now, or at the end of the enclosing sharedReads scope (kept for the next store). */
+  release(): void {
+    if (--this.users > 0) return;
+    // a transaction the server aborted is of no more use (a session that never began keeps saying why)
+    if (scopes === 0 || (this.db.failed && this.broken === null)) this.close();
+  }
+
+  close(): void {
+    this.onEnd();
+    this.end();
+  }
+
+  private begin(): void {
+    try {
+      const read = schemaTablesRead(this.target.schema);
+      const [, tables] = this.db.queryEach([{ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' }, read]);
+      this.holdsRegistry = schemaHolds(tables!, this.target.schema, this.target.label);
+      this.db.hold(null);
+    } catch (e) {
+      this.broken = e;
+    }
+  }
+
+  /** The store's tables in this snapshot; missingIndex when the index does not hold a finished sync of it. */
+  part(store: StoreReader): { readonly entry: StoreEntry; readonly tables: IndexTables } {
+    if (this.broken !== null) throw this.broken;
+    const label = this.target.label;
+    if (!this.holdsRegistry) throw missingIndex(label, `has no index in schema ${this.target.schema} yet`);
+    if (!this.entries.has(store.identity)) this.register([store.identity]);
+    const entry = this.entries.get(store.identity) ?? null;
+    if (entry === null) throw missingIndex(label, `does not hold ${store.label} yet`);
+    if (entry.syncedAt === null) throw missingIndex(label, `has not finished a sync of ${store.label} yet`);
+    return { entry, tables: this.tables(entry.key) };
+  }
+
+  private register(identities: readonly string[]): void {
+    const found = findStores(this.db, this.target.schema, identities);
+    for (const id of identities) this.entries.set(id, found.get(id) ?? null);
+  }
+
+  private tables(key: number): IndexTables {
+    let t = this.parts.get(key);
+    if (t === undefined) {
+      this.db.prefix = `${this.target.schema}.s${key}_`;
+      this.parts.set(key, (t = new IndexTables(this.db)));
+    }
+    return t;
+  }
+
+  /**
+   * Reads ahead what the stores not read yet will read first: their registry rows (one statement), their
+   * meta (one), their corpus caches and the terms' directory buckets (one each), then the terms'
+   * postings rows (one). A store whose rows cannot be read ahead (damaged, another format) is read as
+   * before, when its turn comes, and fails there.
+   */
+  private readAhead(stores: readonly StoreReader[], terms: readonly string[]): void {
+    const fresh = [...new Set(stores.map((s) => s.identity))].filter((id) => !this.entries.has(id));
+    if (fresh.length === 0 || !this.holdsRegistry) return;
+    try {
+      this.register(fresh);
+      const parts = fresh
+        .map((id) => this.entries.get(id))
+        .filter((e): e is StoreEntry => e != null && e.syncedAt !== null)
+        .map((e) => this.tables(e.key));
+      const capture = (fn: () => void): IndexStatementRequest[] => {
+        const r = this.db.capture(fn);
+        return r === null ? [] : [r];
+      };
+      this.db.readAhead([parts.flatMap((t) => capture(() => t.readMeta()))]);
+      const current = parts.filter((t) => {
+        try {
+          const raw = t.readMeta();
+          return raw.get('format') === INDEX_FORMAT && readIndexMeta(raw).content !== '';
+        } catch {
+          return false;
+        }
+      });
+      const buckets = [...new Set(terms.map(bucketOf))];
+      this.db.readAhead([
+        current.flatMap((t) => capture(() => t.cache())),
+        current.flatMap((t) => buckets.flatMap((b) => capture(() => t.bucket(b)))),
+      ]);
+      const postings: IndexStatementRequest[] = [];
+      for (const t of current)
+        for (const term of terms) {
+          let ids: number[];
+          try {
+            ids = t.termRows(term);
+          } catch {
+            continue;
+          }
+          for (const id of ids) postings.push(...capture(() => t.posting(id, term)));
+        }
+      this.db.readAhead([postings]);
+    } catch (e) {
+      // reading ahead is only a shortcut: each store's own reads say what is wrong
+      if (e instanceof StoreError) throw e;
+    }
+  }
+}
+
+const open = new Map<string, ReadSession>();
+let scopes = 0;
+
+/** Runs `fn` with every shared index session it opens kept until it returns: one snapshot for all its stores. */
+export function sharedReads<T>(fn: () => T): T {
+  scopes++;
+  try {
+    return fn();
+  } finally {
+    if (--scopes === 0) for (const s of [...open.values()]) s.close();
+  }
+}
