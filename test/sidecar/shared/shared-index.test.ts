@@ -177,6 +177,41 @@ describe('shared index in Postgres', () => {
     assert.deepEqual(withoutIndex(via.stdout, 2), JSON.parse(replay.stdout));
   });
 
+  test('--ndjson (search, runs, conversations, tools) and tools --json carry the same `index` facts as --json, in the end event', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('ndjson');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const events = (stdout: string): Array<{ type: string; data: Record<string, unknown> }> =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+    const commands = [
+      ['search', 'refund', 'ledger7', '--scope', 'all'],
+      ['search', 'refund', '--scope', 'all', '--runs-with-matches'],
+      ['runs'],
+      ['conversations'],
+      ['tools'],
+    ];
+    for (const cmd of commands) {
+      const via = await cli([...cmd, '--db', store, '--ndjson', '--index', readerUrl(db)]);
+      const replay = await cli([...cmd, '--db', store, '--ndjson', '--no-index']);
+      // tools: 1, none found in this store
+      assert.equal(via.status, replay.status, via.stderr);
+      assert.ok(via.status! <= 1, via.stderr);
+      assert.equal(via.stderr, '', cmd.join(' '));
+      const got = events(via.stdout);
+      const end = got.find((e) => e.type === 'end')!;
+      const { index, ...rest } = end.data;
+      checkShape(index, INDEX, `${cmd[0]} end.index`);
+      const json = JSON.parse((await cli([...cmd, '--db', store, '--json', '--index', readerUrl(db)])).stdout) as { index: unknown };
+      assert.deepEqual(index, json.index, `${cmd.join(' ')}: the facts of --json`);
+      end.data = rest;
+      assert.deepEqual(got, events(replay.stdout), `${cmd.join(' ')}: otherwise --no-index's events`);
+    }
+  });
+
   test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
     if (skip(t)) return;
     const db = indexDb('append');
