@@ -67,7 +67,7 @@ export class ReadSession {
   ) {}
 
   /** The session of `target` in this process, opened (transaction begun) when there is none. */
-  static acquire(target: SharedIndexTarget, ahead: ReadAhead, store: StoreReader): ReadSession {
+  static acquire(target: SharedIndexTarget, ahead: ReadAhead, store: StoreReader | null): ReadSession {
     const key = `${target.label}\0${target.schema}\0${JSON.stringify(target.config)}`;
     let s = open.get(key);
     if (s !== undefined && s.db.failed && s.broken === null) {
@@ -81,15 +81,39 @@ export class ReadSession {
       s.begin();
     }
     s.users++;
-    if (s.broken === null) s.readAhead([store, ...(ahead.peers ?? [])], ahead.terms ?? []);
+    if (s.broken === null && store !== null) s.readAhead([store, ...(ahead.peers ?? [])], ahead.terms ?? []);
     return s;
+  }
+
+  /** Runs `fn` over the session of `target` (see acquire), released after. */
+  static use<T>(target: SharedIndexTarget, fn: (session: ReadSession) => T): T {
+    const s = ReadSession.acquire(target, {}, null);
+    try {
+      return fn(s);
+    } finally {
+      s.release();
+    }
+  }
+
+  /**
+   * The finished part of a store the index recorded under one of `names` (its identity or its label as
+   * the sync saw them), when the store itself cannot be opened (stand-in.ts); null when none.
+   */
+  lookUp(names: readonly string[]): { readonly identity: string; readonly tables: IndexTables } | null {
+    if (this.broken !== null) throw this.broken;
+    if (!this.holdsRegistry) return null;
+    const found = findStores(this.db, this.target.schema, names, true);
+    const [identity, entry] = [...found].find(([, e]) => e.syncedAt !== null) ?? [];
+    if (identity === undefined || entry === undefined) return null;
+    this.entries.set(identity, entry);
+    return { identity, tables: this.tables(entry.key) };
   }
 
   /** Done with it: ended now, or at the end of the enclosing sharedReads scope (kept for the next store). */
   release(): void {
     if (--this.users > 0) return;
     // a transaction the server aborted is of no more use (a session that never began keeps saying why)
-    if (scopes === 0 || (this.db.failed && this.broken === null)) this.close();
+    if (holds === 0 || (this.db.failed && this.broken === null)) this.close();
   }
 
   close(): void {
@@ -187,14 +211,28 @@ export class ReadSession {
 }
 
 const open = new Map<string, ReadSession>();
-let scopes = 0;
+let holds = 0;
 
-/** Runs `fn` with every shared index session it opens kept until it returns: one snapshot for all its stores. */
+/**
+ * Keeps every shared index session opened from now on until the returned function is called (then
+ * ended): one snapshot and one connection for all that a command reads (its stores, one after the other).
+ */
+export function holdSharedReads(): () => void {
+  holds++;
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    if (--holds === 0) for (const s of [...open.values()]) s.close();
+  };
+}
+
+/** Runs `fn` within holdSharedReads. */
 export function sharedReads<T>(fn: () => T): T {
-  scopes++;
+  const done = holdSharedReads();
   try {
     return fn();
   } finally {
-    if (--scopes === 0) for (const s of [...open.values()]) s.close();
+    done();
   }
 }

@@ -92,18 +92,18 @@ export interface StoreEntry {
   readonly syncedAt: number | null;
 }
 
-const REGISTRY_READ = (schema: string): string =>
-  `SELECT identity, store_key AS key, extract(epoch FROM synced_at) * 1000 AS at FROM ${schema}.stores WHERE identity = ANY($1::text[])`;
+const REGISTRY_READ = (schema: string, byLabel: boolean): string =>
+  `SELECT identity, store_key AS key, extract(epoch FROM synced_at) * 1000 AS at FROM ${schema}.stores WHERE identity = ANY($1::text[])${byLabel ? ' OR label = ANY($1::text[]) ORDER BY store_key' : ''}`;
 
 const asEntry = (row: Record<string, unknown>): StoreEntry => ({
   key: row.key as number,
   syncedAt: row.at === null ? null : Number(row.at),
 });
 
-/** The registry rows of `identities` (one statement), by identity. */
-export function findStores(db: PgIndexDb, schema: string, identities: readonly string[]): Map<string, StoreEntry> {
+/** The registry rows of `identities` (one statement; `byLabel`: or of those labels), by identity. */
+export function findStores(db: PgIndexDb, schema: string, identities: readonly string[], byLabel = false): Map<string, StoreEntry> {
   // the codec (text-codec.ts) encodes parameters that are strings: an array's elements are encoded here
-  const rows = db.query(REGISTRY_READ(schema), [identities.map(encodeText)]);
+  const rows = db.query(REGISTRY_READ(schema, byLabel), [identities.map(encodeText)]);
   return new Map(rows.map((r) => [r.identity as string, asEntry(r)]));
 }
 

@@ -9,7 +9,8 @@ import { INDEX_FORMAT } from '../schema.js';
 import { IndexSync, type SyncReport } from '../sync.js';
 import { IndexTables } from '../tables.js';
 import { connect, type ReadAhead, ReadSession } from './read-session.js';
-import { behindLine, type IndexStanding, standing } from './standing.js';
+import { IndexStandIn } from './stand-in.js';
+import { behindLine, type IndexStanding, standing, uncheckedLine, uncheckedStanding } from './standing.js';
 import type { PgIndexDb } from './pg-db.js';
 import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, REGISTRY_EXTRAS_DDL, storeDdl } from './schema.js';
 import { refuseEvidenceRole, sharedIndexTarget } from './target.js';
@@ -77,9 +78,15 @@ export function withSharedIndex<T>(
       if (raw.get('store') !== store.identity) throw new IndexDamagedError(`the tables of ${store.label} name another store`);
       const meta = readIndexMeta(raw);
       if (meta.content === '') throw missingIndex(target.label, `has not finished a sync of ${store.label} yet`);
-      const now = standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
-      const replay = now.stale && opts.fresh === true;
-      if (now.stale) opts.onWarning?.(behindLine(now, replay));
+      // a store that could not be read: the index answers, with its age
+      const unread = store instanceof IndexStandIn ? store.unreachable.message : null;
+      const now =
+        unread !== null
+          ? uncheckedStanding(target.label, store.label, entry.syncedAt)
+          : standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
+      const replay = now.stale === true && opts.fresh === true;
+      if (unread !== null) opts.onWarning?.(uncheckedLine(now, unread));
+      else if (now.stale === true) opts.onWarning?.(behindLine(now, replay));
       if (!replay) opts.onIndexStanding?.(store.label, now);
       source = replay ? null : new IndexedCorpusSource(tables, meta.runCount);
     } catch (e) {

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, utimesSync } from 'node:fs';
+import { copyFileSync, rmSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.js';
 import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
@@ -210,6 +210,42 @@ describe('shared index in Postgres', () => {
       end.data = rest;
       assert.deepEqual(got, events(replay.stdout), `${cmd.join(' ')}: otherwise --no-index's events`);
     }
+  });
+
+  test('a store that cannot be read (its file gone): the index answers, saying its age and that the store was not checked; --fresh is exit 2', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('unreachable');
+    const dir = tempDir();
+    const store = wordyStore(join(dir, 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const answer = (await cli(search(store, ['--no-index']))).stdout;
+    const asJson = ['search', 'refund', 'ledger7', '--scope', 'all', '--db', store, '--json', '--index', readerUrl(db)];
+    const json = (await cli(asJson)).stdout;
+    rmSync(store);
+    const r = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, answer, 'the answer of the last sync');
+    assert.match(
+      r.stderr,
+      /^convsearch: warning: index postgresql:\/\/searcher@\S+ answers for \S*sessions\.db as of its last sync, \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ min ago\): the store could not be checked \(.*no such file.*\)\n$/,
+    );
+    const doc = await cli(asJson);
+    assert.equal(doc.status, 0, doc.stderr);
+    const { index, ...rest } = JSON.parse(doc.stdout) as { index: Record<string, unknown> };
+    checkShape(index, INDEX, '$.index');
+    assert.deepEqual([index.checked, index.stale, index.behind_runs], [false, null, null]);
+    const { index: before, ...then } = JSON.parse(json) as { index: Record<string, unknown> };
+    assert.equal(index.synced_at, before.synced_at);
+    assert.deepEqual(rest, then);
+    // --fresh asks for the store: it cannot be read, so one line and exit 2
+    const fresh = await cli(search(store, ['--index', readerUrl(db), '--fresh']));
+    assert.equal(fresh.status, 2);
+    assert.equal(fresh.stdout, '');
+    assert.match(fresh.stderr, /^convsearch: error: .*no such file.*\n$/);
+    // a store the index does not hold: its error, as without an index
+    const other = await cli(search(join(dir, 'other.db'), ['--index', readerUrl(db)]));
+    assert.equal(other.status, 2);
+    assert.match(other.stderr, /^convsearch: error: .*no such file.*\n$/);
   });
 
   test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
