@@ -12,7 +12,7 @@ import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
-import { holdSharedReads, sharedReads } from '../sidecar/shared/read-session.js';
+import { holdSharedReads, ReadSession, sharedReads } from '../sidecar/shared/read-session.js';
 import { indexStandIn } from '../sidecar/shared/stand-in.js';
 import { StoreError } from '../store/errors.js';
 import { syncShared } from '../sidecar/shared/shared-index.js';
@@ -465,6 +465,9 @@ export async function withSession<T>(
   let session: Session | null = null;
   // a shared index: one connection and one snapshot for the whole command (a stand-in's runs and the search alike)
   const done = holdSharedReads();
+  const index = options.index;
+  // its connection is made while the stores are opened
+  if (index !== undefined && index !== false && index.path !== undefined) ReadSession.start(index.path, options.env);
   try {
     return await readConsistently(
       (stable, opened) => {

@@ -149,8 +149,7 @@ export class PgIndexDb implements IndexDb {
 
   /** Runs the statements (after every queued write) in one round trip, and returns each one's rows. */
   queryEach(items: readonly IndexStatementRequest[]): Record<string, unknown>[][] {
-    this.queue.push(...items);
-    return (this.send(true) as unknown as Record<string, unknown>[][]).map((rows) => rows.map(asRow));
+    return this.eachLater(this.queryEachSoon(items));
   }
 
   /** Runs `text` after every queued write, and returns its rows. */
@@ -162,15 +161,41 @@ export class PgIndexDb implements IndexDb {
   /** Sends the queued statements; the rows of the last (`all`: of each). */
   private send(all = false): Record<string, unknown>[] {
     if (this.queue.length === 0) return [];
+    return this.take(this.post(all));
+  }
+
+  /** Posts the queued statements without waiting for their rows (take them with `take`). */
+  private post(all: boolean): number {
     const request: BatchRequest = { op: 'batch', items: this.queue.map(encoded), all };
     this.queue = [];
+    return this.guarded(() => this.bridge.post(request));
+  }
+
+  private take(ticket: number): Record<string, unknown>[] {
+    return this.guarded(() => this.bridge.take<Record<string, unknown>[]>(ticket));
+  }
+
+  private guarded<T>(fn: () => T): T {
     try {
-      return this.bridge.call<Record<string, unknown>[]>(request);
+      return fn();
     } catch (e) {
       this.failed = true;
       // the bridge names the index (its masked URL): its failures are the index's, never the store's
       throw e instanceof StoreError ? new IndexUnavailableError(`index ${e.message}`) : e;
     }
+  }
+
+  /**
+   * Sends the statements (after every queued write) and returns at once: the driver thread connects and
+   * runs them while this one goes on. `eachLater(ticket)` waits for their rows, each one's.
+   */
+  queryEachSoon(items: readonly IndexStatementRequest[]): number {
+    this.queue.push(...items);
+    return this.post(true);
+  }
+
+  eachLater(ticket: number): Record<string, unknown>[][] {
+    return (this.take(ticket) as unknown as Record<string, unknown>[][]).map((rows) => rows.map(asRow));
   }
 
   /** Opens the transaction the index logic's begin/commit run inside (see the class comment). */

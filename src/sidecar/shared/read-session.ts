@@ -7,7 +7,7 @@ import { bucketOf, IndexTables } from '../tables.js';
 import type { IndexStatementRequest } from './pg-driver.js';
 import { PgIndexDb } from './pg-db.js';
 import { findStores, missingIndex, schemaHolds, schemaTablesRead, type StoreEntry } from './schema.js';
-import { isSharedIndex, type SharedIndexTarget } from './target.js';
+import { isSharedIndex, type SharedIndexTarget, sharedIndexTarget } from './target.js';
 
 /**
  * The readers' side of the shared index: one connection and one REPEATABLE READ READ ONLY transaction
@@ -68,6 +68,15 @@ export class ReadSession {
 
   /** The session of `target` in this process, opened (transaction begun) when there is none. */
   static acquire(target: SharedIndexTarget, ahead: ReadAhead, store: StoreReader | null): ReadSession {
+    const s = ReadSession.opened(target);
+    s.begun();
+    s.users++;
+    if (s.broken === null && store !== null) s.readAhead([store, ...(ahead.peers ?? [])], ahead.terms ?? []);
+    return s;
+  }
+
+  /** The session of `target` in this process, or a new one whose transaction is being begun (begun() waits for it). */
+  private static opened(target: SharedIndexTarget): ReadSession {
     const key = `${target.label}\0${target.schema}\0${JSON.stringify(target.config)}`;
     let s = open.get(key);
     if (s !== undefined && s.db.failed && s.broken === null) {
@@ -80,9 +89,21 @@ export class ReadSession {
       open.set(key, s);
       s.begin();
     }
-    s.users++;
-    if (s.broken === null && store !== null) s.readAhead([store, ...(ahead.peers ?? [])], ahead.terms ?? []);
     return s;
+  }
+
+  /**
+   * Opens the session of `value` now, its transaction begun without waiting (the driver thread connects
+   * while the stores are opened), for the command that reads it next: within holdSharedReads only,
+   * which ends it. A URL that is no shared index's, or refused, is left to the reads to report.
+   */
+  static start(value: string, env?: NodeJS.ProcessEnv): void {
+    if (holds === 0 || !isSharedIndex(value)) return;
+    try {
+      ReadSession.opened(sharedIndexTarget(value, env));
+    } catch {
+      // the command's own reads say what is wrong
+    }
   }
 
   /** Runs `fn` over the session of `target` (see acquire), released after. */
@@ -121,10 +142,24 @@ export class ReadSession {
     this.end();
   }
 
+  /** The transaction and the catalog read, sent; `begun` takes their answer. */
+  private beginning: number | null = null;
+
   private begin(): void {
     try {
       const read = schemaTablesRead(this.target.schema);
-      const [, tables] = this.db.queryEach([{ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' }, read]);
+      this.beginning = this.db.queryEachSoon([{ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' }, read]);
+    } catch (e) {
+      this.broken = e;
+    }
+  }
+
+  private begun(): void {
+    if (this.beginning === null) return;
+    const ticket = this.beginning;
+    this.beginning = null;
+    try {
+      const [, tables] = this.db.eachLater(ticket);
       this.holdsRegistry = schemaHolds(tables!, this.target.schema, this.target.label);
       this.db.hold(null);
     } catch (e) {

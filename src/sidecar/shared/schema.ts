@@ -12,7 +12,7 @@ import { encodeText } from './text-codec.js';
  */
 
 /** The names a shared index's schema holds: the registry, each store's tables and its postings' partitions. */
-const OURS = new RegExp(`^(stores|retired|s[0-9]+_(${INDEX_TABLE_NAMES.join('|')})|s[0-9]+_postings_p[0-9]+)$`);
+const OURS = new RegExp(`^(stores|s[0-9]+_(${INDEX_TABLE_NAMES.join('|')})|s[0-9]+_postings_p[0-9]+)$`);
 
 /** Postings partitions per store: hash of the term, so that a query term's rows are in one. */
 export const POSTINGS_PARTITIONS = 8;
@@ -75,16 +75,23 @@ export const REGISTRY_DDL = (schema: string): string =>
 
 /**
  * Beside the registry: the key sequence (a rebuilt part gets a new key while the old one is still
- * read) and the parts retired by rebuilds (dropped by a later sync once no search can read them).
- * Made by the first sync that needs them: indexes from before they existed get them there too.
+ * read). Made by the first sync that needs it: indexes from before it existed get it there too. (A
+ * sequence is no table: readers of before it still take the schema as the index's.)
  */
 export const REGISTRY_EXTRAS_DDL = (schema: string): string[] => [
   `CREATE SEQUENCE IF NOT EXISTS ${schema}.store_keys`,
   // the sequence starts past every key in use (an index made before it existed)
   `SELECT setval('${schema}.store_keys', m) FROM (SELECT max(store_key) AS m FROM ${schema}.stores) x
    WHERE m >= (SELECT last_value FROM ${schema}.store_keys)`,
-  `CREATE TABLE IF NOT EXISTS ${schema}.retired (store_key BIGINT PRIMARY KEY, retired_at TIMESTAMPTZ NOT NULL)`,
 ];
+
+/**
+ * A part replaced by a rebuild stays in the registry, under an identity no store has
+ * (`retired:<key>`, label '', `synced_at` the time it was replaced), until a later sync drops it once
+ * no search can still be reading it: in the registry rather than a table of its own, so that the schema
+ * holds nothing a reader of before would refuse.
+ */
+export const RETIRED = 'retired:';
 
 export interface StoreEntry {
   readonly key: number;

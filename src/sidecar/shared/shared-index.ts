@@ -12,7 +12,7 @@ import { connect, type ReadAhead, ReadSession } from './read-session.js';
 import { IndexStandIn } from './stand-in.js';
 import { behindLine, type IndexStanding, standing, uncheckedLine, uncheckedStanding } from './standing.js';
 import type { PgIndexDb } from './pg-db.js';
-import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, REGISTRY_EXTRAS_DDL, storeDdl } from './schema.js';
+import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, REGISTRY_EXTRAS_DDL, RETIRED, storeDdl } from './schema.js';
 import { refuseEvidenceRole, sharedIndexTarget } from './target.js';
 
 /**
@@ -142,9 +142,10 @@ function register(db: PgIndexDb, schema: string, label: string, store: StoreRead
     if (!exists!.ok) db.query(`CREATE SCHEMA ${schema}`);
     if (!checkSchema(db, schema, label)) db.query(REGISTRY_DDL(schema));
     for (const statement of REGISTRY_EXTRAS_DDL(schema)) db.query(statement);
-    const old = db.query(`DELETE FROM ${schema}.retired WHERE retired_at < now() - $1::interval RETURNING store_key AS key`, [
-      RETIRED_FOR,
-    ]) as Array<{ key: number }>;
+    const old = db.query(
+      `DELETE FROM ${schema}.stores WHERE starts_with(identity, $1) AND synced_at < now() - $2::interval RETURNING store_key AS key`,
+      [RETIRED, RETIRED_FOR],
+    ) as Array<{ key: number }>;
     for (const { key } of old) dropStoreTables(db, schema, key);
     if (findStore(db, schema, store.identity) === null)
       db.query(`INSERT INTO ${schema}.stores (store_key, identity, label) VALUES (nextval('${schema}.store_keys'), $1, $2)`, [
@@ -209,7 +210,11 @@ export function syncShared(store: StoreReader, value: string, opts: SharedSyncOp
           key,
           store.label,
         ]);
-        if (key !== entry.key) db.query(`INSERT INTO ${schema}.retired (store_key, retired_at) VALUES ($1, now())`, [entry.key]);
+        if (key !== entry.key)
+          db.query(`INSERT INTO ${schema}.stores (store_key, identity, label, synced_at) VALUES ($1, $2, '', now())`, [
+            entry.key,
+            `${RETIRED}${entry.key}`,
+          ]);
         db.release(true);
         return report;
       } catch (e) {
