@@ -15,9 +15,10 @@ import { isSharedIndex, type SharedIndexTarget, sharedIndexTarget } from './targ
  * what a search over several stores reads of each (registry row, meta, corpus cache, the query terms'
  * directory buckets and postings) read ahead in a few statements over all of them, not store by store.
  *
- * A session lives while some store reads through it, or until the end of the `sharedReads` scope it
- * was opened in (a command that reads its stores one after the other: listings): the stores of one
- * command share it; the next command opens a new one, and sees the syncs committed since.
+ * A session lives while some store reads through it, or, opened within holdSharedReads (a command:
+ * api/session.ts withSession; listings, which read their stores one after the other), until that hold
+ * ends: the stores of one command share it; the next command opens a new one, and sees the syncs
+ * committed since.
  */
 
 const DRIVER = new URL('./pg-driver.js', import.meta.url);
@@ -130,7 +131,7 @@ export class ReadSession {
     return { identity, tables: this.tables(entry.key) };
   }
 
-  /** Done with it: ended now, or at the end of the enclosing sharedReads scope (kept for the next store). */
+  /** Done with it: ended now, or when the enclosing holdSharedReads ends (kept for the next store). */
   release(): void {
     if (--this.users > 0) return;
     // a transaction the server aborted is of no more use (a session that never began keeps saying why)

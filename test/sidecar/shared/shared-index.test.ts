@@ -407,6 +407,12 @@ describe('shared index in Postgres', () => {
     // the old part is kept for searches that began before the commit, and dropped by a later sync
     assert.equal(server().psql(db, "SELECT count(*) FROM convsearch_index.stores WHERE identity LIKE 'retired:%'").trim(), '1');
     assert.notEqual(server().psql(db, `SELECT to_regclass('convsearch_index.s${before}_meta')`).trim(), '');
+    // once no search can still read it (10 minutes: made older here), the next sync drops it
+    server().psql(db, "UPDATE convsearch_index.stores SET synced_at = now() - interval '1 hour' WHERE identity LIKE 'retired:%'");
+    assert.match((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).stderr, /up to date/);
+    assert.equal(server().psql(db, `SELECT to_regclass('convsearch_index.s${before}_meta')`).trim(), '');
+    assert.equal(server().psql(db, "SELECT count(*) FROM convsearch_index.stores WHERE identity LIKE 'retired:%'").trim(), '0');
+    assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, answer);
   });
 
   test('ids holding NUL, the escape character and lone surrogates round-trip through the shared index (answers as --no-index)', async (t) => {
