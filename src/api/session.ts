@@ -389,11 +389,6 @@ interface OpenedStores {
 }
 
 /**
- * Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever
- * fails), each once: a path reaching a file already named is not opened (targetSet), and a store whose
- * identity is already open (the same server named two ways) is read once, with a notice naming both.
- */
-/**
  * What stands in for a store that cannot be opened: with a shared index (and no `--fresh`), its part
  * of the index (sidecar/shared/stand-in.ts), when the index holds it; otherwise nothing, and the
  * store's error stands.
@@ -406,6 +401,11 @@ function standInFor(options: SessionOptions): ((label: string, e: StoreError) =>
   return (label, e) => indexStandIn(url, label, e, options.env);
 }
 
+/**
+ * Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever
+ * fails), each once: a path reaching a file already named is not opened (targetSet), and a store whose
+ * identity is already open (the same server named two ways) is read once, with a notice naming both.
+ */
 function openStores(
   targets: string | readonly string[],
   stable: boolean,
