@@ -86,6 +86,7 @@ export { searchJson, searchNdjson } from './output/json.js';
 export { conversationsJson, conversationsNdjson, runsJson, runsNdjson } from './output/listing-json.js';
 export { withIndexJson } from './output/index-json.js';
 export type { IndexStanding } from './sidecar/shared/standing.js';
+export { prestartIndexDriver } from './sidecar/shared/read-session.js';
 export { countLines, plainLines } from './output/plain.js';
 export { escapeHtml } from './output/html.js';
 export { markTerms, REPORT_CSP, reportHtml, type ReportInput } from './output/report-html.js';

@@ -125,7 +125,7 @@ export function searchStores(
   const replayed = (s: NamedStore): CorpusSource =>
     new DigestCorpusSource(new HistorySource(s.store, { onProgress: hooks.onProgress }), terms, parallelOptionsFromEnv(hooks.env));
   // the index holds the default tokenizer's postings only: another tokenizer counts over a replay
-  return withUnion(stores, tok.parity ? index : false, hooks, replayed, (union, ctx) => search(union, options, ctx));
+  return withUnion(stores, tok.parity ? index : false, hooks, replayed, (union, ctx) => search(union, options, ctx), terms);
 }
 
 /**
@@ -140,6 +140,7 @@ export function withUnion<T>(
   hooks: WorkHooks,
   replayed: (s: NamedStore) => CorpusSource,
   fn: (union: UnionCorpusSource, ctx: SearchContext) => T,
+  terms: readonly string[] = [],
 ): T {
   const run = (sources: readonly CorpusSource[]): T => {
     const union = new UnionCorpusSource(stores.map((s, i) => ({ label: s.label, source: sources[i]! })));
@@ -157,8 +158,9 @@ export function withUnion<T>(
     if (index === false) return open(i + 1, [...sources, replayed(s)]);
     return withIndex(
       s.store,
-      // an index file named by path serves one store: the session refuses it with several
-      { ...index, ...hooks },
+      // an index file named by path serves one store: the session refuses it with several; a shared
+      // index reads ahead what every store needs for these terms (sidecar/shared/read-session.ts)
+      { ...index, ...hooks, peers: stores.map((p) => p.store), terms },
       (source) => {
         try {
           return open(i + 1, [...sources, source]);

@@ -12,6 +12,9 @@ import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
 import { mergeOrder, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
+import { holdSharedReads, ReadSession, sharedReads } from '../sidecar/shared/read-session.js';
+import { indexStandIn } from '../sidecar/shared/stand-in.js';
+import { StoreError } from '../store/errors.js';
 import { syncShared } from '../sidecar/shared/shared-index.js';
 import { isSharedIndex } from '../sidecar/shared/target.js';
 import type { SyncReport } from '../sidecar/sync.js';
@@ -193,6 +196,11 @@ export class Session {
    * turned and cut. A conversation or `parent` no store holds is a NotFoundError (a typo is never an empty list).
    */
   listRuns(query: RunQuery = {}, hooks: WorkHooks = {}): RunListing {
+    // every store's rows from one snapshot of a shared index (one connection)
+    return sharedReads(() => this.runListing(query, hooks));
+  }
+
+  private runListing(query: RunQuery, hooks: WorkHooks): RunListing {
     const h = this.hooks(hooks);
     const names = this.names();
     this.unambiguous(query.parent, names);
@@ -235,6 +243,10 @@ export class Session {
    * merged by first start (ties by store order), then sorted, turned and cut.
    */
   listConversations(query: ConversationQuery = {}, hooks: WorkHooks = {}): ConversationListing {
+    return sharedReads(() => this.conversationListing(query, hooks));
+  }
+
+  private conversationListing(query: ConversationQuery, hooks: WorkHooks): ConversationListing {
     const h = this.hooks(hooks);
     const names = this.names();
     const several = this.stores.length > 1;
@@ -377,6 +389,19 @@ interface OpenedStores {
 }
 
 /**
+ * What stands in for a store that cannot be opened: with a shared index (and no `--fresh`), its part
+ * of the index (sidecar/shared/stand-in.ts), when the index holds it; otherwise nothing, and the
+ * store's error stands.
+ */
+function standInFor(options: SessionOptions): ((label: string, e: StoreError) => StoreReader | null) | undefined {
+  const index = options.index;
+  if (index === undefined || index === false || index.path === undefined || !isSharedIndex(index.path) || index.fresh === true)
+    return undefined;
+  const url = index.path;
+  return (label, e) => indexStandIn(url, label, e, options.env);
+}
+
+/**
  * Opens each store `targets` names into `opened` (as it opens, so that the caller closes them whatever
  * fails), each once: a path reaching a file already named is not opened (targetSet), and a store whose
  * identity is already open (the same server named two ways) is read once, with a notice naming both.
@@ -386,13 +411,21 @@ function openStores(
   stable: boolean,
   opened: StoreReader[],
   env: NodeJS.ProcessEnv | undefined,
+  standIn?: (label: string, e: StoreError) => StoreReader | null,
 ): OpenedStores {
   const set = targetSet(typeof targets === 'string' ? [targets] : targets);
   const named: NamedStore[] = [];
   const notices = [...set.notices];
   const seen = new Map<string, string>();
   for (const label of set.targets) {
-    const store = openStoreReader(label, { stable, env });
+    let store: StoreReader;
+    try {
+      store = openStoreReader(label, { stable, env });
+    } catch (e) {
+      const instead = e instanceof StoreError ? (standIn?.(label, e) ?? null) : null;
+      if (instead === null) throw e;
+      store = instead;
+    }
     opened.push(store);
     const was = seen.get(store.identity);
     if (was !== undefined) {
@@ -415,7 +448,7 @@ function openStores(
 export function openSession(targets: string | readonly string[], options: SessionOptions & { readonly stable?: boolean } = {}): Session {
   const opened: StoreReader[] = [];
   try {
-    const { named, notices } = openStores(targets, options.stable ?? false, opened, options.env);
+    const { named, notices } = openStores(targets, options.stable ?? false, opened, options.env, standInFor(options));
     return new Session(named, options, notices);
   } catch (e) {
     for (const r of opened) r.close();
@@ -430,11 +463,20 @@ export async function withSession<T>(
   fn: (session: Session) => T | Promise<T>,
 ): Promise<T> {
   let session: Session | null = null;
-  return readConsistently(
-    (stable, opened) => {
-      const { named, notices } = openStores(targets, stable, opened, options.env);
-      session = new Session(named, options, notices);
-    },
-    () => fn(session!),
-  );
+  // a shared index: one connection and one snapshot for the whole command (a stand-in's runs and the search alike)
+  const done = holdSharedReads();
+  const index = options.index;
+  // its connection is made while the stores are opened
+  if (index !== undefined && index !== false && index.path !== undefined) ReadSession.start(index.path, options.env);
+  try {
+    return await readConsistently(
+      (stable, opened) => {
+        const { named, notices } = openStores(targets, stable, opened, options.env, standInFor(options));
+        session = new Session(named, options, notices);
+      },
+      () => fn(session!),
+    );
+  } finally {
+    done();
+  }
 }

@@ -28,9 +28,11 @@ export function indexCommand(): CommandDef {
       FLAGS.quiet,
     ],
     helpAfter: `
-One transaction per store, after the schema's advisory lock: a second sync at the same time waits for
-the first, then finds the index current; a sync that is killed leaves the index as the last one left it.
-Searches and listings with --index postgres://… only read the index, and say when it is behind a store.
+One transaction per store, under that store's advisory lock: a second sync of the same store waits for
+the first, then finds it current; syncs of other stores go on meanwhile. A sync that is killed leaves
+the index as the last one left it; --rebuild builds the store's part beside the one searches read, which
+they keep reading until it commits. Searches and listings with --index postgres://… only read the
+index, and say when it is behind a store (or, when the store cannot be read, how old the index is).
 
 Examples:
   convsearch index sync --index postgres://indexer@db/forensics --db sessions.db --db other.db

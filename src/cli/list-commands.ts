@@ -155,9 +155,12 @@ Examples:
       if (format === 'json') io.out(JSON.stringify(withIndexJson(runsJson(runs, warnings), log.standings()), null, 2) + '\n');
       else if (format === 'ndjson')
         io.out(
-          runsNdjson(runs, warnings, { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit }).join(
-            '\n',
-          ) + '\n',
+          runsNdjson(
+            runs,
+            warnings,
+            { filters: runFilterJson(flags), sort: flags.sort, reverse: Boolean(flags.reverse), limit },
+            log.standings(),
+          ).join('\n') + '\n',
         );
       else printTable(io, flags, (style) => runsTable(runs, style));
       io.reportWarnings(warnings);
@@ -207,7 +210,7 @@ Examples:
       );
       if (format === 'json')
         io.out(JSON.stringify(withIndexJson(conversationsJson(conversations, warnings), log.standings()), null, 2) + '\n');
-      else if (format === 'ndjson') io.out(conversationsNdjson(conversations, warnings, query).join('\n') + '\n');
+      else if (format === 'ndjson') io.out(conversationsNdjson(conversations, warnings, query, log.standings()).join('\n') + '\n');
       else printTable(io, flags, (style) => conversationsTable(conversations, style));
       io.reportWarnings(warnings);
       io.status = EXIT_FOUND;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { prestartDrivers } from '../lib.js';
+import { prestartDrivers, prestartIndexDriver } from '../lib.js';
+
 import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
@@ -85,6 +86,7 @@ export async function main(argv: readonly string[], sink: Sink): Promise<number>
   const io = new Io(sink);
   // a server store's driver thread starts now, so that its start overlaps with parsing and setting up
   prestartDrivers(argv.slice(2), sink.env.CONVSEARCH_DB);
+  prestartIndexDriver(argv.slice(2), sink.env.CONVSEARCH_INDEX);
   try {
     await buildProgram(io).parseAsync([...argv]);
   } catch (e) {

@@ -120,7 +120,7 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan, s
   };
   if (plan.runsWithMatches) {
     if (plan.format === 'json') write(JSON.stringify(withIndexJson(runMatchesJson(outcome), standings), null, 2) + '\n');
-    else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome));
+    else if (plan.format === 'ndjson') lines(runMatchesNdjson(outcome, standings));
     else lines(runMatchLines(outcome));
     io.reportWarnings(outcome.warnings);
     return;
@@ -136,7 +136,7 @@ export function printOutcome(io: Io, outcome: SearchOutcome, plan: OutputPlan, s
       break;
     }
     case 'ndjson': {
-      const events = searchNdjson(outcome);
+      const events = searchNdjson(outcome, standings);
       // the timeline event goes before the closing summary
       if (plan.timeline) events.splice(events.length - 1, 0, timelineNdjson(timeline(outcome, plan.timeline)));
       lines(events);

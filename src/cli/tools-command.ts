@@ -1,4 +1,5 @@
-import { GlobSet, isoMicros, toolsJson, toolsNdjson, toolsTable } from '../lib.js';
+import { GlobSet, isoMicros, toolsJson, toolsNdjson, toolsTable, withIndexJson } from '../lib.js';
+import { standingLog } from './index-standing.js';
 import type { CommandDef } from './command.js';
 import { EXIT_FOUND } from './errors.js';
 import { FLAGS, indexChoice, reworded, timeBounds } from './flags.js';
@@ -54,14 +55,16 @@ Examples:
         until,
         collapse: Boolean(flags.collapse),
       };
+      const log = standingLog();
       const { tools, warnings } = await withCliSession(
         io,
         flags.db,
-        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io) },
+        { color: flags.color, index: indexChoice(flags, io.env), ...indexHooks(io), onIndexStanding: log.onIndexStanding },
         (session, hooks) => session.listTools(query, hooks),
       );
-      if (format === 'json') io.out(JSON.stringify(toolsJson(tools, warnings), null, 2) + '\n');
-      else if (format === 'ndjson') io.out(toolsNdjson(tools, warnings, toolsParams(flags, since, until)).join('\n') + '\n');
+      if (format === 'json') io.out(JSON.stringify(withIndexJson(toolsJson(tools, warnings), log.standings()), null, 2) + '\n');
+      else if (format === 'ndjson')
+        io.out(toolsNdjson(tools, warnings, toolsParams(flags, since, until), log.standings()).join('\n') + '\n');
       else printTable(io, flags, (style) => toolsTable(tools, style));
       io.reportWarnings(warnings);
       io.status = EXIT_FOUND;

@@ -1,3 +1,5 @@
+import type { IndexStanding } from '../sidecar/shared/standing.js';
+import { withIndexJson } from './index-json.js';
 import { DEFAULTS } from '../api/defaults.js';
 import type { Warning } from '../history/source.js';
 import type { StoreRun } from '../store/reader.js';
@@ -170,12 +172,12 @@ export function searchJson(outcome: SearchOutcome): Json {
   };
 }
 
-/** The `--ndjson` events for a search: begin, one hit per line, end, summary. */
-export function searchNdjson(outcome: SearchOutcome): string[] {
+/** The `--ndjson` events for a search: begin, one hit per line, end (with `index` when a shared index answered), summary. */
+export function searchNdjson(outcome: SearchOutcome, standings: readonly IndexStanding[] = []): string[] {
   return [
     ndjsonEvent('begin', searchParams(outcome)),
     ...(outcome.kind === 'found' ? outcome.hits.map((h) => ndjsonEvent('hit', hitJson(h))) : []),
-    ndjsonEvent('end', endData(outcome)),
+    ndjsonEvent('end', withIndexJson(endData(outcome), standings)),
     ndjsonEvent('summary', summaryData(outcome)),
   ];
 }

@@ -1,3 +1,5 @@
+import type { IndexStanding } from '../sidecar/shared/standing.js';
+import { withIndexJson } from './index-json.js';
 import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import type { Warning } from '../history/source.js';
 import { conversationMetaJson, ndjsonEvent, SCHEMA_VERSION, storeJson, warningJson } from './json.js';
@@ -39,11 +41,16 @@ export function runsJson(runs: readonly RunSummary[], warnings: readonly Warning
   return { schema_version: SCHEMA_VERSION, runs: runs.map(runJson), warnings: warnings.map(warningJson) };
 }
 
-export function runsNdjson(runs: readonly RunSummary[], warnings: readonly Warning[], params: Json): string[] {
+export function runsNdjson(
+  runs: readonly RunSummary[],
+  warnings: readonly Warning[],
+  params: Json,
+  standings: readonly IndexStanding[] = [],
+): string[] {
   return [
     ndjsonEvent('begin', params),
     ...runs.map((r) => ndjsonEvent('run', runJson(r))),
-    ndjsonEvent('end', { runs: runs.length, warnings: warnings.map(warningJson) }),
+    ndjsonEvent('end', withIndexJson({ runs: runs.length, warnings: warnings.map(warningJson) }, standings)),
   ];
 }
 
@@ -51,10 +58,15 @@ export function conversationsJson(convs: readonly ConversationSummary[], warning
   return { schema_version: SCHEMA_VERSION, conversations: convs.map(conversationJson), warnings: warnings.map(warningJson) };
 }
 
-export function conversationsNdjson(convs: readonly ConversationSummary[], warnings: readonly Warning[], params: Json): string[] {
+export function conversationsNdjson(
+  convs: readonly ConversationSummary[],
+  warnings: readonly Warning[],
+  params: Json,
+  standings: readonly IndexStanding[] = [],
+): string[] {
   return [
     ndjsonEvent('begin', params),
     ...convs.map((c) => ndjsonEvent('conversation', conversationJson(c))),
-    ndjsonEvent('end', { conversations: convs.length, warnings: warnings.map(warningJson) }),
+    ndjsonEvent('end', withIndexJson({ conversations: convs.length, warnings: warnings.map(warningJson) }, standings)),
   ];
 }

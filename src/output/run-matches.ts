@@ -1,3 +1,5 @@
+import type { IndexStanding } from '../sidecar/shared/standing.js';
+import { withIndexJson } from './index-json.js';
 import { formatScore1f } from '../py/repr.js';
 import type { RunMatches, SearchOutcome } from '../search/search.js';
 import { escapeInline } from './escape.js';
@@ -55,11 +57,11 @@ export function runMatchesJson(outcome: SearchOutcome): Json {
 }
 
 /** `-l --ndjson`: begin, one `run` per run, end, summary. */
-export function runMatchesNdjson(outcome: SearchOutcome): string[] {
+export function runMatchesNdjson(outcome: SearchOutcome, standings: readonly IndexStanding[] = []): string[] {
   return [
     ndjsonEvent('begin', searchParams(outcome)),
     ...runsWithMatches(outcome).map((m) => ndjsonEvent('run', runMatchJson(m))),
-    ndjsonEvent('end', endData(outcome)),
+    ndjsonEvent('end', withIndexJson(endData(outcome), standings)),
     ndjsonEvent('summary', summaryData(outcome)),
   ];
 }

@@ -1,3 +1,5 @@
+import type { IndexStanding } from '../sidecar/shared/standing.js';
+import { withIndexJson } from './index-json.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import { isoMicros } from '../history/time.js';
 import type { Warning } from '../history/source.js';
@@ -49,10 +51,15 @@ export function toolsJson(tools: readonly ToolUse[], warnings: readonly Warning[
   return { schema_version: SCHEMA_VERSION, tools: tools.map(toolJson), warnings: warnings.map(warningJson) };
 }
 
-export function toolsNdjson(tools: readonly ToolUse[], warnings: readonly Warning[], params: Json): string[] {
+export function toolsNdjson(
+  tools: readonly ToolUse[],
+  warnings: readonly Warning[],
+  params: Json,
+  standings: readonly IndexStanding[] = [],
+): string[] {
   return [
     ndjsonEvent('begin', params),
     ...tools.map((t) => ndjsonEvent('tool', toolJson(t))),
-    ndjsonEvent('end', { tools: tools.length, warnings: warnings.map(warningJson) }),
+    ndjsonEvent('end', withIndexJson({ tools: tools.length, warnings: warnings.map(warningJson) }, standings)),
   ];
 }

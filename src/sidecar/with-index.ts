@@ -11,12 +11,13 @@ import { IndexedCorpusSource } from './indexed-source.js';
 import { describeFsError, type IndexPlace, placeIndex } from './placement.js';
 import { readIndexMeta } from './meta.js';
 import type { ProgressFn } from '../history/source.js';
+import type { ReadAhead } from './shared/read-session.js';
 import { withSharedIndex } from './shared/shared-index.js';
 import type { IndexStanding } from './shared/standing.js';
 import { isSharedIndex } from './shared/target.js';
 import { IndexSync, type SyncReport } from './sync.js';
 
-export interface IndexOptions {
+export interface IndexOptions extends ReadAhead {
   /** Index file to use; default: one per store in the user cache directory. */
   readonly path?: string;
   readonly onProgress?: ProgressFn;

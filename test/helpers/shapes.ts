@@ -79,7 +79,13 @@ const searchParams = {
 const scopeError: Shape = 'object|null';
 const summary: Shape = { hits: 'integer', total_matches: 'integer', messages: 'integer', runs: 'integer', skipped_snapshots: 'integer' };
 
-const standing = { stale: 'boolean', synced_at: 'string|null', behind_runs: 'integer', behind_minutes: 'integer|null' };
+const standing = {
+  checked: 'boolean',
+  stale: 'boolean|null',
+  synced_at: 'string|null',
+  behind_runs: 'integer|null',
+  behind_minutes: 'integer|null',
+};
 /** `index` of search, runs and conversations documents answered through a shared index (absent otherwise). */
 export const INDEX: Shape = { shared: 'boolean', ...standing, stores: { $array: { store: 'string', ...standing } } };
 

@@ -18,6 +18,8 @@ export interface IndexStatementRequest {
 export interface BatchRequest {
   readonly op: 'batch';
   readonly items: readonly IndexStatementRequest[];
+  /** Answer with every statement's rows (one array per item), not only the last one's. */
+  readonly all?: boolean;
 }
 
 const INT8 = 20;
@@ -44,9 +46,9 @@ export async function open(config: unknown): Promise<DriverSession> {
     async handle(request: unknown) {
       const r = request as BatchRequest;
       if (r.op !== 'batch') throw new Error(`unknown request ${JSON.stringify(r.op)}`);
-      let rows: unknown[] = [];
-      for (const item of r.items) rows = (await client.query({ text: item.text, values: item.values?.map(asParam) as unknown[] })).rows;
-      return rows;
+      const each: unknown[][] = [];
+      for (const item of r.items) each.push((await client.query({ text: item.text, values: item.values?.map(asParam) as unknown[] })).rows);
+      return r.all === true ? each : (each.at(-1) ?? []);
     },
     async close() {
       // whatever was not committed is rolled back by the server when the connection ends

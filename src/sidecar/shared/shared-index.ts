@@ -2,17 +2,18 @@ import type { ProgressFn } from '../../history/source.js';
 import type { ParallelOptions } from '../../parallel/threads.js';
 import { StoreError } from '../../store/errors.js';
 import type { StoreReader } from '../../store/reader.js';
-import { SyncBridge } from '../../store/sync-bridge.js';
 import { ForeignError, IndexDamagedError, IndexRefusedError, IndexUnavailableError } from '../errors.js';
 import { IndexedCorpusSource } from '../indexed-source.js';
 import { readIndexMeta } from '../meta.js';
 import { INDEX_FORMAT } from '../schema.js';
 import { IndexSync, type SyncReport } from '../sync.js';
 import { IndexTables } from '../tables.js';
-import { PgIndexDb } from './pg-db.js';
-import { behindLine, type IndexStanding, standing } from './standing.js';
-import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, storeDdl } from './schema.js';
-import { refuseEvidenceRole, type SharedIndexTarget, sharedIndexTarget } from './target.js';
+import { connect, type ReadAhead, ReadSession } from './read-session.js';
+import { IndexStandIn } from './stand-in.js';
+import { behindLine, type IndexStanding, standing, uncheckedLine, uncheckedStanding } from './standing.js';
+import type { PgIndexDb } from './pg-db.js';
+import { checkSchema, dropStoreTables, findStore, missingIndex, REGISTRY_DDL, REGISTRY_EXTRAS_DDL, RETIRED, storeDdl } from './schema.js';
+import { refuseEvidenceRole, sharedIndexTarget } from './target.js';
 
 /**
  * The shared index: one Postgres schema holding the index of several stores. `convsearch index sync`
@@ -20,18 +21,7 @@ import { refuseEvidenceRole, type SharedIndexTarget, sharedIndexTarget } from '.
  * listings only read it (withSharedIndex: one REPEATABLE READ READ ONLY transaction), and never write.
  */
 
-const DRIVER = new URL('./pg-driver.js', import.meta.url);
-
-/** A session on the index's server, closed (uncommitted work rolled back) by `end`. */
-function connect(target: SharedIndexTarget): { db: PgIndexDb; end: () => void } {
-  const bridge = new SyncBridge(DRIVER, target.config, target.label);
-  return {
-    db: new PgIndexDb(bridge),
-    end: () => bridge.close(),
-  };
-}
-
-export interface SharedReadOptions {
+export interface SharedReadOptions extends ReadAhead {
   /** `--verify`: a check this index cannot make (readers never read the store to compare), so refused. */
   readonly verify?: boolean;
   readonly onFallback?: (reason: string) => void;
@@ -73,25 +63,30 @@ export function withSharedIndex<T>(
       `--verify compares a local index with the store; a shared index (${target.label}) is brought up to date by convsearch index sync`,
     );
   refuseEvidenceRole(target, store);
-  const { db, end } = connect(target);
+  let session: ReadSession | null = ReadSession.acquire(target, opts, store);
+  const done = (): void => {
+    session?.release();
+    session = null;
+  };
   let source: IndexedCorpusSource | null;
   try {
     try {
-      db.hold('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      if (!checkSchema(db, target.schema, target.label)) throw missingIndex(target.label, `has no index in schema ${target.schema} yet`);
-      const entry = findStore(db, target.schema, store.identity);
-      if (entry === null) throw missingIndex(target.label, `does not hold ${store.label} yet`);
-      db.prefix = `${target.schema}.s${entry.key}_`;
-      const tables = new IndexTables(db);
+      const { entry, tables } = session.part(store);
       const raw = tables.readMeta();
       if (raw.get('format') !== INDEX_FORMAT)
         throw missingIndex(target.label, `holds ${store.label} in another format (${raw.get('format')})`);
       if (raw.get('store') !== store.identity) throw new IndexDamagedError(`the tables of ${store.label} name another store`);
       const meta = readIndexMeta(raw);
       if (meta.content === '') throw missingIndex(target.label, `has not finished a sync of ${store.label} yet`);
-      const now = standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
-      const replay = now.stale && opts.fresh === true;
-      if (now.stale) opts.onWarning?.(behindLine(now, replay));
+      // a store that could not be read: the index answers, with its age
+      const unread = store instanceof IndexStandIn ? store.unreachable.message : null;
+      const now =
+        unread !== null
+          ? uncheckedStanding(target.label, store.label, entry.syncedAt)
+          : standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
+      const replay = now.stale === true && opts.fresh === true;
+      if (unread !== null) opts.onWarning?.(uncheckedLine(now, unread));
+      else if (now.stale === true) opts.onWarning?.(behindLine(now, replay));
       if (!replay) opts.onIndexStanding?.(store.label, now);
       source = replay ? null : new IndexedCorpusSource(tables, meta.runCount);
     } catch (e) {
@@ -99,12 +94,12 @@ export function withSharedIndex<T>(
       const why = unusable(e, target.label, store.label);
       if (why === null) throw e;
       opts.onFallback?.(why);
-      end();
+      done();
       return fallback();
     }
     if (source === null) {
       // `--fresh`, and the index is behind: the store answers, as with --no-index
-      end();
+      done();
       return fallback();
     }
     try {
@@ -116,11 +111,11 @@ export function withSharedIndex<T>(
       // nothing is printed before fn returns: the replay answers instead, whole
       opts.onIndexStanding?.(store.label, null);
       opts.onFallback?.(why);
-      end();
+      done();
       return fallback();
     }
   } finally {
-    end();
+    done();
   }
 }
 
@@ -134,11 +129,47 @@ export interface SharedSyncOptions {
 }
 
 /**
+ * The store's row in the registry, made on its first sync, in a short transaction of its own under the
+ * schema's advisory lock (what every sync of the schema shares: the schema, the registry, the key
+ * sequence); parts retired by a rebuild long enough ago that no search still reads them are dropped
+ * there too. A row whose first sync has not committed (`synced_at` NULL) is not read by searches.
+ */
+function register(db: PgIndexDb, schema: string, label: string, store: StoreReader): void {
+  db.hold('BEGIN');
+  try {
+    db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`convsearch-index:${schema}`]);
+    const [exists] = db.query('SELECT to_regnamespace($1) IS NOT NULL AS ok', [schema]) as Array<{ ok: boolean }>;
+    if (!exists!.ok) db.query(`CREATE SCHEMA ${schema}`);
+    if (!checkSchema(db, schema, label)) db.query(REGISTRY_DDL(schema));
+    for (const statement of REGISTRY_EXTRAS_DDL(schema)) db.query(statement);
+    const old = db.query(
+      `DELETE FROM ${schema}.stores WHERE starts_with(identity, $1) AND synced_at < now() - $2::interval RETURNING store_key AS key`,
+      [RETIRED, RETIRED_FOR],
+    ) as Array<{ key: number }>;
+    for (const { key } of old) dropStoreTables(db, schema, key);
+    if (findStore(db, schema, store.identity) === null)
+      db.query(`INSERT INTO ${schema}.stores (store_key, identity, label) VALUES (nextval('${schema}.store_keys'), $1, $2)`, [
+        store.identity,
+        store.label,
+      ]);
+    db.release(true);
+  } catch (e) {
+    db.release(false);
+    throw e;
+  }
+}
+
+/** How long a part replaced by a rebuild is kept for the searches that began before it (REPEATABLE READ) and still read it. */
+const RETIRED_FOR = '10 minutes';
+
+/**
  * Brings the store's part of the shared index up to date (sync.ts: only what changed is read and
- * written) in one transaction that first takes the schema's advisory lock: a second sync waits for the
- * first to commit, then finds the index current. Killed at any point, the transaction is rolled back by
- * the server and readers keep the previous commit. A store's tables found damaged are rebuilt (one
- * warning), in the same way.
+ * written) in one transaction that first takes the store's advisory lock: a second sync of the same
+ * store waits for the first to commit, then finds the index current; syncs of other stores go on
+ * meanwhile. Killed at any point, the transaction is rolled back by the server and readers keep the
+ * previous commit. A part laid out anew (`rebuild`, damage: one warning, another format) is built
+ * beside the one readers read, under a new key, and replaces it in the registry at the commit: readers
+ * never wait for a rebuild nor see half of one.
  */
 export function syncShared(store: StoreReader, value: string, opts: SharedSyncOptions = {}): SyncReport {
   const target = sharedIndexTarget(value, opts.env);
@@ -146,35 +177,44 @@ export function syncShared(store: StoreReader, value: string, opts: SharedSyncOp
   const { schema, label } = target;
   const { db, end } = connect(target);
   try {
+    register(db, schema, label, store);
     for (let attempt = 1; ; attempt++) {
       db.hold('BEGIN');
       try {
-        db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`convsearch-index:${schema}`]);
-        const [exists] = db.query('SELECT to_regnamespace($1) IS NOT NULL AS ok', [schema]) as Array<{ ok: boolean }>;
-        if (!exists!.ok) db.query(`CREATE SCHEMA ${schema}`);
-        if (!checkSchema(db, schema, label)) db.query(REGISTRY_DDL(schema));
-        let entry = findStore(db, schema, store.identity);
-        let fresh = entry === null || attempt > 1 || opts.rebuild === true;
-        if (entry === null) {
-          db.query(
-            `INSERT INTO ${schema}.stores (store_key, identity, label) SELECT COALESCE(MAX(store_key), 0) + 1, $1, $2 FROM ${schema}.stores`,
-            [store.identity, store.label],
-          );
-          entry = findStore(db, schema, store.identity)!;
-        }
-        db.prefix = `${schema}.s${entry.key}_`;
+        db.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [`convsearch-index:${schema}`, store.identity]);
+        // read after the lock: a sync that held it may have built or replaced the part
+        const entry = findStore(db, schema, store.identity);
+        if (entry === null) throw new IndexUnavailableError(`index ${label}: the registry row of ${store.label} is gone`);
+        let key = entry.key;
+        let fresh = entry.syncedAt === null || attempt > 1 || opts.rebuild === true;
         if (!fresh) {
+          db.prefix = `${schema}.s${key}_`;
           const meta = new IndexTables(db).readMeta();
           fresh = meta.get('format') !== INDEX_FORMAT || meta.get('store') !== store.identity;
         }
         if (fresh) {
-          dropStoreTables(db, schema, entry.key);
-          for (const statement of storeDdl(schema, entry.key).split(';')) if (statement.trim() !== '') db.query(statement);
+          if (entry.syncedAt === null)
+            dropStoreTables(db, schema, key); // a first sync: no reader reads it yet
+          else {
+            const [next] = db.query(`SELECT nextval('${schema}.store_keys') AS key`) as Array<{ key: number }>;
+            key = next!.key;
+          }
+          for (const statement of storeDdl(schema, key).split(';')) if (statement.trim() !== '') db.query(statement);
         }
+        db.prefix = `${schema}.s${key}_`;
         const tables = new IndexTables(db);
         if (fresh) tables.layOut(store.identity);
         const report = new IndexSync(tables, store, opts.parallel ?? {}).sync(opts.onProgress);
-        db.query(`UPDATE ${schema}.stores SET label = $2, synced_at = now() WHERE store_key = $1`, [entry.key, store.label]);
+        db.query(`UPDATE ${schema}.stores SET store_key = $2, label = $3, synced_at = now() WHERE identity = $1`, [
+          store.identity,
+          key,
+          store.label,
+        ]);
+        if (key !== entry.key)
+          db.query(`INSERT INTO ${schema}.stores (store_key, identity, label, synced_at) VALUES ($1, $2, '', now())`, [
+            entry.key,
+            `${RETIRED}${entry.key}`,
+          ]);
         db.release(true);
         return report;
       } catch (e) {

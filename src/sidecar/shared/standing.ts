@@ -13,10 +13,12 @@ export interface IndexStanding {
   readonly store: string;
   /** When the store's part was last synced (ms since the epoch), null when the registry does not say. */
   readonly syncedAt: number | null;
+  /** False: the store could not be read (stand-in.ts), so the index answered without comparing; the next three are null. */
+  readonly checked: boolean;
   /** False: the store's stamp is the one the index was built from. */
-  readonly stale: boolean;
+  readonly stale: boolean | null;
   /** Runs added, removed or changed (appended to, re-registered) since the sync; 0 when current. */
-  readonly behindRuns: number;
+  readonly behindRuns: number | null;
   /** Minutes since that sync when stale (0 when current); null when the sync time is unknown. */
   readonly behindMinutes: number | null;
 }
@@ -58,10 +60,24 @@ export function standing(
   indexRuns: () => readonly RunRow[],
 ): IndexStanding {
   const stamp = store.stamp();
-  const base = { index, store: store.label, syncedAt };
+  const base = { index, store: store.label, syncedAt, checked: true };
   if (stamp !== null && stamp === recordedStamp) return { ...base, stale: false, behindRuns: 0, behindMinutes: 0 };
   const behindMinutes = syncedAt === null ? null : Math.max(0, Math.floor((Date.now() - syncedAt) / 60_000));
   return { ...base, stale: true, behindRuns: runsBehind(indexRuns(), store), behindMinutes };
+}
+
+/** The standing of a store that could not be read: only the index's age is known. */
+export function uncheckedStanding(index: string, store: string, syncedAt: number | null): IndexStanding {
+  return { index, store, syncedAt, checked: false, stale: null, behindRuns: null, behindMinutes: null };
+}
+
+/** The stderr line of an index that answered for a store it could not compare with: its age, and why. */
+export function uncheckedLine(s: IndexStanding, why: string): string {
+  const age =
+    s.syncedAt === null
+      ? 'at an unknown time'
+      : `${new Date(s.syncedAt).toISOString()} (${Math.max(0, Math.floor((Date.now() - s.syncedAt) / 60_000))} min ago)`;
+  return `index ${s.index} answers for ${s.store} as of its last sync, ${age}: the store could not be checked (${why})`;
 }
 
 const runs = (n: number): string => `${n} run${n === 1 ? '' : 's'}`;
@@ -70,8 +86,8 @@ const runs = (n: number): string => `${n} run${n === 1 ? '' : 's'}`;
 export function behindLine(s: IndexStanding, fresh: boolean): string {
   const time = s.behindMinutes === null ? 'an unknown time' : `${s.behindMinutes} min`;
   const by =
-    s.behindRuns > 0
-      ? `by ${runs(s.behindRuns)} and ${time}`
+    (s.behindRuns ?? 0) > 0
+      ? `by ${runs(s.behindRuns!)} and ${time}`
       : `by ${time}: no run was added, removed or appended to, but the store changed`;
   const answer = fresh ? '--fresh: answering from the store' : 'it answers as of its last sync; run convsearch index sync';
   return `index ${s.index} is behind ${s.store} ${by} (${answer})`;

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, utimesSync } from 'node:fs';
+import { copyFileSync, rmSync, utimesSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.js';
 import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
@@ -177,6 +177,77 @@ describe('shared index in Postgres', () => {
     assert.deepEqual(withoutIndex(via.stdout, 2), JSON.parse(replay.stdout));
   });
 
+  test('--ndjson (search, runs, conversations, tools) and tools --json carry the same `index` facts as --json, in the end event', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('ndjson');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const events = (stdout: string): Array<{ type: string; data: Record<string, unknown> }> =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+    const commands = [
+      ['search', 'refund', 'ledger7', '--scope', 'all'],
+      ['search', 'refund', '--scope', 'all', '--runs-with-matches'],
+      ['runs'],
+      ['conversations'],
+      ['tools'],
+    ];
+    for (const cmd of commands) {
+      const via = await cli([...cmd, '--db', store, '--ndjson', '--index', readerUrl(db)]);
+      const replay = await cli([...cmd, '--db', store, '--ndjson', '--no-index']);
+      // tools: 1, none found in this store
+      assert.equal(via.status, replay.status, via.stderr);
+      assert.ok(via.status! <= 1, via.stderr);
+      assert.equal(via.stderr, '', cmd.join(' '));
+      const got = events(via.stdout);
+      const end = got.find((e) => e.type === 'end')!;
+      const { index, ...rest } = end.data;
+      checkShape(index, INDEX, `${cmd[0]} end.index`);
+      const json = JSON.parse((await cli([...cmd, '--db', store, '--json', '--index', readerUrl(db)])).stdout) as { index: unknown };
+      assert.deepEqual(index, json.index, `${cmd.join(' ')}: the facts of --json`);
+      end.data = rest;
+      assert.deepEqual(got, events(replay.stdout), `${cmd.join(' ')}: otherwise --no-index's events`);
+    }
+  });
+
+  test('a store that cannot be read (its file gone): the index answers, saying its age and that the store was not checked; --fresh is exit 2', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('unreachable');
+    const dir = tempDir();
+    const store = wordyStore(join(dir, 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const answer = (await cli(search(store, ['--no-index']))).stdout;
+    const asJson = ['search', 'refund', 'ledger7', '--scope', 'all', '--db', store, '--json', '--index', readerUrl(db)];
+    const json = (await cli(asJson)).stdout;
+    rmSync(store);
+    const r = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, answer, 'the answer of the last sync');
+    assert.match(
+      r.stderr,
+      /^convsearch: warning: index postgresql:\/\/searcher@\S+ answers for \S*sessions\.db as of its last sync, \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ min ago\): the store could not be checked \(.*no such file.*\)\n$/,
+    );
+    const doc = await cli(asJson);
+    assert.equal(doc.status, 0, doc.stderr);
+    const { index, ...rest } = JSON.parse(doc.stdout) as { index: Record<string, unknown> };
+    checkShape(index, INDEX, '$.index');
+    assert.deepEqual([index.checked, index.stale, index.behind_runs], [false, null, null]);
+    const { index: before, ...then } = JSON.parse(json) as { index: Record<string, unknown> };
+    assert.equal(index.synced_at, before.synced_at);
+    assert.deepEqual(rest, then);
+    // --fresh asks for the store: it cannot be read, so one line and exit 2
+    const fresh = await cli(search(store, ['--index', readerUrl(db), '--fresh']));
+    assert.equal(fresh.status, 2);
+    assert.equal(fresh.stdout, '');
+    assert.match(fresh.stderr, /^convsearch: error: .*no such file.*\n$/);
+    // a store the index does not hold: its error, as without an index
+    const other = await cli(search(join(dir, 'other.db'), ['--index', readerUrl(db)]));
+    assert.equal(other.status, 2);
+    assert.match(other.stderr, /^convsearch: error: .*no such file.*\n$/);
+  });
+
   test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
     if (skip(t)) return;
     const db = indexDb('append');
@@ -288,6 +359,94 @@ describe('shared index in Postgres', () => {
     );
     const via = await cli(search(store, ['--index', readerUrl(db)]));
     assert.equal(via.stdout, (await cli(search(store, ['--no-index']))).stdout);
+  });
+
+  test('syncs of two stores into one index at once do not wait for each other (a lock per store)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('twostores');
+    const big = wordyStore(join(tempDir(), 'sessions.db'), 2500);
+    const small = wordyStore(join(tempDir(), 'sessions.db'), 20);
+    // the registry first: both stores' rows exist, so neither sync waits on the schema's lock below
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', small])).status, 0);
+    copyFileSync(wordyStore(join(tempDir(), 'more.db'), 40), small);
+    const long = syncProcess(writerUrl(db), [big]);
+    await until(() => indexerWriting(db), 'the first sync to write');
+    const other = await runCliAsync(['index', 'sync', '--index', writerUrl(db), '--db', small]);
+    assert.equal(other.status, 0, other.stderr);
+    assert.match(other.stderr, /: (20 runs replayed, 0 resumed|0 runs replayed, 20 resumed)/);
+    assert.equal(long.child.exitCode, null, 'the other store synced while the first sync still held its transaction');
+    const first = await long.done;
+    assert.equal(first.status, 0, first.stderr);
+    for (const store of [big, small])
+      assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, (await cli(search(store, ['--no-index']))).stdout);
+  });
+
+  test('index sync --rebuild: readers meanwhile are not blocked and answer from the old part; then from the new one', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('rebuild');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 2500);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const answer = (await cli(search(store, ['--no-index']))).stdout;
+    const key = (): string => server().psql(db, "SELECT store_key FROM convsearch_index.stores WHERE identity NOT LIKE 'retired:%'").trim();
+    const before = key();
+    const child = spawn(process.execPath, [BIN, 'index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store], { cwd: ROOT });
+    const rebuilt = new Promise<number | null>((res) => child.on('close', res));
+    await until(() => indexerWriting(db), 'the rebuild to write');
+    for (let i = 0; i < 3; i++) {
+      const r = await runCliAsync(search(store, ['--index', readerUrl(db)]));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, '', 'no notice: the old part answered');
+      assert.equal(r.stdout, answer);
+      assert.equal(child.exitCode, null, 'the reader did not wait for the rebuild to commit');
+    }
+    assert.equal(await rebuilt, 0);
+    assert.notEqual(key(), before, 'the rebuilt part has a key of its own');
+    const after = await cli(search(store, ['--index', readerUrl(db)]));
+    assert.equal(after.stdout, answer);
+    assert.equal(after.stderr, '');
+    // the old part is kept for searches that began before the commit, and dropped by a later sync
+    assert.equal(server().psql(db, "SELECT count(*) FROM convsearch_index.stores WHERE identity LIKE 'retired:%'").trim(), '1');
+    assert.notEqual(server().psql(db, `SELECT to_regclass('convsearch_index.s${before}_meta')`).trim(), '');
+    // once no search can still read it (10 minutes: made older here), the next sync drops it
+    server().psql(db, "UPDATE convsearch_index.stores SET synced_at = now() - interval '1 hour' WHERE identity LIKE 'retired:%'");
+    assert.match((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).stderr, /up to date/);
+    assert.equal(server().psql(db, `SELECT to_regclass('convsearch_index.s${before}_meta')`).trim(), '');
+    assert.equal(server().psql(db, "SELECT count(*) FROM convsearch_index.stores WHERE identity LIKE 'retired:%'").trim(), '0');
+    assert.equal((await cli(search(store, ['--index', readerUrl(db)]))).stdout, answer);
+  });
+
+  test('ids holding NUL, the escape character and lone surrogates round-trip through the shared index (answers as --no-index)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('oddids');
+    const odd = ['run\u0000nul', 'run\ue000esc', 'run\ud800lone', 'run\u0000\ue0000'];
+    const store = buildStore((w) => {
+      for (const [i, id] of odd.entries()) {
+        w.registerRun({ runId: id, conversationId: `conv\u0000${i}\udc00`, startedAt: at(i), agentName: `agent\u0000${i}` });
+        const messages = [userMsg(`refund question ${i} with a \u0000 nul and \ue000 escape`, i), assistantMsg(`ledger7 answer ${i}`, i)];
+        w.saveSnapshot({ runId: id, stepIndex: 1, state: 'complete', timestamp: at(100 + i), messages });
+      }
+    });
+    const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.equal(synced.status, 0, synced.stderr);
+    assert.match(synced.stderr, /4 runs replayed/);
+    for (const cmd of [
+      ['search', 'refund', 'ledger7', '--scope', 'all', '--json'],
+      ['runs', '--json'],
+      ['conversations', '--json'],
+    ]) {
+      const via = await cli([...cmd, '--db', store, '--index', readerUrl(db)]);
+      const replay = await cli([...cmd, '--db', store, '--no-index']);
+      assert.equal(via.status, 0, via.stderr);
+      assert.equal(via.stderr, '', cmd[0]);
+      assert.deepEqual(withoutIndex(via.stdout, 1), JSON.parse(replay.stdout), cmd[0]);
+    }
+    // what the server holds: NUL and the escape character escaped (a lone surrogate is U+FFFD in the SQLite store already)
+    const escaped = server().psql(db, 'SELECT count(*) FROM convsearch_index.s1_runs WHERE strpos(run_id, chr(57344)) > 0').trim();
+    assert.equal(escaped, '3');
+    // a resync reads the rows back: their checksums hold, nothing is rebuilt
+    const again = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+    assert.match(again.stderr, /up to date/);
+    assert.doesNotMatch(again.stderr, /damaged/);
   });
 
   test('a sync killed mid-write leaves the previous state; readers meanwhile see the old state or the new, never a mix', async (t) => {
@@ -405,8 +564,9 @@ describe('shared index in Postgres', () => {
     assert.match(s.stderr, /the tables of .*threaded\.db were damaged \(.*fails its checksum\); rebuilt them/);
     await readsWell();
     // found in the middle of an answer (a postings row the query reads): a sync that finds nothing
-    // changed does not read it; --rebuild builds the part again
-    await damaged("UPDATE convsearch_index.s1_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'");
+    // changed does not read it; --rebuild builds the part again (under a new key: the store's part now)
+    const key = server().psql(db, "SELECT store_key FROM convsearch_index.stores WHERE identity NOT LIKE 'retired:%'").trim();
+    await damaged(`UPDATE convsearch_index.s${key}_postings SET data = data || '\\x00'::bytea WHERE term = 'refund'`);
     const rebuilt = await cli(['index', 'sync', '--rebuild', '--index', writerUrl(db), '--db', store]);
     assert.equal(rebuilt.status, 0, rebuilt.stderr);
     assert.match(rebuilt.stderr, /threaded\.db: 7 runs replayed/);
