@@ -86,6 +86,8 @@ export class RunReplayer {
     seed: ParsedSnapshot | null = null,
     /** Keep each message's stored text (the bytes export writes); off for search, which never needs it. */
     private readonly keepJson = false,
+    /** Reuse the previous snapshot's parse (off only to check that reuse changes nothing: every snapshot parsed whole). */
+    private readonly reuse = true,
   ) {
     this.previous = seed;
     this.entries = stored.slice();
@@ -163,7 +165,7 @@ export class RunReplayer {
     if (typeof value !== 'string') {
       throw new Error(`messages column holds ${value === null ? 'NULL' : Buffer.isBuffer(value) ? 'a BLOB' : typeof value}, not JSON text`);
     }
-    const prev = this.previous;
+    const prev = this.reuse ? this.previous : null;
     let reused = 0;
     if (prev && prev.ranges.length > 0) {
       // longest byte-identical prefix of whole elements, trying the likeliest (almost all) first
