@@ -139,6 +139,8 @@ export class RunReplayer {
       if (i < overlap) {
         // later copy kept: it carries what core stamped after the first save (e.g. instruction deltas)
         const old = this.entries[base + i]!;
+        // the very element held (a reused parse): nothing to replace
+        if (!this.keepJson && (old as Partial<RecordMessage>).message === el.message && old.keys === el.keys) continue;
         const json = this.keepJson ? keptText(parsed.text, range, (old as RecordMessage).json) : undefined;
         this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep, json };
       } else {

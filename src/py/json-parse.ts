@@ -270,7 +270,6 @@ let byHand = false;
  * and JSON whitespace mean the same to both.
  */
 export function parseNatively(text: string, start: number, end: number): JsonValue | undefined {
-  if (mayHaveLossyNumber(text, start, end)) return undefined;
   let raw: unknown;
   try {
     raw = JSON.parse(start === 0 && end === text.length ? text : text.slice(start, end));
@@ -278,13 +277,19 @@ export function parseNatively(text: string, start: number, end: number): JsonVal
     return undefined;
   }
   byHand = false;
+  numbers = 0;
   const value = fromNative(raw, 0);
-  return byHand ? undefined : value;
+  // without a number in the result there is no spelling to check (most messages have none)
+  return byHand || (numbers > 0 && mayHaveLossyNumber(text, start, end)) ? undefined : value;
 }
+
+/** Numbers met by {@link fromNative} (module state, like {@link byHand}). */
+let numbers = 0;
 
 function fromNative(v: unknown, depth: number): JsonValue {
   if (typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
   if (typeof v === 'number') {
+    numbers++;
     // spelled as an integer (mayHaveLossyNumber saw no fraction or exponent); past 2^53 it was rounded
     if (!Number.isSafeInteger(v)) {
       byHand = true;

@@ -24,8 +24,13 @@ function shape(v: JsonValue): unknown {
   return v;
 }
 
-function replay(rows: StoreSnapshot[], reuse: boolean, seed: ParsedSnapshot | null): { record: string; last: ParsedSnapshot | null } {
-  const r = new RunReplayer('r1', NO_MEDIA, [], seed, true, reuse);
+function replay(
+  rows: StoreSnapshot[],
+  reuse: boolean,
+  seed: ParsedSnapshot | null,
+  keepJson = true,
+): { record: string; last: ParsedSnapshot | null } {
+  const r = new RunReplayer('r1', NO_MEDIA, [], seed, keepJson, reuse);
   for (const row of rows) r.add(row);
   const res = r.result();
   const record = JSON.stringify({
@@ -45,9 +50,12 @@ function rowsOf(texts: unknown[]): StoreSnapshot[] {
 function assertSameRecord(texts: unknown[], seedTexts: string[] = []): void {
   const seed = seedTexts.length > 0 ? replay(rowsOf(seedTexts), true, null).last : null;
   const rows = rowsOf(texts);
-  const fast = replay(rows, true, seed).record;
-  const whole = replay(rows, false, null).record;
-  assert.equal(fast, whole, `snapshots: ${JSON.stringify(texts).slice(0, 400)}`);
+  // with the kept copies' stored text (export) and without (search)
+  for (const keepJson of [true, false]) {
+    const fast = replay(rows, true, seed, keepJson).record;
+    const whole = replay(rows, false, null, keepJson).record;
+    assert.equal(fast, whole, `snapshots: ${JSON.stringify(texts).slice(0, 400)}`);
+  }
 }
 
 const sim = simulateRun({
@@ -112,7 +120,10 @@ describe('replay with parse reuse equals replay with every snapshot parsed whole
     const edited = [restamped, partStamp, instructions, spaced, float, exp, rows];
     for (const t of edited) assert.notEqual(t, last);
     assertSameRecord([...simTexts, ...edited, last]);
-    for (const t of edited) assertSameRecord([last, t, last]);
+    for (const t of edited) {
+      assertSameRecord([last, t]);
+      assertSameRecord([last, t, last]);
+    }
   });
 
   test('dropped leading messages, inserted, duplicated and reordered messages, compaction summaries', () => {
