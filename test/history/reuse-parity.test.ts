@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { instructionDeltaPart, simulateRun, summaryRequest, textPart, toolCallPart, type JsonObject } from '../../scripts/lib/messages.js';
 import type { MediaCache } from '../../src/history/media.js';
 import { RunReplayer, type ParsedSnapshot } from '../../src/history/replay.js';
-import { isArray, isObject, PyFloat, PyInt, type JsonValue } from '../../src/py/json-value.js';
 import type { StoreSnapshot } from '../../src/store/reader.js';
 import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';
+import { jsonShape as shape } from '../helpers/json-shape.js';
 
 /**
  * Replay reuses the previous snapshot's parse (a byte-identical prefix of whole elements, and elements
@@ -15,14 +15,6 @@ import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';
 
 // No snapshot here carries media markers, so the lookup is never asked.
 const NO_MEDIA = { get: () => null } as unknown as MediaCache;
-
-function shape(v: JsonValue): unknown {
-  if (v instanceof PyInt) return ['int', v.value.toString()];
-  if (v instanceof PyFloat) return ['float', Object.is(v.value, -0) ? '-0' : String(v.value)];
-  if (isArray(v)) return ['list', v.map(shape)];
-  if (isObject(v)) return ['dict', [...v].map(([k, x]) => [k, shape(x)])];
-  return v;
-}
 
 function replay(
   rows: StoreSnapshot[],

@@ -1,16 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_JSON_DEPTH, parseJson, parseJsonByHand, parseNatively } from '../../src/py/json-parse.js';
-import { isArray, isObject, PyFloat, PyInt, type JsonValue } from '../../src/py/json-value.js';
-
-/** The value with everything Python's view keeps spelled out: key order, int vs float, -0.0. */
-function shape(v: JsonValue): unknown {
-  if (v instanceof PyInt) return ['int', v.value.toString()];
-  if (v instanceof PyFloat) return ['float', Object.is(v.value, -0) ? '-0' : String(v.value)];
-  if (isArray(v)) return ['list', v.map(shape)];
-  if (isObject(v)) return ['dict', [...v].map(([k, x]) => [k, shape(x)])];
-  return v;
-}
+import type { JsonValue } from '../../src/py/json-value.js';
+import { jsonShape as shape } from '../helpers/json-shape.js';
 
 function outcome(parse: () => JsonValue): unknown {
   try {
