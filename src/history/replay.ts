@@ -123,13 +123,18 @@ export class RunReplayer {
       return;
     }
     this.previous = parsed;
+    // plain loops, no callbacks: a closure made per snapshot never gets type feedback of its own
     const keptAt: number[] = [];
-    for (let i = 0; i < parsed.elements.length; i++) if (!parsed.elements[i]!.summary) keptAt.push(i);
-    const kept = keptAt.map((i) => parsed.elements[i]!);
-    const overlap = longestOverlap(
-      this.looseKeys,
-      kept.map((el) => el.keys.loose),
-    );
+    const kept: ParsedElement[] = [];
+    const keptKeys: string[] = [];
+    for (let i = 0; i < parsed.elements.length; i++) {
+      const el = parsed.elements[i]!;
+      if (el.summary) continue;
+      keptAt.push(i);
+      kept.push(el);
+      keptKeys.push(el.keys.loose);
+    }
+    const overlap = longestOverlap(this.looseKeys, keptKeys);
     const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
     const base = this.entries.length - overlap;
     if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
