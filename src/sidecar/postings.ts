@@ -31,20 +31,6 @@ export class SegmentBuilder {
   size = 0;
   private closed = false;
 
-  /**
-   * Counts one token of the document being added. Tokens map to term ids through a per-run dictionary
-   * (small, so cache-friendly; a run repeats its words) in front of the segment's; counts go into an
-   * array indexed by term id. Made once: a closure made per document would run without type feedback.
-   */
-  private readonly countToken = (t: string): void => {
-    let id = this.runTerms.get(t);
-    if (id === undefined) {
-      id = this.ids.get(t) ?? this.newTerm(t);
-      this.runTerms.set(t, id);
-    }
-    if (this.counts[id]++ === 0) this.touched.push(id);
-  };
-
   beginRun(runKey: number): void {
     this.runOrdinal++;
     this.runKey = runKey;
@@ -56,7 +42,16 @@ export class SegmentBuilder {
    * run must come in ascending position order, and a run's documents together.
    */
   addDocument(pos: number, text: string): number {
-    const length = forEachToken(text, this.countToken);
+    // tokens map to term ids through a per-run dictionary (small, so cache-friendly; a run repeats its
+    // words) in front of the segment's; counts go into an array indexed by term id
+    const length = forEachToken(text, (t) => {
+      let id = this.runTerms.get(t);
+      if (id === undefined) {
+        id = this.ids.get(t) ?? this.newTerm(t);
+        this.runTerms.set(t, id);
+      }
+      if (this.counts[id]++ === 0) this.touched.push(id);
+    });
     for (const id of this.touched) {
       if (this.lastRun[id] !== this.runOrdinal) {
         if (this.lastRun[id] !== -1) this.put(id, 0);
