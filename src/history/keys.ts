@@ -37,74 +37,90 @@ class LongString {
 
 type Piece = string | LongString;
 
-/** Canonical text pieces, the length from which a string value is a LongString, and whether one was met. */
+/**
+ * Canonical text being built: `acc` grows by concatenation (cheap ropes in V8); a long string value
+ * closes it into `out` as a piece of its own. Most messages end as one string, hashed in one call.
+ */
 interface Canon {
   readonly out: Piece[];
+  acc: string;
   readonly long: number;
+  /** Whether a LongString was met. */
   sliced: boolean;
+}
+
+function canon(long: number): Canon {
+  return { out: [], acc: '', long, sliced: false };
+}
+
+/** The finished pieces of `c`. */
+function pieces(c: Canon): Piece[] {
+  if (c.acc !== '' || c.out.length === 0) c.out.push(c.acc);
+  c.acc = '';
+  return c.out;
 }
 
 function pushString(v: string, c: Canon): void {
   if (v.length > c.long) {
+    if (c.acc !== '') c.out.push(c.acc);
     c.out.push(new LongString(v));
+    c.acc = '';
     c.sliced = true;
-  } else c.out.push(JSON.stringify(v));
+  } else c.acc += JSON.stringify(v);
 }
 
 /** Free-form value: order kept, int/float kept apart, binary data normalized. */
 function canonValue(v: JsonValue, c: Canon): void {
-  const out = c.out;
-  if (v === null) out.push('null');
+  if (v === null) c.acc += 'null';
   else if (typeof v === 'string') pushString(v, c);
-  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
-  else if (v instanceof PyInt) out.push(v.value.toString());
-  else if (v instanceof PyFloat) out.push(`f${String(v.value)}`);
+  else if (typeof v === 'boolean') c.acc += v ? 'true' : 'false';
+  else if (v instanceof PyInt) c.acc += v.value.toString();
+  else if (v instanceof PyFloat) c.acc += `f${String(v.value)}`;
   else if (isArray(v)) {
-    out.push('[');
+    c.acc += '[';
     for (const x of v) {
       canonValue(x, c);
-      out.push(',');
+      c.acc += ',';
     }
-    out.push(']');
+    c.acc += ']';
   } else {
-    out.push('{');
+    c.acc += '{';
     const binary = v.get('kind') === 'binary' && typeof v.get('data') === 'string';
     for (const [k, x] of v) {
-      out.push(JSON.stringify(k), ':');
-      if (binary && k === 'data') out.push(JSON.stringify(canonicalBase64(x as string)));
+      c.acc += `${JSON.stringify(k)}:`;
+      if (binary && k === 'data') c.acc += JSON.stringify(canonicalBase64(x as string));
       else canonValue(x, c);
-      out.push(',');
+      c.acc += ',';
     }
-    out.push('}');
+    c.acc += '}';
   }
 }
 
 /** A pydantic model's fields: order-free, null/default fields equal to absent ones. */
 function canonModel(obj: JsonObject, c: Canon, skip?: Set<string>): void {
-  const out = c.out;
   const keys = [...obj.keys()].sort();
-  out.push('<');
+  c.acc += '<';
   for (const k of keys) {
     if (skip?.has(k)) continue;
     const v = obj.get(k)!;
     if (v === null) continue;
     if ((k === 'state' && v === 'complete') || (k === 'outcome' && v === 'success')) continue;
-    out.push(k, '=');
+    c.acc += `${k}=`;
     if (k === 'usage' && isObject(v)) canonModel(v, c);
-    else if (k === 'data' && typeof v === 'string' && obj.get('kind') === 'binary') out.push(JSON.stringify(canonicalBase64(v)));
+    else if (k === 'data' && typeof v === 'string' && obj.get('kind') === 'binary') c.acc += JSON.stringify(canonicalBase64(v));
     else if (k === 'content' && isArray(v) && obj.get('part_kind') === 'user-prompt') {
       // user-prompt content items are typed models too (tool-return content stays free-form)
-      out.push('[');
+      c.acc += '[';
       for (const item of v) {
         if (isObject(item)) canonModel(item, c);
         else canonValue(item, c);
-        out.push(',');
+        c.acc += ',';
       }
-      out.push(']');
+      c.acc += ']';
     } else canonValue(v, c);
-    out.push(';');
+    c.acc += ';';
   }
-  out.push('>');
+  c.acc += '>';
 }
 
 const SKIPPED_IN_HEAD = {
@@ -142,21 +158,24 @@ function digest(parts: Piece[], long: number, sliced: boolean): string {
 
 /** `long`: where a string value starts to be hashed in slices (tests lower it; the keys do not change). */
 export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
-  const head: Canon = { out: [], long, sliced: false };
+  const head = canon(long);
   canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
-  const loose: Piece[] = [...head.out, '|'];
-  const strict: Piece[] = [...head.out, '|'];
-  let hasDelta = false;
+  head.acc += '|';
+  let sliced = head.sliced;
+  const headPieces = pieces(head);
+  const loose: Piece[] = headPieces.slice();
+  let strict: Piece[] | null = null;
   for (const p of m.parts) {
-    const one: Canon = { out: [], long, sliced: false };
+    const one = canon(long);
     canonModel(p, one);
-    one.out.push('&');
-    head.sliced ||= one.sliced;
-    if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') hasDelta = true;
-    else loose.push(...one.out);
-    strict.push(...one.out);
+    one.acc += '&';
+    sliced ||= one.sliced;
+    const text = pieces(one);
+    if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') strict ??= loose.slice();
+    else loose.push(...text);
+    strict?.push(...text);
   }
   // a LongString anywhere takes both through the sliced path (it hashes plain pieces the same)
-  const looseKey = digest(loose, long, head.sliced);
-  return { loose: looseKey, strict: hasDelta ? digest(strict, long, head.sliced) : looseKey };
+  const looseKey = digest(loose, long, sliced);
+  return { loose: looseKey, strict: strict ? digest(strict, long, sliced) : looseKey };
 }

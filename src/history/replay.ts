@@ -86,6 +86,8 @@ export class RunReplayer {
     seed: ParsedSnapshot | null = null,
     /** Keep each message's stored text (the bytes export writes); off for search, which never needs it. */
     private readonly keepJson = false,
+    /** Reuse the previous snapshot's parse (off only to check that reuse changes nothing: every snapshot parsed whole). */
+    private readonly reuse = true,
   ) {
     this.previous = seed;
     this.entries = stored.slice();
@@ -121,13 +123,18 @@ export class RunReplayer {
       return;
     }
     this.previous = parsed;
+    // plain loops, no callbacks: a closure made per snapshot never gets type feedback of its own
     const keptAt: number[] = [];
-    for (let i = 0; i < parsed.elements.length; i++) if (!parsed.elements[i]!.summary) keptAt.push(i);
-    const kept = keptAt.map((i) => parsed.elements[i]!);
-    const overlap = longestOverlap(
-      this.looseKeys,
-      kept.map((el) => el.keys.loose),
-    );
+    const kept: ParsedElement[] = [];
+    const keptKeys: string[] = [];
+    for (let i = 0; i < parsed.elements.length; i++) {
+      const el = parsed.elements[i]!;
+      if (el.summary) continue;
+      keptAt.push(i);
+      kept.push(el);
+      keptKeys.push(el.keys.loose);
+    }
+    const overlap = longestOverlap(this.looseKeys, keptKeys);
     const step = typeof row.stepIndex === 'number' ? row.stepIndex : null;
     const base = this.entries.length - overlap;
     if (kept.length > 0) this.firstChanged = Math.min(this.firstChanged, base);
@@ -137,6 +144,8 @@ export class RunReplayer {
       if (i < overlap) {
         // later copy kept: it carries what core stamped after the first save (e.g. instruction deltas)
         const old = this.entries[base + i]!;
+        // the very element held (a reused parse): nothing to replace
+        if (!this.keepJson && (old as Partial<RecordMessage>).message === el.message && old.keys === el.keys) continue;
         const json = this.keepJson ? keptText(parsed.text, range, (old as RecordMessage).json) : undefined;
         this.entries[base + i] = { message: el.message, keys: el.keys, firstSeq: old.firstSeq, firstStep: old.firstStep, json };
       } else {
@@ -163,7 +172,7 @@ export class RunReplayer {
     if (typeof value !== 'string') {
       throw new Error(`messages column holds ${value === null ? 'NULL' : Buffer.isBuffer(value) ? 'a BLOB' : typeof value}, not JSON text`);
     }
-    const prev = this.previous;
+    const prev = this.reuse ? this.previous : null;
     let reused = 0;
     if (prev && prev.ranges.length > 0) {
       // longest byte-identical prefix of whole elements, trying the likeliest (almost all) first

@@ -210,8 +210,118 @@ function matchWord(text: string, word: string, at: number, end: number): boolean
 /**
  * Parse exactly one JSON value from `text[start, end)`; surrounding JSON whitespace (space, tab,
  * CR, LF) is allowed, anything else is an error.
+ *
+ * The native JSON.parse does the work where its result provably carries everything Python's view
+ * needs (see {@link parseNatively}); anything else, errors included, goes through {@link parseJsonByHand}.
  */
 export function parseJson(text: string, start = 0, end: number = text.length): JsonValue {
+  if (end > text.length) end = text.length;
+  if (start < 0) start = 0;
+  return parseNatively(text, start, end) ?? parseJsonByHand(text, start, end);
+}
+
+/** A digit followed by what only a fraction or an exponent puts after one, in a number. */
+const DIGIT_THEN_FRACTION = /\d[.eE]/g;
+
+function isWhitespace(c: number): boolean {
+  return c === SPACE || c === LF || c === CR || c === TAB;
+}
+
+/**
+ * Whether `text[start, end)` may hold a number JSON.parse would lose the spelling of: one with a
+ * fraction or an exponent (`1.0` is a Python float, JSON.parse gives the integer 1; integers beyond
+ * exact doubles are caught after parsing). Such a number has a digit followed by `.`, `e` or `E`, and
+ * outside a string its digits follow `"key":`, `[` or `,` (JSON whitespace between) or start the text.
+ * Inside a string a `"` is escaped, so these checks can only ever say yes too often, never too rarely.
+ */
+function mayHaveLossyNumber(text: string, start: number, end: number): boolean {
+  const re = DIGIT_THEN_FRACTION;
+  re.lastIndex = start;
+  for (let m = re.exec(text); m !== null && m.index + 1 < end; m = re.exec(text)) {
+    let i = m.index;
+    while (i > start && text.charCodeAt(i - 1) >= ZERO && text.charCodeAt(i - 1) <= NINE) i--;
+    if (i > start && text.charCodeAt(i - 1) === MINUS) i--;
+    while (i > start && isWhitespace(text.charCodeAt(i - 1))) i--;
+    if (i === start) return true;
+    const c = text.charCodeAt(i - 1);
+    if (c === LBRACKET || c === COMMA) return true;
+    if (c === COLON) {
+      i--;
+      while (i > start && isWhitespace(text.charCodeAt(i - 1))) i--;
+      if (i > start && text.charCodeAt(i - 1) === QUOTE) return true;
+    }
+    re.lastIndex = m.index + 1;
+  }
+  return false;
+}
+
+/** Containers nested deeper than this go by hand, which applies {@link MAX_JSON_DEPTH} exactly. */
+const NATIVE_DEPTH = MAX_JSON_DEPTH - 10;
+
+/** Marks a native result that must go by hand (module state: no allocation per value). */
+let byHand = false;
+
+/**
+ * `text[start, end)` parsed by JSON.parse and converted to the {@link JsonValue} model, or undefined
+ * when the result could differ from {@link parseJsonByHand}'s: any syntax JSON.parse refuses (Python's
+ * NaN and Infinity, errors, whose message the hand parser words), a lossy number spelling, an object
+ * with an integer-like key (JavaScript enumerates those first, a Python dict keeps insertion order),
+ * or deep nesting. Strings, escapes (lone surrogates too), duplicate keys (first position, last value)
+ * and JSON whitespace mean the same to both.
+ */
+export function parseNatively(text: string, start: number, end: number): JsonValue | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(start === 0 && end === text.length ? text : text.slice(start, end));
+  } catch {
+    return undefined;
+  }
+  byHand = false;
+  numbers = 0;
+  const value = fromNative(raw, 0);
+  // without a number in the result there is no spelling to check (most messages have none)
+  return byHand || (numbers > 0 && mayHaveLossyNumber(text, start, end)) ? undefined : value;
+}
+
+/** Numbers met by {@link fromNative} (module state, like {@link byHand}). */
+let numbers = 0;
+
+function fromNative(v: unknown, depth: number): JsonValue {
+  if (typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
+  if (typeof v === 'number') {
+    numbers++;
+    // spelled as an integer (mayHaveLossyNumber saw no fraction or exponent); past 2^53 it was rounded
+    if (!Number.isSafeInteger(v)) {
+      byHand = true;
+      return null;
+    }
+    return v >= 0 && v < SMALL_INTS.length ? SMALL_INTS[v]! : new PyInt(BigInt(v));
+  }
+  if (depth >= NATIVE_DEPTH) {
+    byHand = true;
+    return null;
+  }
+  if (Array.isArray(v)) {
+    const out: JsonValue[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = fromNative(v[i], depth + 1);
+    return out;
+  }
+  const out: JsonObject = new Map();
+  let first = true;
+  for (const k in v as Record<string, unknown>) {
+    // integer-like keys enumerate first: if there is one, the first key is one
+    if (first) {
+      const c = k.charCodeAt(0);
+      if (c >= ZERO && c <= NINE) byHand = true;
+      first = false;
+    }
+    out.set(k, fromNative((v as Record<string, unknown>)[k], depth + 1));
+  }
+  return out;
+}
+
+/** {@link parseJson} without the native fast path: the reference for it, and what reports errors. */
+export function parseJsonByHand(text: string, start = 0, end: number = text.length): JsonValue {
   if (end > text.length) end = text.length;
   if (start < 0) start = 0;
   let i = start;

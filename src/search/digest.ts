@@ -108,7 +108,8 @@ export function digestRuns(
   for (const runId of runIds) {
     const replay = source.replay(runId);
     const record = replay.messages;
-    const strictKeys = record.map((m) => m.keys.strict);
+    const strictKeys: string[] = new Array(record.length);
+    for (let i = 0; i < record.length; i++) strictKeys[i] = record[i]!.keys.strict;
     const localStart = claimInherited(claimed, strictKeys);
     const lengths = new Int32Array(record.length - localStart);
     const perTerm: number[][] = terms.map(() => []);

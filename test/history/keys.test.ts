@@ -1,8 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { binaryContent, request, response, textPart, toolReturnPart, userPromptPart } from '../../scripts/lib/messages.js';
+import {
+  binaryContent,
+  instructionDeltaPart,
+  request,
+  response,
+  textPart,
+  thinkingPart,
+  toolReturnPart,
+  userPromptPart,
+} from '../../scripts/lib/messages.js';
 import { parseJson } from '../../src/py/json-parse.js';
-import { messageKeys } from '../../src/history/keys.js';
+import { LONG_STRING, messageKeys } from '../../src/history/keys.js';
+import { messageKeys as keysBefore } from '../helpers/keys-before.js';
 import { toMessage, unknownPartKinds } from '../../src/history/messages.js';
 import { renderMessage, searchText } from '../../src/render/message.js';
 import { at, dumps, parseMessage } from '../helpers/stores.js';
@@ -104,4 +114,26 @@ test('a long string value hashed in slices gives the keys of the whole (surrogat
   const base = parseMessage(request([userPromptPart('z'.repeat(50), { timestamp: at(1) })]));
   const edited = parseMessage(request([userPromptPart('z'.repeat(49) + 'q', { timestamp: at(1) })]));
   assert.notEqual(messageKeys(base, 8).loose, messageKeys(edited, 8).loose);
+});
+
+test('the keys equal those of the earlier piece-by-piece canonicalization (kept in test/helpers/keys-before.ts)', () => {
+  const odd = ['ab"c\\d\u0001', '😀x😀', '\ud800', 'q\udc00r', '\n\t', 'é漢字', '\u2028\u2029', '', 'x'.repeat(40)];
+  const values = [...odd, 1, 1.5, -0.0, 2 ** 60, null, true, [1, 'a', null], { b: 1, a: [{ z: null }] }, { kind: 'binary', data: '-__-' }];
+  const messages = [
+    request([userPromptPart('hi', { timestamp: at(1) })], { instructions: 'be brief' }),
+    request([
+      userPromptPart(['look', { ...binaryContent(new Uint8Array([0xfb, 0xff]), 'image/png'), data: '-_8=' }], { timestamp: at(1) }),
+    ]),
+    request([instructionDeltaPart('d1', 'x'), userPromptPart('q', { timestamp: at(2) }), instructionDeltaPart('d2', null)]),
+    request([userPromptPart('q', { timestamp: at(2) }), instructionDeltaPart('d1', 'x'), userPromptPart('r', { timestamp: at(3) })]),
+    response([textPart('x'), { part_kind: 'future-thing', content: 'SECRET', n: 1.0 }], { timestamp: at(3), runId: 'r' }),
+    ...values.map((v, i) => request([toolReturnPart(`t${i}`, v, `c${i}`, { timestamp: at(i) })], { metadata: { v } })),
+    ...odd.map((s) => response([textPart(s), thinkingPart(s)], { timestamp: at(4) })),
+  ];
+  for (const m of messages) {
+    const parsed = parseMessage(m);
+    for (const long of [Number.POSITIVE_INFINITY, LONG_STRING, 7, 1]) {
+      assert.deepEqual(messageKeys(parsed, long), keysBefore(parsed, long), `${JSON.stringify(m).slice(0, 80)} (long ${long})`);
+    }
+  }
 });

@@ -1,0 +1,163 @@
+/** The keys as main computed them (piece arrays, joined): what the rewritten canonicalization must equal. */
+import { createHash, hash } from 'node:crypto';
+import { isArray, isObject, PyFloat, PyInt, type JsonObject, type JsonValue } from '../../src/py/json-value.js';
+import type { Message } from '../../src/history/messages.js';
+
+/**
+ * Overlap keys (spec §3.3, §3.4). Python hashes re-validated pydantic objects, so equality must ignore
+ * what validation normalizes: field order of messages and parts, absent-vs-default fields, and the
+ * base64 alphabet of binary data. Values inside free-form fields (tool content, args) keep their order.
+ */
+export interface MessageKeys {
+  /** Ignores message timestamp/run_id/conversation_id/instructions and instruction-delta parts. */
+  readonly loose: string;
+  /** The loose key with instruction-delta parts kept: used for cross-run attribution. */
+  readonly strict: string;
+}
+
+const MESSAGE_STRIPPED = ['timestamp', 'run_id', 'conversation_id'];
+const REQUEST_STRIPPED = ['instructions', 'instruction_baseline', 'instruction_parts'];
+
+/** Top-level message fields the keys leave out: what core stamps on a message after its first save. */
+export const KEYLESS_FIELDS = {
+  request: new Set([...MESSAGE_STRIPPED, ...REQUEST_STRIPPED]),
+  response: new Set(MESSAGE_STRIPPED),
+} as const;
+
+function canonicalBase64(data: string): string {
+  return Buffer.from(data.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('base64');
+}
+
+/**
+ * A string value longer than the bound: kept as it is and hashed from its JSON escape in slices, so
+ * that a 200 MB message is not copied twice more (escaped, then joined) only to be hashed.
+ */
+class LongString {
+  constructor(readonly value: string) {}
+}
+
+type Piece = string | LongString;
+
+/** Canonical text pieces, the length from which a string value is a LongString, and whether one was met. */
+interface Canon {
+  readonly out: Piece[];
+  readonly long: number;
+  sliced: boolean;
+}
+
+function pushString(v: string, c: Canon): void {
+  if (v.length > c.long) {
+    c.out.push(new LongString(v));
+    c.sliced = true;
+  } else c.out.push(JSON.stringify(v));
+}
+
+/** Free-form value: order kept, int/float kept apart, binary data normalized. */
+function canonValue(v: JsonValue, c: Canon): void {
+  const out = c.out;
+  if (v === null) out.push('null');
+  else if (typeof v === 'string') pushString(v, c);
+  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
+  else if (v instanceof PyInt) out.push(v.value.toString());
+  else if (v instanceof PyFloat) out.push(`f${String(v.value)}`);
+  else if (isArray(v)) {
+    out.push('[');
+    for (const x of v) {
+      canonValue(x, c);
+      out.push(',');
+    }
+    out.push(']');
+  } else {
+    out.push('{');
+    const binary = v.get('kind') === 'binary' && typeof v.get('data') === 'string';
+    for (const [k, x] of v) {
+      out.push(JSON.stringify(k), ':');
+      if (binary && k === 'data') out.push(JSON.stringify(canonicalBase64(x as string)));
+      else canonValue(x, c);
+      out.push(',');
+    }
+    out.push('}');
+  }
+}
+
+/** A pydantic model's fields: order-free, null/default fields equal to absent ones. */
+function canonModel(obj: JsonObject, c: Canon, skip?: Set<string>): void {
+  const out = c.out;
+  const keys = [...obj.keys()].sort();
+  out.push('<');
+  for (const k of keys) {
+    if (skip?.has(k)) continue;
+    const v = obj.get(k)!;
+    if (v === null) continue;
+    if ((k === 'state' && v === 'complete') || (k === 'outcome' && v === 'success')) continue;
+    out.push(k, '=');
+    if (k === 'usage' && isObject(v)) canonModel(v, c);
+    else if (k === 'data' && typeof v === 'string' && obj.get('kind') === 'binary') out.push(JSON.stringify(canonicalBase64(v)));
+    else if (k === 'content' && isArray(v) && obj.get('part_kind') === 'user-prompt') {
+      // user-prompt content items are typed models too (tool-return content stays free-form)
+      out.push('[');
+      for (const item of v) {
+        if (isObject(item)) canonModel(item, c);
+        else canonValue(item, c);
+        out.push(',');
+      }
+      out.push(']');
+    } else canonValue(v, c);
+    out.push(';');
+  }
+  out.push('>');
+}
+
+const SKIPPED_IN_HEAD = {
+  request: new Set([...KEYLESS_FIELDS.request, 'parts']),
+  response: new Set([...KEYLESS_FIELDS.response, 'parts']),
+} as const;
+
+/** Long string values are hashed in slices of this many code units. */
+export const LONG_STRING = 1 << 20;
+
+/** `sliced`: some piece is a LongString (else every piece is a string). */
+function digest(parts: Piece[], long: number, sliced: boolean): string {
+  // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
+  if (!sliced) return hash('sha1', (parts as string[]).join(''), 'base64');
+  const h = createHash('sha1');
+  for (const p of parts) {
+    if (typeof p === 'string') {
+      h.update(p);
+      continue;
+    }
+    // the same bytes as JSON.stringify of the whole: no slice ends between the halves of a surrogate pair
+    const s = p.value;
+    h.update('"');
+    for (let i = 0; i < s.length; ) {
+      let end = Math.min(s.length, i + long);
+      const last = s.charCodeAt(end - 1);
+      if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++;
+      h.update(JSON.stringify(s.slice(i, end)).slice(1, -1));
+      i = end;
+    }
+    h.update('"');
+  }
+  return h.digest('base64');
+}
+
+/** `long`: where a string value starts to be hashed in slices (tests lower it; the keys do not change). */
+export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
+  const head: Canon = { out: [], long, sliced: false };
+  canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
+  const loose: Piece[] = [...head.out, '|'];
+  const strict: Piece[] = [...head.out, '|'];
+  let hasDelta = false;
+  for (const p of m.parts) {
+    const one: Canon = { out: [], long, sliced: false };
+    canonModel(p, one);
+    one.out.push('&');
+    head.sliced ||= one.sliced;
+    if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') hasDelta = true;
+    else loose.push(...one.out);
+    strict.push(...one.out);
+  }
+  // a LongString anywhere takes both through the sliced path (it hashes plain pieces the same)
+  const looseKey = digest(loose, long, head.sliced);
+  return { loose: looseKey, strict: hasDelta ? digest(strict, long, head.sliced) : looseKey };
+}
