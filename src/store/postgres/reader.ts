@@ -129,8 +129,9 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     return this.runList;
   }
 
+  /** From the listing: every command that counts the runs lists them too, so one query (and one scan) serves both. */
   runCount(): number {
-    return this.runList?.length ?? num(this.select(`SELECT count(*) FROM ${this.t.runs}`)[0]![0]);
+    return this.runs().length;
   }
 
   private pageRequest(runId: string, state: 'complete' | 'interrupted', afterSeq: number, limit: number): SelectRequest {
