@@ -131,7 +131,8 @@ describe('index over other backends: the stamp', () => {
     const index = join(tempDir(), 'idx.db');
     const snapshots = 'step_persistence_snapshots';
     // run-alpha-1 is the only run that says Kubernetes; each change makes it say the same-length Kubernetez
-    const edited = (from: string): string => `replace(messages, 'Kubernetes', 'Kubernetez') FROM ${from} WHERE run_id = 'run-alpha-1'`;
+    const kubernetez = "replace(messages, 'Kubernetes', 'Kubernetez')";
+    const edited = (from: string): string => `${kubernetez} FROM ${from} WHERE run_id = 'run-alpha-1'`;
     const noticed = async (what: string, hitsAfter: [number, number]): Promise<void> => {
       const after = sync(target, index);
       assert.equal(after.contentChecked, true, what);
@@ -171,7 +172,7 @@ describe('index over other backends: the stamp', () => {
     await writer.connect();
     try {
       await writer.query('BEGIN');
-      await writer.query(`UPDATE ${snapshots} SET messages = ${edited(snapshots).split(' FROM ')[0]} WHERE run_id = 'run-alpha-1'`);
+      await writer.query(`UPDATE ${snapshots} SET messages = ${kubernetez} WHERE run_id = 'run-alpha-1'`);
       s.psql('signal', "UPDATE step_persistence_runs SET agent_name = 'triage' WHERE run_id = 'run-beta-1'");
       assert.equal(sync(target, index).contentChecked, true, 'the run edit is seen');
       assert.deepEqual(await hits(target, index, 'kubernetez'), [0, 0], 'the open transaction is not');
