@@ -31,7 +31,7 @@ import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
 import { writeHugeMessageStore } from './huge-message.js';
 import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
-import { arg, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
+import { arg, enterPhase, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
 import { sharedIndexBench } from './shared-index.js';
 import { targetsTable } from './targets.js';
@@ -438,6 +438,7 @@ function printTable(
 }
 
 if (process.argv[2] === '--phase') {
+  enterPhase();
   const [, , , name, store, a, b, c] = process.argv;
   let r: PhaseResult;
   if (name === 'cli') r = await phaseCli(process.argv.slice(4));

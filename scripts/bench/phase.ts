@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 
 export interface PhaseResult {
   ms: number;
@@ -25,10 +26,18 @@ export const flag = (name: string): boolean => process.argv.includes(`--${name}`
 
 export const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
+/**
+ * The heap growth bin/convsearch.js sets, so that a phase's peak RSS is what the command's would be; set
+ * as it sets it, not on node's command line, whose V8 flags a server reader's driver thread refuses
+ * (ERR_WORKER_INVALID_EXEC_ARGV: threads inherit the command line's flags).
+ */
+export function enterPhase(): void {
+  setFlagsFromString(HEAP_GROWING);
+}
+
 /** Runs one phase in a fresh process, so that its peak RSS and its start-up are its own. */
 export function runPhase(args: string[], env: NodeJS.ProcessEnv = {}): PhaseResult {
-  // the heap growth bin/convsearch.js sets, so that a phase's peak RSS is what the command's would be
-  const r = spawnSync(process.execPath, [HEAP_GROWING, BENCH, '--phase', ...args], {
+  const r = spawnSync(process.execPath, [BENCH, '--phase', ...args], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, ...env },

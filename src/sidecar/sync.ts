@@ -91,14 +91,16 @@ export class IndexSync {
       rowsDigested,
       compacted: false,
     });
-    const stamp = this.store.stamp();
     // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
     this.t.begin();
     let meta: IndexMeta;
+    let stamp: string | null;
     let rows: RunRow[];
     let pageMap: PageMapRow | null;
     try {
       meta = readIndexMeta(this.t.readMeta());
+      // taken before any content is read; the recorded one lets a server prove cheaply that nothing changed
+      stamp = this.store.stamp(meta.storeStamp);
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
       rows = this.t.allRuns(meta.runCount);
       pageMap = this.t.pageMap();
@@ -111,7 +113,7 @@ export class IndexSync {
     rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
     if (content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
-    if (stampSame) this.checkUnseen(rows, meta, content, stamp);
+    if (stampSame) this.checkUnseen(rows, meta, content, stamp!);
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
       // what is written follows from the state read under the lock, never the one read before it: another

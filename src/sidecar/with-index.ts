@@ -112,7 +112,7 @@ function spaceVeto(store: StoreReader, path: string): string | null {
   const free = freeBytes(dirname(path));
   try {
     const mark = JSON.parse(readMark(path)) as SpaceMark;
-    const stamp = store.stamp();
+    const stamp = store.stamp(mark.stamp);
     if (stamp !== null && mark.stamp === stamp && free !== null && free <= mark.free + BUILD_SPACE_MIN) {
       return `the disk was full when the index was last updated (${mb(free)} free in ${dirname(path)}); free some space, or pass --no-index`;
     }

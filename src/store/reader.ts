@@ -107,9 +107,11 @@ export interface StoreReader {
    * differs). SQLite: identity, size and times of a file read without locks (no read at all); File: the
    * tree's listing (names and stats); Postgres: one query in the command's transaction; Redis: the
    * key-space index (pipelined reads, no payload). Null when the backend cannot give one (a live
-   * writer's -wal). What each can detect: docs/backends.md.
+   * writer's -wal). What each can detect: docs/backends.md. `recorded` (a stamp this backend gave before, as an
+   * index recorded it) lets a backend with a cheaper proof that nothing changed since return it as it is
+   * (Postgres: the transaction snapshot); the others ignore it.
    */
-  stamp(): string | null;
+  stamp(recorded?: string | null): string | null;
   /**
    * How another thread opens the very bytes this reader reads (`openSharedReader` in shared.ts), or null when
    * no other connection could (read in place beside a live writer, where it might see another commit).

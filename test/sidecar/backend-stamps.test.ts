@@ -14,6 +14,7 @@ import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { cli } from '../helpers/cli.js';
 import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer, need } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
+import pgDriver from 'pg';
 
 let pg: PgServer | string = 'not started';
 let redis: RedisServer | string = 'not started';
@@ -119,6 +120,97 @@ describe('index over other backends: the stamp', () => {
       assert.equal(sync(target, index).contentChecked, false, 'and vouches again');
       if (sql.includes('Kubernetez')) assert.deepEqual(await hits(target, index, 'kubernetez'), [1, 1]);
     }
+  });
+
+  it('Postgres: the transaction snapshot vouches only while nothing committed; each change the rows could hide is noticed', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    s.createDb('signal', join(FIXTURES, 'postgres', 'small.sql'));
+    s.createDb('elsewhere');
+    const target = s.url('signal');
+    const index = join(tempDir(), 'idx.db');
+    const snapshots = 'step_persistence_snapshots';
+    // run-alpha-1 is the only run that says Kubernetes; each change makes it say the same-length Kubernetez
+    const kubernetez = "replace(messages, 'Kubernetes', 'Kubernetez')";
+    const edited = (from: string): string => `${kubernetez} FROM ${from} WHERE run_id = 'run-alpha-1'`;
+    const noticed = async (what: string, hitsAfter: [number, number]): Promise<void> => {
+      const after = sync(target, index);
+      assert.equal(after.contentChecked, true, what);
+      assert.deepEqual(await hits(target, index, 'kubernetez'), hitsAfter, what);
+      assert.equal(sync(target, index).contentChecked, false, `${what}: and vouches again`);
+    };
+    let stamp = assertWarm(target, index);
+    // a commit elsewhere on the server moves the snapshot, not these rows: no content check, the stamp kept
+    s.psql('elsewhere', 'CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+    assert.deepEqual(sync(target, index), { contentChecked: false, replayed: 0, resumed: 0, stamp });
+
+    // a row deleted and inserted again under its seq, one word changed (same count, same last seq)
+    s.psql(
+      'signal',
+      `BEGIN; CREATE TEMP TABLE old AS SELECT * FROM ${snapshots} WHERE run_id = 'run-alpha-1';
+       DELETE FROM ${snapshots} WHERE run_id = 'run-alpha-1';
+       INSERT INTO ${snapshots} (seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages)
+         OVERRIDING SYSTEM VALUE SELECT seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, ${edited('old')};
+       COMMIT`,
+    );
+    await noticed('deleted and inserted again', [1, 1]);
+    // TRUNCATE and a reload of the same rows, the word changed back
+    s.psql(
+      'signal',
+      `BEGIN; CREATE TEMP TABLE old AS SELECT * FROM ${snapshots}; TRUNCATE ${snapshots};
+       INSERT INTO ${snapshots} OVERRIDING SYSTEM VALUE SELECT * FROM old WHERE run_id <> 'run-alpha-1';
+       INSERT INTO ${snapshots} (seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages)
+         OVERRIDING SYSTEM VALUE SELECT seq, run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state,
+           replace(messages, 'Kubernetez', 'Kubernetes') FROM old WHERE run_id = 'run-alpha-1';
+       COMMIT`,
+    );
+    await noticed('truncated and reloaded', [0, 0]);
+
+    // a writer's transaction open while the index recorded its stamp, committed after it: the next
+    // transaction id has not moved since (a later commit came first), only the list of those in progress
+    const writer = new pgDriver.Client({ connectionString: target });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`UPDATE ${snapshots} SET messages = ${kubernetez} WHERE run_id = 'run-alpha-1'`);
+      s.psql('signal', "UPDATE step_persistence_runs SET agent_name = 'triage' WHERE run_id = 'run-beta-1'");
+      assert.equal(sync(target, index).contentChecked, true, 'the run edit is seen');
+      assert.deepEqual(await hits(target, index, 'kubernetez'), [0, 0], 'the open transaction is not');
+      await writer.query('COMMIT');
+    } finally {
+      await writer.end();
+    }
+    await noticed('committed after the stamp', [1, 1]);
+
+    // the same store identity through another search_path: other tables, the same snapshot
+    s.psql(
+      'signal',
+      `CREATE SCHEMA other; CREATE TABLE other.step_persistence_runs AS SELECT * FROM step_persistence_runs;
+       CREATE TABLE other.${snapshots} AS SELECT * FROM ${snapshots};
+       UPDATE other.${snapshots} SET messages = replace(messages, 'Kubernetez', 'Kubernetes');
+       UPDATE step_persistence_runs SET agent_name = 'intake' WHERE run_id = 'run-beta-1'`,
+    );
+    // the run edit makes the index record the stamp of this very snapshot
+    stamp = sync(target, index).stamp!;
+    assert.equal(sync(target, index).contentChecked, false);
+    const other = s.url('signal', undefined, undefined, '?options=-c%20search_path%3Dother');
+    const viaOther = sync(other, index);
+    assert.equal(viaOther.contentChecked, true, 'other tables are other content');
+    assert.notEqual(viaOther.stamp, stamp);
+    assert.deepEqual(await hits(other, index, 'kubernetez'), [0, 0]);
+
+    // another role, which row security shows fewer rows: the same snapshot, other content
+    s.psql(
+      'signal',
+      `CREATE ROLE stamp_reader LOGIN PASSWORD 'stamp-pw'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO stamp_reader;
+       ALTER TABLE ${snapshots} ENABLE ROW LEVEL SECURITY;
+       CREATE POLICY hide_alpha ON ${snapshots} FOR SELECT TO stamp_reader USING (run_id <> 'run-alpha-1')`,
+    );
+    assert.equal(sync(target, index).contentChecked, true);
+    assert.deepEqual(await hits(target, index, 'kubernetez'), [1, 1]);
+    const limited = s.url('signal', 'stamp_reader', 'stamp-pw');
+    assert.equal(sync(limited, index).contentChecked, true, 'rows another role cannot see are other content');
+    assert.deepEqual(await hits(limited, index, 'kubernetez'), [0, 0]);
   });
 
   it('Redis: a new snapshot, an expired payload, a changed run record each change it', (t) => {

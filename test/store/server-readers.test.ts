@@ -284,6 +284,39 @@ describe('Redis reader', () => {
     s.cli(db, ['FLUSHDB']);
   });
 
+  it("reads index members as Python's int() reads them, spaces, underscores and other scripts' digits included", (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    const db = 12;
+    s.load(db, join(FIXTURES, 'redis', 'small.redis'));
+    const payload = s.cli(db, ['GET', `${PREFIX}:snapshot:{run-alpha-1}:3`]).trim();
+    for (const seq of ['8', '9', '10', '11']) s.cli(db, ['SET', `${PREFIX}:snapshot:{run-alpha-1}:${seq}`, payload]);
+    s.cli(db, [
+      'ZADD',
+      `${PREFIX}:snapshots:{run-alpha-1}`,
+      '8',
+      ' 8:complete',
+      '9',
+      '0_9:complete',
+      '10',
+      '١٠:complete',
+      '11',
+      '+11:interrupted',
+    ]);
+    withReader(s.url(db), (r) => {
+      assert.deepEqual(
+        [...r.completeSnapshots('run-alpha-1')].map((x) => x.seq),
+        [1, 2, 3, 8, 9, 10],
+      );
+      assert.deepEqual(
+        [...r.interruptedSnapshots('run-alpha-1')].map((x) => x.seq),
+        [11],
+      );
+      assert.deepEqual(r.notices(), []);
+    });
+    s.cli(db, ['FLUSHDB']);
+  });
+
   it('skips and counts what upstream skips: an expired run record, a foreign index member, a payload gone, bytes not UTF-8', (t) => {
     const s = need(t, redis);
     if (!s) return;

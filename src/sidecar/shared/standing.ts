@@ -59,7 +59,7 @@ export function standing(
   syncedAt: number | null,
   indexRuns: () => readonly RunRow[],
 ): IndexStanding {
-  const stamp = store.stamp();
+  const stamp = store.stamp(recordedStamp);
   const base = { index, store: store.label, syncedAt, checked: true };
   if (stamp !== null && stamp === recordedStamp) return { ...base, stale: false, behindRuns: 0, behindMinutes: 0 };
   const behindMinutes = syncedAt === null ? null : Math.max(0, Math.floor((Date.now() - syncedAt) / 60_000));

@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
+// first: before pg loads (see there)
+import './pg-probe.js';
 import pg from 'pg';
 import type { DriverSession } from '../sync-bridge.js';
 import type { PostgresConnection } from '../server-url.js';

@@ -5,6 +5,7 @@
  * visible too. Tables are `{table}_runs`, `{table}_snapshots`, `{table}_media` (optional), resolved
  * through the connection's `search_path` like upstream's unqualified names. Nothing but `SELECT`.
  */
+import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type StoreNotice } from '../notices.js';
@@ -44,6 +45,8 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   private readonly ahead: ReadAhead;
   private readonly mediaCache = new Map<string, Buffer | null>();
   private stamped: string | null = null;
+  /** What proves that nothing committed since a recorded stamp (see `stamp`), taken by the transaction's first query. */
+  private signal = '';
 
   constructor(target: string, env: NodeJS.ProcessEnv = process.env) {
     super();
@@ -79,9 +82,15 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     ]);
     // validated names (letters, digits, _): safe to quote; a quoted name is looked up with its exact case
     const lookups = [...asGiven].flatMap(([folded, given]) => (given === folded ? [folded] : [folded, `"${given}"`]));
-    const found = new Set(
-      this.select('SELECT x FROM unnest($1::text[]) AS u(x) WHERE to_regclass(x) IS NOT NULL', [lookups]).map(([x]) => x as string),
+    // the transaction's first query takes its snapshot; it also reads what `stamp` compares first
+    const rows = this.select(
+      `SELECT x, to_regclass(x)::oid::text, txid_current_snapshot()::text, pg_postmaster_start_time()::text,
+         CASE WHEN row_security_active(to_regclass(x)) THEN current_user::text END
+         FROM unnest($1::text[]) AS u(x) WHERE to_regclass(x) IS NOT NULL ORDER BY x COLLATE "C"`,
+      [lookups],
     );
+    const found = new Set(rows.map(([x]) => x as string));
+    this.signal = hash('sha256', JSON.stringify(rows), 'hex');
     const twins = [...asGiven].filter(([folded, given]) => given !== folded && found.has(`"${given}"`));
     const missing = [runs, snapshots, ...(t.media === null ? [] : [media])].filter((name) => !found.has(name));
     if (missing.length > 0) {
@@ -120,8 +129,9 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     return this.runList;
   }
 
+  /** From the listing: every command that counts the runs lists them too, so one query (and one scan) serves both. */
   runCount(): number {
-    return this.runList?.length ?? num(this.select(`SELECT count(*) FROM ${this.t.runs}`)[0]![0]);
+    return this.runs().length;
   }
 
   private pageRequest(runId: string, state: 'complete' | 'interrupted', afterSeq: number, limit: number): SelectRequest {
@@ -231,14 +241,33 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /**
-   * The stamp: one query, in the command's transaction (so it names exactly the state
-   * every later query reads). Per table: the row count and a sum of a 64-bit hash of each row's key and
-   * `xmin` (the transaction that wrote that row version): any insert, delete or update, of any column,
-   * changes it (an update writes a new row version with a new `xmin`). Plus the last snapshot `seq` and a
-   * digest of the run rows' listed fields. Scans the tables' main heaps, never their TOAST (the
-   * messages); a `VACUUM FREEZE` may change it once, which costs a content check, never a wrong answer.
+   * The stamp: `pg2:<signal>:<rows>`. The signal proves nothing committed since a recorded stamp: the
+   * transaction's snapshot (`txid_current_snapshot`: the next transaction id and those in progress; every
+   * insert, update, delete, truncate or DDL, anywhere on the server, commits a transaction and moves it,
+   * and two equal snapshots see the same committed rows), the server's start (a restore, a failover or
+   * another server at the address starts anew), the role where row security filters what it sees (so that
+   * roles that see the same rows share one stamp) and the tables' oids (another
+   * `search_path`, a table dropped and made again). `recorded` is returned as it is when its signal is
+   * this one: nothing else is queried. Otherwise `rows`, as before the signal: see `rowStamp`.
    */
-  stamp(): string {
+  stamp(recorded?: string | null): string {
+    const head = `pg2:${this.signal}:`;
+    if (recorded?.startsWith(head)) return recorded;
+    const rows = this.rowStamp();
+    // a commit elsewhere on the server (another database, an ANALYZE) moved the signal, not these rows
+    if (recorded?.startsWith('pg2:') && recorded.slice(head.length) === rows) return recorded;
+    return head + rows;
+  }
+
+  /**
+   * One query, in the command's transaction (so it names exactly the state every later query reads).
+   * Per table: the row count and a sum of a 64-bit hash of each row's key and `xmin` (the transaction
+   * that wrote that row version): any insert, delete or update, of any column, changes it (an update
+   * writes a new row version with a new `xmin`). Plus the last snapshot `seq` and a digest of the run
+   * rows' listed fields. Scans the tables' main heaps, never their TOAST (the messages); a `VACUUM
+   * FREEZE` may change it once, which costs a content check, never a wrong answer.
+   */
+  private rowStamp(): string {
     if (this.stamped !== null) return this.stamped;
     const rowSum = (table: string, key: string): string =>
       `(SELECT count(*) || ':' || COALESCE(sum(hashtextextended(${key}::text || ':' || xmin::text, 0)), 0) FROM ${table})`;
@@ -254,7 +283,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
 
   /** Computed by the server (content.ts): the messages are digested where they are, not sent. */
   override content(cuts: ReadonlyMap<string, number>): StoreContent {
-    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.stamp());
+    return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.rowStamp());
   }
 
   /** Always true: the transaction shows one committed state to every call. */
