@@ -4,7 +4,7 @@
  * Thread entry points are bundles of their own beside it; the modules that start them name them by
  * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
  * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
- * Postgres driver (pg) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
+ * server drivers (pg, ioredis) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -96,7 +96,7 @@ await build({
   // less to parse at every start
   minify: true,
   // native, or drivers only the server backends load: resolved from node_modules at run time
-  external: ['better-sqlite3', 'pg'],
+  external: ['better-sqlite3', 'pg', 'ioredis'],
   // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   define: { CONVSEARCH_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__bundleUrl' },

@@ -1,7 +1,7 @@
 /**
  * Starting a server store's driver thread before the rest of the program loads. The thread's start and
- * the driver's import (`pg`; the Redis client is convsearch's own, and light) cost 60–140 ms, the largest
- * part of a warm search on a server; started first, they overlap with the main thread loading convsearch's own modules. Only the thread
+ * the driver's import (`pg`, `ioredis`) cost 60–140 ms, the largest part of a warm search on a server;
+ * started first, they overlap with the main thread loading convsearch's own modules. Only the thread
  * and the import: the connection is opened when the reader asks, with the reader's own settings.
  * Light on purpose (the launcher imports it before anything else): no driver, no reader here.
  */
