@@ -1,12 +1,11 @@
 /**
  * The Redis driver session, run on the driver thread of a SyncBridge (never imported by the main
- * thread), over resp.ts. Requests are pipelines of read commands only; replies come decoded as strict
- * UTF-8 (a value that is not UTF-8 comes back as {@link INVALID_UTF8}).
+ * thread). Requests are pipelines of read commands only; replies are read as buffers and decoded as
+ * strict UTF-8 here (ioredis' string replies would replace invalid bytes silently, where upstream's
+ * `bytes.decode('utf-8')` fails): a value that is not UTF-8 comes back as {@link INVALID_UTF8}.
  */
+import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
-import { ReplyError, RespConnection, type RedisReply } from './resp.js';
-
-export { INVALID_UTF8, type RedisReply } from './resp.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -24,8 +23,29 @@ export interface PipelineRequest {
   readonly commands: ReadonlyArray<readonly string[]>;
 }
 
+/** A decoded reply: strings, integers, null, arrays of these, or the marker of bytes that are not UTF-8. */
+export type RedisReply = string | number | null | { readonly invalidUtf8: true } | RedisReply[];
+
+export const INVALID_UTF8 = { invalidUtf8: true } as const;
+
 /** The only commands sent: all read-only (ACL category @read). */
 const READ_COMMANDS = new Set(['get', 'mget', 'getrange', 'smembers', 'zrange', 'exists']);
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decode(reply: unknown): RedisReply {
+  if (reply === null || reply === undefined) return null;
+  if (typeof reply === 'number') return reply;
+  if (Buffer.isBuffer(reply)) {
+    try {
+      return UTF8.decode(reply);
+    } catch {
+      return INVALID_UTF8;
+    }
+  }
+  if (Array.isArray(reply)) return reply.map(decode);
+  return String(reply);
+}
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const codeOf = (e: unknown): string => String((e as { code?: unknown } | null)?.code ?? '');
@@ -50,51 +70,67 @@ export function redisFailure(e: unknown, c: RedisConnection): Error {
   return e instanceof Error ? e : new Error(text);
 }
 
-/** One command's reply; an error reply is thrown. */
-async function one(client: RespConnection, command: string[]): Promise<RedisReply> {
-  const [reply] = await client.pipeline([command]);
-  if (reply instanceof ReplyError) throw reply;
-  return reply!;
-}
-
 export async function open(config: unknown): Promise<DriverSession> {
   const c = config as RedisConnection;
-  let client: RespConnection | null = null;
+  // AUTH is sent here, not by the driver: it would print a warning of its own when the server needs none
+  const client = new Redis({
+    host: c.host,
+    port: c.port,
+    tls: c.tls ? {} : undefined,
+    lazyConnect: true,
+    // RESP2: AUTH and SELECT only, on any server since Redis 2 (RESP3 would send HELLO and return sets as sets)
+    protocol: 2,
+    // no INFO ready check, no CLIENT SETINFO, no reconnects or retries: a failure is reported, not hidden
+    enableReadyCheck: false,
+    disableClientInfo: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: c.timeoutSeconds * 1000,
+    commandTimeout: c.timeoutSeconds * 1000,
+  });
+  // the socket's own error (refused, timed out) comes as an event; the rejection then only says "closed"
+  let socketError: unknown = null;
+  client.on('error', (e) => {
+    socketError ??= e;
+  });
   try {
-    client = await RespConnection.open({ host: c.host, port: c.port, tls: c.tls, timeoutMs: c.timeoutSeconds * 1000 });
-    // RESP2: AUTH and SELECT only, on any server since Redis 2 (no HELLO, no CLIENT SETINFO)
+    await client.connect();
     if (c.password !== undefined) {
       try {
-        await one(client, c.username !== undefined ? ['AUTH', c.username, c.password] : ['AUTH', c.password]);
+        await (c.username !== undefined ? client.call('AUTH', c.username, c.password) : client.call('AUTH', c.password));
       } catch (e) {
-        // a password the server does not ask for is no failure (redis-py goes on)
-        if (!(e instanceof ReplyError) || !/without any password configured|no password is set/i.test(e.message)) throw e;
+        // a password the server does not ask for is no failure (redis-py and the driver both go on)
+        if (!/without any password configured|no password is set/i.test(errorText(e))) throw e;
       }
     }
-    if (c.db !== 0) await one(client, ['SELECT', String(c.db)]);
+    // ioredis' own SELECT (option `db`) only emits an error event when refused and reads db 0 instead
+    if (c.db !== 0) await client.select(c.db);
   } catch (e) {
-    client?.close();
-    throw redisFailure(e, c);
+    client.disconnect();
+    throw redisFailure(socketError ?? e, c);
   }
-  const session = client;
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest;
       if (r.op !== 'pipeline') throw new Error(`unknown request ${String(r.op)}`);
-      for (const [name] of r.commands) {
+      const p = client.pipeline();
+      for (const [name, ...args] of r.commands) {
         if (!READ_COMMANDS.has(name!.toLowerCase())) throw new Error(`refusing to send ${name}: not a read command`);
+        p.callBuffer(name!, ...args);
       }
-      let results: Array<RedisReply | ReplyError>;
+      let results: Array<[Error | null, unknown]>;
       try {
-        results = await session.pipeline(r.commands);
+        results = (await p.exec()) ?? [];
       } catch (e) {
         throw redisFailure(e, c);
       }
-      for (const reply of results) if (reply instanceof ReplyError) throw redisFailure(reply, c);
-      return results;
+      return results.map(([err, reply]) => {
+        if (err) throw redisFailure(err, c);
+        return decode(reply);
+      });
     },
     async close() {
-      session.close();
+      client.disconnect();
     },
   };
 }
