@@ -1,8 +1,10 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning. */
-export const INDEX_FORMAT = 'convsearch-index-9';
+export const INDEX_FORMAT = 'convsearch-index-10';
 
 /**
- * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read.
+ * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
+ * `runs` row also `marks_sum`, the CRC-32 of the columns the sync compares (tables.ts MARK_COLUMNS),
+ * checked when those are read alone. `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
  * `pages` holds at most one row: the SQLite store's page map (store/sqlite/pages.ts) with its key and
@@ -35,8 +37,10 @@ CREATE TABLE runs (
   unknown TEXT NOT NULL,
   lengths BLOB NOT NULL,
   keys BLOB NOT NULL,
-  sum INTEGER NOT NULL
+  sum INTEGER NOT NULL,
+  marks_sum INTEGER NOT NULL
 );
+CREATE INDEX runs_ord ON runs(ord);
 CREATE TABLE messages (
   run_key INTEGER NOT NULL,
   pos INTEGER NOT NULL,
@@ -61,7 +65,7 @@ CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT
 
 /**
  * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
- * (the run has warnings to report) and the offset and size of its document lengths in `corpus_cache.lengths`.
+ * (the run has warnings to report) and the offset and size of its document lengths in its row's `corpus_cache.lengths`.
  * `seg` is the segment that holds the run's live postings.
  */
 export const CORPUS_RUN_COLUMNS = [

@@ -12,7 +12,7 @@ import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { compact as compactSegments, writeSegment } from './segments.js';
-import type { IndexTables, PageMapRow, RunRow } from './tables.js';
+import type { IndexTables, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
 export interface SyncReport {
@@ -79,12 +79,12 @@ export class IndexSync {
     // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
     this.t.begin();
     let meta: IndexMeta;
-    let rows: RunRow[];
+    let rows: RunMarks[];
     let pageMap: PageMapRow | null;
     try {
       meta = readIndexMeta(this.t.readMeta());
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
-      rows = this.t.allRuns(meta.runCount);
+      rows = this.t.allMarks(meta.runCount);
       pageMap = this.t.pageMap();
     } finally {
       this.t.commit();
@@ -103,7 +103,7 @@ export class IndexSync {
       // the store is older takes the index back to that state, and the next forward again), so a content
       // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      rows = this.t.allRuns(now.runCount);
+      if (now.generation !== meta.generation) rows = this.t.allMarks(now.runCount);
       // the store was compared with the rows of that content: the same digest, the same cuts
       if (now.content !== meta.content) {
         content = this.scan(rows, now, verify ? null : this.t.pageMap(), seed);
@@ -113,6 +113,7 @@ export class IndexSync {
       let report = none(true, content.digest);
       if (content.digest !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
       if (content.pages) this.t.putPageMap(content.digest, seed, content.pages);
+      this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
@@ -130,7 +131,7 @@ export class IndexSync {
    * usual; a change to rows the index read is an error (UnseenChangeError), and the recorded stamp is
    * dropped so that the next search compares the content again whatever the stamp says.
    */
-  private checkUnseen(rows: readonly RunRow[], meta: IndexMeta, content: StoreContent, stamp: string): void {
+  private checkUnseen(rows: readonly RunMarks[], meta: IndexMeta, content: StoreContent, stamp: string): void {
     const changed = unexplainedChanges(rows, meta, content, this.store.runs());
     if (changed.length === 0) return;
     this.t.beginImmediate();
@@ -145,7 +146,7 @@ export class IndexSync {
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
-  private scan(rows: readonly RunRow[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+  private scan(rows: readonly RunMarks[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
     const basis: ContentBasis = {
       seed,
       pages: pageMap !== null && pageMap.content === meta.content && meta.content !== '' ? pageMap.pages : null,
@@ -154,7 +155,7 @@ export class IndexSync {
     return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount, basis);
   }
 
-  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
+  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunMarks[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -171,7 +172,7 @@ export class IndexSync {
     // media rows changed in any other way: every run is replayed again
     const mediaSame = content.media.digest === meta.mediaDigest && content.media.count === meta.mediaCount;
     const mediaAppended = !mediaSame && content.media.count > meta.mediaCount && content.media.prefix === meta.mediaDigest;
-    const mediaSafe = (r: RunRow): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
+    const mediaSafe = (r: RunMarks): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
 
     let nextRunKey = meta.nextRunKey;
     const work: Work[] = [];
@@ -189,10 +190,11 @@ export class IndexSync {
         ex.started_at === run.startedAt;
       const contentSame =
         ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
-      const row: RunRow = ex ?? newRunRow(nextRunKey++, run.runId);
       runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
+      // the blobs of a run that changed only
+      const row: RunRow = ex !== undefined ? this.t.run(ex.run_key) : newRunRow(nextRunKey++, run.runId);
       Object.assign(row, {
         store_rowid: run.rowid,
         conversation_id: run.conversationId,
@@ -259,7 +261,7 @@ export class IndexSync {
       compactSegments(this.t, runCount, meta.compacted, segment++);
       liveSegments = 1;
     }
-    writeCorpusCache(this.t, runCount, compacted);
+    if (minAffected !== Infinity || compact) writeCorpusCache(this.t, runCount, compacted, compact ? 0 : minAffected);
     for (const [k, v] of [
       ['run_count', String(runCount)],
       ['next_segment', String(segment)],
