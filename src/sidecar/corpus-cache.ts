@@ -1,5 +1,5 @@
 import { liveSegment } from './meta.js';
-import { CORPUS_RUN_COLUMNS } from './schema.js';
+import { CORPUS_RUN_COLUMNS, SNAPSHOT_STAT_COLUMNS } from './schema.js';
 import { CACHE_CHUNK, type IndexTables } from './tables.js';
 
 /**
@@ -15,7 +15,7 @@ export function writeCorpusCache(t: IndexTables, runCount: number, compacted: nu
     let offset = 0;
     for (const r of t.runsAt(chunk * CACHE_CHUNK, Math.min(runCount, (chunk + 1) * CACHE_CHUNK))) {
       const entry: unknown[] = CORPUS_RUN_COLUMNS.map((c) => (c === 'seg' ? liveSegment(r.seg, compacted) : r[c]));
-      entry.push(r.skipped !== '[]' || r.unknown !== '[]' ? 1 : 0, offset, r.lengths.length);
+      entry.push(r.skipped !== '[]' || r.unknown !== '[]' ? 1 : 0, offset, r.lengths.length, ...SNAPSHOT_STAT_COLUMNS.map((c) => r[c]));
       runs.push(entry);
       blobs.push(r.lengths);
       offset += r.lengths.length;

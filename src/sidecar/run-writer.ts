@@ -38,6 +38,9 @@ export function newRunRow(runKey: number, runId: string): RunRow {
     seg: 0,
     skipped: '[]',
     unknown: '[]',
+    complete_snaps: -1,
+    interrupted_snaps: 0,
+    last_step: null,
     lengths: Buffer.alloc(0),
     keys: Buffer.alloc(0),
   };

@@ -35,6 +35,9 @@ CREATE TABLE runs (
   seg INTEGER NOT NULL,
   skipped TEXT NOT NULL,
   unknown TEXT NOT NULL,
+  complete_snaps INTEGER NOT NULL,
+  interrupted_snaps INTEGER NOT NULL,
+  last_step INTEGER,
   lengths BLOB NOT NULL,
   keys BLOB NOT NULL,
   sum INTEGER NOT NULL,
@@ -65,7 +68,8 @@ CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT
 
 /**
  * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
- * (the run has warnings to report) and the offset and size of its document lengths in its row's `corpus_cache.lengths`.
+ * (the run has warnings to report), the offset and size of its document lengths in its row's
+ * `corpus_cache.lengths`, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS).
  * `seg` is the segment that holds the run's live postings.
  */
 export const CORPUS_RUN_COLUMNS = [
@@ -84,3 +88,9 @@ export const CORPUS_RUN_COLUMNS = [
   'dl_conv',
   'seg',
 ] as const;
+
+/**
+ * A run's snapshots by state and its last step, as the store's countsByRun and lastSteps give them
+ * (complete_snaps -1: the backend could not read them for one run; `runs` then asks the store).
+ */
+export const SNAPSHOT_STAT_COLUMNS = ['complete_snaps', 'interrupted_snaps', 'last_step'] as const;

@@ -34,6 +34,32 @@ export interface SyncReport {
 const MAX_SEGMENTS = 8;
 /** A segment is written out once its postings reach this size: a build's memory does not grow with the store. */
 const SEGMENT_BYTES = 8 * 1024 * 1024;
+/** Changed runs beyond this have their snapshot counts read in one pass over the store, not run by run. */
+const STATS_ONE_BY_ONE = 64;
+
+type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last_step'>;
+
+/**
+ * What `runs` lists of each changed run (its snapshots by state, its last step), read with the rows the
+ * content digest covers: a run whose digest holds keeps them. Run by run where the backend can; for
+ * many runs (a build) in one pass; otherwise unknown (-1), and `runs` asks the store.
+ */
+function snapshotStats(store: StoreReader, runIds: readonly string[]): (runId: string) => SnapshotStats {
+  if (runIds.length > STATS_ONE_BY_ONE) {
+    const counts = store.countsByRun();
+    const steps = store.lastSteps();
+    return (id) => {
+      const c = counts.get(id);
+      return { complete_snaps: c?.complete ?? 0, interrupted_snaps: c?.interrupted ?? 0, last_step: steps.get(id) ?? null };
+    };
+  }
+  return (id) => {
+    const s = store.runSnapshotStats?.(id);
+    return s
+      ? { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep }
+      : { complete_snaps: -1, interrupted_snaps: 0, last_step: null };
+  };
+}
 
 interface Work {
   readonly run: StoreRun;
@@ -227,6 +253,11 @@ export class IndexSync {
       segment++;
       liveSegments++;
     };
+    const stats = snapshotStats(
+      this.store,
+      work.map((w) => w.run.runId),
+    );
+    for (const w of work) Object.assign(w.row, stats(w.run.runId));
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w.run.conversationId));
     const prefetched = prefetchBuilds(

@@ -40,6 +40,10 @@ export interface RunRow {
   seg: number;
   skipped: string;
   unknown: string;
+  /** The store's countsByRun and lastSteps entries of the run (schema.ts SNAPSHOT_STAT_COLUMNS). */
+  complete_snaps: number;
+  interrupted_snaps: number;
+  last_step: number | null;
   /** Document lengths by position (varints). */
   lengths: Buffer;
   /** Strict keys by position, 20 bytes each (cross-run attribution reads these, never the messages). */
@@ -69,6 +73,9 @@ export const RUN_COLUMNS = [
   'seg',
   'skipped',
   'unknown',
+  'complete_snaps',
+  'interrupted_snaps',
+  'last_step',
   'lengths',
   'keys',
 ] as const satisfies ReadonlyArray<keyof RunRow>;

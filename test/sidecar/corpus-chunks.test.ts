@@ -18,6 +18,7 @@ import { CACHE_CHUNK } from '../../src/sidecar/tables.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { cli } from '../helpers/cli.js';
+import { assertListedFromIndex } from '../helpers/run-listing.js';
 import { randomOptions, writeRun } from '../helpers/random-stores.js';
 import { addRawSnapshot, searchReader, tempDir } from '../helpers/stores.js';
 
@@ -109,6 +110,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   assert.equal(sync(path, index).runsReplayed, RUNS);
   assert.deepEqual(cacheChunks(index), [0, 1, 2]);
   assertSameAnswers(path, index, runs, 1, ['zzearlyalpha']);
+  assertListedFromIndex(path, index, 'a build of many runs');
 
   // a same-length edit in place of a run in the first chunk: its rebuilt row (new segment, lengths) must reach the cache
   patchFile(path, 'zzearlyalpha', 'zzearlybravo');
@@ -128,6 +130,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   runs.splice(1, 1);
   assert.equal(sync(path, index).runsRemoved, 1);
   assertSameAnswers(path, index, runs, 4, ['zzearlybravo']);
+  assertListedFromIndex(path, index, 'a run deleted');
 
   // runs deleted until two chunks hold them all, then a VACUUM: the third chunk is gone
   const gone = runs.splice(2 * CACHE_CHUNK - 10);
