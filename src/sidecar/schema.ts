@@ -4,7 +4,7 @@ export const INDEX_FORMAT = 'convsearch-index-10';
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
  * `runs` row also `marks_sum`, the CRC-32 of the columns the sync compares (tables.ts MARK_COLUMNS),
- * checked when those are read alone. `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
+ * checked when those are read alone, and `keys_sum` of KEY_COLUMNS (what attribution scans of every run). `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
  * `pages` holds at most one row: the SQLite store's page map (store/sqlite/pages.ts) with its key and
@@ -41,7 +41,8 @@ CREATE TABLE runs (
   lengths BLOB NOT NULL,
   keys BLOB NOT NULL,
   sum INTEGER NOT NULL,
-  marks_sum INTEGER NOT NULL
+  marks_sum INTEGER NOT NULL,
+  keys_sum INTEGER NOT NULL
 );
 CREATE INDEX runs_ord ON runs(ord);
 CREATE TABLE messages (

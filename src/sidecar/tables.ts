@@ -140,12 +140,19 @@ export const MARK_COLUMNS = [
 
 export type RunMarks = Pick<RunRow, (typeof MARK_COLUMNS)[number]>;
 
+/** What cross-run attribution reads of every run (attribution.ts), under `runs.keys_sum`. */
+export const KEY_COLUMNS = ['run_key', 'ord', 'conversation_id', 'keys'] as const satisfies ReadonlyArray<keyof RunRow>;
+
+export type RunKeys = Pick<RunRow, (typeof KEY_COLUMNS)[number]>;
+
 /** Runs per `corpus_cache` row: an update rewrites the rows from the first run it changed on, not the whole cache. */
 export const CACHE_CHUNK = 256;
 
 const runValues = (r: RunRow): RowValue[] => RUN_COLUMNS.map((c) => r[c]);
 const markValues = (r: RunMarks): RowValue[] => MARK_COLUMNS.map((c) => r[c]);
 const MARK_LIST = MARK_COLUMNS.join(', ');
+const keyValues = (r: RunKeys): RowValue[] => KEY_COLUMNS.map((c) => r[c]);
+const KEY_LIST = KEY_COLUMNS.join(', ');
 const messageValues = (m: MessageRecord): RowValue[] => MESSAGE_COLUMNS.map((c) => m[c]);
 
 /** Encodes a directory bucket: per term, its UTF-8 length and bytes, the number of rows and their ids. */
@@ -211,9 +218,11 @@ export class IndexTables {
       runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      runsFrom: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? ORDER BY ord`),
+      keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ?`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
-      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum', 'marks_sum'], 'run_key')),
+      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum', 'marks_sum', 'keys_sum'], 'run_key')),
       deleteRun: db.prepare(`DELETE FROM ${n('runs')} WHERE run_key = ?`),
       messagesFrom: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? ORDER BY pos`),
       message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
@@ -320,6 +329,29 @@ export class IndexTables {
     return rows;
   }
 
+  /** The keys of the runs at corpus positions `from .. to-1`, streamed in no order, every one present and sound. */
+  *keysAt(from: number, to: number): IterableIterator<RunKeys> {
+    let n = 0;
+    for (const r of this.s.keysAt.iterate(from, to) as IterableIterator<RunKeys & { keys_sum: number }>) {
+      verifyRow('runs', keyValues(r), r.keys_sum);
+      n++;
+      yield r;
+    }
+    if (n !== Math.max(0, to - from)) throw new IndexDamagedError(`the index holds ${n} runs at corpus positions ${from} to ${to - 1}`);
+  }
+
+  /** The runs from corpus position `from` on, in order, streamed; read to the end, and write nothing meanwhile. */
+  *runsFrom(from: number, runCount: number): IterableIterator<RunRow> {
+    let ord = from;
+    for (const r of this.s.runsFrom.iterate(from) as IterableIterator<RunRow & { sum: number }>) {
+      const row = this.checkRun(r);
+      if (row.ord !== ord) throw new IndexDamagedError(`corpus position ${ord} finds the run at ${row.ord}`);
+      ord++;
+      yield row;
+    }
+    if (ord !== Math.max(from, runCount)) throw new IndexDamagedError(`the index holds ${ord} runs, its meta says ${runCount}`);
+  }
+
   /**
    * Every run row in corpus order, streamed; read to the end (the count is checked there), and write
    * nothing meanwhile (better-sqlite3 allows no statement while one iterates).
@@ -339,7 +371,7 @@ export class IndexTables {
 
   putRun(r: RunRow): void {
     const values = runValues(r);
-    this.s.putRun.run(...values, rowSum(values), rowSum(markValues(r)));
+    this.s.putRun.run(...values, rowSum(values), rowSum(markValues(r)), rowSum(keyValues(r)));
   }
 
   deleteRun(runKey: number): void {
