@@ -50,7 +50,12 @@ export interface RunRow {
   keys: Buffer;
 }
 
-export const RUN_COLUMNS = [
+/**
+ * What the sync compares of every run (the run record, its place, its content marks): read without the
+ * blobs, under a checksum of their own (`runs.marks_sum`), so that an update reads the blobs of the runs
+ * that changed only.
+ */
+export const MARK_COLUMNS = [
   'run_key',
   'run_id',
   'store_rowid',
@@ -64,6 +69,12 @@ export const RUN_COLUMNS = [
   'content',
   'complete_count',
   'complete_max_seq',
+  'skipped',
+] as const satisfies ReadonlyArray<keyof RunRow>;
+
+/** Every column of a `runs` row but its sums: the marks, then what the sync derives from the run's records. */
+export const RUN_COLUMNS = [
+  ...MARK_COLUMNS,
   'len',
   'start_all',
   'start_conv',
@@ -71,7 +82,6 @@ export const RUN_COLUMNS = [
   'dl_all',
   'dl_conv',
   'seg',
-  'skipped',
   'unknown',
   'complete_snaps',
   'interrupted_snaps',
@@ -115,28 +125,6 @@ const MESSAGE_COLUMNS = [
 const RUN_LIST = RUN_COLUMNS.join(', ');
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
 const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
-
-/**
- * What the sync compares of every run (the run record, its place, its content marks): read without the
- * blobs, under a checksum of their own (`runs.marks_sum`), so that an update reads the blobs of the runs
- * that changed only.
- */
-export const MARK_COLUMNS = [
-  'run_key',
-  'run_id',
-  'store_rowid',
-  'conversation_id',
-  'parent_run_id',
-  'agent_name',
-  'started_at',
-  'ord',
-  'snap_count',
-  'snap_max_seq',
-  'content',
-  'complete_count',
-  'complete_max_seq',
-  'skipped',
-] as const satisfies ReadonlyArray<keyof RunRow>;
 
 export type RunMarks = Pick<RunRow, (typeof MARK_COLUMNS)[number]>;
 

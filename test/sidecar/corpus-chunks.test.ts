@@ -6,21 +6,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { appendRun } from '../../scripts/bench/mutations.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { searchJson } from '../../src/output/json.js';
-import type { SyncReport } from '../../src/sidecar/sync.js';
 import { CACHE_CHUNK } from '../../src/sidecar/tables.js';
-import { openIndexedSource } from '../../src/sidecar/with-index.js';
-import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { cli } from '../helpers/cli.js';
+import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { assertListedFromIndex } from '../helpers/run-listing.js';
-import { randomOptions, writeRun } from '../helpers/random-stores.js';
-import { addRawSnapshot, searchReader, tempDir } from '../helpers/stores.js';
+import { writeRun } from '../helpers/random-stores.js';
+import { addRawSnapshot, tempDir } from '../helpers/stores.js';
 
 type Runs = Array<{ id: string; conv: string | null }>;
 
@@ -51,34 +47,6 @@ function chunkedStore(): { path: string; runs: Runs } {
   return { path, runs };
 }
 
-function sync(path: string, index: string): SyncReport {
-  const store = openSqliteReader(path);
-  try {
-    const opened = openIndexedSource(store, { path: index });
-    opened.db.close();
-    return opened.report;
-  } finally {
-    store.close();
-  }
-}
-
-function assertSameAnswers(path: string, index: string, runs: Runs, seed: number, words: readonly string[] = []): void {
-  const random = rng(seed);
-  const all = Array.from({ length: 20 }, () => randomOptions(random, runs));
-  for (const query of words)
-    all.push({ ...randomOptions(random, runs), query, scope: 'all', conversationId: null, runId: null, maxMatches: 5 });
-  for (const options of all) {
-    const store = openSqliteReader(path);
-    try {
-      const indexed = JSON.stringify(searchJson(searchReader(store, options, { path: index })));
-      const replayed = JSON.stringify(searchJson(searchReader(store, options, false)));
-      assert.equal(indexed, replayed, `query ${JSON.stringify(options.query)}`);
-    } finally {
-      store.close();
-    }
-  }
-}
-
 function cacheChunks(index: string): number[] {
   const db = new Database(index, { readonly: true });
   try {
@@ -88,20 +56,6 @@ function cacheChunks(index: string): number[] {
   }
 }
 
-/** Overwrites the first occurrence of `from` in the file with `to` (same length), bypassing SQLite, and puts the times back. */
-function patchFile(path: string, from: string, to: string): void {
-  const before = statSync(path);
-  const at = readFileSync(path).indexOf(from);
-  assert.ok(at >= 0, `${from} is in the file`);
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, Buffer.from(to), 0, Buffer.byteLength(to), at);
-  } finally {
-    closeSync(fd);
-  }
-  utimesSync(path, before.atime, before.mtime);
-}
-
 test('changes early, in the middle and at the end of a store of several cache chunks: answers equal --no-index, the cache has one row per chunk', () => {
   const { path, index, runs } = (() => {
     const s = chunkedStore();
@@ -109,19 +63,19 @@ test('changes early, in the middle and at the end of a store of several cache ch
   })();
   assert.equal(sync(path, index).runsReplayed, RUNS);
   assert.deepEqual(cacheChunks(index), [0, 1, 2]);
-  assertSameAnswers(path, index, runs, 1, ['zzearlyalpha']);
+  assertSameAnswers(path, index, runs, 1, 'zzearlyalpha');
   assertListedFromIndex(path, index, 'a build of many runs');
 
   // a same-length edit in place of a run in the first chunk: its rebuilt row (new segment, lengths) must reach the cache
   patchFile(path, 'zzearlyalpha', 'zzearlybravo');
   const edited = sync(path, index);
   assert.equal(edited.runsReplayed, 1);
-  assertSameAnswers(path, index, runs, 2, ['zzearlybravo', 'zzearlyalpha']);
+  assertSameAnswers(path, index, runs, 2, 'zzearlybravo', 'zzearlyalpha');
 
   // one appended run: the last chunk only changes, and the answers with it
   appendRun(path);
   assert.equal(sync(path, index).runsReplayed, 1);
-  assertSameAnswers(path, index, runs, 3, ['zzearlybravo']);
+  assertSameAnswers(path, index, runs, 3, 'zzearlybravo');
 
   // a deleted run in the first chunk: every later run moves one place, across the chunk boundaries
   const db = new Database(path);
@@ -129,7 +83,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   db.prepare('DELETE FROM runs WHERE run_id = ?').run('run-1');
   runs.splice(1, 1);
   assert.equal(sync(path, index).runsRemoved, 1);
-  assertSameAnswers(path, index, runs, 4, ['zzearlybravo']);
+  assertSameAnswers(path, index, runs, 4, 'zzearlybravo');
   assertListedFromIndex(path, index, 'a run deleted');
 
   // runs deleted until two chunks hold them all, then a VACUUM: the third chunk is gone
@@ -142,10 +96,10 @@ test('changes early, in the middle and at the end of a store of several cache ch
   const removed = sync(path, index);
   assert.ok(removed.runsRemoved >= gone.length);
   assert.deepEqual(cacheChunks(index), [0, 1]);
-  assertSameAnswers(path, index, runs, 5, ['zzearlybravo']);
+  assertSameAnswers(path, index, runs, 5, 'zzearlybravo');
   db.exec('VACUUM');
   db.close();
-  assertSameAnswers(path, index, runs, 6, ['zzearlybravo']);
+  assertSameAnswers(path, index, runs, 6, 'zzearlybravo');
 });
 
 test("a run's marks or a cache chunk damaged in the index: caught by the checksums, rebuilt, the answer that of --no-index", async () => {
