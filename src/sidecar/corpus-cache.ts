@@ -5,11 +5,16 @@ import { CACHE_CHUNK, type IndexTables } from './tables.js';
 /**
  * What every search needs of every run, in corpus order, as JSON rows plus blobs of document lengths,
  * CACHE_CHUNK runs a row: a search reads a few rows instead of one per run, and an update rewrites
- * the rows from the chunk of the first run it changed (`fromOrd`) on.
+ * the rows holding the corpus positions whose run rows it wrote (`written`), and drops those past the end.
  */
-export function writeCorpusCache(t: IndexTables, runCount: number, compacted: number, fromOrd: number): void {
+export function writeCorpusCache(t: IndexTables, runCount: number, compacted: number, written: Iterable<number> | 'all'): void {
   const chunks = Math.ceil(runCount / CACHE_CHUNK);
-  for (let chunk = Math.floor(fromOrd / CACHE_CHUNK); chunk < chunks; chunk++) {
+  const dirty =
+    written === 'all'
+      ? Array.from({ length: chunks }, (_, i) => i)
+      : [...new Set([...written].map((ord) => Math.floor(ord / CACHE_CHUNK)))];
+  for (const chunk of dirty) {
+    if (chunk >= chunks) continue;
     const blobs: Buffer[] = [];
     const runs: unknown[][] = [];
     let offset = 0;

@@ -202,6 +202,8 @@ export class IndexSync {
 
     let nextRunKey = meta.nextRunKey;
     const work: Work[] = [];
+    // corpus positions whose run rows this update writes (their cache entries change)
+    const written: number[] = [];
     let runCount = 0;
     runs.forEach((run, ord) => {
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
@@ -219,6 +221,7 @@ export class IndexSync {
       runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
+      written.push(ord);
       // the blobs of a run that changed only
       const row: RunRow = ex !== undefined ? this.t.run(ex.run_key) : newRunRow(nextRunKey++, run.runId);
       Object.assign(row, {
@@ -284,7 +287,9 @@ export class IndexSync {
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
-    if (minAffected !== Infinity) attribute(this.t, runCount, minAffected);
+    if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, new Set(work.map((w) => w.row.run_key))));
+    // a run removed: the last chunk holds one entry fewer, whether or not any run moved
+    if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
     let compacted = meta.compacted;
     const compact = liveSegments > MAX_SEGMENTS;
     if (compact) {
@@ -292,7 +297,8 @@ export class IndexSync {
       compactSegments(this.t, runCount, meta.compacted, segment++);
       liveSegments = 1;
     }
-    if (minAffected !== Infinity || compact) writeCorpusCache(this.t, runCount, compacted, compact ? 0 : minAffected);
+    // compaction moves every run's live segment: every chunk
+    writeCorpusCache(this.t, runCount, compacted, compact ? 'all' : written);
     for (const [k, v] of [
       ['run_count', String(runCount)],
       ['next_segment', String(segment)],

@@ -129,7 +129,9 @@ const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
 export type RunMarks = Pick<RunRow, (typeof MARK_COLUMNS)[number]>;
 
 /** What cross-run attribution reads of every run (attribution.ts), under `runs.keys_sum`. */
-export const KEY_COLUMNS = ['run_key', 'ord', 'conversation_id', 'keys'] as const satisfies ReadonlyArray<keyof RunRow>;
+export const KEY_COLUMNS = ['run_key', 'ord', 'conversation_id', 'start_all', 'start_conv', 'keys'] as const satisfies ReadonlyArray<
+  keyof RunRow
+>;
 
 export type RunKeys = Pick<RunRow, (typeof KEY_COLUMNS)[number]>;
 
@@ -206,8 +208,7 @@ export class IndexTables {
       runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
-      runsFrom: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? ORDER BY ord`),
-      keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ?`),
+      keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
       putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum', 'marks_sum', 'keys_sum'], 'run_key')),
@@ -317,27 +318,16 @@ export class IndexTables {
     return rows;
   }
 
-  /** The keys of the runs at corpus positions `from .. to-1`, streamed in no order, every one present and sound. */
+  /** The keys of the runs at corpus positions `from .. to-1`, streamed in order, every one present and sound; write nothing meanwhile. */
   *keysAt(from: number, to: number): IterableIterator<RunKeys> {
-    let n = 0;
+    let ord = from;
     for (const r of this.s.keysAt.iterate(from, to) as IterableIterator<RunKeys & { keys_sum: number }>) {
       verifyRow('runs', keyValues(r), r.keys_sum);
-      n++;
+      if (r.ord !== ord) throw new IndexDamagedError(`corpus position ${ord} finds the run at ${r.ord}`);
+      ord++;
       yield r;
     }
-    if (n !== Math.max(0, to - from)) throw new IndexDamagedError(`the index holds ${n} runs at corpus positions ${from} to ${to - 1}`);
-  }
-
-  /** The runs from corpus position `from` on, in order, streamed; read to the end, and write nothing meanwhile. */
-  *runsFrom(from: number, runCount: number): IterableIterator<RunRow> {
-    let ord = from;
-    for (const r of this.s.runsFrom.iterate(from) as IterableIterator<RunRow & { sum: number }>) {
-      const row = this.checkRun(r);
-      if (row.ord !== ord) throw new IndexDamagedError(`corpus position ${ord} finds the run at ${row.ord}`);
-      ord++;
-      yield row;
-    }
-    if (ord !== Math.max(from, runCount)) throw new IndexDamagedError(`the index holds ${ord} runs, its meta says ${runCount}`);
+    if (ord !== Math.max(from, to)) throw new IndexDamagedError(`corpus position ${ord} has no run`);
   }
 
   /**

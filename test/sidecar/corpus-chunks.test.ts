@@ -12,6 +12,8 @@ import { rng } from '../../scripts/bench/synthetic-store.js';
 import { appendRun } from '../../scripts/bench/mutations.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { CACHE_CHUNK } from '../../src/sidecar/tables.js';
+import { openIndexedSource } from '../../src/sidecar/with-index.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { cli } from '../helpers/cli.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { assertListedFromIndex } from '../helpers/run-listing.js';
@@ -47,6 +49,21 @@ function chunkedStore(): { path: string; runs: Runs } {
   return { path, runs };
 }
 
+/** The runs the index's corpus cache lists (read and checked as a search reads them) are the store's, in its order. */
+function assertCacheListsStore(path: string, index: string): void {
+  const store = openSqliteReader(path);
+  try {
+    const opened = openIndexedSource(store, { path: index });
+    try {
+      assert.deepEqual(opened.source.runs(), store.runs());
+    } finally {
+      opened.db.close();
+    }
+  } finally {
+    store.close();
+  }
+}
+
 function cacheChunks(index: string): number[] {
   const db = new Database(index, { readonly: true });
   try {
@@ -63,6 +80,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   })();
   assert.equal(sync(path, index).runsReplayed, RUNS);
   assert.deepEqual(cacheChunks(index), [0, 1, 2]);
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 1, 'zzearlyalpha');
   assertListedFromIndex(path, index, 'a build of many runs');
 
@@ -70,11 +88,13 @@ test('changes early, in the middle and at the end of a store of several cache ch
   patchFile(path, 'zzearlyalpha', 'zzearlybravo');
   const edited = sync(path, index);
   assert.equal(edited.runsReplayed, 1);
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 2, 'zzearlybravo', 'zzearlyalpha');
 
   // one appended run: the last chunk only changes, and the answers with it
   appendRun(path);
   assert.equal(sync(path, index).runsReplayed, 1);
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 3, 'zzearlybravo');
 
   // a deleted run in the first chunk: every later run moves one place, across the chunk boundaries
@@ -83,6 +103,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   db.prepare('DELETE FROM runs WHERE run_id = ?').run('run-1');
   runs.splice(1, 1);
   assert.equal(sync(path, index).runsRemoved, 1);
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 4, 'zzearlybravo');
   assertListedFromIndex(path, index, 'a run deleted');
 
@@ -96,9 +117,11 @@ test('changes early, in the middle and at the end of a store of several cache ch
   const removed = sync(path, index);
   assert.ok(removed.runsRemoved >= gone.length);
   assert.deepEqual(cacheChunks(index), [0, 1]);
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 5, 'zzearlybravo');
   db.exec('VACUUM');
   db.close();
+  assertCacheListsStore(path, index);
   assertSameAnswers(path, index, runs, 6, 'zzearlybravo');
 });
 
