@@ -72,8 +72,9 @@ export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] 
 }
 
 export function summarizeRuns(source: HistorySource, runs: readonly StoreRun[], counts: RecordCounts): RunSummary[] {
-  const snapshotCounts = source.store.countsByRun();
-  const steps = source.store.lastSteps();
+  const known = counts.snapshotStats?.() ?? null;
+  const snapshotCounts = known ?? source.store.countsByRun();
+  const steps = known === null ? source.store.lastSteps() : null;
   return runs.map((run) => {
     const c = snapshotCounts.get(run.runId);
     return {
@@ -81,7 +82,7 @@ export function summarizeRuns(source: HistorySource, runs: readonly StoreRun[], 
       snapshots: c?.complete ?? 0,
       interruptedSnapshots: c?.interrupted ?? 0,
       messages: counts.recordLength(run.runId),
-      lastStep: steps.get(run.runId) ?? null,
+      lastStep: (steps === null ? known?.get(run.runId)?.lastStep : steps.get(run.runId)) ?? null,
     };
   });
 }

@@ -1,4 +1,4 @@
-import type { StoreRun } from '../store/reader.js';
+import type { RunSnapshotStats, StoreRun } from '../store/reader.js';
 import { attributeSections, sectionLength } from './attribution.js';
 import type { HistorySource, Warning } from './source.js';
 
@@ -15,6 +15,11 @@ export interface RecordCounts {
    */
   conversationMessages(conversationId: string | null, runs: readonly StoreRun[]): number;
   warnings(runIds: readonly string[]): Warning[];
+  /**
+   * Per run, its snapshots by state and its last step, when known without asking the store (the
+   * index keeps them); null or absent: the store's countsByRun and lastSteps give them.
+   */
+  snapshotStats?(): ReadonlyMap<string, RunSnapshotStats> | null;
 }
 
 /** Counts from replaying the runs (with the source's progress reporting). */

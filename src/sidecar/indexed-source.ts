@@ -8,14 +8,14 @@ import type { TermStats } from '../search/bm25.js';
 import type { Corpus, CorpusNeeds, CorpusSource, DocumentFacts, SectionView } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
-import type { StoreRun } from '../store/reader.js';
+import type { RunSnapshotStats, StoreRun } from '../store/reader.js';
 import { IndexDamagedError } from './errors.js';
 import { decodePostings } from './postings.js';
 import { partsFromStored } from './run-build.js';
-import type { IndexTables, MessageRecord } from './tables.js';
+import { CACHE_CHUNK, type IndexTables, type MessageRecord } from './tables.js';
 import { readVarints } from './varint.js';
 
-/** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size. */
+/** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size, SNAPSHOT_STAT_COLUMNS. */
 type CachedRun = [
   runKey: number,
   runId: string,
@@ -34,6 +34,9 @@ type CachedRun = [
   warn: number,
   lengthsOffset: number,
   lengthsSize: number,
+  completeSnaps: number,
+  interruptedSnaps: number,
+  lastStep: number | null,
 ];
 
 interface IndexedSection extends SectionView {
@@ -177,10 +180,21 @@ export class IndexedCorpusSource implements CorpusSource {
     if (!this.cached) {
       if (this.runCount === 0) this.cached = { runs: [], lengths: Buffer.alloc(0) };
       else {
-        const row = this.t.cache();
-        const runs = JSON.parse(row.runs) as CachedRun[];
-        if (!Array.isArray(runs) || runs.length !== this.runCount) throw new IndexDamagedError('the corpus cache does not list every run');
-        this.cached = { runs, lengths: row.lengths };
+        const runs: CachedRun[] = [];
+        const blobs: Buffer[] = [];
+        let base = 0;
+        for (const row of this.t.cache()) {
+          const chunk = JSON.parse(row.runs) as CachedRun[];
+          if (!Array.isArray(chunk) || (chunk.length !== CACHE_CHUNK && runs.length + chunk.length !== this.runCount))
+            throw new IndexDamagedError('the corpus cache does not list every run');
+          // offsets into the row's own lengths, made offsets into all of them
+          for (const r of chunk) r[15] += base;
+          runs.push(...chunk);
+          blobs.push(row.lengths);
+          base += row.lengths.length;
+        }
+        if (runs.length !== this.runCount) throw new IndexDamagedError('the corpus cache does not list every run');
+        this.cached = { runs, lengths: Buffer.concat(blobs) };
       }
     }
     return this.cached;
@@ -236,6 +250,14 @@ export class IndexedCorpusSource implements CorpusSource {
           const r = byId.get(id);
           return r?.[14] ? this.warningsOf(r[0]) : [];
         }),
+      snapshotStats: () => {
+        const out = new Map<string, RunSnapshotStats>();
+        for (const r of byId.values()) {
+          if (r[17] < 0) return null; // not read for this run: the store tells
+          out.set(r[1], { complete: r[17], interrupted: r[18], lastStep: r[19] });
+        }
+        return out;
+      },
     };
   }
 

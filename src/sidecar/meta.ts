@@ -14,6 +14,8 @@ export interface IndexMeta {
   readonly mediaCount: number;
   readonly mediaDigest: string;
   readonly storeStamp: string;
+  /** Counts the index's updates: the same number means the same rows (a read may be reused under the write lock). */
+  readonly generation: number;
 }
 
 export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
@@ -39,6 +41,7 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
     mediaCount: int('media_count'),
     mediaDigest: text('media_digest'),
     storeStamp: text('store_stamp'),
+    generation: int('generation'),
   };
 }
 
@@ -53,6 +56,7 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['media_count', '0'],
   ['media_digest', EMPTY_DIGEST],
   ['store_stamp', ''],
+  ['generation', '0'],
 ];
 
 /** The segment holding a run's live postings: its own, unless a later compaction merged it. */

@@ -39,6 +39,9 @@ export function newRunRow(runKey: number, runId: string): RunRow {
     seg: 0,
     skipped: '[]',
     unknown: '[]',
+    complete_snaps: -1,
+    interrupted_snaps: 0,
+    last_step: null,
     // shared, never written into (finish() replaces them): a Buffer of its own costs ~400 bytes a run
     lengths: EMPTY_BLOB,
     keys: EMPTY_BLOB,

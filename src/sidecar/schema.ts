@@ -2,7 +2,9 @@
 export const INDEX_FORMAT = 'convsearch-index-10';
 
 /**
- * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read.
+ * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
+ * `runs` row also `marks_sum`, the CRC-32 of the columns the sync compares (tables.ts MARK_COLUMNS),
+ * checked when those are read alone, and `keys_sum` of KEY_COLUMNS (what attribution scans of every run). `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
  * A message's `fields` JSON longer than a piece (fields.ts) holds its first piece; the `pieces` that
@@ -36,10 +38,16 @@ CREATE TABLE runs (
   seg INTEGER NOT NULL,
   skipped TEXT NOT NULL,
   unknown TEXT NOT NULL,
+  complete_snaps INTEGER NOT NULL,
+  interrupted_snaps INTEGER NOT NULL,
+  last_step INTEGER,
   lengths BLOB NOT NULL,
   keys BLOB NOT NULL,
-  sum INTEGER NOT NULL
+  sum INTEGER NOT NULL,
+  marks_sum INTEGER NOT NULL,
+  keys_sum INTEGER NOT NULL
 );
+CREATE INDEX runs_ord ON runs(ord);
 CREATE TABLE messages (
   run_key INTEGER NOT NULL,
   pos INTEGER NOT NULL,
@@ -67,7 +75,8 @@ CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT
 
 /**
  * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
- * (the run has warnings to report) and the offset and size of its document lengths in `corpus_cache.lengths`.
+ * (the run has warnings to report), the offset and size of its document lengths in its row's
+ * `corpus_cache.lengths`, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS).
  * `seg` is the segment that holds the run's live postings.
  */
 export const CORPUS_RUN_COLUMNS = [
@@ -86,3 +95,9 @@ export const CORPUS_RUN_COLUMNS = [
   'dl_conv',
   'seg',
 ] as const;
+
+/**
+ * A run's snapshots by state and its last step, as the store's countsByRun and lastSteps give them
+ * (complete_snaps -1: the backend could not read them for one run; `runs` then asks the store).
+ */
+export const SNAPSHOT_STAT_COLUMNS = ['complete_snaps', 'interrupted_snaps', 'last_step'] as const;

@@ -12,7 +12,7 @@ import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { compact as compactSegments, writeSegment } from './segments.js';
-import type { IndexTables, PageMapRow, RunRow } from './tables.js';
+import type { IndexTables, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
 export interface SyncReport {
@@ -34,12 +34,38 @@ export interface SyncReport {
 const MAX_SEGMENTS = 8;
 /** A segment is written out once its postings reach this size: a build's memory does not grow with the store. */
 const SEGMENT_BYTES = 8 * 1024 * 1024;
+/** Changed runs beyond this have their snapshot counts read in one pass over the store, not run by run. */
+const STATS_ONE_BY_ONE = 64;
+
+type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last_step'>;
+
+/**
+ * What `runs` lists of each changed run (its snapshots by state, its last step), read with the rows the
+ * content digest covers: a run whose digest holds keeps them. Run by run where the backend can; for
+ * many runs (a build) in one pass; otherwise unknown (-1), and `runs` asks the store.
+ */
+function snapshotStats(store: StoreReader, runIds: readonly string[]): (runId: string) => SnapshotStats {
+  if (runIds.length > STATS_ONE_BY_ONE) {
+    const counts = store.countsByRun();
+    const steps = store.lastSteps();
+    return (id) => {
+      const c = counts.get(id);
+      return { complete_snaps: c?.complete ?? 0, interrupted_snaps: c?.interrupted ?? 0, last_step: steps.get(id) ?? null };
+    };
+  }
+  return (id) => {
+    const s = store.runSnapshotStats?.(id);
+    return s
+      ? { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep }
+      : { complete_snaps: -1, interrupted_snaps: 0, last_step: null };
+  };
+}
 
 interface Work {
   readonly run: StoreRun;
   readonly ord: number;
-  /** The run's row in the index; null for a run new to it, whose row is made when it is written (a build lists no row per run). */
-  readonly row: RunRow | null;
+  /** The run's marks in the index; null for a run new to it. Its row is read or made when it is written (a build holds no row per run). */
+  readonly marks: RunMarks | null;
   readonly runKey: number;
   readonly content: RunContent;
   readonly resumed: boolean;
@@ -95,14 +121,14 @@ export class IndexSync {
     this.t.begin();
     let meta: IndexMeta;
     let stamp: string | null;
-    let rows: RunRow[];
+    let rows: RunMarks[];
     let pageMap: PageMapRow | null;
     try {
       meta = readIndexMeta(this.t.readMeta());
       // taken before any content is read; the recorded one lets a server prove cheaply that nothing changed
       stamp = this.store.stamp(meta.storeStamp);
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
-      rows = this.t.allRuns(meta.runCount);
+      rows = this.t.allMarks(meta.runCount);
       pageMap = this.t.pageMap();
     } finally {
       this.t.commit();
@@ -121,7 +147,7 @@ export class IndexSync {
       // the store is older takes the index back to that state, and the next forward again), so a content
       // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      rows = this.t.allRuns(now.runCount);
+      if (now.generation !== meta.generation) rows = this.t.allMarks(now.runCount);
       // the store was compared with the rows of that content: the same digest, the same cuts
       if (now.content !== meta.content) {
         content = this.scan(rows, now, verify ? null : this.t.pageMap(), seed);
@@ -131,6 +157,7 @@ export class IndexSync {
       let report = none(true, content.digest);
       if (content.digest !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
       if (content.pages) this.t.putPageMap(content.digest, seed, content.pages);
+      this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
       // a writer checkpointed into a store read in place: what was read may mix two states, keep none of it
@@ -148,7 +175,7 @@ export class IndexSync {
    * usual; a change to rows the index read is an error (UnseenChangeError), and the recorded stamp is
    * dropped so that the next search compares the content again whatever the stamp says.
    */
-  private checkUnseen(rows: readonly RunRow[], meta: IndexMeta, content: StoreContent, stamp: string): void {
+  private checkUnseen(rows: readonly RunMarks[], meta: IndexMeta, content: StoreContent, stamp: string): void {
     const changed = unexplainedChanges(rows, meta, content, this.store.runs());
     if (changed.length === 0) return;
     this.t.beginImmediate();
@@ -163,7 +190,7 @@ export class IndexSync {
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
-  private scan(rows: readonly RunRow[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+  private scan(rows: readonly RunMarks[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
     const basis: ContentBasis = {
       seed,
       pages: pageMap !== null && pageMap.content === meta.content && meta.content !== '' ? pageMap.pages : null,
@@ -172,7 +199,7 @@ export class IndexSync {
     return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount, basis);
   }
 
-  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunRow[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
+  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunMarks[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -189,10 +216,12 @@ export class IndexSync {
     // media rows changed in any other way: every run is replayed again
     const mediaSame = content.media.digest === meta.mediaDigest && content.media.count === meta.mediaCount;
     const mediaAppended = !mediaSame && content.media.count > meta.mediaCount && content.media.prefix === meta.mediaDigest;
-    const mediaSafe = (r: RunRow): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
+    const mediaSafe = (r: RunMarks): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
 
     let nextRunKey = meta.nextRunKey;
     const work: Array<Work | null> = [];
+    // corpus positions whose run rows this update writes (their cache entries change)
+    const written: number[] = [];
     let runCount = 0;
     runs.forEach((run, ord) => {
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
@@ -211,14 +240,16 @@ export class IndexSync {
       runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
+      written.push(ord);
       if (contentSame) {
-        this.t.putRun(placed(ex, run, ord));
+        // the blobs of a run that changed only
+        this.t.putRun(placed(this.t.run(ex.run_key), run, ord));
         return;
       }
       // only rows appended since the index read the run (those it read are byte-identical): resume
       // its replay; any other change: rebuild it
       const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
-      work.push({ run, ord, row: ex ?? null, runKey, content: c, resumed });
+      work.push({ run, ord, marks: ex ?? null, runKey, content: c, resumed });
     });
 
     let segment = meta.nextSegment;
@@ -234,6 +265,12 @@ export class IndexSync {
       segment++;
       liveSegments++;
     };
+    const stats = snapshotStats(
+      this.store,
+      work.map((w) => w!.run.runId),
+    );
+    // the runs this update writes anew (attribution reads their rows whole)
+    const rewritten = new Set<number>();
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w!.run.conversationId));
     const prefetched = prefetchBuilds(
@@ -244,13 +281,16 @@ export class IndexSync {
     );
     try {
       for (let i = 0; i < work.length; i++) {
-        const { run, ord, row: ex, runKey, content: c, resumed } = work[i]!;
+        const { run, ord, marks, runKey, content: c, resumed } = work[i]!;
         work[i] = null; // a written run's row is not held to the end of the build
-        const row = Object.assign(placed(ex ?? newRunRow(runKey, run.runId), run, ord), {
+        // the blobs of a run that changed only, read as it is written
+        const row = Object.assign(placed(marks !== null ? this.t.run(marks.run_key) : newRunRow(runKey, run.runId), run, ord), {
           snap_count: c.count,
           snap_max_seq: c.maxSeq,
           content: c.digest,
+          ...stats(run.runId),
         });
+        rewritten.add(runKey);
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
         snapshotsRead += resumed
@@ -267,7 +307,9 @@ export class IndexSync {
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
-    if (minAffected !== Infinity) attribute(this.t, runCount, minAffected);
+    if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, rewritten));
+    // a run removed: the last chunk holds one entry fewer, whether or not any run moved
+    if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
     let compacted = meta.compacted;
     const compact = liveSegments > MAX_SEGMENTS;
     if (compact) {
@@ -275,7 +317,8 @@ export class IndexSync {
       compactSegments(this.t, runCount, meta.compacted, segment++);
       liveSegments = 1;
     }
-    writeCorpusCache(this.t, runCount, compacted);
+    // compaction moves every run's live segment: every chunk
+    writeCorpusCache(this.t, runCount, compacted, compact ? 'all' : written);
     for (const [k, v] of [
       ['run_count', String(runCount)],
       ['next_segment', String(segment)],

@@ -40,13 +40,22 @@ export interface RunRow {
   seg: number;
   skipped: string;
   unknown: string;
+  /** The store's countsByRun and lastSteps entries of the run (schema.ts SNAPSHOT_STAT_COLUMNS). */
+  complete_snaps: number;
+  interrupted_snaps: number;
+  last_step: number | null;
   /** Document lengths by position (varints). */
   lengths: Buffer;
   /** Strict keys by position, 20 bytes each (cross-run attribution reads these, never the messages). */
   keys: Buffer;
 }
 
-export const RUN_COLUMNS = [
+/**
+ * What the sync compares of every run (the run record, its place, its content marks): read without the
+ * blobs, under a checksum of their own (`runs.marks_sum`), so that an update reads the blobs of the runs
+ * that changed only.
+ */
+export const MARK_COLUMNS = [
   'run_key',
   'run_id',
   'store_rowid',
@@ -60,6 +69,12 @@ export const RUN_COLUMNS = [
   'content',
   'complete_count',
   'complete_max_seq',
+  'skipped',
+] as const satisfies ReadonlyArray<keyof RunRow>;
+
+/** Every column of a `runs` row but its sums: the marks, then what the sync derives from the run's records. */
+export const RUN_COLUMNS = [
+  ...MARK_COLUMNS,
   'len',
   'start_all',
   'start_conv',
@@ -67,8 +82,10 @@ export const RUN_COLUMNS = [
   'dl_all',
   'dl_conv',
   'seg',
-  'skipped',
   'unknown',
+  'complete_snaps',
+  'interrupted_snaps',
+  'last_step',
   'lengths',
   'keys',
 ] as const satisfies ReadonlyArray<keyof RunRow>;
@@ -113,7 +130,23 @@ const RUN_LIST = RUN_COLUMNS.join(', ');
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
 const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
 
+export type RunMarks = Pick<RunRow, (typeof MARK_COLUMNS)[number]>;
+
+/** What cross-run attribution reads of every run (attribution.ts), under `runs.keys_sum`. */
+export const KEY_COLUMNS = ['run_key', 'ord', 'conversation_id', 'start_all', 'start_conv', 'keys'] as const satisfies ReadonlyArray<
+  keyof RunRow
+>;
+
+export type RunKeys = Pick<RunRow, (typeof KEY_COLUMNS)[number]>;
+
+/** Runs per `corpus_cache` row: an update rewrites the rows from the first run it changed on, not the whole cache. */
+export const CACHE_CHUNK = 256;
+
 const runValues = (r: RunRow): RowValue[] => RUN_COLUMNS.map((c) => r[c]);
+const markValues = (r: RunMarks): RowValue[] => MARK_COLUMNS.map((c) => r[c]);
+const MARK_LIST = MARK_COLUMNS.join(', ');
+const keyValues = (r: RunKeys): RowValue[] => KEY_COLUMNS.map((c) => r[c]);
+const KEY_LIST = KEY_COLUMNS.join(', ');
 const messageValues = (m: MessageRecord): RowValue[] => MESSAGE_COLUMNS.map((c) => m[c]);
 
 /** Encodes a directory bucket: per term, its UTF-8 length and bytes, the number of rows and their ids. */
@@ -177,9 +210,12 @@ export class IndexTables {
         `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
       runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
+      marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
+      runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
-      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum'], 'run_key')),
+      putRun: db.prepare(db.replaceSql('runs', [...RUN_COLUMNS, 'sum', 'marks_sum', 'keys_sum'], 'run_key')),
       deleteRun: db.prepare(`DELETE FROM ${n('runs')} WHERE run_key = ?`),
       messagesFrom: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? ORDER BY pos`),
       message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
@@ -196,8 +232,9 @@ export class IndexTables {
       deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
-      cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = 1`),
+      cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
       putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
+      dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
       pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = 1`),
       putPageMap: db.prepare(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
     };
@@ -270,6 +307,36 @@ export class IndexTables {
     return rows;
   }
 
+  /** Every run's marks (MARK_COLUMNS), no blobs; `expected` is the count recorded in meta. */
+  allMarks(expected: number): RunMarks[] {
+    const rows = this.s.marks.all() as Array<RunMarks & { marks_sum: number }>;
+    for (const r of rows) verifyRow('runs', markValues(r), r.marks_sum);
+    if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
+    return rows;
+  }
+
+  /** The runs at corpus positions `from .. to-1`, in order, every one present and sound. */
+  runsAt(from: number, to: number): RunRow[] {
+    const rows = (this.s.runsByOrd.all(from, to) as Array<RunRow & { sum: number }>).map((r) => this.checkRun(r));
+    rows.forEach((r, i) => {
+      if (r.ord !== from + i) throw new IndexDamagedError(`corpus position ${from + i} finds the run at ${r.ord}`);
+    });
+    if (rows.length !== Math.max(0, to - from)) throw new IndexDamagedError(`corpus position ${from + rows.length} has no run`);
+    return rows;
+  }
+
+  /** The keys of the runs at corpus positions `from .. to-1`, streamed in order, every one present and sound; write nothing meanwhile. */
+  *keysAt(from: number, to: number): IterableIterator<RunKeys> {
+    let ord = from;
+    for (const r of this.s.keysAt.iterate(from, to) as IterableIterator<RunKeys & { keys_sum: number }>) {
+      verifyRow('runs', keyValues(r), r.keys_sum);
+      if (r.ord !== ord) throw new IndexDamagedError(`corpus position ${ord} finds the run at ${r.ord}`);
+      ord++;
+      yield r;
+    }
+    if (ord !== Math.max(from, to)) throw new IndexDamagedError(`corpus position ${ord} has no run`);
+  }
+
   /**
    * Every run row in corpus order, streamed; read to the end (the count is checked there), and write
    * nothing meanwhile (better-sqlite3 allows no statement while one iterates).
@@ -289,7 +356,7 @@ export class IndexTables {
 
   putRun(r: RunRow): void {
     const values = runValues(r);
-    this.s.putRun.run(...values, rowSum(values));
+    this.s.putRun.run(...values, rowSum(values), rowSum(markValues(r)), rowSum(keyValues(r)));
   }
 
   deleteRun(runKey: number): void {
@@ -413,15 +480,23 @@ export class IndexTables {
 
   // --- corpus cache -----------------------------------------------------------------------------
 
-  cache(): { runs: string; lengths: Buffer } {
-    const r = this.s.cache.get() as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
-    if (r === undefined) throw new IndexDamagedError('the corpus cache row is missing');
-    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
-    return { runs: r.runs, lengths: r.lengths };
+  /** The cache's rows (chunk 0, 1, ... each of CACHE_CHUNK runs in corpus order), every one present and sound. */
+  cache(): Array<{ runs: string; lengths: Buffer }> {
+    const rows = this.s.cache.all() as Array<{ id: number; runs: string; lengths: Buffer; sum: number }>;
+    return rows.map((r, i) => {
+      verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+      if (r.id !== i) throw new IndexDamagedError(`corpus cache chunk ${i} is missing`);
+      return { runs: r.runs, lengths: r.lengths };
+    });
   }
 
-  putCache(runs: string, lengths: Buffer): void {
-    this.s.putCache.run(1, runs, lengths, rowSum([1, runs, lengths]));
+  putCache(chunk: number, runs: string, lengths: Buffer): void {
+    this.s.putCache.run(chunk, runs, lengths, rowSum([chunk, runs, lengths]));
+  }
+
+  /** Removes the cache rows from `chunk` on (the corpus shrank). */
+  dropCache(chunk: number): void {
+    this.s.dropCache.run(chunk);
   }
 
   // --- the store's page map (store/sqlite/pages.ts) ----------------------------------------------

@@ -2,7 +2,7 @@ import { EMPTY_DIGEST, type StoreContent } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreRun } from '../store/reader.js';
 import type { IndexMeta } from './meta.js';
-import type { RunRow } from './tables.js';
+import type { RunMarks } from './tables.js';
 
 /**
  * `--verify` found rows the index read changed while the store's stamp said nothing changed: the file
@@ -16,7 +16,7 @@ export class UnseenChangeError extends StoreError {}
  * media rows the index read that changed. Empty when the store only gained rows: new runs, snapshots
  * after the last one the index read of a run, media rows after those it read.
  */
-export function unexplainedChanges(rows: readonly RunRow[], meta: IndexMeta, content: StoreContent, runs: readonly StoreRun[]): string[] {
+export function unexplainedChanges(rows: readonly RunMarks[], meta: IndexMeta, content: StoreContent, runs: readonly StoreRun[]): string[] {
   const listed = new Map(runs.map((r) => [r.runId, r]));
   const out: string[] = [];
   for (const row of rows) {

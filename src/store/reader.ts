@@ -55,6 +55,11 @@ export interface SnapshotStateCounts {
   readonly interrupted: number;
 }
 
+/** One run's entries of countsByRun and lastSteps. */
+export interface RunSnapshotStats extends SnapshotStateCounts {
+  readonly lastStep: number | null;
+}
+
 export interface StoreReader {
   /** What the user named (path or URL without credentials), for messages. */
   readonly label: string;
@@ -79,6 +84,11 @@ export interface StoreReader {
   countsByRun(): Map<string, SnapshotStateCounts>;
   /** Per run, the highest `step_index` of any state (null when not an integer). */
   lastSteps(): Map<string, number | null>;
+  /**
+   * One run's countsByRun and lastSteps entries, read alone (backends that can: the index keeps them per
+   * run); null where this run cannot be read alone exactly (the caller asks countsByRun).
+   */
+  runSnapshotStats?(runId: string): RunSnapshotStats | null;
   /**
    * The stored `timestamp` of the run's complete snapshot `seq` (null when it has none, or not text): what
    * dates a message that carries no time of its own (the snapshot that first held it).

@@ -57,7 +57,7 @@ export function randomOptions(random: () => number, runs: Array<{ id: string; co
  * conversations, some forked from another conversation's history, with a few unreadable snapshots and
  * unknown part kinds.
  */
-export function threadedStore(seed: number): { path: string; runs: Array<{ id: string; conv: string | null }> } {
+export function threadedStore(seed: number, count = 16): { path: string; runs: Array<{ id: string; conv: string | null }> } {
   const random = rng(seed * 104729);
   const path = join(tempDir(), 'sessions.db');
   const w = new StepStoreWriter(path);
@@ -65,7 +65,7 @@ export function threadedStore(seed: number): { path: string; runs: Array<{ id: s
   const histories = new Map<string, JsonObject[]>();
   let clock = Date.UTC(2026, 0, 1);
   try {
-    for (let i = 0; i < 16; i++) {
+    for (let i = 0; i < count; i++) {
       const conv = random() < 0.15 ? null : `conv-${Math.floor(random() * 4)}`;
       // now and then a history forked from another conversation: attribution is store-wide under --scope all
       const from = random() < 0.25 ? `conv-${Math.floor(random() * 4)}` : conv;

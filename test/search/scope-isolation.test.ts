@@ -389,10 +389,12 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // CORPUS_RUN_COLUMNS (src/sidecar/schema.ts) is a constant array of column-name literals
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
-  // column and parameter lists built from the constant column arrays RUN_COLUMNS and MESSAGE_COLUMNS;
+  // column and parameter lists built from the constant column arrays RUN_COLUMNS, MARK_COLUMNS, KEY_COLUMNS and MESSAGE_COLUMNS;
   // n(…): the home's name for one of the index's own tables (index-db.ts: a literal, or a validated prefix)
   'src/sidecar/tables.ts': [
     'RUN_LIST',
+    'MARK_LIST',
+    'KEY_LIST',
     'MESSAGE_LIST',
     'MESSAGE_PARAMS',
     ...['meta', 'runs', 'messages', 'field_pieces', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),

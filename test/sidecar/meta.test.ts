@@ -18,6 +18,7 @@ describe('sidecar/meta', () => {
       // base64 SHA-256 of nothing
       mediaDigest: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=',
       storeStamp: '',
+      generation: 0,
     });
   });
 

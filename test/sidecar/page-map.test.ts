@@ -6,52 +6,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { rng } from '../../scripts/bench/synthetic-store.js';
 import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
-import { searchJson } from '../../src/output/json.js';
-import type { SyncReport } from '../../src/sidecar/sync.js';
-import { openIndexedSource } from '../../src/sidecar/with-index.js';
-import { openSqliteReader } from '../../src/store/sqlite/reader.js';
-import { randomOptions, threadedStore } from '../helpers/random-stores.js';
-import { searchReader, tempDir } from '../helpers/stores.js';
-
-/** Brings the index up to date with the store as it is now; what the sync did. */
-function sync(path: string, index: string): SyncReport {
-  const store = openSqliteReader(path);
-  try {
-    const opened = openIndexedSource(store, { path: index });
-    opened.db.close();
-    return opened.report;
-  } finally {
-    store.close();
-  }
-}
-
-/** 25 random searches, and one for `word` when given: through the index exactly as without it. */
-function assertSameAnswers(
-  path: string,
-  index: string,
-  runs: Array<{ id: string; conv: string | null }>,
-  seed: number,
-  word?: string,
-): void {
-  const random = rng(seed);
-  const all = Array.from({ length: 25 }, () => randomOptions(random, runs));
-  if (word) all.push({ ...randomOptions(random, runs), query: word, scope: 'all', conversationId: null, runId: null, maxMatches: 5 });
-  for (const options of all) {
-    const store = openSqliteReader(path);
-    try {
-      const indexed = JSON.stringify(searchJson(searchReader(store, options, { path: index })));
-      const replayed = JSON.stringify(searchJson(searchReader(store, options, false)));
-      assert.equal(indexed, replayed, `query ${JSON.stringify(options.query)}`);
-    } finally {
-      store.close();
-    }
-  }
-}
+import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
+import { threadedStore } from '../helpers/random-stores.js';
+import { tempDir } from '../helpers/stores.js';
 
 function storeValue(path: string, sql: string, ...params: unknown[]): unknown {
   const db = new Database(path, { readonly: true });
@@ -104,21 +64,6 @@ test('new snapshots of old runs: those runs are read again and resumed, the othe
   assert.ok(r.rowsDigested > 0 && r.rowsDigested < storeRows(path), `read ${r.rowsDigested} of ${storeRows(path)}`);
   assertSameAnswers(path, index, runs, 3, 'quarzite');
 });
-
-/** Overwrites the first occurrence of `from` in the file with `to` (same length), bypassing SQLite, and puts the times back. */
-function patchFile(path: string, from: string, to: string): void {
-  assert.equal(Buffer.byteLength(from), Buffer.byteLength(to));
-  const before = statSync(path);
-  const at = readFileSync(path).indexOf(from);
-  assert.ok(at >= 0, `${from} is in the file`);
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, Buffer.from(to), 0, Buffer.byteLength(to), at);
-  } finally {
-    closeSync(fd);
-  }
-  utimesSync(path, before.atime, before.mtime);
-}
 
 test('a same-length edit in place (on a leaf page, and on an overflow page), mtime restored: seen, that run rebuilt, answers equal --no-index', () => {
   const { path, index, runs } = indexedStore(33);

@@ -36,8 +36,10 @@ export function storeDdl(schema: string, key: number): string {
         (_, rest: string) => `CREATE TABLE postings (id BIGINT NOT NULL, ${rest}, PRIMARY KEY (id, term)) PARTITION BY HASH (term);`,
       )
       .replace(/CREATE TABLE (\w+)/g, (_, t: string) => `CREATE TABLE ${prefix}${t}`)
-      .replace(/CREATE UNIQUE INDEX (\w+) ON (\w+)/g, (_, i: string, t: string) => `CREATE UNIQUE INDEX s${key}_${i} ON ${prefix}${t}`) +
-    partitions.join('\n')
+      .replace(
+        /CREATE (UNIQUE )?INDEX (\w+) ON (\w+)/g,
+        (_, u: string | undefined, i: string, t: string) => `CREATE ${u ?? ''}INDEX s${key}_${i} ON ${prefix}${t}`,
+      ) + partitions.join('\n')
   );
 }
 

@@ -4,7 +4,16 @@ import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ContentBasis, StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
-import type { OpenReaderOptions, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../reader.js';
+import type {
+  OpenReaderOptions,
+  RunSnapshotStats,
+  SnapshotMark,
+  SnapshotStateCounts,
+  StoreReader,
+  StoreRun,
+  StoreShare,
+  StoreSnapshot,
+} from '../reader.js';
 import { sqliteContent } from './content.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
@@ -85,6 +94,13 @@ export class SqliteReader implements StoreReader {
     const { counts, steps } = this.snapshots.countsAndSteps();
     this.stepsOfLastCount = steps;
     return counts;
+  }
+
+  runSnapshotStats(runId: string): RunSnapshotStats | null {
+    // an id read with U+FFFD may stand for bytes that are not UTF-8: `run_id = ?` would not find them,
+    // where the whole-table counts group them under this text
+    if (runId.includes('\uFFFD')) return null;
+    return this.snapshots.runStats(runId);
   }
 
   lastSteps(): Map<string, number | null> {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
+import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
 import type { StoreSchema } from './schema.js';
 import { stepOf } from './steps.js';
 
@@ -8,6 +8,7 @@ export class SnapshotReader {
   private readonly complete: BetterSqlite3.Statement;
   private readonly interrupted: BetterSqlite3.Statement | null;
   private readonly counts: BetterSqlite3.Statement;
+  private readonly runCounts: BetterSqlite3.Statement;
   private readonly completeAfter: BetterSqlite3.Statement;
   private readonly completeUpTo: BetterSqlite3.Statement;
   private readonly marks: BetterSqlite3.Statement;
@@ -31,6 +32,12 @@ export class SnapshotReader {
       : db.prepare(
           'SELECT run_id AS runId, COUNT(*) AS complete, 0 AS interrupted, MAX(step_index) AS step FROM snapshots GROUP BY run_id',
         );
+    // countsAndSteps' columns for one run, through idx_snapshots_run
+    this.runCounts = schema.hasState
+      ? db.prepare(
+          "SELECT COALESCE(SUM(state = 'complete'), 0) AS complete, COALESCE(SUM(state = 'interrupted'), 0) AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = ?",
+        )
+      : db.prepare('SELECT COUNT(*) AS complete, 0 AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = ?');
     this.completeAfter = db.prepare(
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND seq > ?${stateFilter} ORDER BY seq ASC`,
     );
@@ -80,6 +87,12 @@ export class SnapshotReader {
   interruptedSnapshots(runId: string): IterableIterator<StoreSnapshot> {
     if (!this.interrupted) return [][Symbol.iterator]();
     return this.interrupted.iterate(runId) as IterableIterator<StoreSnapshot>;
+  }
+
+  /** One run's entries of countsAndSteps. */
+  runStats(runId: string): RunSnapshotStats {
+    const r = this.runCounts.get(runId) as { complete: number; interrupted: number; step: unknown };
+    return { complete: r.complete, interrupted: r.interrupted, lastStep: stepOf(r.step) };
   }
 
   /** Per run, its snapshots by state and its last step (see steps.ts), in one scan of the table. */

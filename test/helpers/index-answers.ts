@@ -1,0 +1,61 @@
+/** Index and store helpers for the tests that change a SQLite store and compare answers with `--no-index`. */
+import assert from 'node:assert/strict';
+import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { searchJson } from '../../src/output/json.js';
+import type { SyncReport } from '../../src/sidecar/sync.js';
+import { openIndexedSource } from '../../src/sidecar/with-index.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { randomOptions } from './random-stores.js';
+import { searchReader } from './stores.js';
+
+/** Brings the index up to date with the store as it is now; what the sync did. */
+export function sync(path: string, index: string): SyncReport {
+  const store = openSqliteReader(path);
+  try {
+    const opened = openIndexedSource(store, { path: index });
+    opened.db.close();
+    return opened.report;
+  } finally {
+    store.close();
+  }
+}
+
+/** 25 random searches, and one for each of `words`: through the index exactly as without it. */
+export function assertSameAnswers(
+  path: string,
+  index: string,
+  runs: Array<{ id: string; conv: string | null }>,
+  seed: number,
+  ...words: string[]
+): void {
+  const random = rng(seed);
+  const all = Array.from({ length: 25 }, () => randomOptions(random, runs));
+  for (const query of words)
+    all.push({ ...randomOptions(random, runs), query, scope: 'all', conversationId: null, runId: null, maxMatches: 5 });
+  for (const options of all) {
+    const store = openSqliteReader(path);
+    try {
+      const indexed = JSON.stringify(searchJson(searchReader(store, options, { path: index })));
+      const replayed = JSON.stringify(searchJson(searchReader(store, options, false)));
+      assert.equal(indexed, replayed, `query ${JSON.stringify(options.query)}`);
+    } finally {
+      store.close();
+    }
+  }
+}
+
+/** Overwrites the first occurrence of `from` in the file with `to` (same length), bypassing SQLite, and puts the times back. */
+export function patchFile(path: string, from: string, to: string): void {
+  assert.equal(Buffer.byteLength(from), Buffer.byteLength(to));
+  const before = statSync(path);
+  const at = readFileSync(path).indexOf(from);
+  assert.ok(at >= 0, `${from} is in the file`);
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.from(to), 0, Buffer.byteLength(to), at);
+  } finally {
+    closeSync(fd);
+  }
+  utimesSync(path, before.atime, before.mtime);
+}
