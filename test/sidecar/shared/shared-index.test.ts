@@ -536,6 +536,30 @@ describe('shared index in Postgres', () => {
     assert.equal(windows.trim(), '1', 'the window in one read');
   });
 
+  test('the hits’ windows, of every store, are read in one statement (the answer --no-index’s)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('windows');
+    const stores = ['threaded', 'small'].map((s) => resolve(SQLITE_FIXTURES, `${s}.db`));
+    const dbs = stores.flatMap((s) => ['--db', s]);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), ...dbs])).status, 0);
+    // the reader's statements, in the server's log from here on
+    server().psql(db, `ALTER ROLE searcher IN DATABASE ${db} SET log_statement = 'all'`);
+    const from = Number(server().psql(db, "SELECT size FROM pg_stat_file('server.log')").trim());
+    const args = ['search', 'the', '--scope', 'all', ...dbs, '-m', '4', '-C', '1', '--format', 'tool'];
+    const via = await cli([...args, '--index', readerUrl(db)]);
+    const replay = await cli([...args, '--no-index']);
+    assert.equal(via.status, 0, via.stderr);
+    assert.equal(via.stdout, replay.stdout);
+    assert.equal((via.stdout.match(/^\[score: /gm) ?? []).length, 4, 'four hits');
+    assert.match(via.stdout, /store: \S*small\.db/);
+    assert.match(via.stdout, /store: \S*threaded\.db/);
+    const log = server().psql(db, `SELECT pg_read_file('server.log', ${from}, 100000000)`);
+    const reads = log.split('\n').filter((l) => /LOG: +(statement|execute [^:]*): /.test(l) && /_messages\b/.test(l));
+    assert.equal(reads.length, 1, `the windows of both stores in one statement:\n${reads.join('\n')}`);
+    assert.match(reads[0]!, /s1_messages/);
+    assert.match(reads[0]!, /s2_messages/);
+  });
+
   test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
     if (skip(t)) return;
     const db = indexDb('damaged');
