@@ -14,6 +14,13 @@ export interface SectionView {
   readonly end: number;
 }
 
+/** Positions `start .. end-1` of a section: a hit's window. */
+export interface Window {
+  readonly section: number;
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
  * The documents one search ranks, whatever holds them (a fresh replay or the persistent index).
  * Document ids are positions in the flattened corpus: sections in order, then messages in order.
@@ -25,8 +32,8 @@ export interface Corpus {
   readonly scopeRuns: number;
   termStats(terms: readonly string[]): TermStats;
   document(section: number, position: number): RenderedMessage;
-  /** Told of the documents `start .. end-1` about to be read (a hit's window), when the corpus can read them in one go. */
-  prefetch?(section: number, start: number, end: number): void;
+  /** Told of the windows about to be read (every hit's), when the corpus can read them in one go. */
+  prefetch?(windows: readonly Window[]): void;
   /** A document's parts alone, when the corpus has them without rendering it (else `document().parts`). */
   parts?(section: number, position: number): readonly PartRole[];
   /**

@@ -9,7 +9,7 @@ import type { StoreRun } from '../store/reader.js';
 import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokensWith, tokenizerNamed, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
-import { collapseKey, distinctTexts, FoldBlock, Peekable, type HitLocation } from './collapse.js';
+import { collapseKey, distinctTexts, type Fold, FoldBlock, Peekable, type HitLocation } from './collapse.js';
 import { explainScore, type Explain } from './explain.js';
 import { factsOf, filterNeeds, HitTest, isEmptyFilter, type HitFilter, type SearchContext } from './filters.js';
 import { closestIds } from '../text/suggest.js';
@@ -211,6 +211,17 @@ function parentMiss(source: CorpusSource, parent: string): ScopeMiss | null {
   return ids.includes(parent) ? null : { kind: 'run', id: parent, conversationId: null, suggestions: closestIds(parent, ids) };
 }
 
+/** A hit chosen and its window (positions `start .. end-1` of its section), before any of it is read. */
+interface Chosen {
+  readonly doc: number;
+  readonly score: number;
+  readonly section: number;
+  readonly start: number;
+  readonly end: number;
+  readonly position: number;
+  readonly fold: Fold | null;
+}
+
 /**
  * Excerpt windows (spec §6.1 step 6): a hit whose line an earlier window already showed is skipped and
  * frees its slot; windows stay inside their run's section and may still overlap partially. With
@@ -228,7 +239,7 @@ function selectWindows(
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
   const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
-  const hits: Hit[] = [];
+  const chosen: Chosen[] = [];
   const consumed: RankedHit[] = [];
   const order = new Peekable(ranked[Symbol.iterator]());
   const block = o.collapse ? new FoldBlock() : null;
@@ -236,8 +247,9 @@ function selectWindows(
     const { section: si, position } = ids.locate(doc);
     return { run: corpus.sections[si]!.run, position, score, shown: emit, eligible };
   };
+  // which hits and windows: decided from the ranking alone (and the filter's and --collapse's facts), no window read yet
   for (;;) {
-    if (hits.length >= o.maxMatches) {
+    if (chosen.length >= o.maxMatches) {
       // every slot is taken; copies of the last hit's text, ranked right after it, still fold into it
       const ahead = order.peek();
       if (!block?.hasHit || ahead.done || !block.holds(ahead.value.score)) break;
@@ -261,28 +273,33 @@ function selectWindows(
         });
       }
     }
-    const emit = eligible && !shown.has(doc) && !fold?.shown && hits.length < o.maxMatches;
+    const emit = eligible && !shown.has(doc) && !fold?.shown && chosen.length < o.maxMatches;
     consumed.push(entry(doc, score, emit, eligible));
     if (!emit) continue;
     const start = Math.max(section.start, position - o.contextLines);
     const end = Math.min(section.end, position + o.contextLines + 1);
+    for (let j = start; j < end; j++) shown.add(ids.id(si, j));
+    if (fold) {
+      fold.shown = true;
+      block!.hasHit = true;
+    }
+    chosen.push({ doc, score, section: si, start, end, position, fold });
+  }
+  // every window told at once: a corpus that can reads them all in one go (one round trip to a shared index)
+  corpus.prefetch?.(chosen.map(({ section, start, end }) => ({ section, start, end })));
+  const hits = chosen.map(({ doc, score, section: si, start, end, position, fold }, i): Hit => {
+    const run = corpus.sections[si]!.run;
     const excerpt: ExcerptLine[] = [];
-    corpus.prefetch?.(si, start, end);
     for (let j = start; j < end; j++) {
-      shown.add(ids.id(si, j));
       const d = corpus.document(si, j);
       const fields = clipFields(d.parts, terms, tok);
       excerpt.push({ position: j, text: joinClipped(fields), fullText: d.text, hit: j === position, fields });
     }
     const d = corpus.document(si, position);
-    if (fold) {
-      fold.shown = true;
-      block!.hasHit = true;
-    }
-    hits.push({
-      rank: hits.length + 1,
+    return {
+      rank: i + 1,
       score,
-      run: section.run,
+      run,
       position,
       text: d.text,
       excerpt,
@@ -290,11 +307,11 @@ function selectWindows(
       timestamp: d.timestamp,
       firstSeq: d.firstSeq,
       firstStep: d.firstStep,
-      locations: fold ? fold.locations : block ? [{ run: section.run, position, timestamp: d.timestamp }] : null,
+      locations: fold ? fold.locations : block ? [{ run, position, timestamp: d.timestamp }] : null,
       explain: explain?.(doc) ?? null,
-      time: messageTime(d.timestamp, () => ctx.snapshotTime?.(section.run.runId, d.firstSeq) ?? null),
-    });
-  }
+      time: messageTime(d.timestamp, () => ctx.snapshotTime?.(run.runId, d.firstSeq) ?? null),
+    };
+  });
   // the rest of the ranking, past the last window: never shown
   const ranking = (): RankedHit[] => {
     const rest: RankedHit[] = [];

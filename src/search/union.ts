@@ -18,7 +18,15 @@ import type { RenderedMessage } from '../render/record.js';
 import type { PartRole } from '../render/roles.js';
 import type { StoreRun } from '../store/reader.js';
 import type { TermStats } from './bm25.js';
-import { DocumentIds, type Corpus, type CorpusNeeds, type CorpusSource, type DocumentFacts, type SectionView } from './corpus.js';
+import {
+  DocumentIds,
+  type Corpus,
+  type CorpusNeeds,
+  type CorpusSource,
+  type DocumentFacts,
+  type SectionView,
+  type Window,
+} from './corpus.js';
 import { textKey } from './digest.js';
 import type { ScopeFilter } from './scope.js';
 import { TermStatsBuilder } from './term-stats.js';
@@ -249,9 +257,16 @@ class UnionCorpus implements Corpus {
     return a.corpus.document(a.section, position);
   }
 
-  prefetch(section: number, start: number, end: number): void {
-    const a = this.at(section);
-    a.corpus.prefetch?.(a.section, start, end);
+  /** Each store's windows told to its corpus (a shared index's read them all in one round trip: indexed-source.ts). */
+  prefetch(windows: readonly Window[]): void {
+    const byStore = new Map<number, Window[]>();
+    for (const w of windows) {
+      const o = this.origin[w.section]!;
+      let list = byStore.get(o.store);
+      if (list === undefined) byStore.set(o.store, (list = []));
+      list.push({ section: o.section, start: w.start, end: w.end });
+    }
+    for (const [store, list] of byStore) this.corpusOf(store).prefetch?.(list);
   }
 
   parts(section: number, position: number): readonly PartRole[] {

@@ -61,6 +61,12 @@ export interface IndexDb {
   commit(): void;
   rollback(): void;
   readonly inTransaction: boolean;
+  /**
+   * Told of reads about to be made (each function makes one, through this home's statements): a home on
+   * a server sends them together with the next read it makes, in one round trip. Absent (a local file):
+   * each is read when asked.
+   */
+  readSoon?(reads: ReadonlyArray<() => void>): void;
 }
 
 /** A statement prepared on first use (a warm search needs few of them), whose errors are index errors. */

@@ -5,7 +5,7 @@ import { searchText } from '../render/message.js';
 import type { RenderedMessage } from '../render/record.js';
 import type { PartRole, Role } from '../render/roles.js';
 import type { TermStats } from '../search/bm25.js';
-import type { Corpus, CorpusNeeds, CorpusSource, DocumentFacts, SectionView } from '../search/corpus.js';
+import type { Corpus, CorpusNeeds, CorpusSource, DocumentFacts, SectionView, Window } from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
 import type { RunSnapshotStats, StoreRun } from '../store/reader.js';
@@ -53,6 +53,8 @@ class IndexedCorpus implements Corpus {
   private readonly firsts: number[] = [];
   private readonly docs = new Map<string, RenderedMessage>();
   private readonly lengthCache = new Map<number, number[]>();
+  /** Windows told (prefetch) and not read yet. */
+  private readonly pending: Window[] = [];
 
   constructor(
     private readonly t: IndexTables,
@@ -139,21 +141,43 @@ class IndexedCorpus implements Corpus {
     const key = `${s.runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
-      d = toDocument(this.t.message(s.runKey, position));
+      this.readWindow(section, position);
+      d = this.docs.get(key) ?? toDocument(this.t.message(s.runKey, position));
       this.docs.set(key, d);
     }
     return d;
   }
 
-  /** A hit's window in one read (one round trip to a shared index), the documents not read yet only. */
-  prefetch(section: number, start: number, end: number): void {
-    const s = this.sections[section]!;
-    let from = start;
-    let to = end;
-    while (from < to && this.docs.has(`${s.runKey}:${from}`)) from++;
-    while (to > from && this.docs.has(`${s.runKey}:${to - 1}`)) to--;
-    if (to - from < 2) return;
-    for (const row of this.t.messageRange(s.runKey, from, to)) this.docs.set(`${s.runKey}:${row.pos}`, toDocument(row));
+  /**
+   * The hits' windows, told before any is read: merged where they touch, less the documents read already,
+   * and sent to the index to read with the first of them asked (a shared index: every window of every
+   * store in one round trip).
+   */
+  prefetch(windows: readonly Window[]): void {
+    const ranges: Window[] = [];
+    const sorted = [...windows].sort((a, b) => a.section - b.section || a.start - b.start);
+    for (const w of sorted) {
+      const { runKey } = this.sections[w.section]!;
+      let { start, end } = w;
+      while (start < end && this.docs.has(`${runKey}:${start}`)) start++;
+      while (end > start && this.docs.has(`${runKey}:${end - 1}`)) end--;
+      if (start === end) continue;
+      const last = ranges[ranges.length - 1];
+      if (last !== undefined && last.section === w.section && start <= last.end)
+        ranges[ranges.length - 1] = { ...last, end: Math.max(last.end, end) };
+      else ranges.push({ section: w.section, start, end });
+    }
+    this.pending.push(...ranges);
+    this.t.db.readSoon?.(ranges.map((r) => () => this.t.messageRange(this.sections[r.section]!.runKey, r.start, r.end)));
+  }
+
+  /** Reads the told window holding the document, when one does (all its documents kept). */
+  private readWindow(section: number, position: number): void {
+    const i = this.pending.findIndex((w) => w.section === section && w.start <= position && position < w.end);
+    if (i < 0) return;
+    const [w] = this.pending.splice(i, 1);
+    const { runKey } = this.sections[section]!;
+    for (const row of this.t.messageRange(runKey, w!.start, w!.end)) this.docs.set(`${runKey}:${row.pos}`, toDocument(row));
   }
 }
 

@@ -89,12 +89,35 @@ export class PgIndexDb implements IndexDb {
     };
   }
 
-  /** A read: rows read ahead when there are, else a round trip. */
+  /** A read: rows read ahead when there are, else a round trip (with the reads told to come soon, when there are). */
   private read(text: string, values: RowValue[]): Record<string, unknown>[] {
     if (this.capturing) throw new Captured({ text, values });
     const key = readKey(text, values);
-    const rows = key === null ? undefined : this.ahead.get(key);
+    let rows = key === null ? undefined : this.ahead.get(key);
+    if (rows === undefined && key !== null && this.soon.length > 0) {
+      const soon = this.soon;
+      this.soon = [];
+      // one UNION ALL per shape (what the statement selects: the same over every store's tables)
+      const shapes = new Map<string, Map<string, IndexStatementRequest>>();
+      for (const r of [...soon, { text, values }]) {
+        const shape = r.text.slice(0, r.text.indexOf(' FROM '));
+        if (!shapes.has(shape)) shapes.set(shape, new Map());
+        shapes.get(shape)!.set(readKey(r.text, r.values as RowValue[]) ?? '', r);
+      }
+      this.readAhead([...shapes.values()].map((reads) => [...reads.values()]));
+      rows = this.ahead.get(key);
+    }
     return rows !== undefined ? rows.map((r) => ({ ...r })) : this.query(text, values);
+  }
+
+  /** Reads told to come (readSoon), sent with the next read that is not read ahead. */
+  private soon: IndexStatementRequest[] = [];
+
+  readSoon(reads: ReadonlyArray<() => void>): void {
+    for (const fn of reads) {
+      const r = this.capture(fn);
+      if (r !== null) this.soon.push(r);
+    }
   }
 
   /** The read `fn` makes first through this connection's statements (made, not sent), or null when it makes none. */

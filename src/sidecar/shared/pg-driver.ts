@@ -5,6 +5,8 @@
  * transactions begin and end (pg-db.ts); a connection that ends without COMMIT, a killed process's
  * included, leaves the server to roll back.
  */
+// before pg: without it pg loads Node's fetch to probe for Cloudflare Workers (pg-probe.ts), 15 ms of every search
+import '../../store/postgres/pg-probe.js';
 import pg from 'pg';
 import type { DriverConfig } from '../../store/postgres/driver.js';
 import { connectClient } from '../../store/postgres/driver.js';

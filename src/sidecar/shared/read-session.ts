@@ -80,7 +80,7 @@ export class ReadSession {
   private static opened(target: SharedIndexTarget): ReadSession {
     const key = `${target.label}\0${target.schema}\0${JSON.stringify(target.config)}`;
     let s = open.get(key);
-    if (s !== undefined && s.db.failed && s.broken === null) {
+    if (s?.db.failed && s.broken === null) {
       s.close();
       s = undefined;
     }

@@ -69,6 +69,7 @@ export function withSharedIndex<T>(
     session = null;
   };
   let source: IndexedCorpusSource | null;
+  let told: string | null = null;
   try {
     try {
       const { entry, tables } = session.part(store);
@@ -85,7 +86,8 @@ export function withSharedIndex<T>(
           ? uncheckedStanding(target.label, store.label, entry.syncedAt)
           : standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
       const replay = now.stale === true && opts.fresh === true;
-      if (unread !== null) opts.onWarning?.(uncheckedLine(now, unread));
+      // a store that could not be read is told of once the index has answered (a command it cannot answer says only why)
+      if (unread !== null) told = uncheckedLine(now, unread);
       else if (now.stale === true) opts.onWarning?.(behindLine(now, replay));
       if (!replay) opts.onIndexStanding?.(store.label, now);
       source = replay ? null : new IndexedCorpusSource(tables, meta.runCount);
@@ -103,7 +105,9 @@ export function withSharedIndex<T>(
       return fallback();
     }
     try {
-      return fn(source);
+      const answer = fn(source);
+      if (told !== null) opts.onWarning?.(told);
+      return answer;
     } catch (e) {
       if (e instanceof ForeignError || e instanceof StoreError || store.storeError(e) !== null || !store.unchanged()) throw e;
       const why = unusable(e, target.label, store.label);

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { ConversationMeta } from '../../store/conversation-meta.js';
 import type { StoreContent } from '../../store/content.js';
-import type { StoreError } from '../../store/errors.js';
+import { StoreError } from '../../store/errors.js';
 import type { StoreNotice } from '../../store/notices.js';
 import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../../store/reader.js';
 import { maskedUrl, postgresTarget, serverKind } from '../../store/server-url.js';
@@ -31,6 +31,14 @@ export class IndexStandIn implements StoreReader {
     throw this.unreachable;
   }
 
+  /** Thrown when `runs` asks the store for the runs' snapshot counts, which the index does not hold (a sync that did not read them). */
+  private noCountsError: StoreError | null = null;
+  private get noCounts(): StoreError {
+    return (this.noCountsError ??= new StoreError(
+      `the index cannot list the runs of ${this.label}: it holds no snapshot counts of them, and the store could not be read (${this.unreachable.message})`,
+    ));
+  }
+
   runs(): StoreRun[] {
     return [...this.list];
   }
@@ -56,10 +64,10 @@ export class IndexStandIn implements StoreReader {
     return this.gone();
   }
   countsByRun(): Map<string, SnapshotStateCounts> {
-    return this.gone();
+    throw this.noCounts;
   }
   lastSteps(): Map<string, number | null> {
-    return this.gone();
+    throw this.noCounts;
   }
   snapshotTime(): string | null {
     return null;
@@ -86,7 +94,7 @@ export class IndexStandIn implements StoreReader {
     return true;
   }
   storeError(e: unknown): StoreError | null {
-    return e === this.unreachable ? this.unreachable : null;
+    return e === this.unreachable || (e !== null && e === this.noCountsError) ? (e as StoreError) : null;
   }
   notices(): readonly StoreNotice[] {
     return [];

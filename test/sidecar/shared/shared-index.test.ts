@@ -248,6 +248,89 @@ describe('shared index in Postgres', () => {
     assert.match(other.stderr, /^convsearch: error: .*no such file.*\n$/);
   });
 
+  test('runs, conversations and tools of a store that cannot be read: the index answers as of its sync, with the one notice; --json index.checked false', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('unreachable_listings');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const commands = [['runs'], ['conversations'], ['tools'], ['runs', '--conversation', 'conv-3'], ['conversations', '--limit', '2']];
+    const before: CliResult[] = [];
+    for (const cmd of commands)
+      for (const format of [[], ['--json']]) before.push(await cli([...cmd, ...format, '--db', store, '--index', readerUrl(db)]));
+    rmSync(store);
+    let i = 0;
+    for (const cmd of commands)
+      for (const format of [[], ['--json']]) {
+        const then = before[i++]!;
+        const now = await cli([...cmd, ...format, '--db', store, '--index', readerUrl(db)]);
+        const what = [...cmd, ...format].join(' ');
+        assert.equal(now.status, then.status, `${what}: ${now.stderr}`);
+        assert.match(
+          now.stderr,
+          /^convsearch: warning: index postgresql:\/\/searcher@\S+ answers for \S*sessions\.db as of its last sync, \S+ \(\d+ min ago\): the store could not be checked \(.*no such file.*\)\n$/,
+          what,
+        );
+        if (format.length === 0) {
+          assert.equal(now.stdout, then.stdout, what);
+          continue;
+        }
+        const { index, ...rest } = JSON.parse(now.stdout) as { index: Record<string, unknown> };
+        const { index: was, ...thenRest } = JSON.parse(then.stdout) as { index: Record<string, unknown> };
+        checkShape(index, INDEX, `${what} $.index`);
+        assert.deepEqual([index.checked, index.stale, index.synced_at], [false, null, was.synced_at], what);
+        assert.deepEqual(rest, thenRest, what);
+      }
+    // --fresh asks for the store: one line, exit 2
+    const fresh = await cli(['runs', '--db', store, '--index', readerUrl(db), '--fresh']);
+    assert.equal(fresh.status, 2);
+    assert.match(fresh.stderr, /^convsearch: error: .*no such file.*\n$/);
+  });
+
+  test('a Postgres store whose server is down, its index on another server: search, conversations and tools answer from the index, saying so; runs (the index without its runs’ snapshot counts) is exit 2, one line', async (t) => {
+    if (skip(t)) return;
+    const evidence = await startPostgres();
+    if (typeof evidence === 'string') return t.skip(evidence);
+    try {
+      evidence.createDb('evidence', join(FIXTURES, 'postgres', 'threaded.sql'));
+      const storeUrl = evidence.url('evidence');
+      const db = indexDb('store_down');
+      assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', storeUrl])).status, 0);
+      const commands = [['search', 'refund', '--scope', 'all'], ['runs'], ['conversations'], ['tools']];
+      const before: CliResult[] = [];
+      for (const cmd of commands) before.push(await cli([...cmd, '--db', storeUrl, '--index', readerUrl(db)]));
+      for (const b of before) assert.doesNotMatch(b.stderr, /warning|error/);
+      evidence.stop();
+      for (const [i, cmd] of commands.entries()) {
+        const now = await cli([...cmd, '--db', storeUrl, '--index', readerUrl(db)]);
+        if (cmd[0] === 'runs') {
+          // the sync of a Postgres store of few runs does not record their snapshot counts: runs needs the store
+          assert.equal(now.status, 2, now.stderr);
+          assert.equal(now.stdout, '');
+          assert.match(
+            now.stderr,
+            /^convsearch: error: the index cannot list the runs of postgresql:\/\/postgres@127\.0\.0\.1:\d+\/evidence: it holds no snapshot counts of them, and the store could not be read \(.*ECONNREFUSED.*\)\n$/,
+          );
+          continue;
+        }
+        assert.equal(now.status, before[i]!.status, `${cmd[0]}: ${now.stderr}`);
+        assert.equal(now.stdout, before[i]!.stdout, cmd[0]);
+        // the notice first, then what the command says anyway (search: its summary line)
+        const [notice, ...rest] = now.stderr.split(/(?<=\n)/);
+        assert.match(
+          notice!,
+          /^convsearch: warning: index postgresql:\/\/searcher@\S+ answers for postgresql:\/\/postgres@127\.0\.0\.1:\d+\/evidence as of its last sync, \S+ \(\d+ min ago\): the store could not be checked \(.+\)\n$/,
+          cmd[0],
+        );
+        assert.equal(rest.join(''), before[i]!.stderr, cmd[0]);
+      }
+      const fresh = await cli(['search', 'refund', '--scope', 'all', '--db', storeUrl, '--index', readerUrl(db), '--fresh']);
+      assert.equal(fresh.status, 2);
+      assert.match(fresh.stderr, /^convsearch: error: [^\n]+\n$/);
+    } finally {
+      evidence.stop();
+    }
+  });
+
   test('an appended run: the index says it is behind until a sync, then answers as --no-index', async (t) => {
     if (skip(t)) return;
     const db = indexDb('append');
@@ -534,6 +617,30 @@ describe('shared index in Postgres', () => {
       "SELECT idx_scan FROM pg_stat_user_tables WHERE relname = 's1_messages' AND schemaname = 'convsearch_index'",
     );
     assert.equal(windows.trim(), '1', 'the window in one read');
+  });
+
+  test('the hits’ windows, of every store, are read in one statement (the answer --no-index’s)', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('windows');
+    const stores = ['threaded', 'small'].map((s) => resolve(SQLITE_FIXTURES, `${s}.db`));
+    const dbs = stores.flatMap((s) => ['--db', s]);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), ...dbs])).status, 0);
+    // the reader's statements, in the server's log from here on
+    server().psql(db, `ALTER ROLE searcher IN DATABASE ${db} SET log_statement = 'all'`);
+    const from = Number(server().psql(db, "SELECT size FROM pg_stat_file('server.log')").trim());
+    const args = ['search', 'the', '--scope', 'all', ...dbs, '-m', '4', '-C', '1', '--format', 'tool'];
+    const via = await cli([...args, '--index', readerUrl(db)]);
+    const replay = await cli([...args, '--no-index']);
+    assert.equal(via.status, 0, via.stderr);
+    assert.equal(via.stdout, replay.stdout);
+    assert.equal((via.stdout.match(/^\[score: /gm) ?? []).length, 4, 'four hits');
+    assert.match(via.stdout, /store: \S*small\.db/);
+    assert.match(via.stdout, /store: \S*threaded\.db/);
+    const log = server().psql(db, `SELECT pg_read_file('server.log', ${from}, 100000000)`);
+    const reads = log.split('\n').filter((l) => /LOG: +(statement|execute [^:]*): /.test(l) && /_messages\b/.test(l));
+    assert.equal(reads.length, 1, `the windows of both stores in one statement:\n${reads.join('\n')}`);
+    assert.match(reads[0]!, /s1_messages/);
+    assert.match(reads[0]!, /s2_messages/);
   });
 
   test('damaged rows are never believed: readers replay (with a notice), the next sync rebuilds that store', async (t) => {
