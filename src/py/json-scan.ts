@@ -116,9 +116,20 @@ export function objectMembers(text: string, start: number, end: number): number[
   let c = 0;
   if (text.charCodeAt(i) !== LBRACE) return null;
   i++;
-  const out: number[] = [];
   while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
-  if (c === RBRACE) return i + 1 === end ? out : null;
+  if (c === RBRACE) return i + 1 === end ? [] : null;
+  return membersFrom(text, i, end);
+}
+
+/**
+ * {@link objectMembers} of the members from `from` on, where `from` is the start of a member (its key,
+ * or whitespace before it) of the object that ends at `end`: what a caller that knows the text before
+ * `from` to be byte-identical to an object it scanned before scans of the rest.
+ */
+export function membersFrom(text: string, from: number, end: number): number[] | null {
+  let i = from;
+  let c = 0;
+  const out: number[] = [];
   for (;;) {
     while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
     if (i >= end || c !== QUOTE) return null;
