@@ -51,6 +51,9 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
 export class QueryTermCounter {
   readonly counts: Int32Array;
   private readonly lengths: ReadonlySet<number>;
+  /** `wanted[n] === 1`: some term is `n` UTF-16 units long. */
+  private readonly wanted: Uint8Array;
+  private readonly index: ReadonlyMap<string, number>;
   private readonly visit: (token: string) => void;
 
   constructor(
@@ -58,9 +61,11 @@ export class QueryTermCounter {
     /** The tokenizer's `forEachToken` (default: the reference's). */
     private readonly each: typeof forEachToken = forEachToken,
   ) {
-    const index = new Map(terms.map((t, k) => [t, k]));
+    const index = (this.index = new Map(terms.map((t, k) => [t, k])));
     const counts = (this.counts = new Int32Array(terms.length));
     this.lengths = new Set(terms.map((t) => t.length));
+    this.wanted = new Uint8Array(Math.max(0, ...this.lengths) + 1);
+    for (const n of this.lengths) this.wanted[n] = 1;
     this.visit = (t) => {
       const k = index.get(t);
       if (k !== undefined) counts[k]!++;
@@ -69,7 +74,44 @@ export class QueryTermCounter {
 
   count(text: string): number {
     this.counts.fill(0);
-    return this.each(text, this.visit, this.lengths);
+    return this.each === forEachToken ? this.countAscii(text) : this.each(text, this.visit, this.lengths);
+  }
+
+  /**
+   * `forEachToken`'s ASCII scan with the counting inlined (no callback per token, no length set): the
+   * replay counts every message of the scope through here. The first non-ASCII character hands the
+   * whole text to `forEachToken`, which then takes the Unicode path, as it would have from the start.
+   */
+  private countAscii(text: string): number {
+    const { counts, wanted, index } = this;
+    const n = text.length;
+    let count = 0;
+    for (let i = 0; i < n; ) {
+      let c = text.charCodeAt(i);
+      if (c >= 128) {
+        counts.fill(0);
+        return forEachToken(text, this.visit, this.lengths);
+      }
+      if (ASCII_WORD[c] === 0) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let capital = false;
+      // a non-ASCII character ends the token here; the outer loop then hands the text over
+      for (; i < n; i++) {
+        c = text.charCodeAt(i);
+        if (c >= 128 || ASCII_WORD[c] === 0) break;
+        if (c >= 65 && c <= 90) capital = true;
+      }
+      count++;
+      const len = i - start;
+      if (len < wanted.length && wanted[len] === 1) {
+        const k = index.get(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
+        if (k !== undefined) counts[k]!++;
+      }
+    }
+    return count;
   }
 }
 
