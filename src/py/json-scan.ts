@@ -170,10 +170,17 @@ export function membersFrom(text: string, from: number, end: number): number[] |
   }
 }
 
+/**
+ * `String.prototype.indexOf`, called on the text rather than looked up on it: the scanned texts come in
+ * many string representations (each its own map), which made the `text.indexOf` lookup megamorphic, a
+ * generic IC call per string in optimized code.
+ */
+const indexOf = String.prototype.indexOf;
+
 /** Offset of the quote closing the string that opens at `q` (one preceded by an even number of backslashes), or -1. */
 function closingQuote(text: string, q: number, end: number): number {
   for (;;) {
-    q = text.indexOf('"', q + 1);
+    q = indexOf.call(text, '"', q + 1);
     if (q < 0 || q >= end) return -1;
     let b = q - 1;
     while (text.charCodeAt(b) === BACKSLASH) b--;

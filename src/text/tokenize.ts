@@ -45,6 +45,14 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
 }
 
 /**
+ * String methods called on a text rather than looked up on it: texts come in many string
+ * representations (each its own map), which made `text.slice` a megamorphic lookup, a generic IC call
+ * per token in optimized code.
+ */
+const slice = String.prototype.slice;
+const toLowerCase = String.prototype.toLowerCase;
+
+/**
  * Counts a query's terms in documents, as BM25 counts them: `count(text)` sets `counts[k]` to the
  * occurrences of `terms[k]` and returns the text's length in tokens.
  */
@@ -107,7 +115,8 @@ export class QueryTermCounter {
       count++;
       const len = i - start;
       if (len < wanted.length && wanted[len] === 1) {
-        const k = index.get(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
+        const token = slice.call(text, start, i);
+        const k = index.get(capital ? toLowerCase.call(token) : token);
         if (k !== undefined) counts[k]!++;
       }
     }
