@@ -8,6 +8,14 @@ const ASCII_WORD = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromCharCode(c)) ? 1 : 0;
 
 /**
+ * String methods called on a text rather than looked up on it: texts come in many string
+ * representations (each its own map), which made `text.slice` a megamorphic lookup, a generic IC call
+ * per token in optimized code.
+ */
+const slice = String.prototype.slice;
+const toLowerCase = String.prototype.toLowerCase;
+
+/**
  * Visits each lowercased token in order and returns how many there were. Every counter (the replayed
  * corpus, the index build) goes through here, so indexed and replayed statistics cannot drift apart.
  * With `lengths`, a caller that only looks for some tokens (the query's) may be spared the others: on
@@ -33,7 +41,10 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
         if (c >= 65 && c <= 90) capital = true;
       }
       count++;
-      if (!lengths || lengths.has(i - start)) visit(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
+      if (!lengths || lengths.has(i - start)) {
+        const token = slice.call(text, start, i);
+        visit(capital ? toLowerCase.call(token) : token);
+      }
     }
   } else {
     for (const m of text.matchAll(TOKEN_PATTERN)) {
@@ -43,14 +54,6 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
   }
   return count;
 }
-
-/**
- * String methods called on a text rather than looked up on it: texts come in many string
- * representations (each its own map), which made `text.slice` a megamorphic lookup, a generic IC call
- * per token in optimized code.
- */
-const slice = String.prototype.slice;
-const toLowerCase = String.prototype.toLowerCase;
 
 /**
  * Counts a query's terms in documents, as BM25 counts them: `count(text)` sets `counts[k]` to the
