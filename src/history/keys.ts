@@ -60,13 +60,19 @@ function pieces(c: Canon): Piece[] {
   return c.out;
 }
 
+/**
+ * What JSON.stringify escapes in a string (quote, backslash, control characters, lone surrogates; any
+ * surrogate here, to keep it simple): a string without any is its JSON text between quotes, no copy.
+ */
+const ESCAPED = /["\\\x00-\x1f\ud800-\udfff]/;
+
 function pushString(v: string, c: Canon): void {
   if (v.length > c.long) {
     if (c.acc !== '') c.out.push(c.acc);
     c.out.push(new LongString(v));
     c.acc = '';
     c.sliced = true;
-  } else c.acc += JSON.stringify(v);
+  } else c.acc += ESCAPED.test(v) ? JSON.stringify(v) : `"${v}"`;
 }
 
 /** Free-form value: order kept, int/float kept apart, binary data normalized. */

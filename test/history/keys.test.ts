@@ -158,3 +158,14 @@ test('field names in any order and of any characters key as with the builtin sor
     assert.deepEqual(messageKeys(m), keysBefore(m), JSON.stringify(shuffled));
   }
 });
+
+test('strings with every UTF-16 code unit key as when each went through JSON.stringify (earlier canonicalization)', () => {
+  for (let block = 0; block < 0x10000; block += 256) {
+    const parts = [];
+    for (let c = block; c < block + 256; c++) parts.push(textPart(`a${String.fromCharCode(c)}b`));
+    const m = parseMessage(response(parts, { timestamp: at(1) }));
+    assert.deepEqual(messageKeys(m), keysBefore(m), `code units from ${block.toString(16)}`);
+  }
+  const pairs = parseMessage(response([textPart('😀 \ud83d\ude00"\\')], { timestamp: at(1) }));
+  assert.deepEqual(messageKeys(pairs), keysBefore(pairs));
+});
