@@ -1,5 +1,5 @@
 import { parseJson } from '../py/json-parse.js';
-import { objectMembers, splitTopLevelArray } from '../py/json-scan.js';
+import { membersFrom, objectMembers, splitTopLevelArray } from '../py/json-scan.js';
 import type { JsonValue } from '../py/json-value.js';
 import { KEYLESS_FIELDS, messageKeys, type MessageKeys } from './keys.js';
 import { toMessage, unknownPartKinds, type Message } from './messages.js';
@@ -213,24 +213,35 @@ export class RunReplayer {
  * keys leave out (so keys, parts and summary status carry over), or null when that cannot be shown
  * from the text: then the element is parsed in full. Values that differ are parsed here; the rest is
  * byte-identical to text that parsed before, and `objectMembers` checked the punctuation around it.
+ * The old copy is scanned only from its first member that differs: the members before it (each up to
+ * the next key, byte-identical at the same distance from the start) scan the same in both copies.
  */
 function restampedElement(prev: ParsedSnapshot, i: number, text: string, s: number, e: number): ParsedElement | null {
   const old = prev.elements[i]!;
   const [ps, pe] = prev.ranges[i]!;
-  const a = objectMembers(prev.text, ps, pe);
-  const b = a && objectMembers(text, s, e);
-  if (!a || !b || a.length !== b.length || a.length !== old.message.raw.size * 4) return null;
+  const b = objectMembers(text, s, e);
+  const n = b === null ? -1 : b.length;
+  if (b === null || n !== old.message.raw.size * 4) return null;
+  const was = prev.text;
+  const shift = ps - s;
+  let m = 0; // members before b[m] are the same text in both copies
+  if (n > 0 && b[0]! + shift < pe && text.slice(s, b[0]) === was.slice(ps, b[0]! + shift)) {
+    while (m + 4 < n && b[m + 4]! + shift < pe && text.slice(b[m]!, b[m + 4]!) === was.slice(b[m]! + shift, b[m + 4]! + shift)) m += 4;
+  }
+  const a = m === 0 ? objectMembers(was, ps, pe) : membersFrom(was, b[m]! + shift, pe);
+  if (!a || a.length !== n - m) return null;
   const keyless = KEYLESS_FIELDS[old.message.kind];
   let raw: Map<string, JsonValue> | null = null;
-  for (let m = 0; m < b.length; m += 4) {
-    const keyText = text.slice(b[m]!, b[m + 1]!);
-    if (keyText !== prev.text.slice(a[m]!, a[m + 1]!)) return null;
-    if (text.slice(b[m + 2]!, b[m + 3]!) === prev.text.slice(a[m + 2]!, a[m + 3]!)) continue;
+  for (let k = m; k < n; k += 4) {
+    const j = k - m;
+    const keyText = text.slice(b[k]!, b[k + 1]!);
+    if (keyText !== was.slice(a[j]!, a[j + 1]!)) return null;
+    if (text.slice(b[k + 2]!, b[k + 3]!) === was.slice(a[j + 2]!, a[j + 3]!)) continue;
     // an escaped spelling of a field name is not recognized here and takes the full parse
     const key = keyText.slice(1, -1);
     if (!keyless.has(key)) return null;
     try {
-      (raw ??= new Map(old.message.raw)).set(key, parseJson(text, b[m + 2]!, b[m + 3]!));
+      (raw ??= new Map(old.message.raw)).set(key, parseJson(text, b[k + 2]!, b[k + 3]!));
     } catch {
       return null; // the full parse reports it
     }

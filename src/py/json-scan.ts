@@ -116,9 +116,20 @@ export function objectMembers(text: string, start: number, end: number): number[
   let c = 0;
   if (text.charCodeAt(i) !== LBRACE) return null;
   i++;
-  const out: number[] = [];
   while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
-  if (c === RBRACE) return i + 1 === end ? out : null;
+  if (c === RBRACE) return i + 1 === end ? [] : null;
+  return membersFrom(text, i, end);
+}
+
+/**
+ * {@link objectMembers} of the members from `from` on, where `from` is the start of a member (its key,
+ * or whitespace before it) of the object that ends at `end`: what a caller that knows the text before
+ * `from` to be byte-identical to an object it scanned before scans of the rest.
+ */
+export function membersFrom(text: string, from: number, end: number): number[] | null {
+  let i = from;
+  let c = 0;
+  const out: number[] = [];
   for (;;) {
     while (i < end && ((c = text.charCodeAt(i)) === SPACE || c === LF || c === CR || c === TAB)) i++;
     if (i >= end || c !== QUOTE) return null;
@@ -159,10 +170,17 @@ export function objectMembers(text: string, start: number, end: number): number[
   }
 }
 
+/**
+ * `String.prototype.indexOf`, called on the text rather than looked up on it: the scanned texts come in
+ * many string representations (each its own map), which made the `text.indexOf` lookup megamorphic, a
+ * generic IC call per string in optimized code.
+ */
+const indexOf = String.prototype.indexOf;
+
 /** Offset of the quote closing the string that opens at `q` (one preceded by an even number of backslashes), or -1. */
 function closingQuote(text: string, q: number, end: number): number {
   for (;;) {
-    q = text.indexOf('"', q + 1);
+    q = indexOf.call(text, '"', q + 1);
     if (q < 0 || q >= end) return -1;
     let b = q - 1;
     while (text.charCodeAt(b) === BACKSLASH) b--;

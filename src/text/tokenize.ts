@@ -8,6 +8,14 @@ const ASCII_WORD = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromCharCode(c)) ? 1 : 0;
 
 /**
+ * String methods called on a text rather than looked up on it: texts come in many string
+ * representations (each its own map), which made `text.slice` a megamorphic lookup, a generic IC call
+ * per token in optimized code.
+ */
+const slice = String.prototype.slice;
+const toLowerCase = String.prototype.toLowerCase;
+
+/**
  * Visits each lowercased token in order and returns how many there were. Every counter (the replayed
  * corpus, the index build) goes through here, so indexed and replayed statistics cannot drift apart.
  * With `lengths`, a caller that only looks for some tokens (the query's) may be spared the others: on
@@ -33,7 +41,10 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
         if (c >= 65 && c <= 90) capital = true;
       }
       count++;
-      if (!lengths || lengths.has(i - start)) visit(capital ? text.slice(start, i).toLowerCase() : text.slice(start, i));
+      if (!lengths || lengths.has(i - start)) {
+        const token = slice.call(text, start, i);
+        visit(capital ? toLowerCase.call(token) : token);
+      }
     }
   } else {
     for (const m of text.matchAll(TOKEN_PATTERN)) {
@@ -51,6 +62,9 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
 export class QueryTermCounter {
   readonly counts: Int32Array;
   private readonly lengths: ReadonlySet<number>;
+  /** `wanted[n] === 1`: some term is `n` UTF-16 units long. */
+  private readonly wanted: Uint8Array;
+  private readonly index: ReadonlyMap<string, number>;
   private readonly visit: (token: string) => void;
 
   constructor(
@@ -58,9 +72,11 @@ export class QueryTermCounter {
     /** The tokenizer's `forEachToken` (default: the reference's). */
     private readonly each: typeof forEachToken = forEachToken,
   ) {
-    const index = new Map(terms.map((t, k) => [t, k]));
+    const index = (this.index = new Map(terms.map((t, k) => [t, k])));
     const counts = (this.counts = new Int32Array(terms.length));
     this.lengths = new Set(terms.map((t) => t.length));
+    this.wanted = new Uint8Array(Math.max(0, ...this.lengths) + 1);
+    for (const n of this.lengths) this.wanted[n] = 1;
     this.visit = (t) => {
       const k = index.get(t);
       if (k !== undefined) counts[k]!++;
@@ -69,7 +85,45 @@ export class QueryTermCounter {
 
   count(text: string): number {
     this.counts.fill(0);
-    return this.each(text, this.visit, this.lengths);
+    return this.each === forEachToken ? this.countAscii(text) : this.each(text, this.visit, this.lengths);
+  }
+
+  /**
+   * `forEachToken`'s ASCII scan with the counting inlined (no callback per token, no length set): the
+   * replay counts every message of the scope through here. The first non-ASCII character hands the
+   * whole text to `forEachToken`, which then takes the Unicode path, as it would have from the start.
+   */
+  private countAscii(text: string): number {
+    const { counts, wanted, index } = this;
+    const n = text.length;
+    let count = 0;
+    for (let i = 0; i < n; ) {
+      let c = text.charCodeAt(i);
+      if (c >= 128) {
+        counts.fill(0);
+        return forEachToken(text, this.visit, this.lengths);
+      }
+      if (ASCII_WORD[c] === 0) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let capital = false;
+      // a non-ASCII character ends the token here; the outer loop then hands the text over
+      for (; i < n; i++) {
+        c = text.charCodeAt(i);
+        if (c >= 128 || ASCII_WORD[c] === 0) break;
+        if (c >= 65 && c <= 90) capital = true;
+      }
+      count++;
+      const len = i - start;
+      if (len < wanted.length && wanted[len] === 1) {
+        const token = slice.call(text, start, i);
+        const k = index.get(capital ? toLowerCase.call(token) : token);
+        if (k !== undefined) counts[k]!++;
+      }
+    }
+    return count;
   }
 }
 

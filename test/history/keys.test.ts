@@ -137,3 +137,35 @@ test('the keys equal those of the earlier piece-by-piece canonicalization (kept 
     }
   }
 });
+
+test('field names in any order and of any characters key as with the builtin sort (earlier canonicalization)', () => {
+  const names = ['b', 'B', 'a', '_', 'A1', 'a0', 'é', 'e', '😀', '\uffff', '\ud800', '', 'part_kind', 'content', 'Z', 'zz', 'z'];
+  let seed = 5;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let round = 0; round < 200; round++) {
+    const shuffled = names.slice(0, 1 + rand(names.length));
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = rand(i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    if (!shuffled.includes('part_kind')) shuffled.splice(rand(shuffled.length + 1), 0, 'part_kind');
+    const part: Record<string, unknown> = {};
+    for (const k of shuffled) part[k] = k === 'part_kind' ? 'future-thing' : `${k}!`;
+    const m = parseMessage(response([part as never], { timestamp: at(1) }));
+    assert.deepEqual(messageKeys(m), keysBefore(m), JSON.stringify(shuffled));
+  }
+});
+
+test('strings with every UTF-16 code unit key as when each went through JSON.stringify (earlier canonicalization)', () => {
+  for (let block = 0; block < 0x10000; block += 256) {
+    const parts = [];
+    for (let c = block; c < block + 256; c++) parts.push(textPart(`a${String.fromCharCode(c)}b`));
+    const m = parseMessage(response(parts, { timestamp: at(1) }));
+    assert.deepEqual(messageKeys(m), keysBefore(m), `code units from ${block.toString(16)}`);
+  }
+  const pairs = parseMessage(response([textPart('😀 \ud83d\ude00"\\')], { timestamp: at(1) }));
+  assert.deepEqual(messageKeys(pairs), keysBefore(pairs));
+});

@@ -118,6 +118,44 @@ describe('replay with parse reuse equals replay with every snapshot parsed whole
     }
   });
 
+  test('restamps scanned from the first differing member: every member changed, earlier elements of other lengths', () => {
+    // element 1 is the restamp candidate; element 0 changes length so that it sits at another offset
+    const base = [userMsg('q1', 1), assistantMsg('a1', 2)];
+    const texts = base.map((m) => dumps([m]).slice(1, -1));
+    const snap = (first: string, second: string): string => `[${first}, ${second}]`;
+    const longer = texts[0]!.replace('"q1"', '"q1, now asked at length"');
+    const variants = [texts[1]!];
+    const a1 = texts[1]!;
+    // one change per member of the response (keyless or not), each value made longer and shorter
+    for (const [, key] of a1.matchAll(/"([a-z_]+)": (?=[^{[])/g)) {
+      const at = a1.indexOf(`"${key}": `);
+      const valueAt = at + key!.length + 4;
+      variants.push(
+        `${a1.slice(0, valueAt)}"x"${a1.slice(a1.indexOf(',', valueAt) < 0 ? a1.indexOf('}', valueAt) : a1.indexOf(',', valueAt))}`,
+      );
+    }
+    // a keyless change followed by a change that is not, an extra member, a duplicated key, whitespace
+    const stamped = a1.replace('"timestamp": "2026-01-02T03:04:07Z"', '"timestamp": "2026-01-02T03:04:08.5Z"');
+    variants.push(stamped.replace('"finish_reason": null', '"finish_reason": "stop"'));
+    variants.push(stamped.replace('"model_name": null', '"model_name": "m"'));
+    variants.push(stamped.replace('"state": "complete"}', '"state": "complete", "extra": 1}'));
+    variants.push(stamped.replace('"run_id": null', '"run_id": null, "run_id": "r"'));
+    variants.push(stamped.replace('"run_id": null, ', '"run_id": null ,   '));
+    variants.push(a1.replace('"kind": "response"', '"kind": "request"'));
+    variants.push(a1.replace('"timestamp": "2026-01-02T03:04:07Z"}', '"timestamp": "2026-01-02T03:04:07Z", "x": "}"}'));
+    for (const v of variants) {
+      for (const [f1, f2] of [
+        [texts[0]!, longer],
+        [longer, texts[0]!],
+        [texts[0]!, texts[0]!],
+      ]) {
+        assertSameRecord([snap(f1!, a1), snap(f2!, v)]);
+        assertSameRecord([snap(f1!, v), snap(f2!, a1)]);
+        assertSameRecord([snap(f1!, stamped), snap(f2!, v), snap(f1!, a1)]);
+      }
+    }
+  });
+
   test('dropped leading messages, inserted, duplicated and reordered messages, compaction summaries', () => {
     const m = [userMsg('q1', 1), assistantMsg('a1', 2), userMsg('q2', 3), assistantMsg('a2', 4)];
     const summary = summaryRequest('what happened so far', { partTimestamp: at(5) });

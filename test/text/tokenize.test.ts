@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { forEachToken, queryTokens, tokenize, TOKEN_PATTERN } from '../../src/text/tokenize.js';
+import { forEachToken, QueryTermCounter, queryTokens, tokenize, TOKEN_PATTERN } from '../../src/text/tokenize.js';
 
 test('the spec example (§5.1)', () => {
   assert.deepEqual(tokenize('Grüße aus München İstanbul ΟΔΟΣ x_y 3.14 naïve ½ ²'), [
@@ -64,5 +64,30 @@ test('the ASCII scan finds exactly the tokens of the Unicode pattern, and a leng
         some,
         want.filter((t) => lengths.has(t.length)),
       );
+  }
+});
+
+test('QueryTermCounter counts what the Unicode pattern finds, also when a non-ASCII character comes late', () => {
+  const random = rng(23);
+  const alphabet = 'aZ_09 .,-\n"{}:Q7Ab';
+  const odd = ['é', 'İ', 'ß', '\u00a0', '½', '😀', '\ud800', 'ǅ'];
+  const terms = ['a', 'ab', 'zz', 'q7', 'é', 'i̇', 'aé', 'ss', '_', '0'];
+  const counter = new QueryTermCounter(terms);
+  for (let k = 0; k < 3000; k++) {
+    const len = Math.floor(random() * 40);
+    let text = '';
+    for (let i = 0; i < len; i++) text += alphabet[Math.floor(random() * alphabet.length)]!;
+    // a third of the texts get one odd character at a random place (start, middle, end, inside a token)
+    if (k % 3 === 0) {
+      const at = Math.floor(random() * (text.length + 1));
+      text = text.slice(0, at) + odd[Math.floor(random() * odd.length)]! + text.slice(at);
+    }
+    const want = [...text.matchAll(TOKEN_PATTERN)].map((m) => m[0].toLowerCase());
+    assert.equal(counter.count(text), want.length, JSON.stringify(text));
+    assert.deepEqual(
+      [...counter.counts],
+      terms.map((t) => want.filter((w) => w === t).length),
+      JSON.stringify(text),
+    );
   }
 });
