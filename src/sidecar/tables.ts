@@ -209,7 +209,6 @@ export class IndexTables {
       putMeta: db.prepare(
         `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
-      runs: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')}`),
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
@@ -298,13 +297,6 @@ export class IndexTables {
     verifyRow('runs', runValues(row), sum);
     if (runKey !== undefined && row.run_key !== runKey) throw new IndexDamagedError(`run key ${runKey} finds the row of ${row.run_key}`);
     return row;
-  }
-
-  /** Every run row; `expected` is the count recorded in meta (a row lost to damage is noticed). */
-  allRuns(expected: number): RunRow[] {
-    const rows = (this.s.runs.all() as Array<RunRow & { sum: number }>).map((r) => this.checkRun(r));
-    if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
-    return rows;
   }
 
   /** Every run's marks (MARK_COLUMNS), no blobs; `expected` is the count recorded in meta. */

@@ -84,7 +84,7 @@ export function withSharedIndex<T>(
       const now =
         unread !== null
           ? uncheckedStanding(target.label, store.label, entry.syncedAt)
-          : standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allRuns(meta.runCount));
+          : standing(store, target.label, meta.storeStamp, entry.syncedAt, () => tables.allMarks(meta.runCount));
       const replay = now.stale === true && opts.fresh === true;
       // a store that could not be read is told of once the index has answered (a command it cannot answer says only why)
       if (unread !== null) told = uncheckedLine(now, unread);

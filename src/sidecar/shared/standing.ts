@@ -1,5 +1,5 @@
 import type { StoreReader, StoreRun } from '../../store/reader.js';
-import type { RunRow } from '../tables.js';
+import type { RunMarks } from '../tables.js';
 
 /**
  * How far the shared index is behind a store, told from what it recorded at its last sync: the store's
@@ -24,10 +24,10 @@ export interface IndexStanding {
 }
 
 /** Runs the store holds now that differ from the index's rows by their marks or their record, plus those it no longer holds. */
-export function runsBehind(rows: readonly RunRow[], store: StoreReader): number {
+export function runsBehind(rows: readonly RunMarks[], store: StoreReader): number {
   const indexed = new Map(rows.map((r) => [r.run_id, r]));
   const marks = store.watermarks();
-  const same = (r: RunRow, run: StoreRun): boolean => {
+  const same = (r: RunMarks, run: StoreRun): boolean => {
     const m = marks.get(run.runId) ?? { count: 0, maxSeq: 0 };
     return (
       r.snap_count === m.count &&
@@ -57,7 +57,7 @@ export function standing(
   index: string,
   recordedStamp: string,
   syncedAt: number | null,
-  indexRuns: () => readonly RunRow[],
+  indexRuns: () => readonly RunMarks[],
 ): IndexStanding {
   const stamp = store.stamp(recordedStamp);
   const base = { index, store: store.label, syncedAt, checked: true };
