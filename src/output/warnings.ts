@@ -9,6 +9,7 @@ const NOTICE_WORDS: Record<StoreNoticeKind, string> = {
   'foreign-snapshot-entry': 'snapshot index entr(ies) not of the form <seq>:<state>, ignored',
   'vanished-run': 'listed run(s) whose record has gone, skipped',
   'duplicate-run': 'run record(s) repeating a run id already seen, ignored',
+  'non-utf8-run-id': 'run id(s) not UTF-8, shown with U+FFFD for the bytes that are not',
   'unreachable-run': 'run(s) whose snapshots cannot be located, skipped',
   'same-store': 'store(s) reached by more than one path, read once',
   'unreadable-entry': 'directory entr(ies) named like stores that cannot be read, skipped',

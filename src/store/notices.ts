@@ -15,6 +15,8 @@ export type StoreNoticeKind =
   | 'vanished-run'
   /** A second run record with a run id already seen: ignored. */
   | 'duplicate-run'
+  /** A run id whose stored bytes are not UTF-8: read by its bytes, shown with U+FFFD in their place. */
+  | 'non-utf8-run-id'
   /** A run whose snapshots cannot be located (a run id that is not a valid FileStepStore directory name). */
   | 'unreachable-run'
   /** A store reached again by another path (a link, `./a.db`, a directory named twice): read once. */

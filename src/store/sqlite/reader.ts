@@ -17,6 +17,7 @@ import type {
 import { sqliteContent } from './content.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
+import { bytesText, RawRunIds } from './raw-ids.js';
 import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
@@ -37,9 +38,12 @@ export class SqliteReader implements StoreReader {
   private readonly times = new Map<number, string | null>();
   private readonly told = new Notices();
   private catalog: ConversationCatalog | null = null;
+  private readonly ids: RawRunIds;
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
-  constructor(readonly file: SqliteFile) {}
+  constructor(readonly file: SqliteFile) {
+    this.ids = new RawRunIds(file.db, file.path);
+  }
 
   get label(): string {
     return this.file.path;
@@ -55,11 +59,18 @@ export class SqliteReader implements StoreReader {
   }
 
   private get snapshots(): SnapshotReader {
-    return (this.statements ??= new SnapshotReader(this.file.db, this.file.schema));
+    return (this.statements ??= new SnapshotReader(this.file.db, this.file.schema, this.ids));
   }
 
   runs(): StoreRun[] {
-    return readRuns(this.file.db, this.file.path);
+    const runs = readRuns(this.file.db, this.file.path);
+    if (runs.some((r) => r.runId.includes('\uFFFD'))) {
+      // read by their own bytes (raw-ids.ts), but shown with U+FFFD: said once, with the bytes
+      for (const [text, { raw, rowid }] of this.ids.all()) {
+        this.told.add('non-utf8-run-id', text, null, `stored as b'${bytesText(raw)}', runs row ${rowid}`);
+      }
+    }
+    return runs;
   }
 
   runCount(): number {
@@ -97,9 +108,6 @@ export class SqliteReader implements StoreReader {
   }
 
   runSnapshotStats(runId: string): RunSnapshotStats | null {
-    // an id read with U+FFFD may stand for bytes that are not UTF-8: `run_id = ?` would not find them,
-    // where the whole-table counts group them under this text
-    if (runId.includes('\uFFFD')) return null;
     return this.snapshots.runStats(runId);
   }
 
@@ -150,7 +158,7 @@ export class SqliteReader implements StoreReader {
     return this.file.fileStamp;
   }
 
-  /** SQLite rows are read as they are (what cannot be read is an unreadable snapshot or a StoreError), but for the conversation catalog's. */
+  /** SQLite rows are read as they are (what cannot be read is an unreadable snapshot or a StoreError), but for run ids that are not UTF-8 and the conversation catalog's. */
   notices(): readonly StoreNotice[] {
     return this.told.notices();
   }

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
 import type { StoreSchema } from './schema.js';
+import type { RawRunIds } from './raw-ids.js';
 import { stepOf } from './steps.js';
 
 /** Prepared statements over `snapshots`, built once per store. */
@@ -15,14 +16,18 @@ export class SnapshotReader {
   private readonly total: BetterSqlite3.Statement;
   private readonly latest: BetterSqlite3.Statement;
 
-  constructor(db: BetterSqlite3.Database, schema: StoreSchema) {
+  constructor(
+    db: BetterSqlite3.Database,
+    schema: StoreSchema,
+    private readonly ids: RawRunIds,
+  ) {
     const stateFilter = schema.hasState ? " AND state = 'complete'" : '';
     this.complete = db.prepare(
-      `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ?${stateFilter} ORDER BY seq ASC`,
+      `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT)${stateFilter} ORDER BY seq ASC`,
     );
     this.interrupted = schema.hasState
       ? db.prepare(
-          "SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'interrupted' ORDER BY seq ASC",
+          "SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) AND state = 'interrupted' ORDER BY seq ASC",
         )
       : null;
     this.counts = schema.hasState
@@ -35,14 +40,14 @@ export class SnapshotReader {
     // countsAndSteps' columns for one run, through idx_snapshots_run
     this.runCounts = schema.hasState
       ? db.prepare(
-          "SELECT COALESCE(SUM(state = 'complete'), 0) AS complete, COALESCE(SUM(state = 'interrupted'), 0) AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = ?",
+          "SELECT COALESCE(SUM(state = 'complete'), 0) AS complete, COALESCE(SUM(state = 'interrupted'), 0) AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = CAST(? AS TEXT)",
         )
-      : db.prepare('SELECT COUNT(*) AS complete, 0 AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = ?');
+      : db.prepare('SELECT COUNT(*) AS complete, 0 AS interrupted, MAX(step_index) AS step FROM snapshots WHERE run_id = CAST(? AS TEXT)');
     this.completeAfter = db.prepare(
-      `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = ? AND seq > ?${stateFilter} ORDER BY seq ASC`,
+      `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) AND seq > ?${stateFilter} ORDER BY seq ASC`,
     );
     this.completeUpTo = db.prepare(
-      `SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots WHERE run_id = ? AND seq <= ?${stateFilter}`,
+      `SELECT COUNT(*) AS count, COALESCE(MAX(seq), 0) AS maxSeq FROM snapshots WHERE run_id = CAST(? AS TEXT) AND seq <= ?${stateFilter}`,
     );
     // (run_id, seq) is what idx_snapshots_run covers: these never touch the message text
     this.marks = db.prepare('SELECT run_id AS runId, COUNT(*) AS count, MAX(seq) AS maxSeq FROM snapshots GROUP BY run_id');
@@ -54,12 +59,12 @@ export class SnapshotReader {
 
   /** Complete snapshots with `seq > afterSeq`, in order: what was added since a watermark. */
   completeSnapshotsAfter(runId: string, afterSeq: number): IterableIterator<StoreSnapshot> {
-    return this.completeAfter.iterate(runId, afterSeq) as IterableIterator<StoreSnapshot>;
+    return this.completeAfter.iterate(this.ids.bind(runId), afterSeq) as IterableIterator<StoreSnapshot>;
   }
 
   /** Count and last seq of the run's complete snapshots up to `seq`. */
   completeUpToSeq(runId: string, seq: number): SnapshotMark {
-    return this.completeUpTo.get(runId, seq) as SnapshotMark;
+    return this.completeUpTo.get(this.ids.bind(runId), seq) as SnapshotMark;
   }
 
   /** Per run: number of snapshot rows (any state) and the highest seq. */
@@ -77,7 +82,7 @@ export class SnapshotReader {
 
   /** The run's `complete` snapshots in `seq` order, streamed (a run's rows can be large). */
   completeSnapshots(runId: string): IterableIterator<StoreSnapshot> {
-    return this.complete.iterate(runId) as IterableIterator<StoreSnapshot>;
+    return this.complete.iterate(this.ids.bind(runId)) as IterableIterator<StoreSnapshot>;
   }
 
   latestSnapshots(): IterableIterator<StoreSnapshot> {
@@ -86,12 +91,12 @@ export class SnapshotReader {
 
   interruptedSnapshots(runId: string): IterableIterator<StoreSnapshot> {
     if (!this.interrupted) return [][Symbol.iterator]();
-    return this.interrupted.iterate(runId) as IterableIterator<StoreSnapshot>;
+    return this.interrupted.iterate(this.ids.bind(runId)) as IterableIterator<StoreSnapshot>;
   }
 
   /** One run's entries of countsAndSteps. */
   runStats(runId: string): RunSnapshotStats {
-    const r = this.runCounts.get(runId) as { complete: number; interrupted: number; step: unknown };
+    const r = this.runCounts.get(this.ids.bind(runId)) as { complete: number; interrupted: number; step: unknown };
     return { complete: r.complete, interrupted: r.interrupted, lastStep: stepOf(r.step) };
   }
 

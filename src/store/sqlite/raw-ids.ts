@@ -1,0 +1,54 @@
+import { isUtf8 } from 'node:buffer';
+import type BetterSqlite3 from 'better-sqlite3';
+import { StoreError } from '../errors.js';
+
+/**
+ * Run ids stored as TEXT whose bytes are not UTF-8. SQLite hands them out with U+FFFD in place of the
+ * bad bytes, and `run_id = ?` with that text finds nothing: such a run would replay empty. Its own bytes,
+ * bound through `run_id = CAST(? AS TEXT)` (still a search of idx_snapshots_run), find its rows. Two
+ * such ids that read as the same text cannot be told apart above this reader: a StoreError.
+ */
+export class RawRunIds {
+  private byText: Map<string, { raw: Buffer; rowid: number }> | null = null;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly label: string,
+  ) {}
+
+  /** What to bind for `run_id = CAST(? AS TEXT)`. */
+  bind(runId: string): string | Buffer {
+    if (!runId.includes('\uFFFD')) return runId;
+    return this.all().get(runId)?.raw ?? runId;
+  }
+
+  /** Every such id, by the text it reads as (one scan of `runs`, made only once an id with U+FFFD is seen). */
+  all(): ReadonlyMap<string, { raw: Buffer; rowid: number }> {
+    if (this.byText !== null) return this.byText;
+    const found = new Map<string, { raw: Buffer; rowid: number }>();
+    const rows = this.db
+      .prepare("SELECT rowid, CAST(run_id AS BLOB) FROM runs WHERE typeof(run_id) = 'text' ORDER BY rowid")
+      .raw()
+      .iterate() as IterableIterator<[number | bigint, Buffer | null]>;
+    for (const [rowid, raw] of rows) {
+      if (raw === null || isUtf8(raw)) continue;
+      const text = raw.toString('utf8');
+      const twin = found.get(text);
+      if (twin !== undefined) {
+        throw new StoreError(
+          `${this.label}: runs rows ${twin.rowid} and ${Number(rowid)} have run ids that are not UTF-8 (${bytesText(twin.raw)}, ${bytesText(raw)}) and read as the same text`,
+        );
+      }
+      found.set(text, { raw, rowid: Number(rowid) });
+    }
+    this.byText = found;
+    return found;
+  }
+}
+
+/** Bytes as a Python bytes literal would show them: printable ASCII as is, anything else `\xNN`. */
+export function bytesText(raw: Buffer): string {
+  let s = '';
+  for (const b of raw) s += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  return s;
+}
