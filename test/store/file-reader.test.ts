@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StoreError } from '../../src/store/errors.js';
@@ -117,6 +117,31 @@ describe('FileStepStore reader', () => {
     );
     assert.throws(() => new FileStoreReader(join(root, 'stray.txt')), StoreError);
     assert.throws(() => new FileStoreReader(join(root, 'nope')), StoreError);
+  });
+
+  it('a directory whose name is not UTF-8 is read by its bytes, as os.listdir would (not passed over)', () => {
+    const root = tempDir();
+    writeRun(root, 'a');
+    // a record whose id is fine, in a directory named with a byte that is not UTF-8
+    writeRun(root, 'tmp');
+    const odd = Buffer.concat([Buffer.from(`${root}/run-`), Buffer.from([0xff])]);
+    renameSync(join(root, 'tmp'), odd);
+    writeFileSync(
+      Buffer.concat([odd, Buffer.from('/run.json')]),
+      readFileSync(join(root, 'a', 'run.json'))
+        .toString()
+        .replace('"a"', '"b"'),
+    );
+    assert.deepEqual(
+      new FileStoreReader(root).runs().map((x) => x.runId),
+      ['a', 'b'],
+    );
+    // its record not UTF-8: a bad record, which fails the listing as upstream's does, named by its bytes
+    writeFileSync(Buffer.concat([odd, Buffer.from('/run.json')]), Buffer.from([0x7b, 0xff, 0x7d]));
+    assert.throws(
+      () => new FileStoreReader(root).runs(),
+      (e: unknown) => e instanceof StoreError && e.message.includes("b'run-\\xff'/run.json: run record is not valid UTF-8"),
+    );
   });
 
   it('under a live writer: a file pruned after the listing is skipped and counted, a new one unseen, a replaced one flags unchanged()', () => {

@@ -9,6 +9,7 @@
  * was replaced since (another inode, size or time) makes `unchanged()` false, because what was read is
  * then newer than the stamp. Nothing is ever written: no temp file, no lock, no atime promise.
  */
+import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
 import {
   closeSync,
@@ -23,6 +24,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { join } from 'node:path';
+import { bytesText } from '../bytes-text.js';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, unreadable, type StoreNotice } from '../notices.js';
@@ -109,16 +111,18 @@ export class FileStoreReader extends SeamDefaults implements StoreReader {
   /** Upstream `_sync_list_runs`: every entry of the root holding a `run.json`; a bad record fails the listing. */
   private list(): Listing {
     const parts: string[] = [];
-    let names: string[];
+    let entries: Buffer[];
     try {
-      names = readdirSync(this.root);
+      entries = readdirSync(this.root, { encoding: 'buffer' });
     } catch (e) {
       throw new StoreError(`${this.label}: cannot list the directory (${errno(e)})`);
     }
-    names.sort(compareCodePoints);
+    // a name that is not UTF-8 is opened by its bytes (as Python's os.listdir would), shown as b'…'
+    const names = entries
+      .map((b) => (isUtf8(b) ? { name: b.toString(), file: join(this.root, b.toString(), 'run.json') } : this.rawEntry(b)))
+      .sort((a, b) => compareCodePoints(a.name, b.name));
     const found: Array<{ fields: RunFields; dirName: string }> = [];
-    for (const name of names) {
-      const file = join(this.root, name, 'run.json');
+    for (const { name, file } of names) {
       let bytes: Buffer;
       let st: BigIntStats;
       try {
@@ -166,6 +170,10 @@ export class FileStoreReader extends SeamDefaults implements StoreReader {
       parts.push('m-');
     }
     return { runs, byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+  }
+
+  private rawEntry(b: Buffer): { name: string; file: Buffer } {
+    return { name: `b'${bytesText(b)}'`, file: Buffer.concat([Buffer.from(`${this.root}/`), b, Buffer.from('/run.json')]) };
   }
 
   /** Upstream `_sync_read_snapshot_texts`: `*.json` whose stem is a Python int, ascending; snapshots of `<root>/<run_id>`. */

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type BetterSqlite3 from 'better-sqlite3';
+import { bytesText } from '../bytes-text.js';
 import { StoreError } from '../errors.js';
 
 /**
@@ -44,11 +45,4 @@ export class RawRunIds {
     this.byText = found;
     return found;
   }
-}
-
-/** Bytes as a Python bytes literal would show them: printable ASCII as is, anything else `\xNN`. */
-export function bytesText(raw: Buffer): string {
-  let s = '';
-  for (const b of raw) s += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
-  return s;
 }

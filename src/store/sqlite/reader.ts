@@ -17,7 +17,8 @@ import type {
 import { sqliteContent } from './content.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
-import { bytesText, RawRunIds } from './raw-ids.js';
+import { bytesText } from '../bytes-text.js';
+import { RawRunIds } from './raw-ids.js';
 import { readRuns } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
