@@ -437,6 +437,25 @@ function printTable(
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+/** Options with a value, and flags: anything else (a typo, `--help`) prints the usage instead of a 4-minute default run. */
+const VALUED = ['mb', 'seed', 'repeat', 'runs', 'huge-mb', 'appended', 'fleet-runs', 'readers', 'stores'];
+const FLAGS = ['regenerate', 'quick', 'no-scaling', 'backends', 'backends-only', 'appends-only', 'shared-index'];
+
+function argsKnown(): boolean {
+  const args = process.argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i]!.replace(/^--/, '');
+    if (args[i]!.startsWith('--') && VALUED.includes(name) && i + 1 < args.length) i++;
+    else if (!args[i]!.startsWith('--') || !FLAGS.includes(name)) {
+      process.stderr.write(
+        `bench: unknown argument ${JSON.stringify(args[i])}\nusage: npm run bench -- ${VALUED.map((v) => `[--${v} N]`).join(' ')} ${FLAGS.map((f) => `[--${f}]`).join(' ')}\n(scripts/bench/bench.ts says what each does)\n`,
+      );
+      return false;
+    }
+  }
+  return true;
+}
+
 if (process.argv[2] === '--phase') {
   enterPhase();
   const [, , , name, store, a, b, c] = process.argv;
@@ -455,6 +474,8 @@ if (process.argv[2] === '--phase') {
   else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   process.stdout.write(JSON.stringify(r) + '\n');
+} else if (!argsKnown()) {
+  process.exitCode = 2;
 } else if (flag('shared-index')) {
   await sharedIndexBench();
 } else {
