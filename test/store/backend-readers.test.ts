@@ -118,6 +118,26 @@ for (const store of STORES) {
         });
       });
 
+      it(`${backend}: one run's snapshot counts and last step, read alone, equal the whole-store scan's and SQLite's`, (t) => {
+        withBackend(t, backend, store, (r, sqlite) => {
+          const whole = (x: StoreReader, id: string) => {
+            const c = x.countsByRun().get(id);
+            return { complete: c?.complete ?? 0, interrupted: c?.interrupted ?? 0, lastStep: x.lastSteps().get(id) ?? null };
+          };
+          for (const id of [...sqlite.runs().map((run) => run.runId), 'no-such-run']) {
+            // a fresh reader each time: nothing cached by an earlier whole-store scan answers for the one run
+            const alone = openBackend(backend, store) as StoreReader;
+            try {
+              assert.deepEqual(alone.runSnapshotStats!(id), whole(r, id), id);
+            } finally {
+              alone.close();
+            }
+            assert.deepEqual(sqlite.runSnapshotStats!(id), whole(sqlite, id), id);
+            assert.deepEqual(r.runSnapshotStats!(id), sqlite.runSnapshotStats!(id), id);
+          }
+        });
+      });
+
       it(`${backend}: complete and interrupted snapshots per run equal SQLite's (seq order, step, timestamp, messages)`, (t) => {
         withBackend(t, backend, store, (r, sqlite) => {
           let compared = 0;

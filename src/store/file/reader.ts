@@ -32,7 +32,7 @@ import { pyInt } from '../py-int.js';
 import { decodeUtf8, fileSnapshot, runFromJson, type PayloadSnapshot, type SnapshotState } from '../records.js';
 import { integerMember, MessagesHint, scanPayload, stringMember } from '../payload.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
+import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { compareCodePoints } from '../instant.js';
 
 /** FileStepStore's own check on a run id before it becomes a directory name (`_validate_id`). */
@@ -353,14 +353,7 @@ export class FileStoreReader extends SeamDefaults implements StoreReader {
     const out = new Map<string, SnapshotStateCounts>();
     for (const [runId, r] of this.listing().byId) {
       if (r.files.length === 0) continue;
-      let complete = 0;
-      let interrupted = 0;
-      for (const f of r.files) {
-        const h = this.head(runId, f);
-        if (h === null) continue;
-        if (h.state === 'interrupted') interrupted++;
-        else complete++;
-      }
+      const { complete, interrupted } = this.statsOf(runId, r.files);
       out.set(runId, { complete, interrupted });
     }
     return out;
@@ -368,16 +361,27 @@ export class FileStoreReader extends SeamDefaults implements StoreReader {
 
   lastSteps(): Map<string, number | null> {
     const out = new Map<string, number | null>();
-    for (const [runId, r] of this.listing().byId) {
-      if (r.files.length === 0) continue;
-      let max: number | null = null;
-      for (const f of r.files) {
-        const step = this.head(runId, f)?.step ?? null;
-        if (step !== null && (max === null || step > max)) max = step;
-      }
-      out.set(runId, max);
-    }
+    for (const [runId, r] of this.listing().byId) if (r.files.length > 0) out.set(runId, this.statsOf(runId, r.files).lastStep);
     return out;
+  }
+
+  runSnapshotStats(runId: string): RunSnapshotStats {
+    return this.statsOf(runId, this.listing().byId.get(runId)?.files ?? []);
+  }
+
+  /** From the files' heads (read once each): a snapshot whose head cannot be read is in neither count. */
+  private statsOf(runId: string, files: readonly SnapFile[]): RunSnapshotStats {
+    let complete = 0;
+    let interrupted = 0;
+    let lastStep: number | null = null;
+    for (const f of files) {
+      const h = this.head(runId, f);
+      if (h === null) continue;
+      if (h.state === 'interrupted') interrupted++;
+      else complete++;
+      if (h.step !== null && (lastStep === null || h.step > lastStep)) lastStep = h.step;
+    }
+    return { complete, interrupted, lastStep };
   }
 
   /** `DiskMediaStore(<root>/media)`: `<sha256>.bin`, raw bytes. */

@@ -10,7 +10,7 @@ import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
+import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget, type PostgresTarget } from '../server-url.js';
 import type { DriverConfig } from './driver.js';
 import { libpqEnv } from './pgpass.js';
@@ -225,6 +225,15 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
       out.set(runId as string, typeof step === 'number' ? step : null);
     }
     return out;
+  }
+
+  /** countsByRun and lastSteps of one run, through the run's rows only (what a sync of few runs records). */
+  runSnapshotStats(runId: string): RunSnapshotStats {
+    const [[complete, interrupted, step]] = this.select(
+      `SELECT count(*) FILTER (WHERE state = 'complete'), count(*) FILTER (WHERE state = 'interrupted'), max(step_index) FROM ${this.t.snapshots} WHERE run_id = $1`,
+      [runId],
+    ) as [Row];
+    return { complete: num(complete), interrupted: num(interrupted), lastStep: typeof step === 'number' ? step : null };
   }
 
   /** `PostgresMediaStore('{table}_media')`: `sha256` (bare hex) → `bytes`. */

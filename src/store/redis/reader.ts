@@ -20,7 +20,7 @@ import { headStep, MessagesHint } from '../payload.js';
 import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
+import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { redisTarget } from '../server-url.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
@@ -183,9 +183,13 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
 
   /** Per run, its indexed payloads that exist, per state: asked for by the listings only (one pipeline). */
   private existing(): Map<string, SnapshotStateCounts> {
-    if (this.counts) return this.counts;
+    return (this.counts ??= this.existingOf([...this.view().byId.values()]));
+  }
+
+  /** Per run of `views`, its indexed snapshots by state whose payload still exists (one EXISTS per run and state). */
+  private existingOf(views: readonly RunView[]): Map<string, SnapshotStateCounts> {
     const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
-    for (const v of this.view().byId.values()) {
+    for (const v of views) {
       for (const state of ['complete', 'interrupted'] as const) {
         const keys = v.entries.filter((x) => x.state === state).map((x) => x.key);
         if (keys.length > 0) jobs.push({ runId: v.run.runId, state, keys });
@@ -195,11 +199,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     this.pipeline(jobs.map((j) => ['EXISTS', ...j.keys])).forEach((n, k) => {
       found.set(`${jobs[k]!.state}:${jobs[k]!.runId}`, n as number);
     });
-    this.counts = new Map();
-    for (const runId of this.view().byId.keys()) {
-      this.counts.set(runId, { complete: found.get(`complete:${runId}`) ?? 0, interrupted: found.get(`interrupted:${runId}`) ?? 0 });
+    const out = new Map<string, SnapshotStateCounts>();
+    for (const v of views) {
+      const runId = v.run.runId;
+      out.set(runId, { complete: found.get(`complete:${runId}`) ?? 0, interrupted: found.get(`interrupted:${runId}`) ?? 0 });
     }
-    return this.counts;
+    return out;
   }
 
   /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
@@ -358,10 +363,21 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return out;
   }
 
-  /** From the first bytes of every indexed payload (`GETRANGE`), the whole payload when they do not tell. */
   lastSteps(): Map<string, number | null> {
-    if (this.steps) return this.steps;
-    const all = [...this.view().byId.values()].flatMap((v) => v.entries.map((e) => ({ runId: v.run.runId, e })));
+    return (this.steps ??= this.stepsOf([...this.view().byId.values()]));
+  }
+
+  /** One run's countsByRun and lastSteps entries, reading only its keys (what a sync of few runs records). */
+  runSnapshotStats(runId: string): RunSnapshotStats {
+    const v = this.view().byId.get(runId);
+    if (v === undefined) return { complete: 0, interrupted: 0, lastStep: null };
+    const c = (this.counts ?? this.existingOf([v])).get(runId)!;
+    return { ...c, lastStep: (this.steps ?? this.stepsOf([v])).get(runId) ?? null };
+  }
+
+  /** From the first bytes of each indexed payload of `views` (`GETRANGE`), the whole payload when they do not tell. */
+  private stepsOf(views: readonly RunView[]): Map<string, number | null> {
+    const all = views.flatMap((v) => v.entries.map((e) => ({ runId: v.run.runId, e })));
     const heads = this.pipeline(all.map(({ e }) => ['GETRANGE', e.key, '0', String(HEAD_BYTES)]));
     const out = new Map<string, number | null>();
     const full: typeof all = [];
@@ -379,7 +395,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       const s = isText(v) ? redisSnapshot(x.e.seq, v).stepIndex : null;
       if (typeof s === 'number') out.set(x.runId, Math.max(out.get(x.runId) ?? s, s));
     });
-    return (this.steps = out);
+    return out;
   }
 
   media(): Buffer | null {

@@ -108,7 +108,7 @@ export class SqliteReader implements StoreReader {
     return counts;
   }
 
-  runSnapshotStats(runId: string): RunSnapshotStats | null {
+  runSnapshotStats(runId: string): RunSnapshotStats {
     return this.snapshots.runStats(runId);
   }
 
