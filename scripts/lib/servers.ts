@@ -27,6 +27,15 @@ function run(
   return spawnSync(c, a, { input: opts.input, encoding: 'utf8', env: opts.env ?? process.env, maxBuffer: 1 << 28 });
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function must(r: SpawnSyncReturns<string>, what: string): string {
   if (r.error || r.status !== 0) throw new Error(`${what} failed: ${r.error?.message ?? r.stderr.trim() ?? ''}`);
   return r.stdout;
@@ -227,7 +236,15 @@ export async function startRedis(): Promise<RedisServer | string> {
     if (stopped) return;
     stopped = true;
     stoppers.delete(stop);
-    run('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
+    // by its pid, not `redis-cli shutdown`: a test that set a password (requirepass, ACL) would get
+    // NOAUTH there, and the server would outlive the run
+    const pid = Number(readFileSync(join(dir, 'redis.pid'), 'utf8').trim());
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    for (let i = 0; i < 100 && alive(pid); i++) spawnSync('sleep', ['0.02']);
     rmSync(dir, { recursive: true, force: true });
   };
   stoppers.add(stop);
