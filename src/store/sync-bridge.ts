@@ -59,8 +59,13 @@ interface Spare {
   readonly replies: number;
 }
 
-/** At most one spare per driver module: a command opens one store at a time. */
-const spares = new Map<string, Spare>();
+/**
+ * At most one spare per driver module: a command opens one store at a time. The process's, not this
+ * module copy's: the launcher's small bundle starts threads (src/prestart.ts) that the command line's
+ * bundle, a copy of this module of its own, takes.
+ */
+const SPARES = Symbol.for('convsearch.sync-bridge.spares');
+const spares: Map<string, Spare> = ((globalThis as { [SPARES]?: Map<string, Spare> })[SPARES] ??= new Map());
 
 function startThread(driver: URL): Spare {
   const { port1, port2 } = new MessageChannel();
