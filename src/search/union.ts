@@ -101,7 +101,17 @@ export class RunNames {
     // a union of one store names its runs as the store does
     if (this.labels.length === 1) return r;
     const parent = r.parentRunId === null ? null : this.name(store, r.parentRunId);
-    return { ...r, runId: this.name(store, r.runId), parentRunId: parent, store: this.labels[store]!, storeRunId: r.runId };
+    // every field named (no spread: this runs for every run of a store-wide search), in StoreRun's order
+    return {
+      runId: this.name(store, r.runId),
+      conversationId: r.conversationId,
+      parentRunId: parent,
+      agentName: r.agentName,
+      startedAt: r.startedAt,
+      rowid: r.rowid,
+      store: this.labels[store]!,
+      storeRunId: r.runId,
+    };
   }
 
   /** Which store holds the run the union names `name`, and its id there; null when none does (or a bare shared id). */
@@ -236,16 +246,17 @@ class UnionCorpus implements Corpus {
       const stats = this.corpusOf(store).termStats(terms);
       totalLength += stats.totalLength;
       const local = new DocumentIds(c.sections);
-      const map = new Int32Array(local.count);
-      c.sections.forEach((s, si) => {
-        const u = toUnion[store]![si]!;
-        for (let p = s.start; p < s.end; p++) map[local.id(si, p)] = ids.id(u, p);
-      });
+      const sections = toUnion[store]!;
       guard(store, () => {
-        for (let d = 0; d < local.count; d++) builder.setLength(map[d]!, stats.docLength(d));
+        // only the documents holding a query term: the only ones whose length BM25 (and explain) reads
         terms.forEach((t, k) => {
           const { docs, tfs } = stats.postings(t);
-          for (let i = 0; i < docs.length; i++) builder.add(k, map[docs[i]!]!, tfs[i]!);
+          for (let i = 0; i < docs.length; i++) {
+            const { section, position } = local.locate(docs[i]!);
+            const doc = ids.id(sections[section]!, position);
+            builder.add(k, doc, tfs[i]!);
+            builder.setLength(doc, stats.docLength(docs[i]!));
+          }
         });
       });
     });
