@@ -58,6 +58,11 @@ export interface UnionMember {
   readonly source: CorpusSource;
 }
 
+/** Run `runId` of store `store` as a warning names it (labels alone tell): with several stores always qualified, so that it names its store. */
+export function qualifiedName(labels: readonly string[], store: number, runId: string): string {
+  return labels.length > 1 ? `${labels[store]}:${runId}` : runId;
+}
+
 /** How run ids read across the stores of a union: which are shared, and how to qualify and resolve them. */
 export class RunNames {
   /** Run id → the indexes of the stores holding it. */
@@ -93,7 +98,7 @@ export class RunNames {
 
   /** The id as a warning names it: with several stores always qualified, so that it names its store. */
   qualified(store: number, runId: string): string {
-    return this.labels.length > 1 ? `${this.labels[store]}:${runId}` : runId;
+    return qualifiedName(this.labels, store, runId);
   }
 
   /** The run of store `store` as the union shows it. */
