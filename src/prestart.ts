@@ -11,5 +11,5 @@ import { prestartDrivers } from './store/prestart.js';
 /** `args`: the command line after `node convsearch` (process.argv.slice(2)). */
 export function prestart(args: readonly string[], env: NodeJS.ProcessEnv): void {
   prestartDrivers(args, env.CONVSEARCH_DB);
-  prestartIndexDriver(args, env.CONVSEARCH_INDEX);
+  prestartIndexDriver(args, env.CONVSEARCH_INDEX, env);
 }

@@ -57,6 +57,8 @@ interface Spare {
   readonly signal: SharedArrayBuffer;
   /** Replies the thread posted so far (the shared count goes on from there). */
   readonly replies: number;
+  /** The configuration (JSON) of the session it was told to open ahead (prestart), if any. */
+  opened?: string;
 }
 
 /**
@@ -81,6 +83,19 @@ function startThread(driver: URL): Spare {
   return { worker, port: port1, signal, replies: 0 };
 }
 
+/**
+ * The spare thread of `driver`, taken for a session of settings `wanted` (JSON); a spare that opened a
+ * session of other settings ahead is of no use to anyone now, and ends.
+ */
+function takeSpare(driver: URL, wanted: string): Spare | undefined {
+  const spare = spares.get(driver.href);
+  spares.delete(driver.href);
+  if (spare?.opened === undefined || spare.opened === wanted) return spare;
+  spare.port.close();
+  void spare.worker.terminate();
+  return undefined;
+}
+
 export class SyncBridge {
   private readonly worker: Worker;
   private readonly port: MessagePort;
@@ -99,23 +114,34 @@ export class SyncBridge {
     private readonly label: string,
     private readonly silentMs = SILENT_MS,
   ) {
-    const thread = spares.get(driver.href) ?? startThread(driver);
-    spares.delete(driver.href);
+    const wanted = JSON.stringify(config);
+    const thread = takeSpare(driver, wanted) ?? startThread(driver);
     this.worker = thread.worker;
     this.port = thread.port;
     this.signal = new Int32Array(thread.signal);
     this.posted = this.received = thread.replies;
-    const open: OpenMessage = { op: 'open', config };
-    this.port.postMessage(open);
+    if (thread.opened !== wanted) {
+      const open: OpenMessage = { op: 'open', config };
+      this.port.postMessage(open);
+    }
   }
 
   /**
    * Starts a thread for `driver` now (it imports the driver at once); the next bridge on that driver
-   * takes it. Returns the thread's id.
+   * takes it. With `config`, the thread opens that session too (connects) as soon as the driver is
+   * imported, and is taken by the next bridge with those settings. Returns the thread's id.
    */
-  static prestart(driver: URL): number {
+  static prestart(driver: URL, config?: unknown): number {
+    const wanted = config === undefined ? undefined : JSON.stringify(config);
     let spare = spares.get(driver.href);
+    // one that opened a session of other settings ends
+    if (wanted !== undefined && spare?.opened !== undefined && spare.opened !== wanted) spare = takeSpare(driver, wanted);
     if (spare === undefined) spares.set(driver.href, (spare = startThread(driver)));
+    if (config !== undefined && spare.opened === undefined) {
+      const open: OpenMessage = { op: 'open', config };
+      spare.port.postMessage(open);
+      spare.opened = JSON.stringify(config);
+    }
     return spare.worker.threadId;
   }
 

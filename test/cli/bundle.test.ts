@@ -50,7 +50,7 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
 });
 
 describe('bin/convsearch.js starts the driver threads first (src/prestart.ts)', () => {
-  /** Runs bin/convsearch.js with a preload that logs, in order, each driver thread started and the read of the bundle. */
+  /** Runs bin/convsearch.js with a preload that logs, in order, each driver thread started, each session it is told to open, and the read of the bundle. */
   function startOrder(args: string[], env: NodeJS.ProcessEnv = {}): string[] {
     const dir = mkdtempSync(join(tmpdir(), 'convsearch-prestart-'));
     try {
@@ -67,6 +67,11 @@ wt.Worker = class extends Worker {
     if (opts && opts.workerData && typeof opts.workerData.driver === 'string') note('thread ' + opts.workerData.driver.split('/').pop());
     super(file, opts);
   }
+};
+const post = wt.MessagePort.prototype.postMessage;
+wt.MessagePort.prototype.postMessage = function (m, ...rest) {
+  if (m && m.op === 'open') note('open');
+  return post.call(this, m, ...rest);
 };
 const read = fs.readFileSync;
 fs.readFileSync = function (p, ...rest) {
@@ -87,14 +92,14 @@ fs.readFileSync = function (p, ...rest) {
   // nothing listens on port 1: the command fails, after its threads started
   const db = join(SQLITE_FIXTURES, 'threaded.db');
 
-  test('a shared index (--index, --index=, $CONVSEARCH_INDEX): its driver thread starts before the bundle loads, and is the one the search uses', () => {
+  test('a shared index (--index, --index=, $CONVSEARCH_INDEX): its driver thread starts and connects before the bundle loads, and is the one the search uses', () => {
     const url = 'postgres://convsearch@127.0.0.1:1/none';
     for (const [args, env] of [
       [['search', 'x', '--db', db, '--index', url], {}],
       [['search', 'x', '--db', db, `--index=${url}`], {}],
       [['search', 'x', '--db', db], { CONVSEARCH_INDEX: url }],
     ] as const)
-      assert.deepEqual(startOrder([...args], env), ['thread index-driver.cjs', 'bundle'], args.join(' '));
+      assert.deepEqual(startOrder([...args], env), ['thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
   });
 
   test('a server store: its driver thread starts before the bundle loads; --no-index and files start none', () => {

@@ -7,8 +7,8 @@ import { bucketOf, IndexTables } from '../tables.js';
 import type { IndexStatementRequest } from './pg-driver.js';
 import { PgIndexDb } from './pg-db.js';
 import { findStores, missingIndex, schemaHolds, schemaTablesRead, type StoreEntry } from './schema.js';
-import { INDEX_DRIVER, isSharedIndex } from './prestart.js';
-import { type SharedIndexTarget, sharedIndexTarget } from './target.js';
+import { INDEX_DRIVER } from './prestart.js';
+import { isSharedIndex, type SharedIndexTarget, sharedIndexTarget } from './target.js';
 
 /**
  * The readers' side of the shared index: one connection and one REPEATABLE READ READ ONLY transaction

@@ -24,7 +24,10 @@ export interface SharedIndexTarget {
   readonly login: string;
 }
 
-export { isSharedIndex } from './prestart.js';
+/** Whether `--index` names a shared index (a server URL) rather than an index file. */
+export function isSharedIndex(value: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
+}
 
 export function sharedIndexTarget(value: string, env: NodeJS.ProcessEnv = process.env): SharedIndexTarget {
   if (serverKind(value) !== 'postgres') {
