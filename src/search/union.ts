@@ -141,16 +141,24 @@ export function mergeOrder<T>(
   startedAt: (x: T) => string,
 ): Array<{ store: number; item: T; index: number }> {
   const at = lists.map(() => 0);
+  // each list's next key, read once (this runs over every run of a store-wide search); null: the list is done
+  const heads = lists.map((l) => (l.length > 0 ? startedAt(l[0]!) : null));
   const out: Array<{ store: number; item: T; index: number }> = [];
   for (;;) {
     let pick = -1;
-    for (let i = 0; i < lists.length; i++) {
-      if (at[i]! >= lists[i]!.length) continue;
-      if (pick < 0 || startedAt(lists[i]![at[i]!]!) < startedAt(lists[pick]![at[pick]!]!)) pick = i;
+    let best = '';
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i]!;
+      if (h !== null && (pick < 0 || h < best)) {
+        pick = i;
+        best = h;
+      }
     }
     if (pick < 0) return out;
+    const list = lists[pick]!;
     const index = at[pick]!++;
-    out.push({ store: pick, item: lists[pick]![index]!, index });
+    out.push({ store: pick, item: list[index]!, index });
+    heads[pick] = index + 1 < list.length ? startedAt(list[index + 1]!) : null;
   }
 }
 
