@@ -12,6 +12,8 @@ const { Script } = require('node:vm');
 const { createRequire, wrap } = require('node:module');
 
 const BUNDLE = join(__dirname, '..', 'dist', 'bundle', 'convsearch.cjs');
+/** The driver threads a command line names, started before BUNDLE loads (src/prestart.ts). */
+const PRESTART = join(__dirname, '..', 'dist', 'bundle', 'prestart.cjs');
 
 /** The bundle's exports; `script` is there for the build, which writes its code cache. */
 function loadBundle() {
@@ -103,6 +105,8 @@ const HEAP_GROWING = '--heap-growing-percent=100';
 if (require.main === module) {
   require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
+  // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
+  require(PRESTART).prestart(process.argv.slice(2), process.env);
   loadBundle()
     .main(process.argv, processSink())
     .then((status) => {

@@ -19,6 +19,8 @@ const OUT = join(ROOT, 'dist', 'bundle');
 /** Bundle name (in dist/bundle/) → its source. `convsearch` is what bin/convsearch.js loads. */
 const ENTRIES = {
   convsearch: 'src/cli/main.ts',
+  // what bin/convsearch.js runs before it loads convsearch.cjs: the driver threads the command line names
+  prestart: 'src/prestart.ts',
   'digest-worker': 'src/search/digest-worker.ts',
   'build-worker': 'src/sidecar/build-worker.ts',
   'sync-worker': 'src/store/sync-worker.ts',

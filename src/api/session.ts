@@ -10,7 +10,7 @@ import type { StoreNotice } from '../store/notices.js';
 import { storeToolNames } from '../history/tool-names.js';
 import { scopeMiss } from '../search/scope.js';
 import type { SearchOutcome } from '../search/search.js';
-import { mergeOrder, RunNames } from '../search/union.js';
+import { mergeOrder, qualifiedName, RunNames } from '../search/union.js';
 import type { IndexChoice } from '../sidecar/with-index.js';
 import { holdSharedReads, ReadSession, sharedReads } from '../sidecar/shared/read-session.js';
 import { indexStandIn } from '../sidecar/shared/stand-in.js';
@@ -121,12 +121,12 @@ export class Session {
 
   /** Every store's notices so far (what its reader skipped or read leniently), runs named as the session names them. */
   private notices(): Warning[] {
-    const names = this.names();
+    const labels = this.labels();
     const several = this.stores.length > 1;
     const set: Warning[] = this.setNotices.map((n) => ({ kind: 'store-notice', notice: n.kind, runId: null, seq: null, detail: n.detail }));
     return set.concat(
       this.stores.flatMap((s, i) =>
-        noticeWarnings(s.store, several ? s.label : undefined).map((w) => renameRun(w, (id) => names.qualified(i, id))),
+        noticeWarnings(s.store, several ? s.label : undefined).map((w) => renameRun(w, (id) => qualifiedName(labels, i, id))),
       ),
     );
   }
@@ -180,15 +180,30 @@ export class Session {
    * NotFoundError (carrying the reference's reply as `outcome`), never a quiet "no history".
    */
   search(request: SearchRequest, hooks: WorkHooks = {}): SearchOutcome {
-    const names = this.names();
-    this.unambiguous(request.runId, names);
-    this.unambiguous(request.filter?.parent, names);
-    const parent = shownName(request.filter?.parent, names);
+    const parent = this.searchNames(request);
     const asked = request.filter && parent !== undefined ? { ...request, filter: { ...request.filter, parent } } : request;
     const found = withConversationMeta(searchStores(this.stores, searchOptions(asked), this.index, this.hooks(hooks)), this.stores);
     const outcome = withNotices(found, this.notices());
     if (outcome.missing) throw new NotFoundError(outcome.missing, outcome);
     return outcome;
+  }
+
+  /**
+   * The search's `parent` as the session names it, after checking the run names the request holds.
+   * Only a request that names a run reads every store's runs (a search through the index needs none of
+   * them); otherwise each store tells, here as then, what reading them would have told (noteRuns).
+   */
+  private searchNames(request: SearchRequest): string | null | undefined {
+    const parent = request.filter?.parent;
+    if ((request.runId ?? null) === null && (parent ?? null) === null) {
+      for (const s of this.stores) if (s.store.noteRuns) s.store.noteRuns();
+      if (this.stores.some((s) => !s.store.noteRuns)) this.names();
+      return parent;
+    }
+    const names = this.names();
+    this.unambiguous(request.runId, names);
+    this.unambiguous(parent, names);
+    return shownName(parent, names);
   }
 
   /**

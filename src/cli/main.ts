@@ -1,11 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import { prestartDrivers, prestartIndexDriver } from '../lib.js';
 
 import { buildCommand, type CommandDef } from './command.js';
 import { completeCommand, completionCommand, completionScript } from './completion-command.js';
 import { EXIT_ERROR, reportError } from './errors.js';
 import { FLAGS } from './flags.js';
 import { Io, type Sink } from './io.js';
+import { prestart } from '../lib.js';
 import { indexCommand } from './index-command.js';
 import { conversationsCommand, runsCommand } from './list-commands.js';
 import { reportCommand } from './report-command.js';
@@ -84,9 +84,8 @@ Examples:
  */
 export async function main(argv: readonly string[], sink: Sink): Promise<number> {
   const io = new Io(sink);
-  // a server store's driver thread starts now, so that its start overlaps with parsing and setting up
-  prestartDrivers(argv.slice(2), sink.env.CONVSEARCH_DB);
-  prestartIndexDriver(argv.slice(2), sink.env.CONVSEARCH_INDEX);
+  // a server's driver thread starts now (unless the launcher started it), so that its start overlaps with parsing and setting up
+  prestart(argv.slice(2), sink.env);
   try {
     await buildProgram(io).parseAsync([...argv]);
   } catch (e) {

@@ -9,7 +9,7 @@ export interface TermStats {
   readonly n: number;
   /** Sum of all document lengths. */
   readonly totalLength: number;
-  /** Document length per document id. */
+  /** Document length per document id: known for the documents of the query terms' postings (all BM25 reads), maybe 0 for others. */
   docLength(doc: number): number;
   /** For each query term: the documents containing it, ascending, with their term frequency. */
   postings(term: string): Postings;

@@ -58,6 +58,11 @@ export interface UnionMember {
   readonly source: CorpusSource;
 }
 
+/** Run `runId` of store `store` as a warning names it (labels alone tell): with several stores always qualified, so that it names its store. */
+export function qualifiedName(labels: readonly string[], store: number, runId: string): string {
+  return labels.length > 1 ? `${labels[store]}:${runId}` : runId;
+}
+
 /** How run ids read across the stores of a union: which are shared, and how to qualify and resolve them. */
 export class RunNames {
   /** Run id → the indexes of the stores holding it. */
@@ -93,7 +98,7 @@ export class RunNames {
 
   /** The id as a warning names it: with several stores always qualified, so that it names its store. */
   qualified(store: number, runId: string): string {
-    return this.labels.length > 1 ? `${this.labels[store]}:${runId}` : runId;
+    return qualifiedName(this.labels, store, runId);
   }
 
   /** The run of store `store` as the union shows it. */
@@ -101,7 +106,17 @@ export class RunNames {
     // a union of one store names its runs as the store does
     if (this.labels.length === 1) return r;
     const parent = r.parentRunId === null ? null : this.name(store, r.parentRunId);
-    return { ...r, runId: this.name(store, r.runId), parentRunId: parent, store: this.labels[store]!, storeRunId: r.runId };
+    // every field named (no spread: this runs for every run of a store-wide search), in StoreRun's order
+    return {
+      runId: this.name(store, r.runId),
+      conversationId: r.conversationId,
+      parentRunId: parent,
+      agentName: r.agentName,
+      startedAt: r.startedAt,
+      rowid: r.rowid,
+      store: this.labels[store]!,
+      storeRunId: r.runId,
+    };
   }
 
   /** Which store holds the run the union names `name`, and its id there; null when none does (or a bare shared id). */
@@ -126,16 +141,24 @@ export function mergeOrder<T>(
   startedAt: (x: T) => string,
 ): Array<{ store: number; item: T; index: number }> {
   const at = lists.map(() => 0);
+  // each list's next key, read once (this runs over every run of a store-wide search); null: the list is done
+  const heads = lists.map((l) => (l.length > 0 ? startedAt(l[0]!) : null));
   const out: Array<{ store: number; item: T; index: number }> = [];
   for (;;) {
     let pick = -1;
-    for (let i = 0; i < lists.length; i++) {
-      if (at[i]! >= lists[i]!.length) continue;
-      if (pick < 0 || startedAt(lists[i]![at[i]!]!) < startedAt(lists[pick]![at[pick]!]!)) pick = i;
+    let best = '';
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i]!;
+      if (h !== null && (pick < 0 || h < best)) {
+        pick = i;
+        best = h;
+      }
     }
     if (pick < 0) return out;
+    const list = lists[pick]!;
     const index = at[pick]!++;
-    out.push({ store: pick, item: lists[pick]![index]!, index });
+    out.push({ store: pick, item: list[index]!, index });
+    heads[pick] = index + 1 < list.length ? startedAt(list[index + 1]!) : null;
   }
 }
 
@@ -236,16 +259,17 @@ class UnionCorpus implements Corpus {
       const stats = this.corpusOf(store).termStats(terms);
       totalLength += stats.totalLength;
       const local = new DocumentIds(c.sections);
-      const map = new Int32Array(local.count);
-      c.sections.forEach((s, si) => {
-        const u = toUnion[store]![si]!;
-        for (let p = s.start; p < s.end; p++) map[local.id(si, p)] = ids.id(u, p);
-      });
+      const sections = toUnion[store]!;
       guard(store, () => {
-        for (let d = 0; d < local.count; d++) builder.setLength(map[d]!, stats.docLength(d));
+        // only the documents holding a query term: the only ones whose length BM25 (and explain) reads
         terms.forEach((t, k) => {
           const { docs, tfs } = stats.postings(t);
-          for (let i = 0; i < docs.length; i++) builder.add(k, map[docs[i]!]!, tfs[i]!);
+          for (let i = 0; i < docs.length; i++) {
+            const { section, position } = local.locate(docs[i]!);
+            const doc = ids.id(sections[section]!, position);
+            builder.add(k, doc, tfs[i]!);
+            builder.setLength(doc, stats.docLength(docs[i]!));
+          }
         });
       });
     });

@@ -43,8 +43,9 @@ interface IndexedSection extends SectionView {
   readonly runKey: number;
   readonly seg: number;
   readonly docLengthSum: number;
-  /** Document lengths by position (varints). */
-  readonly lengths: Uint8Array;
+  /** Where its document lengths by position (varints) lie in the corpus cache's lengths: decoded only for a run a query term is in. */
+  readonly lengthsAt: number;
+  readonly lengthsSize: number;
 }
 
 /** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
@@ -61,6 +62,8 @@ class IndexedCorpus implements Corpus {
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
+    /** Every run's document lengths (see IndexedSection.lengthsAt). */
+    private readonly lengths: Buffer,
   ) {
     let acc = 0;
     sections.forEach((s, i) => {
@@ -111,7 +114,7 @@ class IndexedCorpus implements Corpus {
     let l = this.lengthCache.get(section);
     if (!l) {
       const s = this.sections[section]!;
-      l = readVarints(s.lengths);
+      l = readVarints(this.lengths.subarray(s.lengthsAt, s.lengthsAt + s.lengthsSize));
       if (l.length !== s.end) throw new IndexDamagedError(`run key ${s.runKey} has ${l.length} document lengths for ${s.end} messages`);
       this.lengthCache.set(section, l);
     }
@@ -193,6 +196,8 @@ function partsFromJson(roles: string): PartRole[] {
 /** Corpus source over an up-to-date index (the caller syncs it first). */
 export class IndexedCorpusSource implements CorpusSource {
   private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
+  /** The runs as StoreRuns, each made once (a search and `runs()` share them), by corpus position. */
+  private readonly storeRuns: StoreRun[] = [];
 
   /** `runCount`: the runs the index's meta says it holds (the cache must list as many). */
   constructor(
@@ -226,7 +231,11 @@ export class IndexedCorpusSource implements CorpusSource {
 
   /** Runs in corpus order, as the store lists them. */
   runs(): StoreRun[] {
-    return this.cache().runs.map(toStoreRun);
+    return this.cache().runs.map((_, i) => this.storeRun(i));
+  }
+
+  private storeRun(i: number): StoreRun {
+    return (this.storeRuns[i] ??= toStoreRun(this.cache().runs[i]!));
   }
 
   corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
@@ -237,7 +246,8 @@ export class IndexedCorpusSource implements CorpusSource {
     const sections: IndexedSection[] = [];
     const warnings: Warning[] = [];
     let scopeRuns = 0;
-    for (const r of runs) {
+    for (let i = 0; i < runs.length; i++) {
+      const r = runs[i]!;
       // scope test on the raw entry: only in-scope runs become records
       if (scope.scope === 'conversation' && r[3] !== scope.conversationId) continue;
       if (scope.runId !== null && r[1] !== scope.runId) continue;
@@ -246,17 +256,18 @@ export class IndexedCorpusSource implements CorpusSource {
       const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
       if (start < r[7]) {
         sections.push({
-          run: toStoreRun(r),
+          run: this.storeRun(i),
           start,
           end: r[7],
           runKey: r[0],
           seg: r[13],
           docLengthSum,
-          lengths: lengths.subarray(r[15], r[15] + r[16]),
+          lengthsAt: r[15],
+          lengthsSize: r[16],
         });
       }
     }
-    return new IndexedCorpus(this.t, sections, warnings, scopeRuns);
+    return new IndexedCorpus(this.t, sections, warnings, scopeRuns, lengths);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */

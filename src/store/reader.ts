@@ -136,6 +136,11 @@ export interface StoreReader {
   storeError(e: unknown): StoreError | null;
   /** Items the reader skipped or read leniently so far, where the reference is silent (each once, in order). */
   notices(): readonly StoreNotice[];
+  /**
+   * Adds to notices() what reading `runs()` would add, without listing the runs (a search answered by
+   * the index reports what its replay would); a reader without it has `runs()` read instead.
+   */
+  noteRuns?(): void;
   close(): void;
 }
 

@@ -57,10 +57,17 @@ interface Spare {
   readonly signal: SharedArrayBuffer;
   /** Replies the thread posted so far (the shared count goes on from there). */
   readonly replies: number;
+  /** The configuration (JSON) of the session it was told to open ahead (prestart), if any. */
+  opened?: string;
 }
 
-/** At most one spare per driver module: a command opens one store at a time. */
-const spares = new Map<string, Spare>();
+/**
+ * At most one spare per driver module: a command opens one store at a time. The process's, not this
+ * module copy's: the launcher's small bundle starts threads (src/prestart.ts) that the command line's
+ * bundle, a copy of this module of its own, takes.
+ */
+const SPARES = Symbol.for('convsearch.sync-bridge.spares');
+const spares: Map<string, Spare> = ((globalThis as { [SPARES]?: Map<string, Spare> })[SPARES] ??= new Map());
 
 function startThread(driver: URL): Spare {
   const { port1, port2 } = new MessageChannel();
@@ -74,6 +81,19 @@ function startThread(driver: URL): Spare {
   // a spare handed back keeps its port; the port must not keep the process alive either
   port1.unref();
   return { worker, port: port1, signal, replies: 0 };
+}
+
+/**
+ * The spare thread of `driver`, taken for a session of settings `wanted` (JSON); a spare that opened a
+ * session of other settings ahead is of no use to anyone now, and ends.
+ */
+function takeSpare(driver: URL, wanted: string): Spare | undefined {
+  const spare = spares.get(driver.href);
+  spares.delete(driver.href);
+  if (spare?.opened === undefined || spare.opened === wanted) return spare;
+  spare.port.close();
+  void spare.worker.terminate();
+  return undefined;
 }
 
 export class SyncBridge {
@@ -94,23 +114,34 @@ export class SyncBridge {
     private readonly label: string,
     private readonly silentMs = SILENT_MS,
   ) {
-    const thread = spares.get(driver.href) ?? startThread(driver);
-    spares.delete(driver.href);
+    const wanted = JSON.stringify(config);
+    const thread = takeSpare(driver, wanted) ?? startThread(driver);
     this.worker = thread.worker;
     this.port = thread.port;
     this.signal = new Int32Array(thread.signal);
     this.posted = this.received = thread.replies;
-    const open: OpenMessage = { op: 'open', config };
-    this.port.postMessage(open);
+    if (thread.opened !== wanted) {
+      const open: OpenMessage = { op: 'open', config };
+      this.port.postMessage(open);
+    }
   }
 
   /**
    * Starts a thread for `driver` now (it imports the driver at once); the next bridge on that driver
-   * takes it. Returns the thread's id.
+   * takes it. With `config`, the thread opens that session too (connects) as soon as the driver is
+   * imported, and is taken by the next bridge with those settings. Returns the thread's id.
    */
-  static prestart(driver: URL): number {
+  static prestart(driver: URL, config?: unknown): number {
+    const wanted = config === undefined ? undefined : JSON.stringify(config);
     let spare = spares.get(driver.href);
+    // one that opened a session of other settings ends
+    if (wanted !== undefined && spare?.opened !== undefined && spare.opened !== wanted) spare = takeSpare(driver, wanted);
     if (spare === undefined) spares.set(driver.href, (spare = startThread(driver)));
+    if (config !== undefined && spare.opened === undefined) {
+      const open: OpenMessage = { op: 'open', config };
+      spare.port.postMessage(open);
+      spare.opened = JSON.stringify(config);
+    }
     return spare.worker.threadId;
   }
 

@@ -4,11 +4,13 @@ import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import { NotFoundError, PastEndError, RequestError, StoreError } from '../../src/api/errors.js';
-import { openSession, withSession } from '../../src/api/session.js';
+import { openSession, Session, withSession } from '../../src/api/session.js';
+import { openStoreReader } from '../../src/store/open-reader.js';
+import type { StoreReader } from '../../src/store/reader.js';
 import { warningNotices } from '../../src/api/warnings.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { cli as runInProcess, FIXTURES, TEST_CACHE } from '../helpers/cli.js';
-import { tempDir } from '../helpers/stores.js';
+import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
 
 const SMALL = join(FIXTURES, 'parity', 'small.db');
 
@@ -28,6 +30,54 @@ describe('api/session', () => {
         session.close();
       }
     }
+  });
+
+  test("a search through a current index lists no store runs (the index has them); one naming a run does, and the answers are the replay's", () => {
+    const stores = ['a', 'b'].map((name) =>
+      buildStore((w) => {
+        addRun(w, `${name}-1`, 'c1', 0);
+        addSnapshot(w, `${name}-1`, [userMsg(`where is the zyxwvut key of ${name}`, 1), assistantMsg('under the mat', 2)]);
+        addRun(w, 'shared-id', 'c2', 10);
+        addSnapshot(w, 'shared-id', [userMsg('zyxwvut again', 11)]);
+      }),
+    );
+    const cache = tempDir();
+    const env = { ...process.env, XDG_CACHE_HOME: cache };
+    const listed: string[] = [];
+    /** The stores opened read-only, each counting its runs listings in `listed`. */
+    const counted = (): Array<{ label: string; store: StoreReader }> =>
+      stores.map((label) => {
+        const reader = openStoreReader(label, { env });
+        return {
+          label,
+          store: new Proxy(reader, {
+            get: (target, key) => {
+              if (key === 'runs') listed.push(label);
+              const v = Reflect.get(target, key) as unknown;
+              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            },
+          }),
+        };
+      });
+    const ask = (index: false | object, request: { runId?: string }): unknown => {
+      const named = counted();
+      try {
+        const outcome = new Session(named, { index: index as false, env }).search({ query: 'zyxwvut', scope: 'all', ...request });
+        assert.equal(outcome.kind, 'found');
+        return outcome;
+      } finally {
+        for (const s of named) s.store.close();
+      }
+    };
+    ask({}, {}); // builds both indexes
+    listed.length = 0;
+    const indexed = ask({}, {});
+    assert.deepEqual(listed, [], 'no runs listing read');
+    assert.deepEqual(indexed, ask(false, {}), 'the replay answers the same');
+    listed.length = 0;
+    const one = ask({}, { runId: `${stores[0]}:shared-id` });
+    assert.deepEqual(listed, stores, 'a request naming a run reads the runs of every store, to resolve it');
+    assert.deepEqual(one, ask(false, { runId: `${stores[0]}:shared-id` }));
   });
 
   test("the reference's parameter checks reject what the reference rejects, before reading anything", () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
@@ -45,6 +46,69 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
       'sync-worker.cjs',
     ]);
     for (const name of named) assert.ok(existsSync(join(BUNDLE, name)), `${name} is missing from dist/bundle`);
+  });
+});
+
+describe('bin/convsearch.js starts the driver threads first (src/prestart.ts)', () => {
+  /** Runs bin/convsearch.js with a preload that logs, in order, each driver thread started, each session it is told to open, and the read of the bundle. */
+  function startOrder(args: string[], env: NodeJS.ProcessEnv = {}): string[] {
+    const dir = mkdtempSync(join(tmpdir(), 'convsearch-prestart-'));
+    try {
+      const log = join(dir, 'log');
+      const hook = join(dir, 'hook.cjs');
+      writeFileSync(
+        hook,
+        `const fs = require('node:fs');
+const wt = require('node:worker_threads');
+const note = (s) => fs.appendFileSync(${JSON.stringify(log)}, s + '\\n');
+const Worker = wt.Worker;
+wt.Worker = class extends Worker {
+  constructor(file, opts) {
+    if (opts && opts.workerData && typeof opts.workerData.driver === 'string') note('thread ' + opts.workerData.driver.split('/').pop());
+    super(file, opts);
+  }
+};
+const post = wt.MessagePort.prototype.postMessage;
+wt.MessagePort.prototype.postMessage = function (m, ...rest) {
+  if (m && m.op === 'open') note('open');
+  return post.call(this, m, ...rest);
+};
+const read = fs.readFileSync;
+fs.readFileSync = function (p, ...rest) {
+  if (typeof p === 'string' && p.endsWith('convsearch.cjs')) note('bundle');
+  return read.call(this, p, ...rest);
+};
+`,
+      );
+      spawnSync(process.execPath, ['--require', hook, BIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, CONVSEARCH_INDEX: '', CONVSEARCH_DB: '', ...env },
+      });
+      return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [];
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  // nothing listens on port 1: the command fails, after its threads started
+  const db = join(SQLITE_FIXTURES, 'threaded.db');
+
+  test('a shared index (--index, --index=, $CONVSEARCH_INDEX): its driver thread starts and connects before the bundle loads, and is the one the search uses', () => {
+    const url = 'postgres://convsearch@127.0.0.1:1/none';
+    for (const [args, env] of [
+      [['search', 'x', '--db', db, '--index', url], {}],
+      [['search', 'x', '--db', db, `--index=${url}`], {}],
+      [['search', 'x', '--db', db], { CONVSEARCH_INDEX: url }],
+    ] as const)
+      assert.deepEqual(startOrder([...args], env), ['thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
+  });
+
+  test('a server store: its driver thread starts before the bundle loads; --no-index and files start none', () => {
+    assert.deepEqual(startOrder(['search', 'x', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index']), [
+      'thread postgres-driver.cjs',
+      'bundle',
+    ]);
+    assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), ['bundle']);
+    assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
   });
 });
 

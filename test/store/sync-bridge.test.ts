@@ -39,6 +39,23 @@ describe('SyncBridge', () => {
     c.close();
   });
 
+  it('a thread started ahead with settings opens that session ahead, once: the bridge with those settings takes it; other settings end it', () => {
+    const ahead = SyncBridge.prestart(DRIVER, { name: 'ahead' });
+    assert.equal(SyncBridge.prestart(DRIVER, { name: 'ahead' }), ahead, 'one spare, opened once');
+    const b = new SyncBridge(DRIVER, { name: 'ahead' }, 's');
+    assert.equal(b.call({ op: 'thread' }), ahead);
+    assert.deepEqual(b.call({ op: 'session' }), { config: { name: 'ahead' }, live: 1 }, 'the session opened ahead, not a second one');
+    b.close(); // handed back, its session closed
+    assert.equal(SyncBridge.prestart(DRIVER, { name: 'first' }), ahead, 'the spare opens the next settings told');
+    const c = new SyncBridge(DRIVER, { name: 'second' }, 's');
+    assert.notEqual(c.call({ op: 'thread' }), ahead, 'a spare opened for other settings is not used');
+    assert.deepEqual(c.call({ op: 'session' }), { config: { name: 'second' }, live: 1 });
+    c.close();
+    const d = new SyncBridge(DRIVER, { name: 'first' }, 's');
+    assert.notEqual(d.call({ op: 'thread' }), ahead, 'nor kept: it ended');
+    d.close();
+  });
+
   it('sends ahead: a reply is taken later, or dropped when a later one is taken first', () => {
     const b = new SyncBridge(DRIVER, {}, 's');
     const t1 = b.post({ op: 'echo', value: 'one', ms: 20 });

@@ -7,6 +7,7 @@ import { bucketOf, IndexTables } from '../tables.js';
 import type { IndexStatementRequest } from './pg-driver.js';
 import { PgIndexDb } from './pg-db.js';
 import { findStores, missingIndex, schemaHolds, schemaTablesRead, type StoreEntry } from './schema.js';
+import { INDEX_DRIVER } from './prestart.js';
 import { isSharedIndex, type SharedIndexTarget, sharedIndexTarget } from './target.js';
 
 /**
@@ -21,29 +22,10 @@ import { isSharedIndex, type SharedIndexTarget, sharedIndexTarget } from './targ
  * committed since.
  */
 
-const DRIVER = new URL('./pg-driver.js', import.meta.url);
-
 /** A session on the index's server, closed (uncommitted work rolled back) by `end`. */
 export function connect(target: SharedIndexTarget): { db: PgIndexDb; end: () => void } {
-  const bridge = new SyncBridge(DRIVER, target.config, target.label);
+  const bridge = new SyncBridge(INDEX_DRIVER, target.config, target.label);
   return { db: new PgIndexDb(bridge), end: () => bridge.close() };
-}
-
-/**
- * Starts the index's driver thread now when the command line names a shared index (`--index V`,
- * `--index=V`, else `$CONVSEARCH_INDEX`): the thread's start and `pg`'s import then overlap with the
- * rest of the program loading, as a server store's do (store/prestart.ts).
- */
-export function prestartIndexDriver(args: readonly string[], env: string | undefined): void {
-  let value = env || undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') break;
-    if (a === '--no-index') return;
-    if (a === '--index' && i + 1 < args.length) value = args[++i];
-    else if (a.startsWith('--index=')) value = a.slice(8);
-  }
-  if (value !== undefined && isSharedIndex(value)) SyncBridge.prestart(DRIVER);
 }
 
 /** What the stores' reads need to know ahead: the other stores of the command, and the query's terms. */

@@ -28,7 +28,8 @@ export class RawRunIds {
     if (this.byText !== null) return this.byText;
     const found = new Map<string, { raw: Buffer; rowid: number }>();
     const rows = this.db
-      .prepare("SELECT rowid, CAST(run_id AS BLOB) FROM runs WHERE typeof(run_id) = 'text' ORDER BY rowid")
+      // only ids with a byte outside printable ASCII are looked at here (SQLite reads any other byte as a character past '~')
+      .prepare("SELECT rowid, CAST(run_id AS BLOB) FROM runs WHERE typeof(run_id) = 'text' AND run_id GLOB '*[^ -~]*' ORDER BY rowid")
       .raw()
       .iterate() as IterableIterator<[number | bigint, Buffer | null]>;
     for (const [rowid, raw] of rows) {

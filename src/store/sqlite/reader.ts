@@ -65,13 +65,15 @@ export class SqliteReader implements StoreReader {
 
   runs(): StoreRun[] {
     const runs = readRuns(this.file.db, this.file.path);
-    if (runs.some((r) => r.runId.includes('\uFFFD'))) {
-      // read by their own bytes (raw-ids.ts), but shown with U+FFFD: said once, with the bytes
-      for (const [text, { raw, rowid }] of this.ids.all()) {
-        this.told.add('non-utf8-run-id', text, null, `stored as b'${bytesText(raw)}', runs row ${rowid}`);
-      }
-    }
+    if (runs.some((r) => r.runId.includes('\uFFFD'))) this.noteRuns();
     return runs;
+  }
+
+  /** The run ids that are not UTF-8 (every one reads with U+FFFD): read by their own bytes (raw-ids.ts), but shown with U+FFFD, so said once, with the bytes. */
+  noteRuns(): void {
+    for (const [text, { raw, rowid }] of this.ids.all()) {
+      this.told.add('non-utf8-run-id', text, null, `stored as b'${bytesText(raw)}', runs row ${rowid}`);
+    }
   }
 
   runCount(): number {
