@@ -1,4 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { awaitHelper, hashClaimed, newHashJob } from './page-hash.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -8,7 +11,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * need not be read again. The digest is not cryptographic (`--verify` re-reads with SHA-256); it is
  * keyed with a random seed kept in the index, and a change of one 32-bit word per lane always shows.
  *
- * Reading the file costs one sequential pass (about 0.15 s for 600 MB from the page cache) and one
+ * Reading the file costs one sequential pass (about 0.1 s of CPU for 600 MB from the page cache, shared
+ * with a helper thread: page-hash.ts) and one
  * read of each b-tree page of the snapshots table; what SQLite would spend decoding and SHA-256
  * spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered tree, a
  * run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
@@ -28,44 +32,42 @@ export interface PageRun {
 
 const LANE_PRIMES = [0x01000193, 0x5bd1e995, 0x85ebca6b, 0xcc9e2d51] as const;
 
-/** The raw digest of every page (keyed by `seed`) and each page's first four bytes (an overflow page's next page). */
-function hashPages(fd: number, pageSize: number, pages: number, seed: number): { digests: Uint32Array; next: Uint32Array } {
-  const digests = new Uint32Array(pages * 4);
-  const next = new Uint32Array(pages);
-  const perRead = Math.max(1, Math.floor((1 << 20) / pageSize));
-  const buf = Buffer.allocUnsafe(perRead * pageSize);
-  const words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >> 2);
-  const wordsPerPage = pageSize >> 2;
-  for (let p = 0; p < pages; ) {
-    const want = Math.min(perRead, pages - p) * pageSize;
-    let got = 0;
-    while (got < want) {
-      const n = readSync(fd, buf, got, want - got, p * pageSize + got);
-      if (n <= 0) throw new Error('the store file ended early');
-      got += n;
-    }
-    for (let o = 0; o < want; o += pageSize, p++) {
-      // four independent lanes: each step is a bijection of the lane for a fixed word
-      let a = seed ^ 0x9e3779b1;
-      let b = seed ^ 0x85ebca77;
-      let c = seed ^ 0xc2b2ae3d;
-      let d = seed ^ 0x27d4eb2f;
-      const end = (o >> 2) + wordsPerPage;
-      for (let i = o >> 2; i < end; i += 4) {
-        // the primes written out (LANE_PRIMES): a constant operand keeps this loop at memory speed
-        a = Math.imul(a ^ words[i]!, 0x01000193);
-        b = Math.imul(b ^ words[i + 1]!, 0x5bd1e995);
-        c = Math.imul(c ^ words[i + 2]!, 0x85ebca6b);
-        d = Math.imul(d ^ words[i + 3]!, 0xcc9e2d51);
-      }
-      digests[p * 4] = a;
-      digests[p * 4 + 1] = b;
-      digests[p * 4 + 2] = c;
-      digests[p * 4 + 3] = d;
-      next[p] = buf.readUInt32BE(o);
+/** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
+const HELPER_BYTES = 64 * 1024 * 1024;
+/** A helper stalled this long on one chunk is given up on (the caller then reads the whole content). */
+const HELPER_STALL_MS = 2000;
+const HELPER = new URL('./page-hash-worker.js', import.meta.url);
+
+/**
+ * The raw digest of every page (keyed by `seed`) and each page's first four bytes (an overflow page's
+ * next page), hashed by this thread and, for a large file on a machine with a second core, one helper
+ * thread started for it. Null when the helper failed or stalled.
+ */
+function hashPages(
+  fd: number,
+  pageSize: number,
+  pages: number,
+  seed: number,
+  helperBytes: number,
+): { digests: Uint32Array; next: Uint32Array } | null {
+  const job = newHashJob(fd, pageSize, pages, seed);
+  let helper: Worker | null = null;
+  if (pages * pageSize >= helperBytes && availableParallelism() > 1) {
+    try {
+      helper = new Worker(HELPER, { workerData: job, stdout: true, stderr: true });
+      helper.unref();
+      helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
+    } catch {
+      helper = null;
     }
   }
-  return { digests, next };
+  try {
+    hashClaimed(job);
+    if (helper !== null && !awaitHelper(job, HELPER_STALL_MS)) return null;
+  } finally {
+    void helper?.terminate();
+  }
+  return { digests: new Uint32Array(job.digests), next: new Uint32Array(job.next) };
 }
 
 /** Mixes what a page is into its digest: a page that changed role changed, whatever its bytes. */
@@ -101,9 +103,9 @@ function serialSize(t: number): number {
 /**
  * The page map of the SQLite file `path`: `root` is the snapshots table's root page and `runIdColumn`
  * the position of `run_id` in its records (seq being the rowid). Null when the file is not laid out as
- * expected.
+ * expected. `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
  */
-export function readPageMap(path: string, root: number, runIdColumn: number, seed: number): PageMap | null {
+export function readPageMap(path: string, root: number, runIdColumn: number, seed: number, helperBytes = HELPER_BYTES): PageMap | null {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -120,7 +122,9 @@ export function readPageMap(path: string, root: number, runIdColumn: number, see
     const size = fstatSync(fd).size;
     if (pageSize < 512 || size % pageSize !== 0 || usable < 480) return null;
     const pages = size / pageSize;
-    const { digests, next } = hashPages(fd, pageSize, pages, seed);
+    const hashed = hashPages(fd, pageSize, pages, seed, helperBytes);
+    if (hashed === null) return null;
+    const { digests, next } = hashed;
     const runs = new Map<string, PageRun>();
     const page = Buffer.allocUnsafe(pageSize);
     const seen = new Uint8Array(pages + 1);

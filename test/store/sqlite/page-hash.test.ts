@@ -1,0 +1,78 @@
+/**
+ * The page map's hashing pass shared with a helper thread (page-hash.ts): the map is the same whoever
+ * hashed which chunk, and a helper that fails is never taken for one that finished.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { awaitHelper, chunkCount, hashClaimed, newHashJob } from '../../../src/store/sqlite/page-hash.js';
+import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { threadedStore } from '../../helpers/random-stores.js';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+function layout(path: string): { root: number; runIdColumn: number } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'snapshots'").pluck().get() as number;
+    const cols = db.prepare("SELECT name FROM pragma_table_info('snapshots') ORDER BY cid").pluck().all() as string[];
+    return { root, runIdColumn: cols.indexOf('run_id') };
+  } finally {
+    db.close();
+  }
+}
+
+test('a helper thread hashing a share of the chunks gives the map this thread alone gives', () => {
+  // more than one chunk of 1 MiB, so that both threads have some to claim
+  const { path } = threadedStore(41, 90);
+  assert.ok(statSync(path).size > 2 << 20, `store of ${statSync(path).size} bytes`);
+  const { root, runIdColumn } = layout(path);
+  const alone = readPageMap(path, root, runIdColumn, 1234, Infinity);
+  const shared = readPageMap(path, root, runIdColumn, 1234, 0);
+  assert.ok(alone !== null && shared !== null);
+  assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.deepEqual([...shared.runs], [...alone.runs]);
+  // another key: other digests
+  assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
+});
+
+test('the helper thread alone hashes every chunk as this thread does', async () => {
+  const { path } = threadedStore(43, 90);
+  const fd = openSync(path, 'r');
+  try {
+    const pages = statSync(path).size / 4096;
+    const mine = newHashJob(fd, 4096, pages, 99);
+    hashClaimed(mine);
+    const theirs = newHashJob(fd, 4096, pages, 99);
+    const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: theirs });
+    await new Promise((resolve) => helper.once('exit', resolve));
+    assert.equal(awaitHelper(theirs, 10), true, 'it hashed every chunk');
+    assert.deepEqual(Buffer.from(theirs.digests), Buffer.from(mine.digests));
+    assert.deepEqual(Buffer.from(theirs.next), Buffer.from(mine.next));
+  } finally {
+    closeSync(fd);
+  }
+});
+
+test('a chunk the helper claimed and never finished, or a helper that failed: no map is vouched for', () => {
+  const { path } = threadedStore(42, 90);
+  const fd = openSync(path, 'r');
+  try {
+    const pages = statSync(path).size / 4096;
+    const job = newHashJob(fd, 4096, pages, 7);
+    const state = new Int32Array(job.state);
+    // a helper that claimed the first chunk and stalled
+    Atomics.add(state, 0, 1);
+    hashClaimed(job);
+    assert.equal(awaitHelper(job, 10), false);
+    // that chunk hashed after all: the job is whole
+    Atomics.store(state, 2, 1);
+    assert.equal(awaitHelper(job, 10), true);
+    // a helper that failed
+    Atomics.store(state, 1, 1);
+    assert.equal(awaitHelper(job, 10), false);
+    assert.ok(chunkCount(4096, pages) > 1);
+  } finally {
+    closeSync(fd);
+  }
+});
