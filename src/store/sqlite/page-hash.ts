@@ -93,6 +93,11 @@ export function hashClaimed(job: HashJob): void {
   }
 }
 
+/** The job is given up (the main thread found no map to take): the helper claims no further chunk. */
+export function abandon(job: HashJob): void {
+  Atomics.store(new Int32Array(job.state), FAILED, 1);
+}
+
 /**
  * After the main thread's own hashClaimed: waits for the chunks the helper claimed. False when the
  * helper failed, or stalled past `timeoutMs` on one chunk (then its late writes may still land: the

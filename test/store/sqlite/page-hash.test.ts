@@ -27,13 +27,13 @@ test('a helper thread hashing a share of the chunks gives the map this thread al
   const { path } = threadedStore(41, 90);
   assert.ok(statSync(path).size > 2 << 20, `store of ${statSync(path).size} bytes`);
   const { root, runIdColumn } = layout(path);
-  const alone = readPageMap(path, root, runIdColumn, 1234, Infinity);
-  const shared = readPageMap(path, root, runIdColumn, 1234, 0);
+  const alone = readPageMap(path, root, runIdColumn, 1234, null, Infinity);
+  const shared = readPageMap(path, root, runIdColumn, 1234, null, 0);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
   assert.deepEqual([...shared.runs], [...alone.runs]);
   // another key: other digests
-  assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
 });
 
 test('the helper thread alone hashes every chunk as this thread does', async () => {
