@@ -177,18 +177,21 @@ export function readPageMap(
       if (i === undefined) runIndex.set(id, (i = runIds.push(id) - 1));
       return i;
     };
+    // the previous tree's run indexes, as this one numbers them
+    const renamed: number[] = [];
     const runs = new Map<string, PageRun>();
     const page = Buffer.allocUnsafe(pageSize);
     const seen = new Uint8Array(pages + 1);
     const maxLocal = usable - 35;
     const minLocal = Math.floor(((usable - 12) * 32) / 255) - 23;
     let lastSeq = -Infinity;
-    const cell = (p: number, runId: string, seq: number, first: number, rest: number): void => {
+    const byIndex: PageRun[] = [];
+    const cell = (p: number, run: number, seq: number, first: number, rest: number): void => {
       if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
       lastSeq = seq;
-      tree.push(runIndexOf(runId), seq, first, rest);
-      let r = runs.get(runId);
-      if (!r) runs.set(runId, (r = { count: 0, maxSeq: 0, pages: [] }));
+      tree.push(run, seq, first, rest);
+      let r = byIndex[run];
+      if (!r) runs.set(runIds[run]!, (byIndex[run] = r = { count: 0, maxSeq: 0, pages: [] }));
       r.count++;
       r.maxSeq = seq;
       r.pages.push(p);
@@ -218,11 +221,15 @@ export function readPageMap(
           for (const c of children) visit(c, depth + 1);
           return;
         }
-        const names = previous!.tree.runIds;
         for (let i = at + 3; i < at + 3 + 4 * n; i += 4) {
-          const runId = names[before[i]!];
-          if (runId === undefined) throw new Unexpected('run index outside the tree');
-          cell(p, runId, before[i + 1]!, before[i + 2]!, before[i + 3]!);
+          const old = before[i]!;
+          let run = renamed[old];
+          if (run === undefined) {
+            const runId = previous!.tree.runIds[old];
+            if (runId === undefined) throw new Unexpected('run index outside the tree');
+            renamed[old] = run = runIndexOf(runId);
+          }
+          cell(p, run, before[i + 1]!, before[i + 2]!, before[i + 3]!);
         }
         return;
       }
@@ -272,7 +279,7 @@ export function readPageMap(
         cells.push([runId!, seq, local < payload ? page.readUInt32BE(a2 + local) : 0, payload - local]);
       }
       tree.push(p, LEAF, cells.length);
-      for (const [runId, seq, first, rest] of cells) cell(p, runId, seq, first, rest);
+      for (const [runId, seq, first, rest] of cells) cell(p, runIndexOf(runId), seq, first, rest);
     };
     visit(root, 0);
     return { pageSize, digests, runs, tree: { runIds, values: Float64Array.from(tree) } };
