@@ -13,10 +13,10 @@ import { abandon, awaitHelper, type HashJob, hashClaimed, newHashJob } from './p
  * keyed with a random seed kept in the index, and a change of one 32-bit word per lane always shows.
  *
  * Reading the file costs one sequential pass (about 0.1 s of CPU for 600 MB from the page cache, shared
- * with a helper thread: page-hash.ts) and one
- * read of each b-tree page of the snapshots table; what SQLite would spend decoding and SHA-256
- * spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered tree, a
- * run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
+ * with a helper thread: page-hash.ts) and a read of each b-tree page of the snapshots table whose
+ * digest changed since the previous map (all of them without one); what SQLite would spend decoding
+ * and SHA-256 spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered
+ * tree, a run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
  */
 export interface PageMap {
   readonly pageSize: number;
@@ -48,8 +48,8 @@ interface Hashing {
 }
 
 /**
- * Starts the hashing pass: for a large file on a machine with a second core, a helper thread starts
- * taking chunks at once, while this thread walks the b-tree; this thread's share waits for finishHashing.
+ * Starts the hashing pass: for a large file on a machine with a second core, a helper thread that
+ * takes chunks as soon as it runs (finishHashing hashes the rest on this thread).
  */
 function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
   const job = newHashJob(fd, pageSize, pages, seed);
@@ -156,7 +156,6 @@ export function readPageMap(
     const pages = size / pageSize;
     hashing = startHashing(fd, pageSize, pages, seed, helperBytes);
     const hashed = finishHashing(hashing);
-    hashing = null;
     if (hashed === null) return null;
     const { digests, next } = hashed;
     // where each page of the previous tree is described in it
@@ -287,7 +286,8 @@ export function readPageMap(
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
   } finally {
-    // a map given up: the helper stops at its next chunk (it reads nothing once this returns)
+    // every chunk is hashed, or the map is given up: the helper claims no more (it reads nothing once
+    // this returns), and one still starting is stopped
     if (hashing !== null) abandon(hashing.job);
     void hashing?.helper?.terminate();
     closeSync(fd);
