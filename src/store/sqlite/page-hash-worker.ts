@@ -1,12 +1,12 @@
 /**
  * The helper thread of the page map's hashing pass (page-hash.ts): hashes the chunks it claims, then
- * ends. A failure is marked in the shared state (the main thread then takes no map), never thrown here.
+ * ends. A failure ends it quietly: the main thread hashes whatever it did not publish.
  */
 import { workerData } from 'node:worker_threads';
-import { hashClaimed, type HashJob } from './page-hash.js';
+import { type HashJob, helpHash } from './page-hash.js';
 
 try {
-  hashClaimed(workerData as HashJob);
+  helpHash(workerData as HashJob);
 } catch {
-  // marked in the shared state by hashClaimed
+  // nothing published for the chunk it was on: the main thread takes it back
 }

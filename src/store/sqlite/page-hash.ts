@@ -3,9 +3,12 @@ import { readSync } from 'node:fs';
 /**
  * The hashing pass of the page map (pages.ts), shared between the main thread and one helper thread:
  * the file is cut into chunks of CHUNK_BYTES, each thread claims the next chunk from a shared counter,
- * reads it from the same file descriptor and writes its pages' digests into shared arrays. The main
- * thread starts at once; the helper joins when it has started, so a helper that is slow to start, or
- * never starts, costs nothing but its share.
+ * reads it from the same file descriptor and hashes its pages. The main thread starts at once; the
+ * helper joins when it has started. The main thread never waits on the helper's pace: a chunk the
+ * helper claimed and has not published when the main thread runs out of chunks is taken back (stolen)
+ * and hashed again here; the helper publishes a chunk into the shared arrays only if it was not taken
+ * back, so nothing it writes can land once the main thread has gone on. A helper that is slow to start,
+ * is descheduled on a busy machine, or never starts costs nothing but the chunk it was on.
  */
 export interface HashJob {
   /** The store file, opened by the main thread (descriptors are the process's: the helper reads the same file). */
@@ -17,14 +20,19 @@ export interface HashJob {
   readonly digests: SharedArrayBuffer;
   /** Each page's first four bytes, big-endian: an overflow page's next page (Uint32Array). */
   readonly next: SharedArrayBuffer;
-  /** Int32Array: [0] the next chunk to claim, [1] set when a thread failed, then one slot per chunk: 1 once hashed. */
+  /** Int32Array: [0] the next chunk to claim, [1] set to stop the helper, then one slot per chunk (OPEN, …). */
   readonly state: SharedArrayBuffer;
 }
 
 export const CHUNK_BYTES = 1 << 20;
 const CLAIM = 0;
-const FAILED = 1;
+const STOP = 1;
 const SLOTS = 2;
+/** A chunk's slot: not hashed yet; being copied in by the helper; hashed; taken back by the main thread. */
+const OPEN = 0;
+const PUBLISHING = 1;
+const DONE = 2;
+const STOLEN = 3;
 
 export const chunkPages = (pageSize: number): number => Math.max(1, Math.floor(CHUNK_BYTES / pageSize));
 export const chunkCount = (pageSize: number, pages: number): number => Math.ceil(pages / chunkPages(pageSize));
@@ -41,76 +49,113 @@ export function newHashJob(fd: number, pageSize: number, pages: number, seed: nu
   };
 }
 
-/** Hashes chunks until none is left to claim. A failure is marked for the other thread, then thrown. */
-export function hashClaimed(job: HashJob): void {
-  const state = new Int32Array(job.state);
-  const digests = new Uint32Array(job.digests);
-  const next = new Uint32Array(job.next);
-  const { fd, pageSize, pages, seed } = job;
-  const perChunk = chunkPages(pageSize);
-  const chunks = chunkCount(pageSize, pages);
-  const buf = Buffer.allocUnsafe(perChunk * pageSize);
-  const words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >> 2);
-  const wordsPerPage = pageSize >> 2;
-  try {
-    for (let chunk = Atomics.add(state, CLAIM, 1); chunk < chunks; chunk = Atomics.add(state, CLAIM, 1)) {
-      if (Atomics.load(state, FAILED) !== 0) return;
-      let p = chunk * perChunk;
-      const want = Math.min(perChunk, pages - p) * pageSize;
-      let got = 0;
-      while (got < want) {
-        const n = readSync(fd, buf, got, want - got, p * pageSize + got);
-        if (n <= 0) throw new Error('the store file ended early');
-        got += n;
-      }
-      for (let o = 0; o < want; o += pageSize, p++) {
-        // four independent lanes: each step is a bijection of the lane for a fixed word
-        let a = seed ^ 0x9e3779b1;
-        let b = seed ^ 0x85ebca77;
-        let c = seed ^ 0xc2b2ae3d;
-        let d = seed ^ 0x27d4eb2f;
-        const end = (o >> 2) + wordsPerPage;
-        for (let i = o >> 2; i < end; i += 4) {
-          // the primes written out (pages.ts LANE_PRIMES): a constant operand keeps this loop at memory speed
-          a = Math.imul(a ^ words[i]!, 0x01000193);
-          b = Math.imul(b ^ words[i + 1]!, 0x5bd1e995);
-          c = Math.imul(c ^ words[i + 2]!, 0x85ebca6b);
-          d = Math.imul(d ^ words[i + 3]!, 0xcc9e2d51);
-        }
-        digests[p * 4] = a;
-        digests[p * 4 + 1] = b;
-        digests[p * 4 + 2] = c;
-        digests[p * 4 + 3] = d;
-        next[p] = buf.readUInt32BE(o);
-      }
-      Atomics.store(state, SLOTS + chunk, 1);
-      Atomics.notify(state, SLOTS + chunk);
-    }
-  } catch (e) {
-    Atomics.store(state, FAILED, 1);
-    for (let chunk = 0; chunk < chunks; chunk++) Atomics.notify(state, SLOTS + chunk);
-    throw e;
-  }
-}
+/** Reads and hashes one chunk into `digests` and `next`, whose index 0 is page `base` (0-based). */
+class ChunkHasher {
+  private readonly perChunk: number;
+  private readonly buf: Buffer;
+  private readonly words: Int32Array;
 
-/** The job is given up (the main thread found no map to take): the helper claims no further chunk. */
-export function abandon(job: HashJob): void {
-  Atomics.store(new Int32Array(job.state), FAILED, 1);
+  constructor(private readonly job: HashJob) {
+    this.perChunk = chunkPages(job.pageSize);
+    this.buf = Buffer.allocUnsafe(this.perChunk * job.pageSize);
+    this.words = new Int32Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 2);
+  }
+
+  /** The pages of `chunk`: the first, and how many. */
+  span(chunk: number): [first: number, count: number] {
+    const first = chunk * this.perChunk;
+    return [first, Math.min(this.perChunk, this.job.pages - first)];
+  }
+
+  hash(chunk: number, digests: Uint32Array, next: Uint32Array, base: number): void {
+    const { fd, pageSize, seed } = this.job;
+    const { buf, words } = this;
+    const [first, count] = this.span(chunk);
+    const want = count * pageSize;
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buf, got, want - got, first * pageSize + got);
+      if (n <= 0) throw new Error('the store file ended early');
+      got += n;
+    }
+    const wordsPerPage = pageSize >> 2;
+    for (let o = 0, p = first - base; o < want; o += pageSize, p++) {
+      // four independent lanes: each step is a bijection of the lane for a fixed word
+      let a = seed ^ 0x9e3779b1;
+      let b = seed ^ 0x85ebca77;
+      let c = seed ^ 0xc2b2ae3d;
+      let d = seed ^ 0x27d4eb2f;
+      const end = (o >> 2) + wordsPerPage;
+      for (let i = o >> 2; i < end; i += 4) {
+        // the primes written out (pages.ts LANE_PRIMES): a constant operand keeps this loop at memory speed
+        a = Math.imul(a ^ words[i]!, 0x01000193);
+        b = Math.imul(b ^ words[i + 1]!, 0x5bd1e995);
+        c = Math.imul(c ^ words[i + 2]!, 0x85ebca6b);
+        d = Math.imul(d ^ words[i + 3]!, 0xcc9e2d51);
+      }
+      digests[p * 4] = a;
+      digests[p * 4 + 1] = b;
+      digests[p * 4 + 2] = c;
+      digests[p * 4 + 3] = d;
+      next[p] = buf.readUInt32BE(o);
+    }
+  }
 }
 
 /**
- * After the main thread's own hashClaimed: waits for the chunks the helper claimed. False when the
- * helper failed, or stalled past `timeoutMs` on one chunk (then its late writes may still land: the
- * caller drops the whole job).
+ * The main thread's part: hashes the chunks it claims straight into the shared arrays, then takes back
+ * and hashes every chunk the helper has not published. False only when the helper stalled for
+ * `timeoutMs` in the middle of publishing one (its copy is then unfinished: the caller takes no map).
  */
-export function awaitHelper(job: HashJob, timeoutMs: number): boolean {
+export function hashAll(job: HashJob, timeoutMs: number): boolean {
   const state = new Int32Array(job.state);
+  const digests = new Uint32Array(job.digests);
+  const next = new Uint32Array(job.next);
+  const hasher = new ChunkHasher(job);
   const chunks = chunkCount(job.pageSize, job.pages);
-  for (let chunk = 0; chunk < chunks; chunk++) {
-    if (Atomics.load(state, FAILED) !== 0) return false;
-    if (Atomics.load(state, SLOTS + chunk) === 1) continue;
-    Atomics.wait(state, SLOTS + chunk, 0, timeoutMs);
-    if (Atomics.load(state, SLOTS + chunk) !== 1) return false;
+  for (let chunk = Atomics.add(state, CLAIM, 1); chunk < chunks; chunk = Atomics.add(state, CLAIM, 1)) {
+    hasher.hash(chunk, digests, next, 0);
+    Atomics.store(state, SLOTS + chunk, DONE);
   }
-  return Atomics.load(state, FAILED) === 0;
+  Atomics.store(state, STOP, 1);
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    const was = Atomics.compareExchange(state, SLOTS + chunk, OPEN, STOLEN);
+    if (was === OPEN) hasher.hash(chunk, digests, next, 0);
+    else if (was === PUBLISHING) {
+      Atomics.wait(state, SLOTS + chunk, PUBLISHING, timeoutMs);
+      if (Atomics.load(state, SLOTS + chunk) !== DONE) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The helper's part: hashes the chunks it claims into buffers of its own and copies each into the
+ * shared arrays only if the main thread has not taken it back meanwhile. Stops when told to, or at a
+ * failure (the main thread then hashes what is left).
+ */
+export function helpHash(job: HashJob): void {
+  const state = new Int32Array(job.state);
+  const digests = new Uint32Array(job.digests);
+  const next = new Uint32Array(job.next);
+  const hasher = new ChunkHasher(job);
+  const perChunk = chunkPages(job.pageSize);
+  const ownDigests = new Uint32Array(perChunk * 4);
+  const ownNext = new Uint32Array(perChunk);
+  const chunks = chunkCount(job.pageSize, job.pages);
+  for (let chunk = Atomics.add(state, CLAIM, 1); chunk < chunks; chunk = Atomics.add(state, CLAIM, 1)) {
+    if (Atomics.load(state, STOP) !== 0) return;
+    const [first, count] = hasher.span(chunk);
+    hasher.hash(chunk, ownDigests, ownNext, first);
+    if (Atomics.compareExchange(state, SLOTS + chunk, OPEN, PUBLISHING) !== OPEN) return; // taken back: the main thread is past it
+    digests.set(ownDigests.subarray(0, count * 4), first * 4);
+    next.set(ownNext.subarray(0, count), first);
+    Atomics.store(state, SLOTS + chunk, DONE);
+    Atomics.notify(state, SLOTS + chunk);
+  }
+}
+
+/** The helper claims no further chunk (a map given up, or finished). */
+export function stopHelper(job: HashJob): void {
+  Atomics.store(new Int32Array(job.state), STOP, 1);
 }

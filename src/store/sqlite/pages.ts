@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
-import { abandon, awaitHelper, type HashJob, hashClaimed, newHashJob } from './page-hash.js';
+import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -37,7 +37,7 @@ const LANE_PRIMES = [0x01000193, 0x5bd1e995, 0x85ebca6b, 0xcc9e2d51] as const;
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
 const HELPER_BYTES = 64 * 1024 * 1024;
-/** A helper stalled this long on one chunk is given up on (the caller then reads the whole content). */
+/** A helper stalled this long while copying a chunk in is given up on (the caller then reads the whole content). */
 const HELPER_STALL_MS = 2000;
 const HELPER = new URL('./page-hash-worker.js', import.meta.url);
 
@@ -48,13 +48,14 @@ interface Hashing {
 }
 
 /**
- * Starts the hashing pass: for a large file on a machine with a second core, a helper thread that
+ * Starts the hashing pass: for a large file on a machine with a core to spare, a helper thread that
  * takes chunks as soon as it runs (finishHashing hashes the rest on this thread).
  */
 function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
   const job = newHashJob(fd, pageSize, pages, seed);
   let helper: Worker | null = null;
-  if (pages * pageSize >= helperBytes && availableParallelism() > 1) {
+  // only with a core to spare: on a saturated machine the helper's start-up and share cost more than they save
+  if (pages * pageSize >= helperBytes && loadavg()[0]! < availableParallelism() - 1) {
     try {
       helper = new Worker(HELPER, { workerData: job, stdout: true, stderr: true });
       helper.unref();
@@ -68,11 +69,11 @@ function startHashing(fd: number, pageSize: number, pages: number, seed: number,
 
 /**
  * The raw digest of every page (keyed by `seed`) and each page's first four bytes (an overflow page's
- * next page), once this thread has hashed what the helper did not. Null when the helper failed or stalled.
+ * next page), once this thread has hashed what the helper did not publish. Null when the helper stalled
+ * in the middle of copying a chunk in.
  */
-function finishHashing({ job, helper }: Hashing): { digests: Uint32Array; next: Uint32Array } | null {
-  hashClaimed(job);
-  if (helper !== null && !awaitHelper(job, HELPER_STALL_MS)) return null;
+function finishHashing({ job }: Hashing): { digests: Uint32Array; next: Uint32Array } | null {
+  if (!hashAll(job, HELPER_STALL_MS)) return null;
   return { digests: new Uint32Array(job.digests), next: new Uint32Array(job.next) };
 }
 
@@ -288,7 +289,7 @@ export function readPageMap(
   } finally {
     // every chunk is hashed, or the map is given up: the helper claims no more (it reads nothing once
     // this returns), and one still starting is stopped
-    if (hashing !== null) abandon(hashing.job);
+    if (hashing !== null) stopHelper(hashing.job);
     void hashing?.helper?.terminate();
     closeSync(fd);
   }

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
-import { awaitHelper, chunkCount, hashClaimed, newHashJob } from '../../../src/store/sqlite/page-hash.js';
+import { hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
 import { readPageMap } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
@@ -36,17 +36,23 @@ test('a helper thread hashing a share of the chunks gives the map this thread al
   assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
 });
 
-test('the helper thread alone hashes every chunk as this thread does', async () => {
+test('the helper thread alone hashes and publishes every chunk as this thread does', async () => {
   const { path } = threadedStore(43, 90);
   const fd = openSync(path, 'r');
   try {
     const pages = statSync(path).size / 4096;
     const mine = newHashJob(fd, 4096, pages, 99);
-    hashClaimed(mine);
+    assert.equal(hashAll(mine, 10), true);
     const theirs = newHashJob(fd, 4096, pages, 99);
     const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: theirs });
     await new Promise((resolve) => helper.once('exit', resolve));
-    assert.equal(awaitHelper(theirs, 10), true, 'it hashed every chunk');
+    const slots = new Int32Array(theirs.state).subarray(2);
+    assert.ok(slots.length > 1);
+    assert.deepEqual(
+      [...slots],
+      Array.from(slots, () => 2),
+      'every chunk published by the helper',
+    );
     assert.deepEqual(Buffer.from(theirs.digests), Buffer.from(mine.digests));
     assert.deepEqual(Buffer.from(theirs.next), Buffer.from(mine.next));
   } finally {
@@ -54,24 +60,40 @@ test('the helper thread alone hashes every chunk as this thread does', async () 
   }
 });
 
-test('a chunk the helper claimed and never finished, or a helper that failed: no map is vouched for', () => {
+test('chunks the helper claimed and never published are taken back and hashed here; what it publishes late is dropped', () => {
   const { path } = threadedStore(42, 90);
   const fd = openSync(path, 'r');
   try {
     const pages = statSync(path).size / 4096;
+    const whole = newHashJob(fd, 4096, pages, 7);
+    assert.equal(hashAll(whole, 10), true);
     const job = newHashJob(fd, 4096, pages, 7);
     const state = new Int32Array(job.state);
-    // a helper that claimed the first chunk and stalled
-    Atomics.add(state, 0, 1);
-    hashClaimed(job);
-    assert.equal(awaitHelper(job, 10), false);
-    // that chunk hashed after all: the job is whole
-    Atomics.store(state, 2, 1);
-    assert.equal(awaitHelper(job, 10), true);
-    // a helper that failed
-    Atomics.store(state, 1, 1);
-    assert.equal(awaitHelper(job, 10), false);
-    assert.ok(chunkCount(4096, pages) > 1);
+    // a helper that claimed the first two chunks and stalled (descheduled, or failed)
+    Atomics.add(state, 0, 2);
+    assert.equal(hashAll(job, 10), true);
+    assert.deepEqual(Buffer.from(job.digests), Buffer.from(whole.digests), 'taken back and hashed here');
+    assert.deepEqual([state[2], state[3]], [3, 3], 'marked as taken back');
+    // the stalled helper wakes up: it finds its chunks taken back and publishes nothing more
+    const late = newHashJob(fd, 4096, pages, 8);
+    const lateState = new Int32Array(late.state);
+    lateState.set(state);
+    Atomics.store(lateState, 0, 0);
+    Atomics.store(lateState, 1, 0);
+    helpHash(late);
+    assert.equal(
+      Buffer.from(late.digests)
+        .subarray(0, 2 * 256 * 16)
+        .every((b) => b === 0),
+      true,
+      'nothing written into taken-back chunks',
+    );
+    // a helper stopped in the middle of copying a chunk in: no map is vouched for
+    const stuck = newHashJob(fd, 4096, pages, 7);
+    const stuckState = new Int32Array(stuck.state);
+    Atomics.add(stuckState, 0, 1);
+    Atomics.store(stuckState, 2, 1);
+    assert.equal(hashAll(stuck, 10), false);
   } finally {
     closeSync(fd);
   }
