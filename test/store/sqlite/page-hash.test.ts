@@ -1,6 +1,7 @@
 /**
  * The page map's hashing pass shared with a helper thread (page-hash.ts): the map is the same whoever
- * hashed which chunk, and a helper that fails is never taken for one that finished.
+ * hashed which chunk, a chunk the helper has not published is taken back and hashed by the main thread,
+ * and nothing the helper finishes after that is written.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +24,8 @@ function layout(path: string): { root: number; runIdColumn: number } {
 }
 
 test('a helper thread hashing a share of the chunks gives the map this thread alone gives', () => {
-  // more than one chunk of 1 MiB, so that both threads have some to claim
+  // more than one chunk of 1 MiB, so that both threads have some to claim (on a busy machine no helper
+  // starts: the tests below drive the helper directly)
   const { path } = threadedStore(41, 90);
   assert.ok(statSync(path).size > 2 << 20, `store of ${statSync(path).size} bytes`);
   const { root, runIdColumn } = layout(path);
