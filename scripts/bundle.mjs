@@ -24,6 +24,7 @@ const ENTRIES = {
   'digest-worker': 'src/search/digest-worker.ts',
   'build-worker': 'src/sidecar/build-worker.ts',
   'sync-worker': 'src/store/sync-worker.ts',
+  'page-hash-worker': 'src/store/sqlite/page-hash-worker.ts',
   'postgres-driver': 'src/store/postgres/driver.ts',
   'index-driver': 'src/sidecar/shared/pg-driver.ts',
   'redis-driver': 'src/store/redis/driver.ts',

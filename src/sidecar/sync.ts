@@ -156,7 +156,7 @@ export class IndexSync {
       meta = now;
       let report = none(true, content.digest);
       if (content.digest !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
-      if (content.pages) this.t.putPageMap(content.digest, seed, content.pages);
+      if (content.pages) this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
@@ -191,9 +191,11 @@ export class IndexSync {
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
   private scan(rows: readonly RunMarks[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+    const current = pageMap !== null && pageMap.content === meta.content && meta.content !== '';
     const basis: ContentBasis = {
       seed,
-      pages: pageMap !== null && pageMap.content === meta.content && meta.content !== '' ? pageMap.pages : null,
+      pages: current ? pageMap.pages : null,
+      tree: current ? pageMap.tree : null,
       runs: new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }])),
     };
     return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount, basis);

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import type { PageTree } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb } from './index-db.js';
@@ -195,6 +196,7 @@ export interface PageMapRow {
   readonly content: string;
   readonly seed: number;
   readonly pages: Uint32Array;
+  readonly tree: PageTree | null;
 }
 
 export class IndexTables {
@@ -234,7 +236,8 @@ export class IndexTables {
       cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
       putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
       dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
-      pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = 1`),
+      pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = ?`),
+      dropPageTree: db.prepare(`DELETE FROM ${n('pages')} WHERE id = 2`),
       putPageMap: db.prepare(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
     };
   }
@@ -493,22 +496,55 @@ export class IndexTables {
 
   // --- the store's page map (store/sqlite/pages.ts) ----------------------------------------------
 
-  /** The page digests, their key, and the content digest they were taken with; null when none was kept. */
+  /**
+   * The page digests, their key, the content digest they were taken with, and the b-tree decoded with
+   * them (row 2, taken only when it names the same content); null when none was kept.
+   */
   pageMap(): PageMapRow | null {
-    const r = this.s.pageMap.get() as { id: number; head: string; digests: Buffer; sum: number } | undefined;
-    if (r === undefined) return null;
-    verifyRow('pages', [r.id, r.head, r.digests], r.sum);
+    const r = this.pageRow(1);
+    if (r === null) return null;
     const head = JSON.parse(r.head) as { content?: unknown; seed?: unknown };
     if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || r.digests.length % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
     const pages = new Uint32Array(r.digests.length / 4);
     new Uint8Array(pages.buffer).set(r.digests);
-    return { content: head.content, seed: head.seed as number, pages };
+    let tree: PageTree | null = null;
+    const t = this.pageRow(2);
+    if (t !== null) {
+      const th = JSON.parse(t.head) as { content?: unknown; runIds?: unknown };
+      if (
+        typeof th.content !== 'string' ||
+        !Array.isArray(th.runIds) ||
+        th.runIds.some((x) => typeof x !== 'string') ||
+        t.digests.length % 8 !== 0
+      )
+        throw new IndexDamagedError('the page tree row is malformed');
+      if (th.content === head.content) {
+        const values = new Float64Array(t.digests.length / 8);
+        new Uint8Array(values.buffer).set(t.digests);
+        tree = { runIds: th.runIds as string[], values };
+      }
+    }
+    return { content: head.content, seed: head.seed as number, pages, tree };
   }
 
-  putPageMap(content: string, seed: number, pages: Uint32Array): void {
+  private pageRow(id: number): { head: string; digests: Buffer } | null {
+    const r = this.s.pageMap.get(id) as { id: number; head: string; digests: Buffer; sum: number } | undefined;
+    if (r === undefined) return null;
+    verifyRow('pages', [r.id, r.head, r.digests], r.sum);
+    return r;
+  }
+
+  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null): void {
     const head = JSON.stringify({ content, seed });
     const bytes = Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength);
     this.s.putPageMap.run(1, head, bytes, rowSum([1, head, bytes]));
+    if (tree === null) {
+      this.s.dropPageTree.run();
+      return;
+    }
+    const treeHead = JSON.stringify({ content, runIds: tree.runIds });
+    const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
+    this.s.putPageMap.run(2, treeHead, values, rowSum([2, treeHead, values]));
   }
 }

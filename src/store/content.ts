@@ -32,16 +32,29 @@ export interface StoreContent {
   readonly rowsDigested?: number;
   /** The page map's digests for the next comparison (SQLite read without locks), or null. */
   readonly pages?: Uint32Array | null;
+  /** The b-tree the page map decoded, kept with its digests (store/sqlite/pages.ts), or null. */
+  readonly tree?: PageTree | null;
+}
+
+/**
+ * The snapshots table's b-tree pages as a page map decoded them (store/sqlite/pages.ts): the next map
+ * decodes again only the pages whose digest changed. Opaque outside the backend that made it.
+ */
+export interface PageTree {
+  readonly runIds: readonly string[];
+  readonly values: Float64Array;
 }
 
 /**
  * What the index knows of the content it was built from, for backends that can tell which runs'
- * rows are untouched without reading them (SQLite's page map): the previous page digests and their
- * key, and per run its count, highest seq and digest.
+ * rows are untouched without reading them (SQLite's page map): the previous page digests, their key
+ * and the b-tree decoded with them, and per run its count, highest seq and digest.
  */
 export interface ContentBasis {
   readonly seed: number;
   readonly pages: Uint32Array | null;
+  /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
+  readonly tree: PageTree | null;
   readonly runs: ReadonlyMap<string, { readonly count: number; readonly maxSeq: number; readonly digest: string }>;
 }
 

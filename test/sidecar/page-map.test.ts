@@ -6,12 +6,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
+import { rowSum } from '../../src/sidecar/checksum.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { INDEX_DDL } from '../../src/sidecar/schema.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 
 function storeValue(path: string, sql: string, ...params: unknown[]): unknown {
   const db = new Database(path, { readonly: true });
@@ -168,4 +173,53 @@ test('a layout the page map does not know (a run id that is a blob): every row i
   appendRun(path);
   assert.equal(sync(path, index).rowsDigested, storeRows(path), 'still no map');
   assertSameAnswers(path, index, runs, 16);
+});
+
+test('the decoded b-tree kept with the map: after several updates, an in-place edit under an unchanged interior page is still seen', () => {
+  const { path, runs } = threadedStore(37, 60);
+  const index = join(tempDir(), 'idx.db');
+  const first = sync(path, index);
+  assert.equal(first.rowsDigested, storeRows(path));
+  // each update takes the tree the previous one kept, and keeps its own
+  for (let i = 0; i < 3; i++) {
+    appendRun(path);
+    assert.ok(sync(path, index).rowsDigested < storeRows(path) / 4);
+  }
+  const root = storeValue(path, "SELECT rootpage FROM sqlite_schema WHERE name = 'snapshots'") as number;
+  const rootType = readFileSync(path).readUInt8((root - 1) * 4096);
+  assert.equal(rootType, 0x05, 'the snapshots table has an interior root page');
+  // an old run's small snapshot, on a leaf page: the root above it keeps its bytes
+  const victim = runs[3]!.id;
+  const text = storeValue(path, 'SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1', victim) as string;
+  const word = /"content": "([a-z]{5,})/.exec(text)![1]!;
+  const rootBefore = readFileSync(path).subarray((root - 1) * 4096, root * 4096);
+  patchFile(path, `"content": "${word}`, `"content": "${'z'.repeat(word.length)}`);
+  assert.deepEqual(readFileSync(path).subarray((root - 1) * 4096, root * 4096), rootBefore);
+  assertSameAnswers(path, index, runs, 17, 'z'.repeat(word.length), word);
+  const total = storeRows(path);
+  appendRun(path);
+  const r = sync(path, index);
+  assert.ok(r.rowsDigested < total / 4, `read ${r.rowsDigested} of ${total}`);
+  assertSameAnswers(path, index, runs, 18, 'z'.repeat(word.length));
+});
+
+test('a page tree row kept for another content (a writer that updated the map alone) is not taken', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+  const tree = { runIds: ['run-a'], values: Float64Array.from([2, 1, 1, 0, 5, 0, 0]) };
+  t.putPageMap('content-1', 7, digests, tree);
+  assert.deepEqual(t.pageMap()!.tree, tree);
+  // an older convsearch writes row 1 alone
+  const head = JSON.stringify({ content: 'content-2', seed: 7 });
+  const bytes = Buffer.from(digests.buffer);
+  db.prepare('UPDATE pages SET head = ?, digests = ?, sum = ? WHERE id = 1').run(head, bytes, rowSum([1, head, bytes]));
+  const map = t.pageMap()!;
+  assert.equal(map.content, 'content-2');
+  assert.equal(map.tree, null, 'the tree decoded with content-1 does not describe content-2');
+  // a map taken without a tree drops the old one
+  t.putPageMap('content-3', 7, digests, tree);
+  t.putPageMap('content-4', 7, digests, null);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM pages').pluck().get(), 1);
 });

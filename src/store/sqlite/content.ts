@@ -10,7 +10,7 @@ const CELLS = (schema: StoreSchema): string =>
   `run_id, seq, step_index, timestamp, ${schema.hasState ? 'state' : "'complete'"}, typeof(messages), messages`;
 
 /** The page map of the file SQLite reads, or null when its layout is not the one readPageMap knows. */
-function pageMapOf(db: BetterSqlite3.Database, path: string, seed: number): PageMap | null {
+function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis): PageMap | null {
   const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'snapshots'").pluck().get();
   const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info('snapshots') ORDER BY cid").all() as Array<{
     name: string;
@@ -23,7 +23,8 @@ function pageMapOf(db: BetterSqlite3.Database, path: string, seed: number): Page
   const runId = cols.findIndex((c) => c.name === 'run_id');
   if (typeof root !== 'number' || pkIndex !== undefined || seq?.pk !== 1 || seq.type.toUpperCase() !== 'INTEGER' || runId < 0) return null;
   if (cols.filter((c) => c.pk > 0).length !== 1) return null;
-  return readPageMap(path, root, runId, seed);
+  const previous = basis.pages !== null && basis.tree !== null ? { digests: basis.pages, tree: basis.tree } : null;
+  return readPageMap(path, root, runId, basis.seed, previous);
 }
 
 /**
@@ -74,7 +75,7 @@ export function sqliteContent(
   mediaCut: number,
   pages?: { readonly path: string; readonly basis: ContentBasis },
 ): StoreContent {
-  const map = pages ? pageMapOf(db, pages.path, pages.basis.seed) : null;
+  const map = pages ? pageMapOf(db, pages.path, pages.basis) : null;
   const previous = pages?.basis.pages;
   const since = map && previous ? runsSince(db, schema, map, { ...pages!.basis, pages: previous }, cuts) : null;
   const { runs, rowsDigested } = since ?? allRuns(db, schema, cuts);
@@ -109,7 +110,15 @@ export function sqliteContent(
     media = { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
   }
   const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
-  return { runs, media, runsTable, digest: totalDigest(runs, media, runsTable), rowsDigested, pages: map?.digests ?? null };
+  return {
+    runs,
+    media,
+    runsTable,
+    digest: totalDigest(runs, media, runsTable),
+    rowsDigested,
+    pages: map?.digests ?? null,
+    tree: map?.tree ?? null,
+  };
 }
 
 function allRuns(

@@ -1,4 +1,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { PageTree } from '../content.js';
+import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -8,16 +12,19 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * need not be read again. The digest is not cryptographic (`--verify` re-reads with SHA-256); it is
  * keyed with a random seed kept in the index, and a change of one 32-bit word per lane always shows.
  *
- * Reading the file costs one sequential pass (about 0.15 s for 600 MB from the page cache) and one
- * read of each b-tree page of the snapshots table; what SQLite would spend decoding and SHA-256
- * spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered tree, a
- * run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
+ * Reading the file costs one sequential pass (about 0.1 s of CPU for 600 MB from the page cache, shared
+ * with a helper thread: page-hash.ts) and a read of each b-tree page of the snapshots table whose
+ * digest changed since the previous map (all of them without one); what SQLite would spend decoding
+ * and SHA-256 spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered
+ * tree, a run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
  */
 export interface PageMap {
   readonly pageSize: number;
   /** Four 32-bit lanes per page, page 1 first. */
   readonly digests: Uint32Array;
   readonly runs: Map<string, PageRun>;
+  /** The snapshots b-tree as decoded, for the next map. */
+  readonly tree: PageTree;
 }
 
 export interface PageRun {
@@ -28,44 +35,46 @@ export interface PageRun {
 
 const LANE_PRIMES = [0x01000193, 0x5bd1e995, 0x85ebca6b, 0xcc9e2d51] as const;
 
-/** The raw digest of every page (keyed by `seed`) and each page's first four bytes (an overflow page's next page). */
-function hashPages(fd: number, pageSize: number, pages: number, seed: number): { digests: Uint32Array; next: Uint32Array } {
-  const digests = new Uint32Array(pages * 4);
-  const next = new Uint32Array(pages);
-  const perRead = Math.max(1, Math.floor((1 << 20) / pageSize));
-  const buf = Buffer.allocUnsafe(perRead * pageSize);
-  const words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >> 2);
-  const wordsPerPage = pageSize >> 2;
-  for (let p = 0; p < pages; ) {
-    const want = Math.min(perRead, pages - p) * pageSize;
-    let got = 0;
-    while (got < want) {
-      const n = readSync(fd, buf, got, want - got, p * pageSize + got);
-      if (n <= 0) throw new Error('the store file ended early');
-      got += n;
-    }
-    for (let o = 0; o < want; o += pageSize, p++) {
-      // four independent lanes: each step is a bijection of the lane for a fixed word
-      let a = seed ^ 0x9e3779b1;
-      let b = seed ^ 0x85ebca77;
-      let c = seed ^ 0xc2b2ae3d;
-      let d = seed ^ 0x27d4eb2f;
-      const end = (o >> 2) + wordsPerPage;
-      for (let i = o >> 2; i < end; i += 4) {
-        // the primes written out (LANE_PRIMES): a constant operand keeps this loop at memory speed
-        a = Math.imul(a ^ words[i]!, 0x01000193);
-        b = Math.imul(b ^ words[i + 1]!, 0x5bd1e995);
-        c = Math.imul(c ^ words[i + 2]!, 0x85ebca6b);
-        d = Math.imul(d ^ words[i + 3]!, 0xcc9e2d51);
-      }
-      digests[p * 4] = a;
-      digests[p * 4 + 1] = b;
-      digests[p * 4 + 2] = c;
-      digests[p * 4 + 3] = d;
-      next[p] = buf.readUInt32BE(o);
+/** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
+const HELPER_BYTES = 64 * 1024 * 1024;
+/** A helper stalled this long while copying a chunk in is given up on (the caller then reads the whole content). */
+const HELPER_STALL_MS = 2000;
+const HELPER = new URL('./page-hash-worker.js', import.meta.url);
+
+/** The hashing pass under way: this thread's share is hashed by finishHashing. */
+interface Hashing {
+  readonly job: HashJob;
+  readonly helper: Worker | null;
+}
+
+/**
+ * Starts the hashing pass: for a large file on a machine with a core to spare, a helper thread that
+ * takes chunks as soon as it runs (finishHashing hashes the rest on this thread).
+ */
+function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
+  const job = newHashJob(fd, pageSize, pages, seed);
+  let helper: Worker | null = null;
+  // only with a core to spare: on a saturated machine the helper's start-up and share cost more than they save
+  if (pages * pageSize >= helperBytes && loadavg()[0]! < availableParallelism() - 1) {
+    try {
+      helper = new Worker(HELPER, { workerData: job, stdout: true, stderr: true });
+      helper.unref();
+      helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
+    } catch {
+      helper = null;
     }
   }
-  return { digests, next };
+  return { job, helper };
+}
+
+/**
+ * The raw digest of every page (keyed by `seed`) and each page's first four bytes (an overflow page's
+ * next page), once this thread has hashed what the helper did not publish. Null when the helper stalled
+ * in the middle of copying a chunk in.
+ */
+function finishHashing({ job }: Hashing): { digests: Uint32Array; next: Uint32Array } | null {
+  if (!hashAll(job, HELPER_STALL_MS)) return null;
+  return { digests: new Uint32Array(job.digests), next: new Uint32Array(job.next) };
 }
 
 /** Mixes what a page is into its digest: a page that changed role changed, whatever its bytes. */
@@ -98,18 +107,44 @@ function serialSize(t: number): number {
   return [0, 1, 2, 3, 4, 6, 8, 8, 0, 0][t] ?? -1;
 }
 
+const LEAF = 1;
+const INTERIOR = 2;
+
+/** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
+function sameAs(before: Uint32Array, digests: Uint32Array, p: number, kind: number): boolean {
+  const i = (p - 1) * 4;
+  return (
+    i + 4 <= before.length &&
+    before[i] === Math.imul(digests[i]! ^ kind, LANE_PRIMES[0]) >>> 0 &&
+    before[i + 1] === Math.imul(digests[i + 1]!, LANE_PRIMES[1]) >>> 0 &&
+    before[i + 2] === Math.imul(digests[i + 2]!, LANE_PRIMES[2]) >>> 0 &&
+    before[i + 3] === Math.imul(digests[i + 3]!, LANE_PRIMES[3]) >>> 0
+  );
+}
+
 /**
  * The page map of the SQLite file `path`: `root` is the snapshots table's root page and `runIdColumn`
  * the position of `run_id` in its records (seq being the rowid). Null when the file is not laid out as
- * expected.
+ * expected. With `previous` (a map of this file and the tree decoded with it), a b-tree page whose
+ * digest and role are unchanged is taken as decoded then: only the changed ones are read again (their
+ * children may have changed without them, so every page of the tree is still checked, never a
+ * subtree trusted whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
  */
-export function readPageMap(path: string, root: number, runIdColumn: number, seed: number): PageMap | null {
+export function readPageMap(
+  path: string,
+  root: number,
+  runIdColumn: number,
+  seed: number,
+  previous: { readonly digests: Uint32Array; readonly tree: PageTree } | null = null,
+  helperBytes = HELPER_BYTES,
+): PageMap | null {
   let fd: number;
   try {
     fd = openSync(path, 'r');
   } catch {
     return null; // SQLite reads it: whatever stops this read, the full digest decides
   }
+  let hashing: Hashing | null = null;
   try {
     const header = Buffer.alloc(100);
     if (readSync(fd, header, 0, 100, 0) !== 100) return null;
@@ -120,37 +155,104 @@ export function readPageMap(path: string, root: number, runIdColumn: number, see
     const size = fstatSync(fd).size;
     if (pageSize < 512 || size % pageSize !== 0 || usable < 480) return null;
     const pages = size / pageSize;
-    const { digests, next } = hashPages(fd, pageSize, pages, seed);
+    hashing = startHashing(fd, pageSize, pages, seed, helperBytes);
+    const hashed = finishHashing(hashing);
+    if (hashed === null) return null;
+    const { digests, next } = hashed;
+    // where each page of the previous tree is described in it
+    const before = previous?.tree.values ?? new Float64Array(0);
+    const beforeAt = new Map<number, number>();
+    for (let i = 0; i < before.length; ) {
+      const n = before[i + 2]!;
+      if (!(Number.isInteger(n) && n >= 0)) throw new Unexpected('a malformed previous tree');
+      beforeAt.set(before[i]!, i);
+      i += 3 + n * (before[i + 1] === LEAF ? 4 : 1);
+    }
+    // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
+    const tree: number[] = [];
+    const runIds: string[] = [];
+    const runIndex = new Map<string, number>();
+    const runIndexOf = (id: string): number => {
+      let i = runIndex.get(id);
+      if (i === undefined) runIndex.set(id, (i = runIds.push(id) - 1));
+      return i;
+    };
+    // the previous tree's run indexes, as this one numbers them
+    const renamed: number[] = [];
     const runs = new Map<string, PageRun>();
     const page = Buffer.allocUnsafe(pageSize);
     const seen = new Uint8Array(pages + 1);
     const maxLocal = usable - 35;
     const minLocal = Math.floor(((usable - 12) * 32) / 255) - 23;
     let lastSeq = -Infinity;
+    const byIndex: PageRun[] = [];
+    const cell = (p: number, run: number, seq: number, first: number, rest: number): void => {
+      if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
+      lastSeq = seq;
+      tree.push(run, seq, first, rest);
+      let r = byIndex[run];
+      if (!r) runs.set(runIds[run]!, (byIndex[run] = r = { count: 0, maxSeq: 0, pages: [] }));
+      r.count++;
+      r.maxSeq = seq;
+      r.pages.push(p);
+      // the overflow chain: as many pages as the rest of the payload needs
+      let o = first;
+      for (let k = 0, left = rest; left > 0; k++, left -= usable - 4) {
+        if (o < 1 || o > pages || seen[o]) throw new Unexpected('bad overflow chain');
+        seen[o] = 1;
+        mixRole(digests, o, 3, seq, k);
+        r.pages.push(o);
+        o = next[o - 1]!;
+      }
+    };
     const visit = (p: number, depth: number): void => {
       if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
       seen[p] = 1;
+      const at = beforeAt.get(p);
+      if (at !== undefined && sameAs(previous!.digests, digests, p, before[at + 1]!)) {
+        // the bytes this page had when it was decoded last: its children or cells are those
+        const kind = before[at + 1]!;
+        const n = before[at + 2]!;
+        mixRole(digests, p, kind, 0, 0);
+        tree.push(p, kind, n);
+        if (kind === INTERIOR) {
+          const children = before.subarray(at + 3, at + 3 + n);
+          tree.push(...children);
+          for (const c of children) visit(c, depth + 1);
+          return;
+        }
+        for (let i = at + 3; i < at + 3 + 4 * n; i += 4) {
+          const old = before[i]!;
+          let run = renamed[old];
+          if (run === undefined) {
+            const runId = previous!.tree.runIds[old];
+            if (runId === undefined) throw new Unexpected('run index outside the tree');
+            renamed[old] = run = runIndexOf(runId);
+          }
+          cell(p, run, before[i + 1]!, before[i + 2]!, before[i + 3]!);
+        }
+        return;
+      }
       if (readSync(fd, page, 0, pageSize, (p - 1) * pageSize) !== pageSize) throw new Unexpected('short page');
       const h = p === 1 ? 100 : 0;
       const type = page[h];
-      const cells = page.readUInt16BE(h + 3);
+      const count = page.readUInt16BE(h + 3);
       if (type === 0x05) {
-        mixRole(digests, p, 2, 0, 0);
+        mixRole(digests, p, INTERIOR, 0, 0);
         const children: number[] = [];
-        for (let i = 0; i < cells; i++) children.push(page.readUInt32BE(page.readUInt16BE(h + 12 + 2 * i)));
+        for (let i = 0; i < count; i++) children.push(page.readUInt32BE(page.readUInt16BE(h + 12 + 2 * i)));
         children.push(page.readUInt32BE(h + 8));
+        tree.push(p, INTERIOR, children.length, ...children);
         for (const c of children) visit(c, depth + 1);
         return;
       }
       if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
-      mixRole(digests, p, 1, 0, 0);
-      const cellRuns: Array<[string, number, number, number]> = [];
-      for (let i = 0; i < cells; i++) {
+      mixRole(digests, p, LEAF, 0, 0);
+      const cells: Array<[string, number, number, number]> = [];
+      for (let i = 0; i < count; i++) {
         const at = page.readUInt16BE(h + 8 + 2 * i);
         const [payload, a1] = varint(page, at);
         const [seq, a2] = varint(page, a1);
-        if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
-        lastSeq = seq;
         let local = payload;
         if (payload > maxLocal) {
           const k = minLocal + ((payload - minLocal) % (usable - 4));
@@ -174,31 +276,21 @@ export function readPageMap(path: string, root: number, runIdColumn: number, see
           }
           offset += n;
         }
-        cellRuns.push([runId!, seq, local < payload ? page.readUInt32BE(a2 + local) : 0, payload - local]);
+        cells.push([runId!, seq, local < payload ? page.readUInt32BE(a2 + local) : 0, payload - local]);
       }
-      for (const [runId, seq, first, rest] of cellRuns) {
-        let r = runs.get(runId);
-        if (!r) runs.set(runId, (r = { count: 0, maxSeq: 0, pages: [] }));
-        r.count++;
-        r.maxSeq = seq;
-        r.pages.push(p);
-        // the overflow chain: as many pages as the rest of the payload needs
-        let o = first;
-        for (let k = 0, left = rest; left > 0; k++, left -= usable - 4) {
-          if (o < 1 || o > pages || seen[o]) throw new Unexpected('bad overflow chain');
-          seen[o] = 1;
-          mixRole(digests, o, 3, seq, k);
-          r.pages.push(o);
-          o = next[o - 1]!;
-        }
-      }
+      tree.push(p, LEAF, cells.length);
+      for (const [runId, seq, first, rest] of cells) cell(p, runIndexOf(runId), seq, first, rest);
     };
     visit(root, 0);
-    return { pageSize, digests, runs };
+    return { pageSize, digests, runs, tree: { runIds, values: Float64Array.from(tree) } };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
   } finally {
+    // every chunk is hashed, or the map is given up: the helper claims no more (it reads nothing once
+    // this returns), and one still starting is stopped
+    if (hashing !== null) stopHelper(hashing.job);
+    void hashing?.helper?.terminate();
     closeSync(fd);
   }
 }

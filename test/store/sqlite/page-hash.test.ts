@@ -1,0 +1,102 @@
+/**
+ * The page map's hashing pass shared with a helper thread (page-hash.ts): the map is the same whoever
+ * hashed which chunk, a chunk the helper has not published is taken back and hashed by the main thread,
+ * and nothing the helper finishes after that is written.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
+import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { threadedStore } from '../../helpers/random-stores.js';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+function layout(path: string): { root: number; runIdColumn: number } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'snapshots'").pluck().get() as number;
+    const cols = db.prepare("SELECT name FROM pragma_table_info('snapshots') ORDER BY cid").pluck().all() as string[];
+    return { root, runIdColumn: cols.indexOf('run_id') };
+  } finally {
+    db.close();
+  }
+}
+
+test('a helper thread hashing a share of the chunks gives the map this thread alone gives', () => {
+  // more than one chunk of 1 MiB, so that both threads have some to claim (on a busy machine no helper
+  // starts: the tests below drive the helper directly)
+  const { path } = threadedStore(41, 90);
+  assert.ok(statSync(path).size > 2 << 20, `store of ${statSync(path).size} bytes`);
+  const { root, runIdColumn } = layout(path);
+  const alone = readPageMap(path, root, runIdColumn, 1234, null, Infinity);
+  const shared = readPageMap(path, root, runIdColumn, 1234, null, 0);
+  assert.ok(alone !== null && shared !== null);
+  assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.deepEqual([...shared.runs], [...alone.runs]);
+  // another key: other digests
+  assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
+});
+
+test('the helper thread alone hashes and publishes every chunk as this thread does', async () => {
+  const { path } = threadedStore(43, 90);
+  const fd = openSync(path, 'r');
+  try {
+    const pages = statSync(path).size / 4096;
+    const mine = newHashJob(fd, 4096, pages, 99);
+    assert.equal(hashAll(mine, 10), true);
+    const theirs = newHashJob(fd, 4096, pages, 99);
+    const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: theirs });
+    await new Promise((resolve) => helper.once('exit', resolve));
+    const slots = new Int32Array(theirs.state).subarray(2);
+    assert.ok(slots.length > 1);
+    assert.deepEqual(
+      [...slots],
+      Array.from(slots, () => 2),
+      'every chunk published by the helper',
+    );
+    assert.deepEqual(Buffer.from(theirs.digests), Buffer.from(mine.digests));
+    assert.deepEqual(Buffer.from(theirs.next), Buffer.from(mine.next));
+  } finally {
+    closeSync(fd);
+  }
+});
+
+test('chunks the helper claimed and never published are taken back and hashed here; what it publishes late is dropped', () => {
+  const { path } = threadedStore(42, 90);
+  const fd = openSync(path, 'r');
+  try {
+    const pages = statSync(path).size / 4096;
+    const whole = newHashJob(fd, 4096, pages, 7);
+    assert.equal(hashAll(whole, 10), true);
+    const job = newHashJob(fd, 4096, pages, 7);
+    const state = new Int32Array(job.state);
+    // a helper that claimed the first two chunks and stalled (descheduled, or failed)
+    Atomics.add(state, 0, 2);
+    assert.equal(hashAll(job, 10), true);
+    assert.deepEqual(Buffer.from(job.digests), Buffer.from(whole.digests), 'taken back and hashed here');
+    assert.deepEqual([state[2], state[3]], [3, 3], 'marked as taken back');
+    // the stalled helper wakes up: it finds its chunks taken back and publishes nothing more
+    const late = newHashJob(fd, 4096, pages, 8);
+    const lateState = new Int32Array(late.state);
+    lateState.set(state);
+    Atomics.store(lateState, 0, 0);
+    Atomics.store(lateState, 1, 0);
+    helpHash(late);
+    assert.equal(
+      Buffer.from(late.digests)
+        .subarray(0, 2 * 256 * 16)
+        .every((b) => b === 0),
+      true,
+      'nothing written into taken-back chunks',
+    );
+    // a helper stopped in the middle of copying a chunk in: no map is vouched for
+    const stuck = newHashJob(fd, 4096, pages, 7);
+    const stuckState = new Int32Array(stuck.state);
+    Atomics.add(stuckState, 0, 1);
+    Atomics.store(stuckState, 2, 1);
+    assert.equal(hashAll(stuck, 10), false);
+  } finally {
+    closeSync(fd);
+  }
+});
