@@ -235,7 +235,8 @@ export class Session {
       // a conversation this store lacks: nothing of it here
       if (query.conversationId !== undefined && !this.storeRuns()[i]!.some((r) => r.conversationId === query.conversationId)) return null;
       const q: RunQuery = { ...query, sort: DEFAULTS.runSort, ...ends, ...(parent ? { parent: parent.runId } : {}) };
-      const listing = runsOfStore(new HistorySource(s.store, { onProgress: h.onProgress }), q, this.index, h);
+      const source = new HistorySource(s.store, { onProgress: h.onProgress, runs: this.storeRuns()[i] });
+      const listing = runsOfStore(source, q, this.index, h);
       return ends.reverse ? { ...listing, runs: listing.runs.reverse() } : listing;
     });
     const merged = mergeOrder(
@@ -265,8 +266,13 @@ export class Session {
     const h = this.hooks(hooks);
     const names = this.names();
     const several = this.stores.length > 1;
-    const perStore = this.stores.map((s) =>
-      conversationsOfStore(new HistorySource(s.store, { onProgress: h.onProgress }), { sort: DEFAULTS.conversationSort }, this.index, h),
+    const perStore = this.stores.map((s, i) =>
+      conversationsOfStore(
+        new HistorySource(s.store, { onProgress: h.onProgress, runs: this.storeRuns()[i] }),
+        { sort: DEFAULTS.conversationSort },
+        this.index,
+        h,
+      ),
     );
     const merged = mergeOrder(
       perStore.map((l) => l.conversations),
@@ -308,7 +314,10 @@ export class Session {
     this.unambiguous(name, names);
     const at = names.resolve(name);
     if (at === null) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })!);
-    const source = new HistorySource(this.stores[at.store]!.store, { onProgress: this.hooks(hooks).onProgress });
+    const source = new HistorySource(this.stores[at.store]!.store, {
+      onProgress: this.hooks(hooks).onProgress,
+      runs: this.storeRuns()[at.store],
+    });
     let view: ShowView;
     try {
       view = showRun(source, at.runId, request);

@@ -37,6 +37,8 @@ export interface HistorySourceOptions {
   readonly retain?: boolean;
   /** Keep each record message's exact stored text (`RecordMessage.json`), for export. */
   readonly keepJson?: boolean;
+  /** The store's runs (`StoreReader.runs()`), when the caller has read them already: not read a second time. */
+  readonly runs?: readonly StoreRun[];
 }
 
 /** One interrupted snapshot parsed on its own: never part of the searchable record. */
@@ -52,7 +54,7 @@ export interface InterruptedSnapshot {
 export class HistorySource {
   private readonly driver: ReplayDriver;
   private readonly replays = new Map<string, RunReplay>();
-  private runList: StoreRun[] | null = null;
+  private runList: readonly StoreRun[] | null;
   private conversationOf: Map<string, string | null> | null = null;
 
   constructor(
@@ -60,9 +62,10 @@ export class HistorySource {
     private readonly options: HistorySourceOptions = {},
   ) {
     this.driver = new ReplayDriver(store, options.keepJson === true);
+    this.runList = options.runs ?? null;
   }
 
-  runs(): StoreRun[] {
+  runs(): readonly StoreRun[] {
     return (this.runList ??= this.store.runs());
   }
 

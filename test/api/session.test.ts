@@ -189,4 +189,32 @@ describe('api/session', () => {
       session.close();
     }
   });
+
+  test("a listing or a show reads the store's runs once (the session's list serves the counts too), through the index or not", () => {
+    for (const index of [false, {}] as const) {
+      const open = () => openSession(SMALL, { index, env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE } });
+      // an index built or updated reads the runs for itself: the listings below find it current
+      const first = open();
+      first.listRuns();
+      first.close();
+      const session = open();
+      try {
+        const store = session.stores[0]!.store;
+        const read = store.runs.bind(store);
+        let reads = 0;
+        store.runs = () => {
+          reads++;
+          return read();
+        };
+        const runs = session.listRuns().runs;
+        assert.ok(runs.length > 1);
+        session.listRuns({ sort: 'messages', limit: 1 });
+        assert.ok(session.listConversations().conversations.length > 0);
+        session.showRun(runs[0]!.run.runId);
+        assert.equal(reads, 1, `index ${JSON.stringify(index)}`);
+      } finally {
+        session.close();
+      }
+    }
+  });
 });
