@@ -11,9 +11,19 @@ const HANGUL = /\p{Script_Extensions=Hangul}/u;
 const HAN_KANA = /[\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}]/u;
 const MARK = /\p{M}/u;
 
-/** Whether ICU here has the dictionary that segments Japanese and Chinese (full ICU does; small-icu does not). */
-const DICTIONARY = Intl.Segmenter.supportedLocalesOf(['ja', 'zh']).length === 2;
-const SEGMENTER = new Intl.Segmenter(DICTIONARY ? 'ja' : 'und', { granularity: 'word' });
+/**
+ * The word segmenter, and whether ICU here has the dictionary that segments Japanese and Chinese (full
+ * ICU does; small-icu does not). Made on first use: making it loads ICU's break data (~10 ms), which
+ * every command would pay at start while only the `cjk` tokenizer needs it.
+ */
+let words: { readonly segmenter: Intl.Segmenter; readonly dictionary: boolean } | null = null;
+function wordSegmenter(): { readonly segmenter: Intl.Segmenter; readonly dictionary: boolean } {
+  if (words === null) {
+    const dictionary = Intl.Segmenter.supportedLocalesOf(['ja', 'zh']).length === 2;
+    words = { segmenter: new Intl.Segmenter(dictionary ? 'ja' : 'und', { granularity: 'word' }), dictionary };
+  }
+  return words;
+}
 
 /** 1: Hangul; 2: Han or Kana; 0: anything else. */
 function runKind(ch: string): number {
@@ -25,7 +35,8 @@ const fold = (s: string): string => s.normalize('NFKC').toLowerCase();
 
 /** Visits each token with its UTF-16 span in `text`, in order. */
 export function forEachCjkSpan(text: string, visit: (token: string, start: number, end: number) => boolean | void): void {
-  for (const seg of SEGMENTER.segment(text)) {
+  const { segmenter, dictionary } = wordSegmenter();
+  for (const seg of segmenter.segment(text)) {
     if (!seg.isWordLike) continue;
     const chars = [...seg.segment];
     let at = seg.index;
@@ -36,7 +47,7 @@ export function forEachCjkSpan(text: string, visit: (token: string, start: numbe
       while (j < chars.length && (runKind(chars[j]!) === kind || MARK.test(chars[j]!))) j++;
       const run = chars.slice(i, j);
       const width = run.join('').length;
-      if ((kind === 1 || (kind === 2 && !DICTIONARY)) && run.length > 2) {
+      if ((kind === 1 || (kind === 2 && !dictionary)) && run.length > 2) {
         // a run the segmenter leaves whole: every two adjacent characters are a token
         let s = at;
         for (let k = 0; k + 1 < run.length; k++) {

@@ -31,6 +31,22 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
     assert.equal(r.stdout, 'false');
   });
 
+  test('loading the bundle makes no word segmenter: ICU break data is loaded when the cjk tokenizer first runs', () => {
+    const db = join(SQLITE_FIXTURES, 'small.db');
+    const script = `const made = [];
+const Real = Intl.Segmenter;
+Intl.Segmenter = class extends Real { constructor(...a) { super(...a); made.push(a[0]); } };
+const bin = require(${JSON.stringify(BIN)});
+const b = bin.loadBundle();
+const atLoad = made.length;
+const quiet = { write() {} };
+b.main(['node', 'convsearch', 'search', 'billing', '--scope', 'all', '--tokenizer', 'cjk', '--no-index', '--db', ${JSON.stringify(db)}], { ...bin.processSink(), stdout: quiet, stderr: quiet })
+  .then((status) => process.stdout.write(JSON.stringify({ atLoad, status, after: made.length })));`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    assert.equal(r.stderr, '');
+    assert.deepEqual(JSON.parse(r.stdout), { atLoad: 0, status: 0, after: 1 });
+  });
+
   test('every thread entry a bundle starts lies beside it', () => {
     const named = new Set<string>();
     for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.cjs'))) {
