@@ -111,17 +111,20 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
     ),
   );
   out.push(rule('├', '┼', '┤'));
-  rows.forEach((r, ri) => {
-    out.push(
-      line(
-        visible.map((i, k) => {
-          const cell = r[i]!;
-          const text = fit(cell.text, cellWidths[ri]![i]!, widths[k]!, columns[i]!.kind === 'number');
-          return cell.dim ? dimText(text, c) : text;
-        }),
-      ),
-    );
-  });
+  // one string per row, built as it goes: a listing has thousands of rows and is drawn once
+  const right = visible.map((i) => columns[i]!.kind === 'number');
+  const dims = c.level > 0; // without colour a dimmed cell is the cell
+  for (let ri = 0; ri < rows.length; ri++) {
+    const r = rows[ri]!;
+    const w = cellWidths[ri]!;
+    let row = '│ ';
+    for (let k = 0; k < visible.length; k++) {
+      const cell = r[visible[k]!]!;
+      const text = fit(cell.text, w[visible[k]!]!, widths[k]!, right[k]!);
+      row += (k === 0 ? '' : ' │ ') + (cell.dim && dims ? dimText(text, c) : text);
+    }
+    out.push(`${row} │`);
+  }
   out.push(rule('└', '┴', '┘'));
   return { text: out.join('\n'), omitted: columns.filter((_, i) => !visible.includes(i)).map((col) => col.header) };
 }
