@@ -220,11 +220,12 @@ export class Session {
     const names = this.names();
     this.unambiguous(query.parent, names);
     if (query.parent !== undefined) query = { ...query, parent: shownName(query.parent, names)! };
-    const all = this.runs();
+    // every run, named, only to say what a conversation or parent that no store holds is close to
     const missing =
       (query.conversationId !== undefined
-        ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
-        : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
+        ? scopeMiss(this.runs(), { scope: 'conversation', conversationId: query.conversationId, runId: null })
+        : null) ??
+      (query.parent !== undefined ? scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: query.parent }) : null);
     if (missing) throw new NotFoundError(missing);
     const parent = query.parent === undefined ? null : names.resolve(query.parent);
     const sort = query.sort ?? DEFAULTS.runSort;
@@ -239,15 +240,20 @@ export class Session {
       const listing = runsOfStore(source, q, this.index, h);
       return ends.reverse ? { ...listing, runs: listing.runs.reverse() } : listing;
     });
-    const merged = mergeOrder(
-      perStore.map((l) => l?.runs ?? []),
-      (r) => r.run.startedAt,
-    ).map(({ store, item }): RunSummary => ({ ...item, run: names.run(store, item.run) }));
+    // one store names its runs as the store does: its rows are the listing's as they are
+    const merged =
+      perStore.length === 1
+        ? (perStore[0]?.runs ?? [])
+        : mergeOrder(
+            perStore.map((l) => l?.runs ?? []),
+            (r) => r.run.startedAt,
+          ).map(({ store, item }): RunSummary => ({ ...item, run: names.run(store, item.run) }));
     const rows = arrange(sortRuns(merged, sort), query.reverse, query.limit);
-    const shown = new Set(rows.map((r) => r.run.runId));
+    const some = perStore.some((l) => l !== null && l.warnings.length > 0);
+    const shown = some ? new Set(rows.map((r) => r.run.runId)) : null;
     const warnings = perStore.flatMap((l, i) =>
       (l?.warnings ?? [])
-        .filter((w) => w.runId !== null && shown.has(names.name(i, w.runId)))
+        .filter((w) => w.runId !== null && shown!.has(names.name(i, w.runId)))
         .map((w) => renameRun(w, (id) => names.qualified(i, id))),
     );
     return withNotices({ runs: rows, warnings }, this.notices());
