@@ -1,3 +1,5 @@
+import { isPrintableAscii } from './width.js';
+
 /**
  * Store text is attacker-controlled: a terminal must never receive its control characters raw
  * (ESC starts CSI/OSC sequences that can retitle windows, clear screens or fake output).
@@ -32,8 +34,6 @@ export function escapeJsonForTerminal(json: string): string {
  */
 const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
 
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
 function codePoint(ch: string): string {
   const c = ch.codePointAt(0)!;
   return c <= 0xffff ? `\\u${c.toString(16).padStart(4, '0')}` : `\\u{${c.toString(16)}}`;
@@ -41,6 +41,6 @@ function codePoint(ch: string): string {
 
 /** For single-line fields (ids, headers): newlines and tabs are escaped too, and invisible characters. */
 export function escapeInline(text: string): string {
-  if (PRINTABLE_ASCII.test(text)) return text; // nothing to escape: most ids, names and times
+  if (isPrintableAscii(text)) return text; // nothing to escape: most ids, names and times
   return escapeForTerminal(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(INVISIBLE, codePoint);
 }

@@ -3,7 +3,7 @@ import type { ConversationSummary, RunSummary } from '../api/listings.js';
 import { compactTimestamp } from '../history/timestamps.js';
 import { escapeInline } from './escape.js';
 import { runIdName, runIdNameText } from './run-name.js';
-import { displayWidth, fitColumns, truncateToWidth } from './width.js';
+import { displayWidth, fitColumns, isPrintableAscii, truncateToWidth } from './width.js';
 
 /** Table layout: the stream's width (null: as wide as the content, never cut) and colours. */
 export interface TableStyle {
@@ -24,10 +24,11 @@ export interface Column {
   readonly drop?: number;
 }
 
-/** One cell: single-line text, already escaped; `dim` for placeholders such as `-`. */
+/** One cell: single-line text, already escaped; `dim` for placeholders such as `-`; `width` when known (else measured). */
 export interface Cell {
   readonly text: string;
   readonly dim?: boolean;
+  readonly width?: number;
 }
 
 export interface RenderedTable {
@@ -86,7 +87,7 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
   const natural = columns.map((col) => displayWidth(col.header));
   const cellWidths = rows.map((r) =>
     r.map((cell, i) => {
-      const w = displayWidth(cell.text);
+      const w = cell.width ?? displayWidth(cell.text);
       if (w > natural[i]!) natural[i] = w;
       return w;
     }),
@@ -135,7 +136,12 @@ function dimText(padded: string, c: ChalkInstance): string {
   return m[1]! + c.dim(m[2]!) + m[3]!;
 }
 
-const text = (v: string): Cell => ({ text: escapeInline(v) });
+// printable ASCII (most ids, names and times) is its own escape, one column per character
+const text = (v: string): Cell => (isPrintableAscii(v) ? { text: v, width: v.length } : { text: escapeInline(v) });
+const count = (n: number): Cell => {
+  const t = String(n);
+  return { text: t, width: t.length };
+};
 /** The placeholder of an empty cell. */
 const dash: Cell = { text: '-', dim: true };
 const orDash = (v: string | null): Cell => (v === null ? dash : text(v));
@@ -164,9 +170,9 @@ export function runsTable(runs: readonly RunSummary[], style: TableStyle): Rende
     orDash(s.run.agentName),
     orDash(s.run.parentRunId),
     text(compactTimestamp(s.run.startedAt)),
-    { text: s.interruptedSnapshots ? `${s.snapshots} (+${s.interruptedSnapshots} interrupted)` : String(s.snapshots) },
-    { text: String(s.messages) },
-    s.lastStep === null ? { text: '-', dim: true } : { text: String(s.lastStep) },
+    s.interruptedSnapshots ? { text: `${s.snapshots} (+${s.interruptedSnapshots} interrupted)` } : count(s.snapshots),
+    count(s.messages),
+    s.lastStep === null ? { text: '-', dim: true } : count(s.lastStep),
   ]);
   return renderWithStores(
     decoded ? [RUN_COLUMNS[0]!, DECODED_COLUMN, ...RUN_COLUMNS.slice(1)] : RUN_COLUMNS,
@@ -218,10 +224,10 @@ export function conversationsTable(convs: readonly ConversationSummary[], style:
   const rows = convs.map((v): Cell[] => [
     v.conversationId === null ? { text: '(none)', dim: true } : text(v.conversationId),
     ...(catalog ? catalogCells(v) : []),
-    { text: String(v.runs) },
+    count(v.runs),
     text(compactTimestamp(v.firstStartedAt)),
     text(compactTimestamp(v.lastStartedAt)),
-    { text: String(v.messages) },
+    count(v.messages),
     v.agents.length ? text(v.agents.join(', ')) : { text: '-', dim: true },
   ]);
   return renderWithStores(

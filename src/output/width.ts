@@ -62,6 +62,9 @@ function cells(line: string): Cell[] {
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
+/** Printable ASCII only: one column per character, and nothing a terminal would act on. */
+export const isPrintableAscii = (text: string): boolean => PRINTABLE_ASCII.test(text);
+
 /** Columns a single-line string takes, ignoring SGR codes. */
 export function displayWidth(text: string): number {
   if (PRINTABLE_ASCII.test(text)) return text.length; // the common case, without a cell per character
