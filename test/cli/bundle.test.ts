@@ -52,11 +52,12 @@ b.main(['node', 'convsearch', 'search', 'billing', '--scope', 'all', '--tokenize
     for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.cjs'))) {
       for (const m of readFileSync(join(BUNDLE, file), 'utf8').matchAll(/new URL\("\.\/([^"]+)",__bundleUrl\)/g)) named.add(m[1]!);
     }
-    // the digest and index-build workers, the server bridge, its two store drivers and the shared index's
+    // the digest and index-build workers, the page map's hashing helper, the server bridge, its two store drivers and the shared index's
     assert.deepEqual([...named].sort(), [
       'build-worker.cjs',
       'digest-worker.cjs',
       'index-driver.cjs',
+      'page-hash-worker.cjs',
       'postgres-driver.cjs',
       'redis-driver.cjs',
       'sync-worker.cjs',
