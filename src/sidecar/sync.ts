@@ -44,9 +44,13 @@ type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last
  * content digest covers: a run whose digest holds keeps them. Run by run where the backend can; for
  * many runs (a build) in one pass; otherwise unknown (-1), and `runs` asks the store.
  */
-function snapshotStats(store: StoreReader, runIds: readonly string[]): (runId: string) => SnapshotStats {
+function snapshotStats(
+  store: StoreReader,
+  runIds: readonly string[],
+  read: ReturnType<StoreReader['countsByRun']> | null,
+): (runId: string) => SnapshotStats {
   if (runIds.length > STATS_ONE_BY_ONE) {
-    const counts = store.countsByRun();
+    const counts = read ?? store.countsByRun();
     const steps = store.lastSteps();
     return (id) => {
       const c = counts.get(id);
@@ -89,6 +93,8 @@ export class IndexSync {
   private readonly writer: RunWriter;
   /** A build from nothing: its runs' replay, started before the content is read (see prefetchAll). */
   private early: PrefetchedBuilds | null = null;
+  /** The store's counts by run, read to weigh the early replay's runs (the bytes the threads share: they hold). */
+  private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
 
   constructor(
     private readonly t: IndexTables,
@@ -112,6 +118,7 @@ export class IndexSync {
     } finally {
       this.early?.close();
       this.early = null;
+      this.earlyCounts = null;
     }
   }
 
@@ -206,12 +213,16 @@ export class IndexSync {
    * runs beside the content digest, which is read on this thread (the second core idled through it).
    */
   private prefetchAll(): PrefetchedBuilds | null {
-    const counts = this.store.countsByRun();
+    let counts: ReturnType<StoreReader['countsByRun']> | null = null;
     const weight = (r: StoreRun): number => {
+      counts ??= this.store.countsByRun();
       const c = counts.get(r.runId);
       return (c?.complete ?? 0) + (c?.interrupted ?? 0);
     };
-    return prefetchBuilds(this.store, this.store.runs(), weight, this.parallel);
+    const early = prefetchBuilds(this.store, this.store.runs(), weight, this.parallel);
+    // read once: the build's snapshot stats take them too
+    if (early !== null) this.earlyCounts = counts;
+    return early;
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
@@ -290,19 +301,20 @@ export class IndexSync {
       segment++;
       liveSegments++;
     };
-    const stats = snapshotStats(
-      this.store,
-      work.map((w) => w!.run.runId),
-    );
-    // the runs this update writes anew (attribution reads their rows whole)
-    const rewritten = new Set<number>();
-    const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
-    this.driver.plan(work.map((w) => w!.run.conversationId));
     // the early replay holds every run's build: taken only while every run is rebuilt (another process
     // may have built the index between the first look and the write lock)
     const early = rows.length === 0 ? this.early : null;
     if (early === null) this.early?.close();
     this.early = null;
+    const stats = snapshotStats(
+      this.store,
+      work.map((w) => w!.run.runId),
+      early !== null ? this.earlyCounts : null,
+    );
+    // the runs this update writes anew (attribution reads their rows whole)
+    const rewritten = new Set<number>();
+    const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
+    this.driver.plan(work.map((w) => w!.run.conversationId));
     const prefetched =
       early ??
       prefetchBuilds(
