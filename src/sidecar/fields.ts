@@ -21,6 +21,14 @@ const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
  * (each half alone would be escaped as `\udxxx`).
  */
 export function* fieldsJson(fields: readonly StoredField[], size = PIECE_CHARS): Generator<string> {
+  // a text that cannot reach `size` (an escape is at most 6 characters, a clip rule 9) is one piece:
+  // made in one native call, not a string per slice (most messages)
+  let most = 2;
+  for (const [label, text] of fields) most += 6 * (label.length + text.length) + 24;
+  if (most < size) {
+    yield JSON.stringify(fields);
+    return;
+  }
   let buf = '[';
   function* str(s: string): Generator<string> {
     buf += '"';

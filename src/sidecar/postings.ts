@@ -1,4 +1,4 @@
-import { forEachToken } from '../text/tokenize.js';
+import { TermIds } from '../text/term-ids.js';
 import { IndexDamagedError } from './errors.js';
 import { VarintWriter } from './varint.js';
 
@@ -14,8 +14,7 @@ const SLAB_BYTES = 64 * 1024;
  */
 export class SegmentBuilder {
   /** Term → dense id, in first-seen order. */
-  private readonly ids = new Map<string, number>();
-  private readonly terms: string[] = [];
+  private readonly ids = new TermIds();
   /**
    * Per term id, its postings so far, already encoded (entries arrive in run, then position order,
    * so they are appended in place): the builder holds about the size of the blobs it will write.
@@ -33,7 +32,6 @@ export class SegmentBuilder {
   private lastPos = new Int32Array(1024);
   private runOrdinal = -1;
   private runKey = 0;
-  private runTerms = new Map<string, number>();
   /** Per term id, its count in the document being added; `touched` lists the ids counted. */
   private counts = new Int32Array(1024);
   private readonly touched: number[] = [];
@@ -44,7 +42,6 @@ export class SegmentBuilder {
   beginRun(runKey: number): void {
     this.runOrdinal++;
     this.runKey = runKey;
-    this.runTerms = new Map();
   }
 
   /**
@@ -53,18 +50,8 @@ export class SegmentBuilder {
    * ascending position order, and a run's documents together.
    */
   addDocument(pos: number, pieces: readonly string[]): number {
-    // tokens map to term ids through a per-run dictionary (small, so cache-friendly; a run repeats its
-    // words) in front of the segment's; counts go into an array indexed by term id
-    const count = (t: string): void => {
-      let id = this.runTerms.get(t);
-      if (id === undefined) {
-        id = this.ids.get(t) ?? this.newTerm(t);
-        this.runTerms.set(t, id);
-      }
-      if (this.counts[id]++ === 0) this.touched.push(id);
-    };
     let length = 0;
-    for (const piece of pieces) length += forEachToken(piece, count);
+    for (const piece of pieces) length += this.ids.forEachId(piece, this.count);
     for (const id of this.touched) {
       if (this.lastRun[id] !== this.runOrdinal) {
         if (this.lastRun[id] !== -1) this.put(id, 0);
@@ -85,6 +72,12 @@ export class SegmentBuilder {
     return length;
   }
 
+  /** Counts one token of the document being added (counts go into an array indexed by term id). */
+  private readonly count = (id: number): void => {
+    if (id === this.bufs.length) this.newTerm(id);
+    if (this.counts[id]++ === 0) this.touched.push(id);
+  };
+
   /** Appends one varint to a term's postings. */
   private put(id: number, n: number): void {
     let buf = this.bufs[id]!;
@@ -103,16 +96,14 @@ export class SegmentBuilder {
     this.lens[id] = len;
   }
 
-  private newTerm(term: string): number {
-    const id = this.terms.length;
-    this.ids.set(term, id);
-    this.terms.push(term);
+  /** Room for the postings of a term just given its id. */
+  private newTerm(id: number): void {
     if (this.slabUsed + FIRST_BYTES > this.slab.length) {
       this.slab = new Uint8Array(SLAB_BYTES);
       this.slabUsed = 0;
     }
     this.bufs.push(this.slab.subarray(this.slabUsed, (this.slabUsed += FIRST_BYTES)));
-    this.size += FIRST_BYTES + term.length;
+    this.size += FIRST_BYTES + this.ids.terms[id]!.length;
     if (id >= this.counts.length) {
       const grow = (a: Int32Array<ArrayBuffer>, fill = 0): Int32Array<ArrayBuffer> => {
         const g = new Int32Array(a.length * 2).fill(fill);
@@ -124,16 +115,16 @@ export class SegmentBuilder {
       this.lastRun = grow(this.lastRun, -1);
       this.lastPos = grow(this.lastPos);
     }
-    return id;
   }
 
   /** Each term's postings blob (the segment is complete: add nothing after). */
   *postings(): IterableIterator<[string, Buffer]> {
-    if (!this.closed) for (let id = 0; id < this.terms.length; id++) this.put(id, 0); // closes each term's last group
+    const { terms } = this.ids;
+    if (!this.closed) for (let id = 0; id < terms.length; id++) this.put(id, 0); // closes each term's last group
     this.closed = true;
-    for (let id = 0; id < this.terms.length; id++) {
+    for (let id = 0; id < terms.length; id++) {
       const buf = this.bufs[id]!;
-      yield [this.terms[id]!, Buffer.from(buf.buffer, buf.byteOffset, this.lens[id]!)];
+      yield [terms[id]!, Buffer.from(buf.buffer, buf.byteOffset, this.lens[id]!)];
     }
   }
 }

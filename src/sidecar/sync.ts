@@ -6,7 +6,7 @@ import { type ContentBasis, EMPTY_DIGEST, type RunContent, type StoreContent } f
 import { StoreError } from '../store/errors.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
-import { prefetchBuilds } from './build-threads.js';
+import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
 import { writeCorpusCache } from './corpus-cache.js';
 import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
@@ -44,9 +44,13 @@ type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last
  * content digest covers: a run whose digest holds keeps them. Run by run where the backend can; for
  * many runs (a build) in one pass; otherwise unknown (-1), and `runs` asks the store.
  */
-function snapshotStats(store: StoreReader, runIds: readonly string[]): (runId: string) => SnapshotStats {
+function snapshotStats(
+  store: StoreReader,
+  runIds: readonly string[],
+  read: ReturnType<StoreReader['countsByRun']> | null,
+): (runId: string) => SnapshotStats {
   if (runIds.length > STATS_ONE_BY_ONE) {
-    const counts = store.countsByRun();
+    const counts = read ?? store.countsByRun();
     const steps = store.lastSteps();
     return (id) => {
       const c = counts.get(id);
@@ -87,6 +91,10 @@ function placed(row: RunRow, run: StoreRun, ord: number): RunRow {
 export class IndexSync {
   private readonly driver: ReplayDriver;
   private readonly writer: RunWriter;
+  /** A build from nothing: its runs' replay, started before the content is read (see prefetchAll). */
+  private early: PrefetchedBuilds | null = null;
+  /** The store's counts by run, read to weigh the early replay's runs (the bytes the threads share: they hold). */
+  private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
 
   constructor(
     private readonly t: IndexTables,
@@ -105,6 +113,16 @@ export class IndexSync {
    * all match is current (its new stamp is recorded).
    */
   sync(onProgress?: ProgressFn, verify = false): SyncReport {
+    try {
+      return this.syncOnce(verify, onProgress);
+    } finally {
+      this.early?.close();
+      this.early = null;
+      this.earlyCounts = null;
+    }
+  }
+
+  private syncOnce(verify: boolean, onProgress?: ProgressFn): SyncReport {
     let rowsDigested = 0;
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
@@ -133,6 +151,7 @@ export class IndexSync {
     } finally {
       this.t.commit();
     }
+    if (rows.length === 0) this.early = this.prefetchAll();
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
     let content = this.scan(rows, meta, verify ? null : pageMap, seed);
@@ -187,6 +206,23 @@ export class IndexSync {
       throw e;
     }
     throw new UnseenChangeError(describeUnseen(this.store.label, changed));
+  }
+
+  /**
+   * An empty index rebuilds every run whatever the content: their replay (worker threads) starts now and
+   * runs beside the content digest, which is read on this thread (the second core idled through it).
+   */
+  private prefetchAll(): PrefetchedBuilds | null {
+    let counts: ReturnType<StoreReader['countsByRun']> | null = null;
+    const weight = (r: StoreRun): number => {
+      counts ??= this.store.countsByRun();
+      const c = counts.get(r.runId);
+      return (c?.complete ?? 0) + (c?.interrupted ?? 0);
+    };
+    const early = prefetchBuilds(this.store, this.store.runs(), weight, this.parallel);
+    // read once: the build's snapshot stats take them too
+    if (early !== null) this.earlyCounts = counts;
+    return early;
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
@@ -267,20 +303,28 @@ export class IndexSync {
       segment++;
       liveSegments++;
     };
+    // the early replay holds every run's build: taken only while every run is rebuilt (another process
+    // may have built the index between the first look and the write lock)
+    const early = rows.length === 0 ? this.early : null;
+    if (early === null) this.early?.close();
+    this.early = null;
     const stats = snapshotStats(
       this.store,
       work.map((w) => w!.run.runId),
+      early !== null ? this.earlyCounts : null,
     );
     // the runs this update writes anew (attribution reads their rows whole)
     const rewritten = new Set<number>();
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w!.run.conversationId));
-    const prefetched = prefetchBuilds(
-      this.store,
-      work.filter((w) => !w!.resumed).map((w) => w!.run),
-      weight,
-      this.parallel,
-    );
+    const prefetched =
+      early ??
+      prefetchBuilds(
+        this.store,
+        work.filter((w) => !w!.resumed).map((w) => w!.run),
+        weight,
+        this.parallel,
+      );
     try {
       for (let i = 0; i < work.length; i++) {
         const { run, ord, marks, runKey, content: c, resumed } = work[i]!;

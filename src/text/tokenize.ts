@@ -1,10 +1,10 @@
 /** Python's `re.findall(r'\w+', text)` on str, then `str.lower()` per token (spec §5.1). */
 export const TOKEN_PATTERN = /[\p{L}\p{N}_]+/gu;
 
-const ASCII = /^[\x00-\x7f]*$/;
+export const ASCII = /^[\x00-\x7f]*$/;
 
 /** ASCII word characters: what `[\p{L}\p{N}_]` matches below 0x80. */
-const ASCII_WORD = new Uint8Array(128);
+export const ASCII_WORD = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromCharCode(c)) ? 1 : 0;
 
 /**
