@@ -8,6 +8,13 @@ export interface IndexMeta {
   readonly nextRunKey: number;
   /** All postings of runs written before it were merged into this segment (0: never compacted). */
   readonly compacted: number;
+  /** The segments after `compacted` written before it were merged into this one (tiered: the base is not rewritten). */
+  readonly merged: number;
+  /** The first postings row id not in the base segment (the rows a tier merge reads). */
+  readonly tierFrom: number;
+  /** Postings bytes of the base segment, and written since it: the base is rewritten once the tier grows comparable. */
+  readonly baseBytes: number;
+  readonly tierBytes: number;
   /** Segments that may hold live postings. */
   readonly liveSegments: number;
   readonly content: string;
@@ -36,6 +43,10 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
     nextSegment: int('next_segment'),
     nextRunKey: int('next_run_key'),
     compacted: int('compacted'),
+    merged: int('merged'),
+    tierFrom: int('tier_from'),
+    baseBytes: int('base_bytes'),
+    tierBytes: int('tier_bytes'),
     liveSegments: int('live_segments'),
     content: text('content'),
     mediaCount: int('media_count'),
@@ -51,6 +62,10 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['next_segment', '1'],
   ['next_run_key', '1'],
   ['compacted', '0'],
+  ['merged', '0'],
+  ['tier_from', '0'],
+  ['base_bytes', '0'],
+  ['tier_bytes', '0'],
   ['live_segments', '0'],
   ['content', ''],
   ['media_count', '0'],
@@ -59,5 +74,12 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['generation', '0'],
 ];
 
-/** The segment holding a run's live postings: its own, unless a later compaction merged it. */
-export const liveSegment = (seg: number, compacted: number): number => Math.max(seg, compacted);
+/** Where merges put what: the base segment, the tier merged into one, the first postings id not in the base. */
+export type Layout = Pick<IndexMeta, 'compacted' | 'merged' | 'tierFrom'>;
+
+/**
+ * The segment holding a run's live postings: its own, unless a later merge took it: into the base
+ * (`compacted`) or, for segments after the base, into the tier (`merged`). Segment numbers only grow.
+ */
+export const liveSegment = (seg: number, at: { readonly compacted: number; readonly merged: number }): number =>
+  seg <= at.compacted ? at.compacted : seg <= at.merged ? at.merged : seg;

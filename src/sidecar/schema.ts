@@ -1,5 +1,5 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes, no longer empty). */
-export const INDEX_FORMAT = 'convsearch-index-11';
+export const INDEX_FORMAT = 'convsearch-index-12';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a

@@ -1,12 +1,14 @@
 import { decodePostings, encodeGroups, type SegmentBuilder } from './postings.js';
-import { liveSegment } from './meta.js';
+import { type Layout, liveSegment } from './meta.js';
 import { bucketOf, TERM_BUCKETS, type IndexTables } from './tables.js';
 
 /** Writes a finished segment's postings and lists each row in its term's directory bucket. */
-export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: number): void {
+export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: number): number {
+  let bytes = 0;
   const added = new Map<number, Array<[string, number]>>();
   for (const [term, data] of builder.postings()) {
     const id = t.insertPosting(term, segment, data);
+    bytes += data.length;
     const b = bucketOf(term);
     const list = added.get(b);
     if (list) list.push([term, id]);
@@ -21,21 +23,41 @@ export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: n
     }
     t.putBucket(b, entries);
   }
+  return bytes;
 }
 
 /**
- * Merges every term's live postings into one row of segment `into`, term by term (memory follows the
- * largest term, not the index); entries of replaced or removed runs are dropped.
+ * Merges postings rows into one row per term of segment `into`, term by term (memory follows the
+ * largest term, not the index); entries of replaced or removed runs are dropped. `full`: every row
+ * (the base is rewritten); otherwise only the rows from `layout.tierFrom` on, the segments written
+ * since the base (cost follows them, the base's rows are not read). Returns the postings bytes written
+ * and the corpus positions of the runs whose live segment moved.
  */
-export function compact(t: IndexTables, runCount: number, compacted: number, into: number): void {
+export function merge(t: IndexTables, runCount: number, layout: Layout, into: number, full: boolean): { bytes: number; moved: number[] } {
   const live = new Map<number, number>();
-  for (const r of t.runsInOrder(runCount)) live.set(r.run_key, liveSegment(r.seg, compacted));
-  for (let b = 0; b < TERM_BUCKETS; b++) {
+  const moved: number[] = [];
+  for (const r of t.runsInOrder(runCount)) {
+    const seg = liveSegment(r.seg, layout);
+    live.set(r.run_key, seg);
+    if (full || seg > layout.compacted) moved.push(r.ord);
+  }
+  const merging = (id: number): boolean => full || id >= layout.tierFrom;
+  let buckets: Iterable<number>;
+  if (full) buckets = Array.from({ length: TERM_BUCKETS }, (_, b) => b);
+  else buckets = new Set(t.postingTermsFrom(layout.tierFrom).map(bucketOf));
+  let bytes = 0;
+  for (const b of buckets) {
     const entries = t.bucket(b);
     if (entries.size === 0) continue;
+    let changed = false;
     for (const [term, ids] of [...entries]) {
+      const kept: number[] = [];
       const groups = new Map<number, number[]>();
       for (const id of ids) {
+        if (!merging(id)) {
+          kept.push(id);
+          continue;
+        }
         const row = t.posting(id, term);
         decodePostings(
           row.data,
@@ -48,9 +70,17 @@ export function compact(t: IndexTables, runCount: number, compacted: number, int
         );
         t.deletePosting(id, term);
       }
-      if (groups.size > 0) entries.set(term, [t.insertPosting(term, into, encodeGroups(groups))]);
+      if (kept.length === ids.length) continue;
+      changed = true;
+      if (groups.size > 0) {
+        const data = encodeGroups(groups);
+        bytes += data.length;
+        kept.push(t.insertPosting(term, into, data));
+      }
+      if (kept.length > 0) entries.set(term, kept);
       else entries.delete(term);
     }
-    t.putBucket(b, entries);
+    if (changed) t.putBucket(b, entries);
   }
+  return { bytes, moved };
 }

@@ -11,7 +11,7 @@ import { writeCorpusCache } from './corpus-cache.js';
 import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
-import { compact as compactSegments, writeSegment } from './segments.js';
+import { merge, writeSegment } from './segments.js';
 import type { IndexTables, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
 
@@ -27,11 +27,18 @@ export interface SyncReport {
   readonly snapshotsRead: number;
   /** Snapshot rows read and digested by the content check (0 when the stamp vouched for everything). */
   readonly rowsDigested: number;
+  /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
+  readonly merged: boolean;
 }
 
-/** Segments beyond this are merged into one, so a query reads few rows per term. */
+/**
+ * Segments beyond this are merged, so a query reads few rows per term: those written since the base
+ * into one (cost follows them), and the base with them once they reach a share of its size.
+ */
 const MAX_SEGMENTS = 8;
+/** The tier is merged into the base once its bytes reach base / TIER_RATIO: rewrites of the base stay geometric. */
+const TIER_RATIO = 4;
 /** A segment is written out once its postings reach this size: a build's memory does not grow with the store. */
 const SEGMENT_BYTES = 8 * 1024 * 1024;
 /** Changed runs beyond this have their snapshot counts read in one pass over the store, not run by run. */
@@ -134,6 +141,7 @@ export class IndexSync {
       snapshotsRead: 0,
       rowsDigested,
       compacted: false,
+      merged: false,
     });
     // one read transaction: meta and rows of one commit, whatever another process writes meanwhile
     this.t.begin();
@@ -292,13 +300,14 @@ export class IndexSync {
 
     let segment = meta.nextSegment;
     let liveSegments = meta.liveSegments;
+    let tierBytes = meta.tierBytes;
     let builder = new SegmentBuilder();
     let runsReplayed = 0;
     let runsResumed = 0;
     let snapshotsRead = 0;
     const flush = (): void => {
       if (builder.size === 0) return;
-      writeSegment(this.t, builder, segment);
+      tierBytes += writeSegment(this.t, builder, segment);
       builder = new SegmentBuilder();
       segment++;
       liveSegments++;
@@ -356,20 +365,42 @@ export class IndexSync {
     if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, rewritten));
     // a run removed: the last chunk holds one entry fewer, whether or not any run moved
     if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
-    let compacted = meta.compacted;
-    const compact = liveSegments > MAX_SEGMENTS;
-    if (compact) {
-      compacted = segment;
-      compactSegments(this.t, runCount, meta.compacted, segment++);
+    let layout = { compacted: meta.compacted, merged: meta.merged, tierFrom: meta.tierFrom };
+    let baseBytes = meta.baseBytes;
+    let merged: 'none' | 'tier' | 'full' = 'none';
+    if (liveSegments > MAX_SEGMENTS) {
+      merged = tierBytes * TIER_RATIO >= baseBytes ? 'full' : 'tier';
+      const into = segment++;
+      const done = merge(this.t, runCount, layout, into, merged === 'full');
+      if (merged === 'full') {
+        layout = { compacted: into, merged: 0, tierFrom: this.t.nextPostingId() };
+        baseBytes = done.bytes;
+        tierBytes = 0;
+        liveSegments = 1;
+      } else {
+        layout = { ...layout, merged: into };
+        tierBytes = done.bytes;
+        liveSegments = 2;
+      }
+      // the merged runs' live segment moved: their chunks
+      written.push(...done.moved);
+    } else if (rows.length === 0 && segment === meta.nextSegment + 1) {
+      // a build into one segment: it is the base (runs of older segments are gone, their rows dead)
+      layout = { compacted: segment - 1, merged: 0, tierFrom: this.t.nextPostingId() };
+      baseBytes = tierBytes;
+      tierBytes = 0;
       liveSegments = 1;
     }
-    // compaction moves every run's live segment: every chunk
-    writeCorpusCache(this.t, runCount, compacted, compact ? 'all' : written);
+    writeCorpusCache(this.t, runCount, layout, written);
     for (const [k, v] of [
       ['run_count', String(runCount)],
       ['next_segment', String(segment)],
       ['next_run_key', String(nextRunKey)],
-      ['compacted', String(compacted)],
+      ['compacted', String(layout.compacted)],
+      ['merged', String(layout.merged)],
+      ['tier_from', String(layout.tierFrom)],
+      ['base_bytes', String(baseBytes)],
+      ['tier_bytes', String(tierBytes)],
       ['live_segments', String(liveSegments)],
       ['content', content.digest],
       ['media_count', String(content.media.count)],
@@ -386,7 +417,8 @@ export class IndexSync {
       runsRemoved,
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
-      compacted: compact,
+      compacted: merged === 'full',
+      merged: merged === 'tier',
     };
   }
 }

@@ -228,6 +228,7 @@ export class IndexTables {
       deletePieces: db.prepare(`DELETE FROM ${n('field_pieces')} WHERE run_key = ? AND pos >= ?`),
       // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
       posting: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      postingTermsFrom: db.prepare(`SELECT term FROM ${n('postings')} WHERE id >= ?`),
       lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
       insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
       deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
@@ -463,10 +464,21 @@ export class IndexTables {
   /** Adds a postings row and returns its id (the caller lists it in the term's directory bucket). */
   insertPosting(term: string, seg: number, data: Buffer): number {
     // the id SQLite would give (one past the largest), assigned here so that no home has to report it back
-    this.nextPosting ??= Number((this.s.lastPosting.get() as { id: number }).id) + 1;
-    const id = this.nextPosting++;
+    const id = this.nextPostingId();
+    this.nextPosting = id + 1;
     this.s.insertPosting.run(id, term, seg, data, rowSum([term, seg, data]));
     return id;
+  }
+
+  /** The id the next postings row gets (rows from it on are written after everything now in the index). */
+  nextPostingId(): number {
+    this.nextPosting ??= Number((this.s.lastPosting.get() as { id: number }).id) + 1;
+    return this.nextPosting;
+  }
+
+  /** The terms of the postings rows with ids from `from` on (one entry per row). */
+  postingTermsFrom(from: number): string[] {
+    return (this.s.postingTermsFrom.all(from) as Array<{ term: string }>).map((r) => r.term);
   }
 
   deletePosting(id: number, term: string): void {

@@ -12,6 +12,10 @@ describe('sidecar/meta', () => {
       nextSegment: 1,
       nextRunKey: 1,
       compacted: 0,
+      merged: 0,
+      tierFrom: 0,
+      baseBytes: 0,
+      tierBytes: 0,
       liveSegments: 0,
       content: '',
       mediaCount: 0,
@@ -47,9 +51,18 @@ describe('sidecar/meta', () => {
   });
 
   test('a run lives in its own segment unless a later compaction merged it', () => {
-    assert.equal(liveSegment(3, 0), 3);
-    assert.equal(liveSegment(3, 5), 5);
-    assert.equal(liveSegment(7, 5), 7);
-    assert.equal(liveSegment(5, 5), 5);
+    const base = (compacted: number) => ({ compacted, merged: 0 });
+    assert.equal(liveSegment(3, base(0)), 3);
+    assert.equal(liveSegment(3, base(5)), 5);
+    assert.equal(liveSegment(7, base(5)), 7);
+    assert.equal(liveSegment(5, base(5)), 5);
+  });
+
+  test('segments after the base merged into the tier live there; the base and later segments are untouched', () => {
+    const at = { compacted: 5, merged: 9 };
+    assert.equal(liveSegment(2, at), 5);
+    assert.equal(liveSegment(6, at), 9);
+    assert.equal(liveSegment(9, at), 9);
+    assert.equal(liveSegment(10, at), 10);
   });
 });

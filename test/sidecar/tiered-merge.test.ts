@@ -1,0 +1,124 @@
+/**
+ * Issue 21: postings merges follow what changed. Past MAX_SEGMENTS live segments an update merges the
+ * segments written since the base into one (the base's rows are neither read nor rewritten), and
+ * rewrites the base only once those grow comparable to it. Many consecutive updates (appends, an edit,
+ * a deletion) keep every answer that of `--no-index` through both kinds of merge.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
+import { assertListedFromIndex } from '../helpers/run-listing.js';
+import { writeRun } from '../helpers/random-stores.js';
+import { addRawSnapshot, tempDir } from '../helpers/stores.js';
+
+type Runs = Array<{ id: string; conv: string | null }>;
+
+/**
+ * A store of `count` small random runs in 10 conversations (run 2 holds the word `zzedithere`), and
+ * `add`, which appends the next of `extra` more runs, written ahead into a donor store and copied over.
+ */
+function store(count: number, extra: number, seed: number): { path: string; runs: Runs; add: () => void } {
+  const random = rng(seed);
+  const dir = tempDir();
+  const path = join(dir, 'sessions.db');
+  const donor = join(dir, 'donor.db');
+  const all: Runs = [];
+  const w = new StepStoreWriter(donor);
+  try {
+    let clock = Date.UTC(2026, 0, 1);
+    for (let i = 0; i < count + extra; i++) {
+      const id = `run-${i}`;
+      const conv = i % 7 === 0 ? null : `conv-${i % 10}`;
+      clock += 60_000;
+      writeRun(w, random, id, conv, new Date(clock));
+      if (i === 2)
+        addRawSnapshot(w, id, '[{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "zzedithere"}]}]', { stepIndex: 50 });
+      all.push({ id, conv });
+    }
+  } finally {
+    w.close();
+  }
+  copyFileSync(donor, path);
+  const db = new Database(path);
+  for (const r of all.slice(count)) {
+    db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(r.id);
+    db.prepare('DELETE FROM runs WHERE run_id = ?').run(r.id);
+  }
+  db.close();
+  const runs = all.slice(0, count);
+  const add = (): void => {
+    const next = all[count++]!;
+    const db = new Database(path);
+    db.prepare('ATTACH DATABASE ? AS donor').run(donor);
+    db.prepare('INSERT INTO runs SELECT * FROM donor.runs WHERE run_id = ?').run(next.id);
+    db.prepare('INSERT INTO snapshots SELECT * FROM donor.snapshots WHERE run_id = ? ORDER BY seq').run(next.id);
+    db.close();
+    runs.push(next);
+  };
+  return { path, runs, add };
+}
+
+/** Every postings row of the index: id, its segment and its bytes. */
+function postings(index: string): Map<number, { seg: number; data: Buffer }> {
+  const db = new Database(index, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT id, seg, data FROM postings').all() as Array<{ id: number; seg: number; data: Buffer }>;
+    return new Map(rows.map((r) => [r.id, { seg: r.seg, data: r.data }]));
+  } finally {
+    db.close();
+  }
+}
+
+test('forty updates (appends, an in-place edit, a deletion): every answer is that of --no-index, through tier and base merges', () => {
+  const { path, runs, add } = store(30, 40, 2101);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  assertSameAnswers(path, index, runs, 0, 'zzedithere');
+  let tierMerges = 0;
+  let baseMerges = 0;
+  for (let i = 0; i < 40; i++) {
+    if (i === 13) {
+      patchFile(path, 'zzedithere', 'zzeditdone');
+    } else if (i === 27) {
+      const db = new Database(path);
+      db.prepare('DELETE FROM snapshots WHERE run_id = ?').run('run-5');
+      db.prepare('DELETE FROM runs WHERE run_id = ?').run('run-5');
+      db.close();
+      runs.splice(
+        runs.findIndex((r) => r.id === 'run-5'),
+        1,
+      );
+    } else {
+      add();
+    }
+    const report = sync(path, index);
+    if (report.merged) tierMerges++;
+    if (report.compacted) baseMerges++;
+    assertSameAnswers(path, index, runs, i + 1, 'zzedithere', 'zzeditdone');
+  }
+  assertListedFromIndex(path, index, 'forty updates');
+  assert.ok(tierMerges >= 1, `${tierMerges} tier merges`);
+  assert.ok(baseMerges >= 1, `${baseMerges} base merges`);
+});
+
+test('a merge after a few small appends leaves every postings row of the base as it was', () => {
+  const { path, add } = store(80, 10, 2102);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  const base = postings(index);
+  // one segment per append: past MAX_SEGMENTS (8) live segments, a merge
+  for (let i = 0; i < 10; i++) {
+    add();
+    sync(path, index);
+  }
+  const after = postings(index);
+  const gone = [...base.keys()].filter((id) => !after.get(id)?.data.equals(base.get(id)!.data));
+  assert.deepEqual(gone.length, 0, `${gone.length} of the base's ${base.size} postings rows rewritten`);
+  // the appends' segments were merged: the base's segment and one or two more, not ten
+  assert.ok(new Set([...after.values()].map((r) => r.seg)).size <= 3);
+});
