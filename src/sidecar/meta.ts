@@ -82,4 +82,4 @@ export type Layout = Pick<IndexMeta, 'compacted' | 'merged' | 'tierFrom'>;
  * (`compacted`) or, for segments after the base, into the tier (`merged`). Segment numbers only grow.
  */
 export const liveSegment = (seg: number, at: { readonly compacted: number; readonly merged: number }): number =>
-  seg <= at.compacted ? at.compacted : seg <= at.merged ? at.merged : seg;
+  seg <= at.compacted ? at.compacted : Math.max(seg, at.merged);
