@@ -6,7 +6,8 @@
  * `--mb 100` a run takes well under a minute. `--backends` adds the raw read of the store copied into a
  * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
  * open + stamp, index build and warm search; `--backends-only` measures only that. `--appends-only`
- * measures only a search with nothing changed against the update and the search after one appended run.
+ * measures only a search with nothing changed against the update and the search after one appended run,
+ * and the search after each of 16 consecutive appends (median and worst: a merge of segments lands on some).
  * `--shared-index` measures only the shared index in Postgres on a simulated fleet (shared-index.ts).
  *
  * The full run ends with issue 21's targets (targets.ts): every row of the issue's table, measured, against
@@ -38,6 +39,8 @@ import { targetsTable } from './targets.js';
 import { cliProbes, latencyTable, measureLatencies } from './whole-process.js';
 
 const require = createRequire(import.meta.url);
+/** Appends measured one after another (`--appends-only`): more than MAX_SEGMENTS, so merges land among them. */
+const CONSECUTIVE_APPENDS = 16;
 
 function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
   return {
@@ -217,11 +220,11 @@ async function main(): Promise<void> {
   const phase = (
     label: string,
     args: string[],
-    opts: { env?: NodeJS.ProcessEnv; before?: () => void; once?: boolean } = {},
+    opts: { env?: NodeJS.ProcessEnv; before?: () => void; once?: boolean; times?: number } = {},
   ): PhaseResult => {
     process.stderr.write(`  ${label} ...\n`);
     const runs: PhaseResult[] = [];
-    for (let k = 0; k < (opts.once ? 1 : repeat); k++) {
+    for (let k = 0; k < (opts.once ? 1 : (opts.times ?? repeat)); k++) {
       opts.before?.();
       runs.push(runPhase(args, opts.env));
     }
@@ -277,6 +280,15 @@ async function main(): Promise<void> {
     phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
       before: () => appendRun(work),
     });
+    // a merge of segments lands on some appends only: the range's top is the worst single append
+    phase(
+      `search after each of ${CONSECUTIVE_APPENDS} consecutive appended runs (median; range to the worst)`,
+      ['search', work, index, 'kalo quarzite'],
+      {
+        before: () => appendRun(work),
+        times: CONSECUTIVE_APPENDS,
+      },
+    );
     printTable(storeMb, counts, rows, null);
     return;
   }
