@@ -8,7 +8,9 @@ export interface IndexMeta {
   readonly nextRunKey: number;
   /** All postings of runs written before it were merged into this segment (0: never compacted). */
   readonly compacted: number;
-  /** The segments after `compacted` written before it were merged into this one (tiered: the base is not rewritten). */
+  /** The last segment of the base: `compacted`, or the last one a build wrote (each of its segments its runs' own). */
+  readonly base: number;
+  /** The segments after the base written before it were merged into this one (tiered: the base is not rewritten). */
   readonly merged: number;
   /** The first postings row id not in the base segment (the rows a tier merge reads). */
   readonly tierFrom: number;
@@ -43,6 +45,7 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
     nextSegment: int('next_segment'),
     nextRunKey: int('next_run_key'),
     compacted: int('compacted'),
+    base: int('base'),
     merged: int('merged'),
     tierFrom: int('tier_from'),
     baseBytes: int('base_bytes'),
@@ -62,6 +65,7 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['next_segment', '1'],
   ['next_run_key', '1'],
   ['compacted', '0'],
+  ['base', '0'],
   ['merged', '0'],
   ['tier_from', '0'],
   ['base_bytes', '0'],
@@ -75,11 +79,13 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
 ];
 
 /** Where merges put what: the base segment, the tier merged into one, the first postings id not in the base. */
-export type Layout = Pick<IndexMeta, 'compacted' | 'merged' | 'tierFrom'>;
+export type Layout = Pick<IndexMeta, 'compacted' | 'base' | 'merged' | 'tierFrom'>;
 
 /**
  * The segment holding a run's live postings: its own, unless a later merge took it: into the base
  * (`compacted`) or, for segments after the base, into the tier (`merged`). Segment numbers only grow.
  */
-export const liveSegment = (seg: number, at: { readonly compacted: number; readonly merged: number }): number =>
-  seg <= at.compacted ? at.compacted : Math.max(seg, at.merged);
+export const liveSegment = (seg: number, at: Pick<Layout, 'compacted' | 'base' | 'merged'>): number => {
+  if (seg <= at.compacted) return at.compacted;
+  return seg <= at.base ? seg : Math.max(seg, at.merged);
+};

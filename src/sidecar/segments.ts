@@ -39,7 +39,7 @@ export function merge(t: IndexTables, runCount: number, layout: Layout, into: nu
   for (const r of t.runsInOrder(runCount)) {
     const seg = liveSegment(r.seg, layout);
     live.set(r.run_key, seg);
-    if (full || seg > layout.compacted) moved.push(r.ord);
+    if (full || seg > layout.base) moved.push(r.ord);
   }
   const merging = (id: number): boolean => full || id >= layout.tierFrom;
   let buckets: Iterable<number>;

@@ -365,7 +365,7 @@ export class IndexSync {
     if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, rewritten));
     // a run removed: the last chunk holds one entry fewer, whether or not any run moved
     if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
-    let layout = { compacted: meta.compacted, merged: meta.merged, tierFrom: meta.tierFrom };
+    let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
     let baseBytes = meta.baseBytes;
     let merged: 'none' | 'tier' | 'full' = 'none';
     if (liveSegments > MAX_SEGMENTS) {
@@ -373,7 +373,7 @@ export class IndexSync {
       const into = segment++;
       const done = merge(this.t, runCount, layout, into, merged === 'full');
       if (merged === 'full') {
-        layout = { compacted: into, merged: 0, tierFrom: this.t.nextPostingId() };
+        layout = { compacted: into, base: into, merged: 0, tierFrom: this.t.nextPostingId() };
         baseBytes = done.bytes;
         tierBytes = 0;
         liveSegments = 1;
@@ -384,9 +384,9 @@ export class IndexSync {
       }
       // the merged runs' live segment moved: their chunks
       written.push(...done.moved);
-    } else if (rows.length === 0 && segment === meta.nextSegment + 1) {
-      // a build into one segment: it is the base (runs of older segments are gone, their rows dead)
-      layout = { compacted: segment - 1, merged: 0, tierFrom: this.t.nextPostingId() };
+    } else if (rows.length === 0 && segment > meta.nextSegment) {
+      // a build into a few segments: they are the base, each its runs' own (runs of older segments are gone, their rows dead)
+      layout = { compacted: 0, base: segment - 1, merged: 0, tierFrom: this.t.nextPostingId() };
       baseBytes = tierBytes;
       tierBytes = 0;
       liveSegments = 1;
@@ -397,6 +397,7 @@ export class IndexSync {
       ['next_segment', String(segment)],
       ['next_run_key', String(nextRunKey)],
       ['compacted', String(layout.compacted)],
+      ['base', String(layout.base)],
       ['merged', String(layout.merged)],
       ['tier_from', String(layout.tierFrom)],
       ['base_bytes', String(baseBytes)],

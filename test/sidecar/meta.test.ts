@@ -12,6 +12,7 @@ describe('sidecar/meta', () => {
       nextSegment: 1,
       nextRunKey: 1,
       compacted: 0,
+      base: 0,
       merged: 0,
       tierFrom: 0,
       baseBytes: 0,
@@ -51,7 +52,7 @@ describe('sidecar/meta', () => {
   });
 
   test('a run lives in its own segment unless a later compaction merged it', () => {
-    const base = (compacted: number) => ({ compacted, merged: 0 });
+    const base = (compacted: number) => ({ compacted, base: compacted, merged: 0 });
     assert.equal(liveSegment(3, base(0)), 3);
     assert.equal(liveSegment(3, base(5)), 5);
     assert.equal(liveSegment(7, base(5)), 7);
@@ -59,10 +60,18 @@ describe('sidecar/meta', () => {
   });
 
   test('segments after the base merged into the tier live there; the base and later segments are untouched', () => {
-    const at = { compacted: 5, merged: 9 };
+    const at = { compacted: 5, base: 5, merged: 9 };
     assert.equal(liveSegment(2, at), 5);
     assert.equal(liveSegment(6, at), 9);
     assert.equal(liveSegment(9, at), 9);
     assert.equal(liveSegment(10, at), 10);
+  });
+
+  test("a build's segments are the base, each its runs' own; later ones are merged into the tier", () => {
+    const at = { compacted: 0, base: 4, merged: 7 };
+    assert.equal(liveSegment(1, at), 1);
+    assert.equal(liveSegment(4, at), 4);
+    assert.equal(liveSegment(5, at), 7);
+    assert.equal(liveSegment(8, at), 8);
   });
 });

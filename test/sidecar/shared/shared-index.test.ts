@@ -344,6 +344,32 @@ describe('shared index in Postgres', () => {
     assert.match((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).stderr, /up to date/);
   });
 
+  test('twelve runs appended and synced one by one: merges of the new segments leave the base rows, answers stay --no-index', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('tiered');
+    const dir = tempDir();
+    const store = wordyStore(join(dir, 'sessions.db'), 60);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    const rows = (): string[] => server().psql(db, 'SELECT id FROM convsearch_index.s1_postings ORDER BY id').trim().split('\n');
+    const base = rows();
+    for (let i = 1; i <= 12; i++) {
+      copyFileSync(wordyStore(join(tempDir(), 'more.db'), 60 + i), store);
+      assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+      const want = await cli(search(store, ['--no-index']));
+      const got = await cli(search(store, ['--index', readerUrl(db)]));
+      assert.equal(got.stdout, want.stdout, `after append ${i}`);
+    }
+    const meta = (key: string): number =>
+      Number(server().psql(db, `SELECT value FROM convsearch_index.s1_meta WHERE key = '${key}'`).trim());
+    assert.ok(meta('merged') > meta('compacted'), "the appends' segments were merged among themselves");
+    const now = new Set(rows());
+    assert.deepEqual(
+      base.filter((id) => !now.has(id)),
+      [],
+      "the base's rows are all still there",
+    );
+  });
+
   test('staleness as data: an appended run and an edited run are each 1 run behind (stderr and --json); --fresh answers as --no-index', async (t) => {
     if (skip(t)) return;
     const db = indexDb('standing');
