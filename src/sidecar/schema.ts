@@ -1,4 +1,4 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (12: tiered merges, a run's live segment read through meta `base` and `merged`). */
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`). */
 export const INDEX_FORMAT = 'convsearch-index-12';
 
 /**
