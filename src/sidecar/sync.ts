@@ -48,8 +48,8 @@ type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last
 
 /**
  * What `runs` lists of each changed run (its snapshots by state, its last step), read with the rows the
- * content digest covers: a run whose digest holds keeps them. Run by run where the backend can; for
- * many runs (a build) in one pass; otherwise unknown (-1), and `runs` asks the store.
+ * content digest covers: a run whose digest holds keeps them. Run by run for a few; for many runs (a
+ * build) in one pass.
  */
 function snapshotStats(
   store: StoreReader,
@@ -65,10 +65,8 @@ function snapshotStats(
     };
   }
   return (id) => {
-    const s = store.runSnapshotStats?.(id);
-    return s
-      ? { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep }
-      : { complete_snaps: -1, interrupted_snaps: 0, last_step: null };
+    const s = store.runSnapshotStats(id);
+    return { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep };
   };
 }
 

@@ -85,10 +85,10 @@ export interface StoreReader {
   /** Per run, the highest `step_index` of any state (null when not an integer). */
   lastSteps(): Map<string, number | null>;
   /**
-   * One run's countsByRun and lastSteps entries, read alone (backends that can: the index keeps them per
-   * run); null where this run cannot be read alone exactly (the caller asks countsByRun).
+   * One run's countsByRun and lastSteps entries, read through that run's rows alone (what a sync of a
+   * few changed runs records in the index).
    */
-  runSnapshotStats?(runId: string): RunSnapshotStats | null;
+  runSnapshotStats(runId: string): RunSnapshotStats;
   /**
    * The stored `timestamp` of the run's complete snapshot `seq` (null when it has none, or not text): what
    * dates a message that carries no time of its own (the snapshot that first held it).

@@ -3,7 +3,15 @@ import type { ConversationMeta } from '../../store/conversation-meta.js';
 import type { StoreContent } from '../../store/content.js';
 import { StoreError } from '../../store/errors.js';
 import type { StoreNotice } from '../../store/notices.js';
-import type { SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreShare, StoreSnapshot } from '../../store/reader.js';
+import type {
+  RunSnapshotStats,
+  SnapshotMark,
+  SnapshotStateCounts,
+  StoreReader,
+  StoreRun,
+  StoreShare,
+  StoreSnapshot,
+} from '../../store/reader.js';
 import { maskedUrl, postgresTarget, serverKind } from '../../store/server-url.js';
 import { IndexedCorpusSource } from '../indexed-source.js';
 import { readIndexMeta } from '../meta.js';
@@ -67,6 +75,9 @@ export class IndexStandIn implements StoreReader {
     throw this.noCounts;
   }
   lastSteps(): Map<string, number | null> {
+    throw this.noCounts;
+  }
+  runSnapshotStats(): RunSnapshotStats {
     throw this.noCounts;
   }
   snapshotTime(): string | null {
