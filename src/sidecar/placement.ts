@@ -113,7 +113,12 @@ function checkAgainstEvidence(path: string, ev: Evidence, what: string): string 
   for (const suffix of ['', ...SIDE_FILES]) {
     const mine = realPath + suffix;
     const st = statOrNull(mine);
-    for (const f of ev.files) if (mine === f.path || sameFile(st, f.st)) refuse(`${mine} is the store's file ${f.path}`);
+    for (const f of ev.files) {
+      // the identity recorded earlier is confirmed now: a live writer's -wal/-shm come and go, and a file
+      // made since (this index's -wal) may be given the inode one of them had then
+      if (mine === f.path || (sameFile(st, f.st) && sameFile(statOrNull(mine), statOrNull(f.path))))
+        refuse(`${mine} is the store's file ${f.path}`);
+    }
   }
   return realPath;
 }
