@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --backends`: the bench store copied into a FileStepStore tree, a throwaway Postgres
+ * `npm run bench` (its full run, or `-- --backends-only`): the bench store copied into a FileStepStore tree, a throwaway Postgres
  * and a throwaway Redis (each in the layout the harness writes), and the raw read of every run's
  * complete snapshots through each reader, against the same read from the SQLite file.
  *

@@ -1,7 +1,7 @@
 /**
  * Issue 21's table of targets, every row measured in this one bench run against the floors of the same
  * run: what each measure is now, what it should be, and whether it holds. A row whose phase did not
- * run (servers without --backends) says so instead of a figure.
+ * run (the servers with --no-backends) says so instead of a figure.
  */
 import { fmt } from './phase.js';
 
@@ -22,7 +22,7 @@ export interface TargetInputs {
   /** Peak RSS of the build per scaling store. */
   buildRss: ReadonlyArray<{ label: string; mb: number }>;
   huge: { messageMb: number; buildRssMb: number; noIndexRssMb: number } | null;
-  /** Whole-process warm search medians per backend (sqlite included), from --backends. */
+  /** Whole-process warm search medians per backend (sqlite included); null with --no-backends. */
   backends: ReadonlyMap<string, number> | null;
 }
 
@@ -78,7 +78,7 @@ export function targetsTable(m: TargetInputs): string[] {
     if (ms === undefined || sqlite === undefined)
       rows.push({
         measure: `${kind} search, nothing changed`,
-        now: 'not run (add --backends)',
+        now: 'not run (--no-backends)',
         target: '≤ SQLite warm + 100 ms',
         holds: null,
       });

@@ -1,5 +1,5 @@
 /**
- * Throwaway Postgres and Redis servers (for the backend tests and `npm run bench -- --backends`): real
+ * Throwaway Postgres and Redis servers (for the backend tests and `npm run bench` (its full run, or `-- --backends-only`)): real
  * servers, never mocks. Each starts on 127.0.0.1 with a free port and a mktemp data directory, and is
  * stopped (directory removed) by `stop()` or, at the latest, when the process exits.
  *
