@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,10 @@ before(async () => {
   beacon = await beaconServer();
   store = buildHtmlHostileStore(beacon.url, join(dir, 'html.db'));
 });
-after(() => beacon.close());
+after(() => {
+  beacon.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** Hits as `search --json` counts them, for the same query and limit. */
 async function jsonHits(args: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,11 @@ export interface CliOptions {
 export const TEST_CACHE = mkdtempSync(join(tmpdir(), 'convsearch-test-cache-'));
 /** An empty config directory: a CLAI 2 store of the user's is never found by a test (see api/discover.ts). */
 export const TEST_CONFIG = mkdtempSync(join(tmpdir(), 'convsearch-test-config-'));
+// every test process made its own: left behind, they filled /tmp (6,000 of them, 700 MB) and every
+// store open's sweep of stale private copies lists that directory
+process.on('exit', () => {
+  for (const d of [TEST_CACHE, TEST_CONFIG]) rmSync(d, { recursive: true, force: true });
+});
 
 function cliEnv(overrides: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
