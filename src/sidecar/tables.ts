@@ -199,6 +199,21 @@ export interface PageMapRow {
   readonly tree: PageTree | null;
 }
 
+export interface KnownRun {
+  readonly count: number;
+  readonly maxSeq: number;
+  readonly digest: string;
+}
+
+/** Pages row 3 (known-runs.ts): the per-run content entries and run list of the content the index answers for. */
+export interface KnownRuns {
+  readonly content: string;
+  /** Digest of the run list (known-runs.ts runListDigest) and its length. */
+  readonly runList: string;
+  readonly runCount: number;
+  readonly runs: ReadonlyMap<string, KnownRun>;
+}
+
 export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
@@ -212,6 +227,7 @@ export class IndexTables {
         `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
+      marksOf: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')} WHERE run_id = ?`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
@@ -309,6 +325,15 @@ export class IndexTables {
     for (const r of rows) verifyRow('runs', markValues(r), r.marks_sum);
     if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
     return rows;
+  }
+
+  /** The marks of run `runId`, or undefined when the index holds no such run. */
+  marksOf(runId: string): RunMarks | undefined {
+    const r = this.s.marksOf.get(runId) as (RunMarks & { marks_sum: number }) | undefined;
+    if (r === undefined) return undefined;
+    verifyRow('runs', markValues(r), r.marks_sum);
+    if (r.run_id !== runId) throw new IndexDamagedError(`run ${JSON.stringify(runId)} finds the row of ${JSON.stringify(r.run_id)}`);
+    return r;
   }
 
   /** The runs at corpus positions `from .. to-1`, in order, every one present and sound. */
@@ -538,6 +563,47 @@ export class IndexTables {
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree };
+  }
+
+  /**
+   * What the index compared of the content it answers for (row 3, known-runs.ts): per run its count,
+   * last seq and digest, and the digest of the run list; null when none was kept.
+   */
+  knownRuns(): KnownRuns | null {
+    const r = this.pageRow(3);
+    if (r === null) return null;
+    let head: { content?: unknown; runList?: unknown; runCount?: unknown };
+    let flat: unknown;
+    try {
+      head = JSON.parse(r.head) as typeof head;
+      flat = JSON.parse(r.digests.toString('utf8')) as unknown;
+    } catch {
+      throw new IndexDamagedError('the known runs row is malformed');
+    }
+    if (
+      typeof head.content !== 'string' ||
+      typeof head.runList !== 'string' ||
+      !Number.isSafeInteger(head.runCount) ||
+      !Array.isArray(flat) ||
+      flat.length % 4 !== 0
+    )
+      throw new IndexDamagedError('the known runs row is malformed');
+    const runs = new Map<string, KnownRun>();
+    for (let i = 0; i < flat.length; i += 4) {
+      const [id, count, maxSeq, digest] = [flat[i], flat[i + 1], flat[i + 2], flat[i + 3]];
+      if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
+        throw new IndexDamagedError('the known runs row is malformed');
+      runs.set(id, { count: count as number, maxSeq: maxSeq as number, digest });
+    }
+    return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
+  }
+
+  putKnownRuns(k: KnownRuns): void {
+    const head = JSON.stringify({ content: k.content, runList: k.runList, runCount: k.runCount });
+    const flat: Array<string | number> = [];
+    for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
+    const bytes = Buffer.from(JSON.stringify(flat), 'utf8');
+    this.s.putPageMap.run(3, head, bytes, rowSum([3, head, bytes]));
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
