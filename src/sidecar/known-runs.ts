@@ -14,20 +14,25 @@ import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
  * that changed, no row kept for this content) reads every run's marks, as before.
  */
 
-/** The digest of the first `n` runs of the list: what the index's rows hold of each (ord, run record). */
-export function runListDigest(runs: readonly StoreRun[], n: number): string {
+/**
+ * Digests of the run list: of its first `n` runs and of all of them, in one pass (what the index's rows
+ * hold of each run: its place and its record).
+ */
+export function runListDigests(runs: readonly StoreRun[], n: number): { prefix: string; all: string } {
   const h = createHash('sha256');
-  for (let i = 0; i < n; i++) {
+  let prefix: string | null = null;
+  for (let i = 0; i < runs.length; i++) {
+    if (i === n) prefix = h.copy().digest('base64');
     const r = runs[i]!;
-    h.update(JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt]));
-    h.update('\n');
+    h.update(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
   }
-  return h.digest('base64');
+  const all = h.digest('base64');
+  return { prefix: prefix ?? all, all };
 }
 
-/** The row 3 that goes with `content` and `runs`. */
-export function knownRunsOf(content: StoreContent, runs: readonly StoreRun[]): KnownRuns {
-  return { content: content.digest, runList: runListDigest(runs, runs.length), runCount: runs.length, runs: content.runs };
+/** The row 3 that goes with `content` and `runs` (`runList`: the digest of all of them). */
+export function knownRunsOf(content: StoreContent, runs: readonly StoreRun[], runList: string): KnownRuns {
+  return { content: content.digest, runList, runCount: runs.length, runs: content.runs };
 }
 
 /**
@@ -40,13 +45,15 @@ export function changedMarks(
   known: KnownRuns,
   meta: IndexMeta,
   runs: readonly StoreRun[],
+  /** runListDigests(runs, known.runCount).prefix */
+  listed: string,
   content: StoreContent,
 ): { rows: RunMarks[]; settled: number } | null {
   const settled = known.runCount;
   if (known.content !== meta.content || settled !== meta.runCount || runs.length < settled) return null;
   // a media row changed: runs that skipped a snapshot may read differently, and only their marks say which
   if (content.media.digest !== meta.mediaDigest || content.media.count !== meta.mediaCount) return null;
-  if (runListDigest(runs, settled) !== known.runList) return null;
+  if (listed !== known.runList) return null;
   const rows: RunMarks[] = [];
   const look = (runId: string): void => {
     const m = t.marksOf(runId);

@@ -14,7 +14,7 @@ import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
 import type { IndexTables, KnownRuns, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
-import { changedMarks, knownRunsOf } from './known-runs.js';
+import { changedMarks, knownRunsOf, runListDigests } from './known-runs.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -195,15 +195,17 @@ export class IndexSync {
       let report = none(true, content.digest);
       let runs: StoreRun[] | null = null;
       const listed = (): StoreRun[] => (runs ??= this.store.runs());
+      let digests: ReturnType<typeof runListDigests> | null = null;
+      const listDigests = (): ReturnType<typeof runListDigests> => (digests ??= runListDigests(listed(), known?.runCount ?? 0));
       if (content.digest !== meta.content) {
-        const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), content);
+        const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
         if (rows === null) marksRead += (rows = marks?.rows ?? this.t.allMarks(meta.runCount)).length;
         report = { ...this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress), rowsDigested, marksRead };
       }
       if (content.pages) {
         this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
         // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
-        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed()));
+        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
       }
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
