@@ -7,9 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun, appendSnapshots } from '../../scripts/bench/mutations.js';
+import { BIN, runCliAsync } from '../helpers/cli.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -107,4 +109,45 @@ test('a run that lost all its snapshots, then got them back: answers equal --no-
   r = sync(path, index);
   assert.ok(r.runsReplayed >= 1);
   assertSameAnswers(path, index, runs, 31);
+});
+
+test('8 searches at once, 2 more killed, after each change (appends, a run moved to another conversation, new snapshots): every answer that of --no-index', async () => {
+  const { path, runs } = threadedStore(45);
+  const index = join(tempDir(), 'shared.idx');
+  // a run moved into another conversation (below): a search of that conversation finds its words
+  const moved = runs.find((r) => r.conv !== null)!;
+  const to = runs.find((r) => r.conv !== null && r.conv !== moved.conv)!.conv!;
+  const text = new Database(path, { readonly: true })
+    .prepare('SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1')
+    .pluck()
+    .get(moved.id) as string;
+  const word = /"content": "([a-z]{5,})/.exec(text)![1]!;
+  const args = ['search', word, '--db', path, '--conversation', to, '--json', '-m', '20'];
+  const killed = (ms: number): Promise<unknown> => {
+    const p = spawn(process.execPath, [BIN, ...args, '--index', index], { stdio: 'ignore' });
+    const timer = setTimeout(() => p.kill('SIGKILL'), ms);
+    return new Promise((resolve) => p.on('close', resolve)).finally(() => clearTimeout(timer));
+  };
+  const changes: Array<() => void> = [
+    () => appendRun(path),
+    () => appendRun(path),
+    () => write(path, 'UPDATE runs SET conversation_id = ? WHERE run_id = ?', to, moved.id),
+    () => appendSnapshots(path, 2),
+    () => appendRun(path),
+  ];
+  await runCliAsync([...args, '--index', index]); // the index and its page map
+  for (const [round, change] of changes.entries()) {
+    change();
+    const want = await runCliAsync([...args, '--no-index']);
+    assert.equal(want.status, 0, want.stderr);
+    const kills = [killed(60 + round * 40), killed(150 + round * 50)];
+    const answers = await Promise.all(Array.from({ length: 8 }, () => runCliAsync([...args, '--index', index])));
+    await Promise.all(kills);
+    for (const [i, r] of answers.entries()) {
+      assert.equal(r.stderr, want.stderr, `round ${round} search ${i}`);
+      assert.equal(r.stdout, want.stdout, `round ${round} search ${i}`);
+    }
+  }
+  const last = await runCliAsync([...args, '--no-index']);
+  assert.equal((await runCliAsync([...args, '--index', index])).stdout, last.stdout);
 });
