@@ -223,7 +223,7 @@ export interface KnownRun {
 /** Pages row 3 (known-runs.ts): the per-run content entries and run list of the content the index answers for. */
 export interface KnownRuns {
   readonly content: string;
-  /** Digest of the run list (known-runs.ts runListDigest) and its length. */
+  /** Digest of the run list (known-runs.ts runListDigests) and its length. */
   readonly runList: string;
   readonly runCount: number;
   readonly runs: ReadonlyMap<string, KnownRun>;
@@ -653,7 +653,8 @@ export class IndexTables {
     if (head === null || typeof head !== 'object') throw new IndexDamagedError(`pages row ${id} is malformed`);
     const h = head as Record<string, unknown>;
     if (h.parts === undefined) return { head: h, bytes: r.digests };
-    if (!Number.isSafeInteger(h.parts) || !Number.isSafeInteger(h.bytes)) throw new IndexDamagedError(`pages row ${id} is malformed`);
+    if (!Number.isSafeInteger(h.parts) || !Number.isSafeInteger(h.bytes) || (h.parts as number) >= partRow(1, 0))
+      throw new IndexDamagedError(`pages row ${id} is malformed`);
     const rows = this.s.parts.all(partRow(id, 0), partRow(id, h.parts as number)) as Array<{
       id: number;
       head: string;
