@@ -99,6 +99,7 @@ function phaseSync(store: string, index: string): PhaseResult {
       resumed: r.runsResumed,
       snapshots: r.snapshotsRead,
       digested: r.rowsDigested,
+      marks: r.marksRead,
     },
   };
 }

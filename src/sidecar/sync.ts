@@ -12,8 +12,9 @@ import { readIndexMeta, type IndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
-import type { IndexTables, PageMapRow, RunMarks, RunRow } from './tables.js';
+import type { IndexTables, KnownRuns, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
+import { changedMarks, knownRunsOf, runListDigests } from './known-runs.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -27,6 +28,8 @@ export interface SyncReport {
   readonly snapshotsRead: number;
   /** Snapshot rows read and digested by the content check (0 when the stamp vouched for everything). */
   readonly rowsDigested: number;
+  /** Runs whose marks (what the sync compares of each run it holds) were read from the index: all of them, or (known-runs.ts) those that changed. */
+  readonly marksRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -129,6 +132,7 @@ export class IndexSync {
 
   private syncOnce(verify: boolean, onProgress?: ProgressFn): SyncReport {
     let rowsDigested = 0;
+    let marksRead = 0;
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
       contentChecked,
@@ -138,6 +142,7 @@ export class IndexSync {
       runsRemoved: 0,
       snapshotsRead: 0,
       rowsDigested,
+      marksRead,
       compacted: false,
       merged: false,
     });
@@ -145,26 +150,31 @@ export class IndexSync {
     this.t.begin();
     let meta: IndexMeta;
     let stamp: string | null;
-    let rows: RunMarks[];
+    // every run's marks, or (known) what the content the index answers for was made of: then the
+    // marks of the runs that changed only are read, under the write lock (known-runs.ts)
+    let rows: RunMarks[] | null = null;
+    let known: KnownRuns | null = null;
     let pageMap: PageMapRow | null;
     try {
       meta = readIndexMeta(this.t.readMeta());
       // taken before any content is read; the recorded one lets a server prove cheaply that nothing changed
       stamp = this.store.stamp(meta.storeStamp);
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
-      rows = this.t.allMarks(meta.runCount);
+      known = verify || meta.runCount === 0 ? null : this.t.knownRuns();
+      if (known?.content !== meta.content) known = null;
+      if (known === null) marksRead = (rows = this.t.allMarks(meta.runCount)).length;
       pageMap = this.t.pageMap();
     } finally {
       this.t.commit();
     }
-    if (rows.length === 0) this.early = this.prefetchAll();
+    if (rows?.length === 0) this.early = this.prefetchAll();
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
-    let content = this.scan(rows, meta, verify ? null : pageMap, seed);
+    let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed);
     rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
     if (content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
-    if (stampSame) this.checkUnseen(rows, meta, content, stamp!);
+    if (stampSame) this.checkUnseen(rows!, meta, content, stamp!); // --verify: every run's marks were read
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
       // what is written follows from the state read under the lock, never the one read before it: another
@@ -172,16 +182,31 @@ export class IndexSync {
       // the store is older takes the index back to that state, and the next forward again), so a content
       // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      if (now.generation !== meta.generation) rows = this.t.allMarks(now.runCount);
+      if (now.generation !== meta.generation) {
+        marksRead += (rows = this.t.allMarks(now.runCount)).length;
+        known = null;
+      }
       // the store was compared with the rows of that content: the same digest, the same cuts
       if (now.content !== meta.content) {
-        content = this.scan(rows, now, verify ? null : this.t.pageMap(), seed);
+        content = this.scan(rows!, now, verify ? null : this.t.pageMap(), seed);
         rowsDigested += content.rowsDigested ?? 0;
       }
       meta = now;
       let report = none(true, content.digest);
-      if (content.digest !== meta.content) report = { ...this.apply(this.store.runs(), content, rows, meta, onProgress), rowsDigested };
-      if (content.pages) this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
+      let runs: StoreRun[] | null = null;
+      const listed = (): StoreRun[] => (runs ??= this.store.runs());
+      let digests: ReturnType<typeof runListDigests> | null = null;
+      const listDigests = (): ReturnType<typeof runListDigests> => (digests ??= runListDigests(listed(), known?.runCount ?? 0));
+      if (content.digest !== meta.content) {
+        const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
+        if (rows === null) marksRead += (rows = marks?.rows ?? this.t.allMarks(meta.runCount)).length;
+        report = { ...this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress), rowsDigested, marksRead };
+      }
+      if (content.pages) {
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
+        // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
+        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
+      }
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
@@ -232,18 +257,30 @@ export class IndexSync {
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
-  private scan(rows: readonly RunMarks[], meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+  private scan(rows: readonly RunMarks[] | KnownRuns, meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
     const current = pageMap !== null && pageMap.content === meta.content && meta.content !== '';
-    const basis: ContentBasis = {
-      seed,
-      pages: current ? pageMap.pages : null,
-      tree: current ? pageMap.tree : null,
-      runs: new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }])),
-    };
-    return this.store.content(new Map(rows.map((r) => [r.run_id, r.snap_max_seq])), meta.mediaCount, basis);
+    const runs = Array.isArray(rows)
+      ? new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }]))
+      : (rows as KnownRuns).runs;
+    const basis: ContentBasis = { seed, pages: current ? pageMap.pages : null, tree: current ? pageMap.tree : null, runs };
+    const cuts = new Map<string, number>();
+    for (const [id, r] of runs) cuts.set(id, r.maxSeq);
+    return this.store.content(cuts, meta.mediaCount, basis);
   }
 
-  private apply(runs: readonly StoreRun[], content: StoreContent, rows: RunMarks[], meta: IndexMeta, onProgress?: ProgressFn): SyncReport {
+  /**
+   * `rows`: the marks of every run the index holds, or (`settled` > 0, known-runs.ts) of those that
+   * changed: the first `settled` runs of the list without marks are the index's, unchanged.
+   */
+  private apply(
+    runs: readonly StoreRun[],
+    content: StoreContent,
+    rows: RunMarks[],
+    settled: number,
+    meta: IndexMeta,
+    onProgress?: ProgressFn,
+  ): Omit<SyncReport, 'marksRead'> {
+    const build = settled === 0 && rows.length === 0;
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -270,6 +307,10 @@ export class IndexSync {
     runs.forEach((run, ord) => {
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const ex = indexed.get(run.runId);
+      if (ex === undefined && ord < settled) {
+        runCount++;
+        return;
+      }
       const metaSame =
         ex !== undefined &&
         ex.ord === ord &&
@@ -312,7 +353,7 @@ export class IndexSync {
     };
     // the early replay holds every run's build: taken only while every run is rebuilt (another process
     // may have built the index between the first look and the write lock)
-    const early = rows.length === 0 ? this.early : null;
+    const early = build ? this.early : null;
     if (early === null) this.early?.close();
     this.early = null;
     const stats = snapshotStats(
@@ -382,7 +423,7 @@ export class IndexSync {
       }
       // the merged runs' live segment moved: their chunks
       written.push(...done.moved);
-    } else if (rows.length === 0 && segment > meta.nextSegment) {
+    } else if (build && segment > meta.nextSegment) {
       // a build into a few segments: they are the base, each its runs' own (runs of older segments are gone, their rows dead)
       layout = { compacted: 0, base: segment - 1, merged: 0, tierFrom: this.t.nextPostingId() };
       baseBytes = tierBytes;

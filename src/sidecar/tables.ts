@@ -199,6 +199,36 @@ export interface PageMapRow {
   readonly tree: PageTree | null;
 }
 
+/**
+ * Pages rows 1-3 are heads; their bytes are kept in parts of PART_BYTES, rows partRow(id, k), so that an
+ * update rewrites the parts that changed (an append: a few), not the whole map (16 bytes a store page).
+ */
+const PART_BYTES = 32 * 1024;
+const partRow = (id: number, k: number): number => id * 2 ** 24 + k;
+
+function parseJson(text: string, damaged: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new IndexDamagedError(damaged);
+  }
+}
+
+export interface KnownRun {
+  readonly count: number;
+  readonly maxSeq: number;
+  readonly digest: string;
+}
+
+/** Pages row 3 (known-runs.ts): the per-run content entries and run list of the content the index answers for. */
+export interface KnownRuns {
+  readonly content: string;
+  /** Digest of the run list (known-runs.ts runListDigests) and its length. */
+  readonly runList: string;
+  readonly runCount: number;
+  readonly runs: ReadonlyMap<string, KnownRun>;
+}
+
 export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
@@ -212,6 +242,7 @@ export class IndexTables {
         `INSERT INTO ${n('meta')} (key, value, sum) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, sum = excluded.sum`,
       ),
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
+      marksOf: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')} WHERE run_id = ?`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
@@ -238,7 +269,8 @@ export class IndexTables {
       putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
       dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
       pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = ?`),
-      dropPageTree: db.prepare(`DELETE FROM ${n('pages')} WHERE id = 2`),
+      parts: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id >= ? AND id < ? ORDER BY id`),
+      dropPart: db.prepare(`DELETE FROM ${n('pages')} WHERE id = ? OR (id >= ? AND id < ?)`),
       putPageMap: db.prepare(db.replaceSql('pages', ['id', 'head', 'digests', 'sum'], 'id')),
     };
   }
@@ -309,6 +341,15 @@ export class IndexTables {
     for (const r of rows) verifyRow('runs', markValues(r), r.marks_sum);
     if (rows.length !== expected) throw new IndexDamagedError(`the index holds ${rows.length} runs, its meta says ${expected}`);
     return rows;
+  }
+
+  /** The marks of run `runId`, or undefined when the index holds no such run. */
+  marksOf(runId: string): RunMarks | undefined {
+    const r = this.s.marksOf.get(runId) as (RunMarks & { marks_sum: number }) | undefined;
+    if (r === undefined) return undefined;
+    verifyRow('runs', markValues(r), r.marks_sum);
+    if (r.run_id !== runId) throw new IndexDamagedError(`run ${JSON.stringify(runId)} finds the row of ${JSON.stringify(r.run_id)}`);
+    return r;
   }
 
   /** The runs at corpus positions `from .. to-1`, in order, every one present and sound. */
@@ -513,31 +554,85 @@ export class IndexTables {
    * them (row 2, taken only when it names the same content); null when none was kept.
    */
   pageMap(): PageMapRow | null {
-    const r = this.pageRow(1);
+    const r = this.readPart(1);
     if (r === null) return null;
-    const head = JSON.parse(r.head) as { content?: unknown; seed?: unknown };
-    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || r.digests.length % 16 !== 0)
+    const { head, bytes } = r;
+    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || bytes.length % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = new Uint32Array(r.digests.length / 4);
-    new Uint8Array(pages.buffer).set(r.digests);
+    const pages = new Uint32Array(bytes.length / 4);
+    new Uint8Array(pages.buffer).set(bytes);
     let tree: PageTree | null = null;
-    const t = this.pageRow(2);
+    const t = this.readPart(2);
     if (t !== null) {
-      const th = JSON.parse(t.head) as { content?: unknown; runIds?: unknown };
+      // written in parts: the values, then the run ids' JSON (`ids` bytes: an append changes the last parts
+      // of both); else the ids in the head
+      const idsBytes = t.head.ids;
+      let runIds: unknown = t.head.runIds;
+      let values = t.bytes;
+      if (Number.isSafeInteger(idsBytes) && (idsBytes as number) <= t.bytes.length) {
+        const at = t.bytes.length - (idsBytes as number);
+        runIds = parseJson(t.bytes.toString('utf8', at), 'the page tree row is malformed');
+        values = t.bytes.subarray(0, at);
+      }
       if (
-        typeof th.content !== 'string' ||
-        !Array.isArray(th.runIds) ||
-        th.runIds.some((x) => typeof x !== 'string') ||
-        t.digests.length % 8 !== 0
+        typeof t.head.content !== 'string' ||
+        !Array.isArray(runIds) ||
+        runIds.some((x) => typeof x !== 'string') ||
+        values.length % 8 !== 0
       )
         throw new IndexDamagedError('the page tree row is malformed');
-      if (th.content === head.content) {
-        const values = new Float64Array(t.digests.length / 8);
-        new Uint8Array(values.buffer).set(t.digests);
-        tree = { runIds: th.runIds as string[], values };
+      if (t.head.content === head.content) {
+        const decoded = new Float64Array(values.length / 8);
+        new Uint8Array(decoded.buffer).set(values);
+        tree = { runIds: runIds as string[], values: decoded };
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree };
+  }
+
+  /**
+   * What the index compared of the content it answers for (row 3, known-runs.ts): per run its count,
+   * last seq and digest, and the digest of the run list; null when none was kept.
+   */
+  knownRuns(): KnownRuns | null {
+    const r = this.readPart(3);
+    if (r === null) return null;
+    const { head } = r;
+    const flat = parseJson(r.bytes.toString('utf8'), 'the known runs row is malformed');
+    if (
+      typeof head.content !== 'string' ||
+      typeof head.runList !== 'string' ||
+      !Number.isSafeInteger(head.runCount) ||
+      !Array.isArray(flat) ||
+      flat.length % 4 !== 0
+    )
+      throw new IndexDamagedError('the known runs row is malformed');
+    const runs = new Map<string, KnownRun>();
+    for (let i = 0; i < flat.length; i += 4) {
+      const [id, count, maxSeq, digest] = [flat[i], flat[i + 1], flat[i + 2], flat[i + 3]];
+      if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
+        throw new IndexDamagedError('the known runs row is malformed');
+      runs.set(id, { count: count as number, maxSeq: maxSeq as number, digest });
+    }
+    return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
+  }
+
+  putKnownRuns(k: KnownRuns): void {
+    const flat: Array<string | number> = [];
+    for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
+    this.writePart(3, { content: k.content, runList: k.runList, runCount: k.runCount }, Buffer.from(JSON.stringify(flat), 'utf8'));
+  }
+
+  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null): void {
+    this.writePart(1, { content, seed }, Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength));
+    if (tree === null) {
+      this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
+      return;
+    }
+    const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
+    const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
+    // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
+    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]));
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
@@ -547,16 +642,51 @@ export class IndexTables {
     return r;
   }
 
-  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null): void {
-    const head = JSON.stringify({ content, seed });
-    const bytes = Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength);
-    this.s.putPageMap.run(1, head, bytes, rowSum([1, head, bytes]));
-    if (tree === null) {
-      this.s.dropPageTree.run();
-      return;
+  /**
+   * Row `id`'s head and bytes: those of the row itself, or (a head that counts `parts`) of its part rows,
+   * each present and sound. An update rewrites the parts that changed only (writePart).
+   */
+  private readPart(id: number): { head: Record<string, unknown>; bytes: Buffer } | null {
+    const r = this.pageRow(id);
+    if (r === null) return null;
+    const head = parseJson(r.head, `pages row ${id} is malformed`);
+    if (head === null || typeof head !== 'object') throw new IndexDamagedError(`pages row ${id} is malformed`);
+    const h = head as Record<string, unknown>;
+    if (h.parts === undefined) return { head: h, bytes: r.digests };
+    if (!Number.isSafeInteger(h.parts) || !Number.isSafeInteger(h.bytes) || (h.parts as number) >= partRow(1, 0))
+      throw new IndexDamagedError(`pages row ${id} is malformed`);
+    const rows = this.s.parts.all(partRow(id, 0), partRow(id, h.parts as number)) as Array<{
+      id: number;
+      head: string;
+      digests: Buffer;
+      sum: number;
+    }>;
+    rows.forEach((p, k) => {
+      verifyRow('pages', [p.id, p.head, p.digests], p.sum);
+      if (p.id !== partRow(id, k)) throw new IndexDamagedError(`part ${k} of pages row ${id} is missing`);
+    });
+    const bytes = Buffer.concat(rows.map((p) => p.digests));
+    if (rows.length !== h.parts || bytes.length !== h.bytes)
+      throw new IndexDamagedError(
+        `pages row ${id} has ${bytes.length} bytes in ${rows.length} parts, its head says ${String(h.bytes)} in ${String(h.parts)}`,
+      );
+    return { head: h, bytes };
+  }
+
+  /** Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written. */
+  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer): void {
+    const parts = Math.ceil(bytes.length / PART_BYTES);
+    for (let k = 0; k < parts; k++) {
+      const data = bytes.subarray(k * PART_BYTES, (k + 1) * PART_BYTES);
+      const kept = this.s.pageMap.get(partRow(id, k)) as { head: string; digests: Buffer; sum: number } | undefined;
+      const sum = rowSum([partRow(id, k), '', data]);
+      // the same bytes under a sound checksum: kept as they are
+      if (kept?.head === '' && kept.sum === sum && kept.digests.equals(data)) continue;
+      this.s.putPageMap.run(partRow(id, k), '', data, sum);
     }
-    const treeHead = JSON.stringify({ content, runIds: tree.runIds });
-    const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
-    this.s.putPageMap.run(2, treeHead, values, rowSum([2, treeHead, values]));
+    this.s.dropPart.run(-1, partRow(id, parts), partRow(id + 1, 0));
+    const text = JSON.stringify({ ...head, parts, bytes: bytes.length });
+    const empty = Buffer.alloc(0);
+    this.s.putPageMap.run(id, text, empty, rowSum([id, text, empty]));
   }
 }

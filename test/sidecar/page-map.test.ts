@@ -14,7 +14,8 @@ import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js'
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
-import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { IndexDamagedError } from '../../src/sidecar/errors.js';
+import { type IndexStatement, SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { IndexTables } from '../../src/sidecar/tables.js';
 
@@ -221,5 +222,48 @@ test('a page tree row kept for another content (a writer that updated the map al
   // a map taken without a tree drops the old one
   t.putPageMap('content-3', 7, digests, tree);
   t.putPageMap('content-4', 7, digests, null);
-  assert.equal(db.prepare('SELECT COUNT(*) FROM pages').pluck().get(), 1);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 2 OR id >= 2 * 16777216').pluck().get(), 0, 'no tree row or part is left');
+});
+
+test('the map is kept in parts: an update rewrites the parts whose bytes changed only; a part gone is damage', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  // counts the pages rows written
+  let written = 0;
+  const home = new (class extends SqliteIndexDb {
+    override prepare(sql: string): IndexStatement {
+      const s = super.prepare(sql);
+      if (!sql.startsWith('INSERT OR REPLACE INTO pages')) return s;
+      const run = (...a: Parameters<IndexStatement['run']>): void => {
+        written++;
+        s.run(...a);
+      };
+      return { get: s.get.bind(s), all: s.all.bind(s), iterate: s.iterate.bind(s), run };
+    }
+  })(db);
+  const t = new IndexTables(home);
+  // 6,000 store pages: 96,000 bytes of digests, three parts
+  const digests = Uint32Array.from({ length: 6000 * 4 }, (_, i) => (i * 2654435761) >>> 0);
+  const tree = { runIds: ['run-a', 'run-b'], values: Float64Array.from({ length: 5000 }, (_, i) => i % 97) };
+  t.putPageMap('content-1', 7, digests, tree);
+  assert.equal(written, 3 + 1 + 2 + 1, 'every part and both heads');
+  written = 0;
+  digests[2048 * 4 + 5] = 1; // a page of the second part
+  t.putPageMap('content-2', 7, digests, tree);
+  assert.equal(written, 1 + 1 + 1, 'the changed part and the two heads');
+  const map = t.pageMap()!;
+  assert.equal(map.content, 'content-2');
+  assert.deepEqual(map.pages, digests);
+  assert.deepEqual(map.tree, tree);
+  // a shorter map (a VACUUM): the parts past its end go
+  t.putPageMap('content-3', 7, digests.subarray(0, 100 * 4), null);
+  assert.deepEqual(t.pageMap()!.pages, digests.subarray(0, 100 * 4));
+  assert.equal(db.prepare('SELECT COUNT(*) FROM pages').pluck().get(), 2, 'one head and one part');
+  // a part gone, or changed without its checksum: damage, never a shorter map
+  t.putPageMap('content-4', 7, digests, tree);
+  db.prepare('DELETE FROM pages WHERE id = ?').run(16777216 + 1);
+  assert.throws(() => t.pageMap(), IndexDamagedError);
+  t.putPageMap('content-5', 7, digests, tree);
+  db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
+  assert.throws(() => t.pageMap(), IndexDamagedError);
 });

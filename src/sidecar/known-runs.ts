@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import type { StoreContent } from '../store/content.js';
+import type { StoreRun } from '../store/reader.js';
+import type { IndexMeta } from './meta.js';
+import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
+
+/**
+ * An update that reads the marks of the runs that changed only. The index keeps, with the content
+ * digest it answers for (pages row 3), what that digest was made of per run (count, last seq, digest)
+ * and a digest of the run list as the index placed it (ord, run record). When the store's run list
+ * begins with that same list, no run the index holds moved or changed its record, and a run whose
+ * content entry is the one kept needs nothing: only the runs whose entry differs, and the runs listed
+ * after the kept ones, are looked up. Anything else (a run removed or moved, a changed record, media
+ * that changed, no row kept for this content) reads every run's marks, as before.
+ */
+
+/**
+ * Digests of the run list: of its first `n` runs and of all of them, in one pass (what the index's rows
+ * hold of each run: its place and its record).
+ */
+export function runListDigests(runs: readonly StoreRun[], n: number): { prefix: string; all: string } {
+  const h = createHash('sha256');
+  let prefix: string | null = null;
+  for (let i = 0; i < runs.length; i++) {
+    if (i === n) prefix = h.copy().digest('base64');
+    const r = runs[i]!;
+    h.update(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
+  }
+  const all = h.digest('base64');
+  return { prefix: prefix ?? all, all };
+}
+
+/** The row 3 that goes with `content` and `runs` (`runList`: the digest of all of them). */
+export function knownRunsOf(content: StoreContent, runs: readonly StoreRun[], runList: string): KnownRuns {
+  return { content: content.digest, runList, runCount: runs.length, runs: content.runs };
+}
+
+/**
+ * The marks an update needs when `known` (taken with the index's content, `meta`) vouches for the
+ * rest: `settled` runs lead the list unchanged, and `rows` holds the marks of those of them whose content
+ * changed and of every run after them the index holds. Null when it cannot vouch: every run's marks are read.
+ */
+export function changedMarks(
+  t: IndexTables,
+  known: KnownRuns,
+  meta: IndexMeta,
+  runs: readonly StoreRun[],
+  /** runListDigests(runs, known.runCount).prefix */
+  listed: string,
+  content: StoreContent,
+): { rows: RunMarks[]; settled: number } | null {
+  const settled = known.runCount;
+  if (known.content !== meta.content || settled !== meta.runCount || runs.length < settled) return null;
+  // a media row changed: runs that skipped a snapshot may read differently, and only their marks say which
+  if (content.media.digest !== meta.mediaDigest || content.media.count !== meta.mediaCount) return null;
+  if (listed !== known.runList) return null;
+  const rows: RunMarks[] = [];
+  const look = (runId: string): void => {
+    const m = t.marksOf(runId);
+    if (m !== undefined) rows.push(m);
+  };
+  for (let i = 0; i < settled; i++) {
+    const id = runs[i]!.runId;
+    const was = known.runs.get(id);
+    const now = content.runs.get(id);
+    if (was === now) continue;
+    if (was === undefined || now === undefined || was.count !== now.count || was.maxSeq !== now.maxSeq || was.digest !== now.digest)
+      look(id);
+  }
+  for (let i = settled; i < runs.length; i++) look(runs[i]!.runId);
+  return { rows, settled };
+}
