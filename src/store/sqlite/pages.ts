@@ -3,6 +3,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
 import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
+import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -32,8 +33,6 @@ export interface PageRun {
   maxSeq: number;
   readonly pages: number[];
 }
-
-const LANE_PRIMES = [0x01000193, 0x5bd1e995, 0x85ebca6b, 0xcc9e2d51] as const;
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
 const HELPER_BYTES = 64 * 1024 * 1024;
