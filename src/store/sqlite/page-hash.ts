@@ -25,6 +25,9 @@ export interface HashJob {
   readonly state: SharedArrayBuffer;
 }
 
+/** A helper thread's workerData: its job, or how long to wait for the job as a message (a helper started ahead). */
+export type HelperStart = { readonly job: HashJob } | { readonly waitMs: number };
+
 export const CHUNK_BYTES = 1 << 20;
 const CLAIM = 0;
 const STOP = 1;
@@ -114,9 +117,17 @@ export function hashAll(job: HashJob, timeoutMs: number): boolean {
 /**
  * The helper's part: hashes the chunks it claims into buffers of its own and copies each into the
  * shared arrays only if the main thread has not taken it back meanwhile. Stops when told to, or at a
- * failure (the main thread then hashes what is left).
+ * failure (the main thread then hashes what is left: nothing is published for the chunk it was on).
  */
 export function helpHash(job: HashJob): void {
+  try {
+    helpWith(job);
+  } catch {
+    // the main thread takes back what was not published
+  }
+}
+
+function helpWith(job: HashJob): void {
   const state = new Int32Array(job.state);
   const digests = new Uint32Array(job.digests);
   const next = new Uint32Array(job.next);

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
-import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
+import { type HashJob, type HelperStart, hashAll, newHashJob, stopHelper } from './page-hash.js';
 import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
 
 /**
@@ -38,6 +38,8 @@ export interface PageRun {
 const HELPER_BYTES = 64 * 1024 * 1024;
 /** A helper stalled this long while copying a chunk in is given up on (the caller then reads the whole content). */
 const HELPER_STALL_MS = 2000;
+/** A helper started ahead that no pass has taken within this ends by itself. */
+const SPARE_WAIT_MS = 5000;
 const HELPER = new URL('./page-hash-worker.js', import.meta.url);
 
 /** The hashing pass under way: this thread's share is hashed by finishHashing. */
@@ -46,24 +48,53 @@ interface Hashing {
   readonly helper: Worker | null;
 }
 
+/** Whether a core is spare: on a saturated machine a helper's start-up and share cost more than they save. */
+const coreToSpare = (): boolean => loadavg()[0]! < availableParallelism() - 1;
+
+/** A helper started with its job, or one that waits for it as a message. Null when none starts. */
+function startHelper(start: HelperStart): Worker | null {
+  try {
+    const helper = new Worker(HELPER, { workerData: start, stdout: true, stderr: true });
+    helper.unref();
+    helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
+    return helper;
+  } catch {
+    return null;
+  }
+}
+
+/** A helper started ahead of the next pass (prestartPageHashing), waiting for its job. */
+let spare: Worker | null = null;
+
+/**
+ * A pass over a file of `bytes` comes next (the store's stamp changed): its helper thread starts now,
+ * so that its ~20 ms of start-up overlap what the caller does before the pass (the pass posts it the job).
+ * A spare no pass takes ends by itself after SPARE_WAIT_MS.
+ */
+export function prestartPageHashing(bytes: number): void {
+  if (spare === null && bytes >= HELPER_BYTES && coreToSpare()) spare = startHelper({ waitMs: SPARE_WAIT_MS });
+}
+
 /**
  * Starts the hashing pass: for a large file on a machine with a core to spare, a helper thread that
- * takes chunks as soon as it runs (finishHashing hashes the rest on this thread).
+ * takes chunks as soon as it runs (finishHashing hashes the rest on this thread). A helper started
+ * ahead is given the job; one started ahead for a file too small is stopped.
  */
 function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
   const job = newHashJob(fd, pageSize, pages, seed);
-  let helper: Worker | null = null;
-  // only with a core to spare: on a saturated machine the helper's start-up and share cost more than they save
-  if (pages * pageSize >= helperBytes && loadavg()[0]! < availableParallelism() - 1) {
-    try {
-      helper = new Worker(HELPER, { workerData: job, stdout: true, stderr: true });
-      helper.unref();
-      helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
-    } catch {
-      helper = null;
-    }
+  const ahead = spare;
+  spare = null;
+  if (pages * pageSize < helperBytes) {
+    void ahead?.terminate();
+    return { job, helper: null };
   }
-  return { job, helper };
+  if (ahead === null) return { job, helper: coreToSpare() ? startHelper({ job }) : null };
+  try {
+    ahead.postMessage(job);
+  } catch {
+    // it has ended: this thread hashes everything
+  }
+  return { job, helper: ahead };
 }
 
 /**

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
-import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -46,7 +46,7 @@ test('the helper thread alone hashes and publishes every chunk as this thread do
     const mine = newHashJob(fd, 4096, pages, 99);
     assert.equal(hashAll(mine, 10), true);
     const theirs = newHashJob(fd, 4096, pages, 99);
-    const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: theirs });
+    const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: { job: theirs } });
     await new Promise((resolve) => helper.once('exit', resolve));
     const slots = new Int32Array(theirs.state).subarray(2);
     assert.ok(slots.length > 1);
@@ -99,4 +99,49 @@ test('chunks the helper claimed and never published are taken back and hashed he
   } finally {
     closeSync(fd);
   }
+});
+
+const WORKER = new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url);
+
+test('a helper started ahead of the pass takes its job as a message and publishes every chunk', async () => {
+  const { path } = threadedStore(44, 90);
+  const fd = openSync(path, 'r');
+  try {
+    const pages = statSync(path).size / 4096;
+    const mine = newHashJob(fd, 4096, pages, 5);
+    assert.equal(hashAll(mine, 10), true);
+    const helper = new Worker(WORKER, { workerData: { waitMs: 60_000 } });
+    const exited = new Promise((resolve) => helper.once('exit', resolve));
+    await new Promise((resolve) => helper.once('online', resolve));
+    const theirs = newHashJob(fd, 4096, pages, 5);
+    helper.postMessage(theirs);
+    await exited;
+    const slots = new Int32Array(theirs.state).subarray(2);
+    assert.deepEqual(
+      [...slots],
+      Array.from(slots, () => 2),
+      'every chunk published by the helper',
+    );
+    assert.deepEqual(Buffer.from(theirs.digests), Buffer.from(mine.digests));
+    assert.deepEqual(Buffer.from(theirs.next), Buffer.from(mine.next));
+  } finally {
+    closeSync(fd);
+  }
+});
+
+test('a helper started ahead that is given no job ends by itself', { timeout: 20_000 }, async () => {
+  const helper = new Worker(WORKER, { workerData: { waitMs: 50 } });
+  assert.equal(await new Promise((resolve) => helper.once('exit', resolve)), 0);
+});
+
+test('the map after a helper was started ahead is the map this thread alone gives', () => {
+  const { path } = threadedStore(45, 90);
+  const { root, runIdColumn } = layout(path);
+  const alone = readPageMap(path, root, runIdColumn, 4321, null, Infinity);
+  // started ahead when a core is spare (on a busy machine none is: the test above drives one directly)
+  prestartPageHashing(Infinity);
+  const shared = readPageMap(path, root, runIdColumn, 4321, null, 0);
+  assert.ok(alone !== null && shared !== null);
+  assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.deepEqual([...shared.runs], [...alone.runs]);
 });
