@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
@@ -48,8 +48,24 @@ interface Hashing {
   readonly helper: Worker | null;
 }
 
-/** Whether a core is spare: on a saturated machine a helper's start-up and share cost more than they save. */
-const coreToSpare = (): boolean => loadavg()[0]! < availableParallelism() - 1;
+function procLoadavg(): string | null {
+  try {
+    return readFileSync('/proc/loadavg', 'latin1');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a core is spare for the pass: on a saturated machine a helper's start-up and share cost more
+ * than they save. Linux tells how many tasks are runnable now (/proc/loadavg's fourth field, this thread
+ * among them): the pass lasts ~0.1 s, and a minute's load average (the measure elsewhere) tells more of
+ * what ran before it than of what runs beside it.
+ */
+export function coreToSpare(loadavgText: string | null = procLoadavg(), cores = availableParallelism()): boolean {
+  const runnable = Number(/^\S+ \S+ \S+ (\d+)\//.exec(loadavgText ?? '')?.[1] ?? NaN);
+  return Number.isInteger(runnable) ? runnable - 1 < cores - 1 : loadavg()[0]! < cores - 1;
+}
 
 /** A helper started with its job, or one that waits for it as a message. Null when none starts. */
 function startHelper(start: HelperStart): Worker | null {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
-import { prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
+import { coreToSpare, prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -148,4 +148,11 @@ test('the map after a helper was started ahead is the map this thread alone give
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
   assert.deepEqual([...shared.runs], [...alone.runs]);
+});
+
+test('a core is spare when the tasks runnable now (this one among them) leave one, whatever the minute average says', () => {
+  assert.equal(coreToSpare('3.90 2.10 1.50 1/131 4330', 2), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 2/131 4330', 2), false);
+  assert.equal(coreToSpare('0.10 0.20 0.30 7/131 4330', 8), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 8/131 4330', 8), false);
 });
