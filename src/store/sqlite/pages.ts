@@ -14,8 +14,9 @@ import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
  * keyed with a random seed kept in the index, and a change of one 32-bit word per lane always shows.
  *
  * Reading the file costs one sequential pass (about 0.1 s for 600 MB from the page cache on one core,
- * the hash in WebAssembly SIMD adding little: page-hash-wasm.ts; shared with a helper thread: page-hash.ts) and a read of each b-tree page of the snapshots table whose
- * digest changed since the previous map (all of them without one); what SQLite would spend decoding
+ * the hash in WebAssembly SIMD adding little: page-hash-wasm.ts; shared with a helper thread:
+ * page-hash.ts) and a read of each b-tree page of the snapshots table whose digest changed since the
+ * previous map (all of them without one); what SQLite would spend decoding
  * and SHA-256 spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered
  * tree, a run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
  */
