@@ -160,6 +160,7 @@ export class IndexSync {
       // taken before any content is read; the recorded one lets a server prove cheaply that nothing changed
       stamp = this.store.stamp(meta.storeStamp);
       if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
+      this.store.contentAhead?.();
       known = verify || meta.runCount === 0 ? null : this.t.knownRuns();
       if (known?.content !== meta.content) known = null;
       if (known === null) marksRead = (rows = this.t.allMarks(meta.runCount)).length;

@@ -123,6 +123,11 @@ export interface StoreReader {
    */
   stamp(recorded?: string | null): string | null;
   /**
+   * Told that content() comes next (the stamp differs from the index's): a backend may start ahead
+   * what that read needs (SQLite: the page map's helper thread, whose start-up then overlaps the caller's work).
+   */
+  contentAhead?(): void;
+  /**
    * How another thread opens the very bytes this reader reads (`openSharedReader` in shared.ts), or null when
    * no other connection could (read in place beside a live writer, where it might see another commit).
    */

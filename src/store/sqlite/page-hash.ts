@@ -1,4 +1,5 @@
 import { readSync } from 'node:fs';
+import { WasmPages } from './page-hash-wasm.js';
 
 /**
  * The hashing pass of the page map (pages.ts), shared between the main thread and one helper thread:
@@ -23,6 +24,9 @@ export interface HashJob {
   /** Int32Array: [0] the next chunk to claim, [1] set to stop the helper, then one slot per chunk (OPEN, …). */
   readonly state: SharedArrayBuffer;
 }
+
+/** A helper thread's workerData: its job, or how long to wait for the job as a message (a helper started ahead). */
+export type HelperStart = { readonly job: HashJob } | { readonly waitMs: number };
 
 export const CHUNK_BYTES = 1 << 20;
 const CLAIM = 0;
@@ -52,13 +56,11 @@ export function newHashJob(fd: number, pageSize: number, pages: number, seed: nu
 /** Reads and hashes one chunk into `digests` and `next`, whose index 0 is page `base` (0-based). */
 class ChunkHasher {
   private readonly perChunk: number;
-  private readonly buf: Buffer;
-  private readonly words: Int32Array;
+  private readonly pages: WasmPages;
 
   constructor(private readonly job: HashJob) {
     this.perChunk = chunkPages(job.pageSize);
-    this.buf = Buffer.allocUnsafe(this.perChunk * job.pageSize);
-    this.words = new Int32Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 2);
+    this.pages = new WasmPages(this.perChunk * job.pageSize, this.perChunk);
   }
 
   /** The pages of `chunk`: the first, and how many. */
@@ -69,36 +71,19 @@ class ChunkHasher {
 
   hash(chunk: number, digests: Uint32Array, next: Uint32Array, base: number): void {
     const { fd, pageSize, seed } = this.job;
-    const { buf, words } = this;
+    const buf = this.pages.input;
     const [first, count] = this.span(chunk);
     const want = count * pageSize;
     let got = 0;
+    // straight into the hasher's memory: no copy
     while (got < want) {
       const n = readSync(fd, buf, got, want - got, first * pageSize + got);
       if (n <= 0) throw new Error('the store file ended early');
       got += n;
     }
-    const wordsPerPage = pageSize >> 2;
-    for (let o = 0, p = first - base; o < want; o += pageSize, p++) {
-      // four independent lanes: each step is a bijection of the lane for a fixed word
-      let a = seed ^ 0x9e3779b1;
-      let b = seed ^ 0x85ebca77;
-      let c = seed ^ 0xc2b2ae3d;
-      let d = seed ^ 0x27d4eb2f;
-      const end = (o >> 2) + wordsPerPage;
-      for (let i = o >> 2; i < end; i += 4) {
-        // the primes written out (pages.ts LANE_PRIMES): a constant operand keeps this loop at memory speed
-        a = Math.imul(a ^ words[i]!, 0x01000193);
-        b = Math.imul(b ^ words[i + 1]!, 0x5bd1e995);
-        c = Math.imul(c ^ words[i + 2]!, 0x85ebca6b);
-        d = Math.imul(d ^ words[i + 3]!, 0xcc9e2d51);
-      }
-      digests[p * 4] = a;
-      digests[p * 4 + 1] = b;
-      digests[p * 4 + 2] = c;
-      digests[p * 4 + 3] = d;
-      next[p] = buf.readUInt32BE(o);
-    }
+    this.pages.hash(count, pageSize, seed);
+    digests.set(this.pages.digests.subarray(0, count * 4), (first - base) * 4);
+    for (let o = 0, p = first - base; o < want; o += pageSize, p++) next[p] = buf.readUInt32BE(o);
   }
 }
 
@@ -132,9 +117,17 @@ export function hashAll(job: HashJob, timeoutMs: number): boolean {
 /**
  * The helper's part: hashes the chunks it claims into buffers of its own and copies each into the
  * shared arrays only if the main thread has not taken it back meanwhile. Stops when told to, or at a
- * failure (the main thread then hashes what is left).
+ * failure (the main thread then hashes what is left: nothing is published for the chunk it was on).
  */
 export function helpHash(job: HashJob): void {
+  try {
+    helpWith(job);
+  } catch {
+    // the main thread takes back what was not published
+  }
+}
+
+function helpWith(job: HashJob): void {
   const state = new Int32Array(job.state);
   const digests = new Uint32Array(job.digests);
   const next = new Uint32Array(job.next);

@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
-import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
+import { type HashJob, type HelperStart, hashAll, newHashJob, stopHelper } from './page-hash.js';
+import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -12,9 +13,10 @@ import { type HashJob, hashAll, newHashJob, stopHelper } from './page-hash.js';
  * need not be read again. The digest is not cryptographic (`--verify` re-reads with SHA-256); it is
  * keyed with a random seed kept in the index, and a change of one 32-bit word per lane always shows.
  *
- * Reading the file costs one sequential pass (about 0.1 s of CPU for 600 MB from the page cache, shared
- * with a helper thread: page-hash.ts) and a read of each b-tree page of the snapshots table whose
- * digest changed since the previous map (all of them without one); what SQLite would spend decoding
+ * Reading the file costs one sequential pass (about 0.1 s for 600 MB from the page cache on one core,
+ * the hash in WebAssembly SIMD adding little: page-hash-wasm.ts; shared with a helper thread:
+ * page-hash.ts) and a read of each b-tree page of the snapshots table whose digest changed since the
+ * previous map (all of them without one); what SQLite would spend decoding
  * and SHA-256 spends ~0.6 s. Anything this parser does not expect (another text encoding, a misordered
  * tree, a run id that is not text, a cycle, a failed read) gives null: the caller reads the whole content instead.
  */
@@ -33,12 +35,12 @@ export interface PageRun {
   readonly pages: number[];
 }
 
-const LANE_PRIMES = [0x01000193, 0x5bd1e995, 0x85ebca6b, 0xcc9e2d51] as const;
-
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
 const HELPER_BYTES = 64 * 1024 * 1024;
 /** A helper stalled this long while copying a chunk in is given up on (the caller then reads the whole content). */
 const HELPER_STALL_MS = 2000;
+/** A helper started ahead that no pass has taken within this ends by itself. */
+const SPARE_WAIT_MS = 5000;
 const HELPER = new URL('./page-hash-worker.js', import.meta.url);
 
 /** The hashing pass under way: this thread's share is hashed by finishHashing. */
@@ -47,24 +49,69 @@ interface Hashing {
   readonly helper: Worker | null;
 }
 
+function procLoadavg(): string | null {
+  try {
+    return readFileSync('/proc/loadavg', 'latin1');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a core is spare for the pass: on a saturated machine a helper's start-up and share cost more
+ * than they save. Linux tells how many tasks are runnable now (/proc/loadavg's fourth field, this thread
+ * among them): the pass lasts ~0.1 s, and a minute's load average (the measure elsewhere) tells more of
+ * what ran before it than of what runs beside it.
+ */
+export function coreToSpare(loadavgText: string | null = procLoadavg(), cores = availableParallelism()): boolean {
+  const runnable = Number(/^\S+ \S+ \S+ (\d+)\//.exec(loadavgText ?? '')?.[1] ?? NaN);
+  return Number.isInteger(runnable) ? runnable - 1 < cores - 1 : loadavg()[0]! < cores - 1;
+}
+
+/** A helper started with its job, or one that waits for it as a message. Null when none starts. */
+function startHelper(start: HelperStart): Worker | null {
+  try {
+    const helper = new Worker(HELPER, { workerData: start, stdout: true, stderr: true });
+    helper.unref();
+    helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
+    return helper;
+  } catch {
+    return null;
+  }
+}
+
+/** A helper started ahead of the next pass (prestartPageHashing), waiting for its job. */
+let spare: Worker | null = null;
+
+/**
+ * A pass over a file of `bytes` comes next (the store's stamp changed): its helper thread starts now,
+ * so that its ~20 ms of start-up overlap what the caller does before the pass (the pass posts it the job).
+ * A spare no pass takes ends by itself after SPARE_WAIT_MS.
+ */
+export function prestartPageHashing(bytes: number): void {
+  if (spare === null && bytes >= HELPER_BYTES && coreToSpare()) spare = startHelper({ waitMs: SPARE_WAIT_MS });
+}
+
 /**
  * Starts the hashing pass: for a large file on a machine with a core to spare, a helper thread that
- * takes chunks as soon as it runs (finishHashing hashes the rest on this thread).
+ * takes chunks as soon as it runs (finishHashing hashes the rest on this thread). A helper started
+ * ahead is given the job; one started ahead for a file too small is stopped.
  */
 function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
   const job = newHashJob(fd, pageSize, pages, seed);
-  let helper: Worker | null = null;
-  // only with a core to spare: on a saturated machine the helper's start-up and share cost more than they save
-  if (pages * pageSize >= helperBytes && loadavg()[0]! < availableParallelism() - 1) {
-    try {
-      helper = new Worker(HELPER, { workerData: job, stdout: true, stderr: true });
-      helper.unref();
-      helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
-    } catch {
-      helper = null;
-    }
+  const ahead = spare;
+  spare = null;
+  if (pages * pageSize < helperBytes) {
+    void ahead?.terminate();
+    return { job, helper: null };
   }
-  return { job, helper };
+  if (ahead === null) return { job, helper: coreToSpare() ? startHelper({ job }) : null };
+  try {
+    ahead.postMessage(job);
+  } catch {
+    // it has ended: this thread hashes everything
+  }
+  return { job, helper: ahead };
 }
 
 /**

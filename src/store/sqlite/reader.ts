@@ -15,6 +15,7 @@ import type {
   StoreSnapshot,
 } from '../reader.js';
 import { sqliteContent } from './content.js';
+import { prestartPageHashing } from './pages.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
 import { bytesText } from '../bytes-text.js';
@@ -147,6 +148,10 @@ export class SqliteReader implements StoreReader {
     // the page map reads the file itself: only the bytes SQLite reads without locks (no -wal, no copy)
     const pages = basis && this.file.mode === 'immutable' ? { path: this.file.realPath, basis } : undefined;
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages);
+  }
+
+  contentAhead(): void {
+    if (this.file.mode === 'immutable') prestartPageHashing(this.byteSize() ?? 0);
   }
 
   byteSize(): number | null {

@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
-import { hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
-import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
+import { coreToSpare, prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -38,16 +38,18 @@ test('a helper thread hashing a share of the chunks gives the map this thread al
   assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
 });
 
-test('the helper thread alone hashes and publishes every chunk as this thread does', async () => {
-  const { path } = threadedStore(43, 90);
+const WORKER = new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url);
+
+/** A helper alone over a store's file (`run` starts it with the job and waits for its end): every chunk published, as this thread hashes it. */
+async function helperAlone(storeSeed: number, run: (job: HashJob) => Promise<unknown>): Promise<void> {
+  const { path } = threadedStore(storeSeed, 90);
   const fd = openSync(path, 'r');
   try {
     const pages = statSync(path).size / 4096;
     const mine = newHashJob(fd, 4096, pages, 99);
     assert.equal(hashAll(mine, 10), true);
     const theirs = newHashJob(fd, 4096, pages, 99);
-    const helper = new Worker(new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url), { workerData: theirs });
-    await new Promise((resolve) => helper.once('exit', resolve));
+    await run(theirs);
     const slots = new Int32Array(theirs.state).subarray(2);
     assert.ok(slots.length > 1);
     assert.deepEqual(
@@ -60,6 +62,13 @@ test('the helper thread alone hashes and publishes every chunk as this thread do
   } finally {
     closeSync(fd);
   }
+}
+
+test('the helper thread alone hashes and publishes every chunk as this thread does', async () => {
+  await helperAlone(43, (job) => {
+    const helper = new Worker(WORKER, { workerData: { job } });
+    return new Promise((resolve) => helper.once('exit', resolve));
+  });
 });
 
 test('chunks the helper claimed and never published are taken back and hashed here; what it publishes late is dropped', () => {
@@ -99,4 +108,51 @@ test('chunks the helper claimed and never published are taken back and hashed he
   } finally {
     closeSync(fd);
   }
+});
+
+/** The helper's exit code; a helper still running after `ms` is stopped and the test fails. */
+function exitWithin(helper: Worker, ms: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const late = setTimeout(() => {
+      void helper.terminate();
+      reject(new Error(`the helper was still running after ${ms} ms`));
+    }, ms);
+    helper.once('exit', (code) => {
+      clearTimeout(late);
+      resolve(code);
+    });
+  });
+}
+
+test('a helper started ahead of the pass takes its job as a message and publishes every chunk', async () => {
+  await helperAlone(44, async (job) => {
+    const helper = new Worker(WORKER, { workerData: { waitMs: 60_000 } });
+    const exited = exitWithin(helper, 15_000);
+    await new Promise((resolve) => helper.once('online', resolve));
+    helper.postMessage(job);
+    await exited;
+  });
+});
+
+test('a helper started ahead that is given no job ends by itself', async () => {
+  assert.equal(await exitWithin(new Worker(WORKER, { workerData: { waitMs: 50 } }), 10_000), 0);
+});
+
+test('the map after a helper was started ahead is the map this thread alone gives', () => {
+  const { path } = threadedStore(45, 90);
+  const { root, runIdColumn } = layout(path);
+  const alone = readPageMap(path, root, runIdColumn, 4321, null, Infinity);
+  // started ahead when a core is spare (on a busy machine none is: the test above drives one directly)
+  prestartPageHashing(Infinity);
+  const shared = readPageMap(path, root, runIdColumn, 4321, null, 0);
+  assert.ok(alone !== null && shared !== null);
+  assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.deepEqual([...shared.runs], [...alone.runs]);
+});
+
+test('a core is spare when the tasks runnable now (this one among them) leave one, whatever the minute average says', () => {
+  assert.equal(coreToSpare('3.90 2.10 1.50 1/131 4330', 2), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 2/131 4330', 2), false);
+  assert.equal(coreToSpare('0.10 0.20 0.30 7/131 4330', 8), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 8/131 4330', 8), false);
 });
