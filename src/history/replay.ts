@@ -54,6 +54,19 @@ export interface ParsedSnapshot {
   readonly elements: ParsedElement[];
 }
 
+/**
+ * An empty array that V8 holds as an array of objects from the start. A `[]` literal starts as one of
+ * small integers and changes map at its first push, so code optimized on filled arrays deoptimizes at
+ * an empty one (an empty snapshot, a run's first snapshot); when that code is the on-stack replacement
+ * of a hot loop, V8 keeps it and every later entry deoptimizes again: bench runs had storms of 400 to
+ * 1,000 deopts in `add`, in about one run in eight.
+ */
+function objectArray<T>(): T[] {
+  const a: Array<T | null> = [null];
+  a.pop();
+  return a as T[];
+}
+
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -90,8 +103,12 @@ export class RunReplayer {
     private readonly reuse = true,
   ) {
     this.previous = seed;
-    this.entries = stored.slice();
-    this.looseKeys = stored.map((p) => p.keys.loose);
+    this.entries = objectArray();
+    this.looseKeys = objectArray();
+    for (const p of stored) {
+      this.entries.push(p);
+      this.looseKeys.push(p.keys.loose);
+    }
     this.firstChanged = stored.length;
   }
 
@@ -125,8 +142,8 @@ export class RunReplayer {
     this.previous = parsed;
     // plain loops, no callbacks: a closure made per snapshot never gets type feedback of its own
     const keptAt: number[] = [];
-    const kept: ParsedElement[] = [];
-    const keptKeys: string[] = [];
+    const kept: ParsedElement[] = objectArray();
+    const keptKeys: string[] = objectArray();
     for (let i = 0; i < parsed.elements.length; i++) {
       const el = parsed.elements[i]!;
       if (el.summary) continue;
@@ -190,7 +207,7 @@ export class RunReplayer {
       reused > 0
         ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1]))
         : splitTopLevelArray(value);
-    const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : [];
+    const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : objectArray();
     for (let i = reused; i < ranges.length; i++) {
       const [s, e] = ranges[i]!;
       const marked = mayHaveMarkers(value.slice(s, e));
