@@ -7,6 +7,7 @@ import { longestOverlap } from './overlap.js';
 import { isSummaryArtifact } from './summary.js';
 import type { StoreSnapshot } from '../store/reader.js';
 import { mayHaveMarkers, restoreMedia, type MediaCache } from './media.js';
+import { objectArray } from './arrays.js';
 
 /** One message of a run's durable record. */
 export interface RecordMessage {
@@ -52,19 +53,6 @@ export interface ParsedSnapshot {
   readonly text: string;
   readonly ranges: Array<[number, number]>;
   readonly elements: ParsedElement[];
-}
-
-/**
- * An empty array that V8 holds as an array of objects from the start. A `[]` literal starts as one of
- * small integers and changes map at its first push, so code optimized on filled arrays deoptimizes at
- * an empty one (an empty snapshot, a run's first snapshot); when that code is the on-stack replacement
- * of a hot loop, V8 keeps it and every later entry deoptimizes again: bench runs had storms of 400 to
- * 1,000 deopts in `add`, in about one run in eight.
- */
-function objectArray<T>(): T[] {
-  const a: Array<T | null> = [null];
-  a.pop();
-  return a as T[];
 }
 
 function errorText(e: unknown): string {
