@@ -117,12 +117,14 @@ const code = readFileSync(main, 'utf8').replaceAll('import(workerData.script)', 
 if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), which bin/convsearch.js cannot run`);
 
 // V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
-// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches.
+// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches,
+// under the V8 flags bin/convsearch.js sets before it loads the bundle (V8 refuses a cache taken under others).
 const cache = spawnSync(
   process.execPath,
   [
     '-e',
     `const bin = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))});
+require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 const b = bin.loadBundle();
 const quiet = { write() {} };
 b.main(['node', 'convsearch', '--help'], { ...bin.processSink(), stdout: quiet }).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,

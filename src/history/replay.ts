@@ -7,6 +7,7 @@ import { longestOverlap } from './overlap.js';
 import { isSummaryArtifact } from './summary.js';
 import type { StoreSnapshot } from '../store/reader.js';
 import { mayHaveMarkers, restoreMedia, type MediaCache } from './media.js';
+import { objectArray } from './arrays.js';
 
 /** One message of a run's durable record. */
 export interface RecordMessage {
@@ -90,8 +91,12 @@ export class RunReplayer {
     private readonly reuse = true,
   ) {
     this.previous = seed;
-    this.entries = stored.slice();
-    this.looseKeys = stored.map((p) => p.keys.loose);
+    this.entries = objectArray();
+    this.looseKeys = objectArray();
+    for (const p of stored) {
+      this.entries.push(p);
+      this.looseKeys.push(p.keys.loose);
+    }
     this.firstChanged = stored.length;
   }
 
@@ -125,8 +130,8 @@ export class RunReplayer {
     this.previous = parsed;
     // plain loops, no callbacks: a closure made per snapshot never gets type feedback of its own
     const keptAt: number[] = [];
-    const kept: ParsedElement[] = [];
-    const keptKeys: string[] = [];
+    const kept: ParsedElement[] = objectArray();
+    const keptKeys: string[] = objectArray();
     for (let i = 0; i < parsed.elements.length; i++) {
       const el = parsed.elements[i]!;
       if (el.summary) continue;
@@ -190,7 +195,7 @@ export class RunReplayer {
       reused > 0
         ? prev!.ranges.slice(0, reused).concat(splitTopLevelArray(value, prev!.ranges[reused - 1]![1]))
         : splitTopLevelArray(value);
-    const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : [];
+    const elements: ParsedElement[] = reused > 0 ? prev!.elements.slice(0, reused) : objectArray();
     for (let i = reused; i < ranges.length; i++) {
       const [s, e] = ranges[i]!;
       const marked = mayHaveMarkers(value.slice(s, e));

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { objectArray } from '../history/arrays.js';
 import { claimInherited } from '../history/attribution.js';
 import type { SkippedSnapshot } from '../history/replay.js';
 import type { HistorySource } from '../history/source.js';
@@ -103,7 +104,7 @@ export function digestRuns(
   const counter = new QueryTermCounter(terms, tok.forEachToken);
   const counts = counter.counts;
   const claimed = new Set<string>();
-  const out: RunDigest[] = [];
+  const out: RunDigest[] = objectArray();
   source.plan(runIds);
   for (const runId of runIds) {
     const replay = source.replay(runId);
@@ -112,7 +113,10 @@ export function digestRuns(
     for (let i = 0; i < record.length; i++) strictKeys[i] = record[i]!.keys.strict;
     const localStart = claimInherited(claimed, strictKeys);
     const lengths = new Int32Array(record.length - localStart);
-    const perTerm: number[][] = terms.map(() => []);
+    // built by hand, as arrays V8 holds alike whatever they hold (see objectArray): Array.prototype.map's
+    // results deoptimized the optimized loop over runs
+    const perTerm: number[][] = objectArray();
+    for (let k = 0; k < terms.length; k++) perTerm.push(objectArray());
     const parts = new PartsBuilder();
     const textKeys = needs.textKeys ? ([] as string[]) : null;
     const times = needs.times ? { timestamps: [] as Array<string | null>, firstSeqs: new Int32Array(record.length - localStart) } : null;
@@ -136,7 +140,7 @@ export function digestRuns(
       strictKeys,
       localStart,
       lengths,
-      termCounts: perTerm.map((a) => Int32Array.from(a)),
+      termCounts: int32Arrays(perTerm),
       parts: parts.finish(),
       textKeys,
       times,
@@ -146,6 +150,12 @@ export function digestRuns(
     });
     onRun?.(out.length);
   }
+  return out;
+}
+
+function int32Arrays(lists: readonly number[][]): Int32Array[] {
+  const out: Int32Array[] = objectArray();
+  for (const a of lists) out.push(Int32Array.from(a));
   return out;
 }
 
