@@ -7,6 +7,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 const require = createRequire(import.meta.url);
 
+let appended = 0;
+
 export function appendRun(store: string): void {
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(store);
@@ -16,7 +18,9 @@ export function appendRun(store: string): void {
       conversation_id: string;
       started_at: string;
     };
-    const id = `${last.run_id}-again-${Date.now()}`;
+    // from the first run's id: appending to the last id made ids grow by ~20 bytes an append, and past ~480
+    // bytes a run id no longer fits a leaf cell, so the page map gave up and every later search read every row
+    const id = `${last.run_id.replace(/(-again-\d+)+$/, '')}-again-${Date.now()}${appended++}`;
     db.prepare(
       "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
     ).run(
