@@ -101,7 +101,7 @@ export class IndexSync {
   private readonly writer: RunWriter;
   /** A build from nothing: its runs' replay, started before the content is read (see prefetchAll). */
   private early: PrefetchedBuilds | null = null;
-  /** The store's counts by run, read to weigh the early replay's runs (the bytes the threads share: they hold). */
+  /** The store's counts by run, read to weigh the early replay's runs, kept for the snapshot stats when read from bytes other threads could share (they hold). */
   private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
 
   constructor(
@@ -252,8 +252,9 @@ export class IndexSync {
       return (c?.complete ?? 0) + (c?.interrupted ?? 0);
     };
     const early = prefetchBuilds(this.store, this.store.runs(), weight, this.parallel);
-    // read once: the build's snapshot stats take them too
-    if (early !== null) this.earlyCounts = counts;
+    // read once: the build's snapshot stats take them too, with or without worker threads (many light
+    // runs: 0.1-0.5 s a scan at 20k-50k runs), when read from bytes other threads could share: they hold
+    if (this.store.share() !== null) this.earlyCounts = counts;
     return early;
   }
 
@@ -360,7 +361,7 @@ export class IndexSync {
     const stats = snapshotStats(
       this.store,
       work.map((w) => w!.run.runId),
-      early !== null ? this.earlyCounts : null,
+      this.earlyCounts,
     );
     // the runs this update writes anew (attribution reads their rows whole)
     const rewritten = new Set<number>();
