@@ -136,10 +136,8 @@ function writeEntry(w: VarintWriter, gap: number, tf: number): void {
   } else w.write(2 * gap);
 }
 
-export type PostingVisitor = (runKey: number, pos: number, tf: number) => void;
-
-/** Visits the entries of one postings blob; `wantRun` lets a reader skip whole runs it does not need. */
-export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun: (runKey: number) => boolean = () => true): void {
+/** Reads a postings blob's unsigned varints one by one; `offset` is where the next one starts. */
+function varints(data: Uint8Array): { next: () => number; offset: () => number } {
   let i = 0;
   const next = (): number => {
     let n = 0;
@@ -152,7 +150,15 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
       shift *= 128;
     }
   };
-  while (i < data.length) {
+  return { next, offset: () => i };
+}
+
+export type PostingVisitor = (runKey: number, pos: number, tf: number) => void;
+
+/** Visits the entries of one postings blob; `wantRun` lets a reader skip whole runs it does not need. */
+export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun: (runKey: number) => boolean = () => true): void {
+  const { next, offset } = varints(data);
+  while (offset() < data.length) {
     const runKey = next();
     const want = wantRun(runKey);
     let pos = -1;
@@ -162,6 +168,38 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
       if (want) visit(runKey, pos, tf);
     }
   }
+}
+
+/**
+ * The groups of a postings blob whose run `wantRun` accepts, as the blob's own bytes: a group is
+ * self-contained (its first gap counts from -1), so it is copied, not decoded and encoded again. What a
+ * merge writes is exactly what encodeGroups makes of the same entries; a blob whose every group is
+ * wanted is returned as it is. A group without entries (never written) is dropped, as decoding drops it.
+ */
+export function liveGroups(data: Uint8Array, wantRun: (runKey: number) => boolean): Uint8Array {
+  const { next, offset } = varints(data);
+  const ranges: number[] = [];
+  let size = 0;
+  while (offset() < data.length) {
+    const start = offset();
+    const runKey = next();
+    let entries = 0;
+    for (let v = next(); v !== 0; v = next()) {
+      entries++;
+      if (v % 2 === 1) next(); // its tf
+    }
+    if (entries > 0 && wantRun(runKey)) {
+      ranges.push(start, offset());
+      size += offset() - start;
+    }
+  }
+  if (size === data.length) return data;
+  const out = Buffer.allocUnsafe(size);
+  for (let k = 0, o = 0; k < ranges.length; k += 2) {
+    out.set(data.subarray(ranges[k], ranges[k + 1]), o);
+    o += ranges[k + 1]! - ranges[k]!;
+  }
+  return out;
 }
 
 /** Encodes groups of (pos, tf) pairs in ascending position order (used when segments merge). */

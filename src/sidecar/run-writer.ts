@@ -84,7 +84,8 @@ export class RunWriter {
     let build = prefetched;
     if (build) this.driver.skip(run);
     else build = buildRun(this.driver, run);
-    this.t.deleteMessages(row.run_key, 0);
+    // a run new to the index (a build's every run) has no messages to delete: two statements a run saved
+    if (row.len > 0) this.t.deleteMessages(row.run_key, 0);
     builder.beginRun(row.run_key);
     const lengths = build.rows.map((r, pos) => this.insertMessage(row.run_key, pos, r, builder));
     this.finish(

@@ -1,4 +1,4 @@
-import { decodePostings, encodeGroups, type SegmentBuilder } from './postings.js';
+import { liveGroups, type SegmentBuilder } from './postings.js';
 import { type Layout, liveSegment } from './meta.js';
 import { bucketOf, TERM_BUCKETS, type IndexTables } from './tables.js';
 
@@ -52,28 +52,22 @@ export function merge(t: IndexTables, runCount: number, layout: Layout, into: nu
     let changed = false;
     for (const [term, ids] of [...entries]) {
       const kept: number[] = [];
-      const groups = new Map<number, number[]>();
+      // a run's live groups are in one row (its live segment's), rows in segment order: the merged row
+      // is their bytes one after another, as encoding the decoded entries again would make them
+      const parts: Uint8Array[] = [];
       for (const id of ids) {
         if (!merging(id)) {
           kept.push(id);
           continue;
         }
         const row = t.posting(id, term);
-        decodePostings(
-          row.data,
-          (runKey, pos, tf) => {
-            const g = groups.get(runKey);
-            if (g) g.push(pos, tf);
-            else groups.set(runKey, [pos, tf]);
-          },
-          (runKey) => live.get(runKey) === row.seg,
-        );
+        parts.push(liveGroups(row.data, (runKey) => live.get(runKey) === row.seg));
         t.deletePosting(id, term);
       }
       if (kept.length === ids.length) continue;
       changed = true;
-      if (groups.size > 0) {
-        const data = encodeGroups(groups);
+      const data = Buffer.concat(parts);
+      if (data.length > 0) {
         bytes += data.length;
         kept.push(t.insertPosting(term, into, data));
       }

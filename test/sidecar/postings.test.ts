@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { decodePostings, encodeGroups, SegmentBuilder } from '../../src/sidecar/postings.js';
+import { decodePostings, encodeGroups, liveGroups, SegmentBuilder } from '../../src/sidecar/postings.js';
 
 type Entry = [runKey: number, pos: number, tf: number];
 
@@ -94,5 +94,29 @@ describe('postings encoding', () => {
       for (const [runKey, pos, tf] of want.get(term)!) (groups.get(runKey) ?? groups.set(runKey, []).get(runKey)!).push(pos, tf);
       assert.deepEqual(encodeGroups(groups), data, term);
     }
+  });
+
+  test("a merge keeps the wanted runs' groups as their bytes: exactly what encoding the decoded entries makes", () => {
+    for (const seed of [5, 6, 7]) {
+      const random = rng(seed);
+      const { builder } = randomSegment(seed);
+      for (const [term, data] of builder.postings()) {
+        for (const share of [0, 0.5, 1]) {
+          const wanted = new Set<number>();
+          for (const [runKey] of decoded(data)) if (random() < share) wanted.add(runKey);
+          const want = (runKey: number): boolean => wanted.has(runKey);
+          const groups = new Map<number, number[]>();
+          for (const [runKey, pos, tf] of decoded(data, want)) (groups.get(runKey) ?? groups.set(runKey, []).get(runKey)!).push(pos, tf);
+          assert.deepEqual(Buffer.from(liveGroups(data, want)), encodeGroups(groups), `${term} ${share}`);
+        }
+        // every group wanted: the blob itself, not a copy
+        assert.equal(
+          liveGroups(data, () => true),
+          data,
+        );
+      }
+    }
+    assert.throws(() => liveGroups(Uint8Array.from([5, 4, 0x83]), () => true), /end in the middle of an entry/);
+    assert.throws(() => liveGroups(Uint8Array.from([5, 3]), () => false), /end in the middle of an entry/);
   });
 });
