@@ -60,9 +60,12 @@ function measure(plan: ScalingPlan, label: string, pristine: string, runs: numbe
   const build = runPhase(['sync', store, index]);
   process.stderr.write(`  scaling ${label}: warm latency ...\n`);
   const [base, search] = measureLatencies(
-    cliProbes(store, index, plan.queries).filter((p) => p.label.startsWith('node') || p.label.includes('search')),
+    // by the whole label: every probe's label but node's says 'convsearch'
+    cliProbes(store, index, plan.queries).filter((p) => p.label === 'node -e 0' || p.label.startsWith('convsearch search ')),
     plan.n,
   );
+  if (base?.label !== 'node -e 0' || !search?.label.startsWith('convsearch search '))
+    throw new Error('scaling: the latency probes are not node -e 0 and a search');
   const indexMb = statSync(index).size / 1e6;
   process.stderr.write(`  scaling ${label}: update after one appended run ...\n`);
   appendRun(store);
