@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import type { PageTree } from '../store/content.js';
+import type { KnownRunContent, PageTree } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb } from './index-db.js';
@@ -214,19 +214,13 @@ function parseJson(text: string, damaged: string): unknown {
   }
 }
 
-export interface KnownRun {
-  readonly count: number;
-  readonly maxSeq: number;
-  readonly digest: string;
-}
-
 /** Pages row 3 (known-runs.ts): the per-run content entries and run list of the content the index answers for. */
 export interface KnownRuns {
   readonly content: string;
   /** Digest of the run list (known-runs.ts runListDigests) and its length. */
   readonly runList: string;
   readonly runCount: number;
-  readonly runs: ReadonlyMap<string, KnownRun>;
+  readonly runs: ReadonlyMap<string, KnownRunContent>;
 }
 
 export class IndexTables {
@@ -607,7 +601,7 @@ export class IndexTables {
       flat.length % 4 !== 0
     )
       throw new IndexDamagedError('the known runs row is malformed');
-    const runs = new Map<string, KnownRun>();
+    const runs = new Map<string, KnownRunContent>();
     for (let i = 0; i < flat.length; i += 4) {
       const [id, count, maxSeq, digest] = [flat[i], flat[i + 1], flat[i + 2], flat[i + 3]];
       if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')

@@ -55,8 +55,11 @@ export interface ContentBasis {
   readonly pages: Uint32Array | null;
   /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
   readonly tree: PageTree | null;
-  readonly runs: ReadonlyMap<string, { readonly count: number; readonly maxSeq: number; readonly digest: string }>;
+  readonly runs: ReadonlyMap<string, KnownRunContent>;
 }
+
+/** What the index recorded of a run's content: what RunContent holds but the prefix digest. */
+export type KnownRunContent = Pick<RunContent, 'count' | 'maxSeq' | 'digest'>;
 
 /** The digest of nothing: `createHash('sha256').digest('base64')`, written out so that loading this module hashes nothing. */
 export const EMPTY_DIGEST = '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
