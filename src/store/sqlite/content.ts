@@ -67,6 +67,7 @@ function runsSince(
  * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
  * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks) its page map is
  * taken too, and with a basis holding the previous map only the runs whose pages changed are read.
+ * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
   db: BetterSqlite3.Database,
@@ -74,11 +75,15 @@ export function sqliteContent(
   cuts: ReadonlyMap<string, number>,
   mediaCut: number,
   pages?: { readonly path: string; readonly basis: ContentBasis },
+  rowsElsewhere = false,
 ): StoreContent {
   const map = pages ? pageMapOf(db, pages.path, pages.basis) : null;
   const previous = pages?.basis.pages;
   const since = map && previous ? runsSince(db, schema, map, { ...pages!.basis, pages: previous }, cuts) : null;
-  const { runs, rowsDigested } = since ?? allRuns(db, schema, cuts);
+  // a build digests each run from the rows its replay reads (content.ts completeDigested)
+  const elsewhere = rowsElsewhere && since === null;
+  const { runs, rowsDigested } =
+    since ?? (elsewhere ? { runs: new Map<string, RunContent>(), rowsDigested: 0 } : allRuns(db, schema, cuts));
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   if (schema.hasMedia) {
     const h = createHash('sha256');
@@ -118,6 +123,7 @@ export function sqliteContent(
     rowsDigested,
     pages: map?.digests ?? null,
     tree: map?.tree ?? null,
+    runsElsewhere: elsewhere,
   };
 }
 
