@@ -4,7 +4,7 @@ import type { ParallelOptions } from '../parallel/threads.js';
 import { randomInt } from 'node:crypto';
 import { type ContentBasis, EMPTY_DIGEST, type RunContent, type StoreContent, totalDigest, withRuns } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
-import type { SnapshotMark, StoreReader, StoreRun } from '../store/reader.js';
+import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
 import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
 import { writeCorpusCache } from './corpus-cache.js';
@@ -103,8 +103,8 @@ export class IndexSync {
   private early: PrefetchedBuilds | null = null;
   /** The store's counts by run, read to weigh the early replay's runs, kept for the snapshot stats when read from bytes other threads could share (they hold). */
   private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
-  /** A build whose replay digests each run (digestedByReplay): the store's watermarks, to check what it digested against. */
-  private marks: Map<string, SnapshotMark> | null = null;
+  /** A build whose replay digests each run (digestedByReplay). */
+  private elsewhere = false;
 
   constructor(
     private readonly t: IndexTables,
@@ -129,7 +129,7 @@ export class IndexSync {
       this.early?.close();
       this.early = null;
       this.earlyCounts = null;
-      this.marks = null;
+      this.elsewhere = false;
     }
   }
 
@@ -173,12 +173,12 @@ export class IndexSync {
     }
     if (rows?.length === 0) {
       const runs = this.store.runs();
-      this.marks = verify ? null : this.digestedByReplay(runs);
-      this.early = this.prefetchAll(runs, this.marks !== null);
+      this.elsewhere = !verify && this.digestedByReplay(runs);
+      this.early = this.prefetchAll(runs, this.elsewhere);
     }
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
-    let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed, this.marks !== null);
+    let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed, this.elsewhere);
     rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
     // (runs left to the replay: the digest stands for nothing yet)
@@ -255,7 +255,7 @@ export class IndexSync {
 
   /**
    * An empty index rebuilds every run whatever the content: their replay (worker threads) starts now and
-   * runs beside the content digest, which is read on this thread (the second core idled through it).
+   * runs beside the read of the store's content on this thread (the second core idled through it).
    */
   private prefetchAll(runs: readonly StoreRun[], digest: boolean): PrefetchedBuilds | null {
     let counts: ReturnType<StoreReader['countsByRun']> | null = null;
@@ -274,31 +274,25 @@ export class IndexSync {
   /**
    * Whether a build from nothing may take each run's content digest from the rows its replay reads
    * (StoreReader.snapshotRows: one read of every row, not two) rather than from the store's content
-   * read: when every snapshot row belongs to a run of the list, so that the runs' rows are all the rows
-   * the content covers (no orphan rows, no run id read with U+FFFD). The store's watermarks (read from
-   * its run index, not its rows) when it may, to check the digests against; else null.
+   * read: the run list can key them as that read does (no run id read with U+FFFD, none twice). That
+   * the runs' rows are all the rows (no orphan) is checked after (replayedContent).
    */
-  private digestedByReplay(runs: readonly StoreRun[]): Map<string, SnapshotMark> | null {
-    if (!this.store.snapshotRows || !this.store.snapshotTotals || runs.length === 0) return null;
+  private digestedByReplay(runs: readonly StoreRun[]): boolean {
+    if (!this.store.snapshotRows || !this.store.snapshotTotals || runs.length === 0) return false;
     const ids = new Set<string>();
-    for (const r of runs) if (r.runId.includes('\uFFFD') || ids.size === ids.add(r.runId).size) return null;
-    const marks = this.store.watermarks();
-    let rows = 0;
-    for (const [id, m] of marks) {
-      if (!ids.has(id)) return null;
-      rows += m.count;
-    }
-    return rows === this.store.snapshotTotals().count ? marks : null;
+    for (const r of runs) if (r.runId.includes('\uFFFD') || ids.size === ids.add(r.runId).size) return false;
+    return true;
   }
 
   /**
    * `content` with the runs' digests its build made as it replayed them, when they are what the
-   * store's content read would have made: each run with rows has its count and last seq, and they add
-   * up to the table (store/content.ts `completeDigested` hashes the same cells in the same order).
-   * Otherwise (a layout this did not foresee) the content is read as it would have been, and null.
+   * store's content read would have made: the store's watermarks (read from its run index, not its
+   * rows) have exactly these runs, each with its count and last seq, and they add up to the table
+   * (store/content.ts `completeDigested` hashes the same cells in the same order). Otherwise (orphan
+   * rows, a layout this did not foresee) null.
    */
   private replayedContent(content: StoreContent, digested: ReadonlyMap<string, RunContent>): StoreContent | null {
-    const marks = this.marks!;
+    const marks = this.store.watermarks();
     let rows = 0;
     for (const [id, c] of digested) {
       const m = marks.get(id);
@@ -314,13 +308,17 @@ export class IndexSync {
    * the store's content read's (replayedContent): that read, made now, and the runs' rows given its
    * digests (all of them: they were written with the replay's).
    */
-  private contentRead(elsewhere: StoreContent, keys: ReadonlyMap<string, number>): StoreContent {
+  private contentRead(elsewhere: StoreContent, runs: readonly StoreRun[]): StoreContent {
     const read = this.store.content(new Map(), 0);
     const content = { ...read, media: elsewhere.media, pages: elsewhere.pages ?? null, tree: elsewhere.tree ?? null };
-    for (const [id, key] of keys) {
-      const c = read.runs.get(id);
+    for (const { runId } of runs) {
+      const c = read.runs.get(runId);
       this.t.putRun(
-        Object.assign(this.t.run(key), { snap_count: c?.count ?? 0, snap_max_seq: c?.maxSeq ?? 0, content: c?.digest ?? EMPTY_DIGEST }),
+        Object.assign(this.t.run(this.t.marksOf(runId)!.run_key), {
+          snap_count: c?.count ?? 0,
+          snap_max_seq: c?.maxSeq ?? 0,
+          content: c?.digest ?? EMPTY_DIGEST,
+        }),
       );
     }
     return { ...content, digest: totalDigest(content.runs, content.media, content.runsTable) };
@@ -360,7 +358,6 @@ export class IndexSync {
     // a build whose replay digests each run (digestedByReplay): their content, as digested
     const elsewhere = content.runsElsewhere === true;
     const digested = new Map<string, RunContent>();
-    const keys = new Map<string, number>();
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -443,17 +440,19 @@ export class IndexSync {
     );
     // the runs this update writes anew (attribution reads their rows whole)
     const rewritten = new Set<number>();
-    const weight = (r: StoreRun): number => (content.runs.get(r.runId) ?? this.marks?.get(r.runId))?.count ?? 0;
+    const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w!.run.conversationId));
+    // (a build whose replay digests its runs was offered to worker threads by prefetchAll, on the same weights)
     const prefetched =
       early ??
-      prefetchBuilds(
-        this.store,
-        work.filter((w) => !w!.resumed).map((w) => w!.run),
-        weight,
-        this.parallel,
-        elsewhere,
-      );
+      (elsewhere
+        ? null
+        : prefetchBuilds(
+            this.store,
+            work.filter((w) => !w!.resumed).map((w) => w!.run),
+            weight,
+            this.parallel,
+          ));
     try {
       for (let i = 0; i < work.length; i++) {
         const { run, ord, marks, runKey, content: c, resumed } = work[i]!;
@@ -468,7 +467,6 @@ export class IndexSync {
         rewritten.add(runKey);
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
-        keys.set(run.runId, runKey);
         if (resumed) snapshotsRead += this.writer.resume(run, row, builder, segment);
         else {
           const done = this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null, elsewhere);
@@ -484,7 +482,7 @@ export class IndexSync {
     }
     onProgress?.(work.length, work.length);
     flush();
-    if (elsewhere) content = this.replayedContent(content, digested) ?? this.contentRead(content, keys);
+    if (elsewhere) content = this.replayedContent(content, digested) ?? this.contentRead(content, runs);
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();

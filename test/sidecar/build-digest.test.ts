@@ -127,7 +127,7 @@ describe('index build: each run digested from the rows its replay reads', () => 
     }
   });
 
-  test('rows the runs do not account for (an orphan run id, a run id that is not UTF-8): the content is read as before, same digests', () => {
+  test('rows the runs do not account for (an orphan run id, a run id that is not UTF-8): the content read of the store gives the digests, as before', () => {
     const orphan = threadedStore(8).path;
     append(orphan, (w) => addRawSnapshot(w, 'run-nobody-listed', '[{"kind": "request", "parts": []}]'));
     const notUtf8 = threadedStore(10).path;
@@ -142,7 +142,8 @@ describe('index build: each run digested from the rows its replay reads', () => 
       const want = contentRead(path);
       const { recorded, reads } = build(path, { threads: 1 });
       assert.deepEqual(recorded, want, path);
-      assert.ok(reads[0]!.rowsDigested! > 0, path);
+      // read up front (a run id with U+FFFD), or after the build found rows no run accounts for
+      assert.ok(reads.at(-1)!.rowsDigested! > 0, path);
     }
   });
 
