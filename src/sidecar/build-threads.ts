@@ -24,6 +24,8 @@ export class PrefetchedBuilds {
   constructor(
     private readonly workers: BuildWorker[],
     private readonly owner: ReadonlyMap<string, number>,
+    /** Each run's build carries its content digest (run-build.ts buildRun). */
+    readonly digest: boolean,
   ) {}
 
   take(runId: string): RunBuild | null {
@@ -80,5 +82,5 @@ export function prefetchBuilds(
     >;
     return { pool: startPoolWorker<RunBuild>(WORKER, share, data), ready: new Map() };
   });
-  return new PrefetchedBuilds(started, owner);
+  return new PrefetchedBuilds(started, owner, digest);
 }

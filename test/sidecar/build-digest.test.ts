@@ -101,7 +101,7 @@ function oddStore(seed: number): string {
 }
 
 describe('index build: each run digested from the rows its replay reads', () => {
-  test('the build reads no snapshot row for the content, and records the digests the content read makes, bit for bit (1 and 2 threads)', () => {
+  test('a build on worker threads reads no snapshot row for the content, and records the digests the content read makes, bit for bit', () => {
     const stores = [
       threadedStore(3).path,
       oddStore(5),
@@ -111,18 +111,18 @@ describe('index build: each run digested from the rows its replay reads', () => 
     ];
     for (const path of stores) {
       const want = contentRead(path);
-      for (const options of [{ threads: 1 }, { threads: 2, minSnapshots: 0 }]) {
+      const rows = want.runs.reduce((n, r) => n + r.snap_count, 0);
+      // workers: the replay digests; one thread (many light runs): the content read digests, as before
+      for (const [options, read] of [
+        [{ threads: 2, minSnapshots: 0 }, 0],
+        [{ threads: 1 }, rows],
+      ] as const) {
         const { recorded, report, reads } = build(path, options);
         const label = `${path}, ${options.threads} thread(s)`;
         assert.deepEqual(recorded, want, label);
-        // one read of the store's content, which digested no snapshot row: the replay did
         assert.equal(reads.length, 1, label);
-        assert.equal(reads[0]!.rowsDigested, 0, label);
-        assert.equal(
-          report.rowsDigested,
-          want.runs.reduce((n, r) => n + r.snap_count, 0),
-          label,
-        );
+        assert.equal(reads[0]!.rowsDigested, read, label);
+        assert.equal(report.rowsDigested, rows, label);
       }
     }
   });
@@ -140,7 +140,7 @@ describe('index build: each run digested from the rows its replay reads', () => 
     });
     for (const path of [orphan, notUtf8]) {
       const want = contentRead(path);
-      const { recorded, reads } = build(path, { threads: 1 });
+      const { recorded, reads } = build(path, { threads: 2, minSnapshots: 0 });
       assert.deepEqual(recorded, want, path);
       // read up front (a run id with U+FFFD), or after the build found rows no run accounts for
       assert.ok(reads.at(-1)!.rowsDigested! > 0, path);
@@ -179,7 +179,12 @@ describe('index build: each run digested from the rows its replay reads', () => 
       db.close();
     }
     const want = contentRead(path);
-    const { recorded } = build(path, { threads: 1 });
+    const { recorded, reads } = build(path, { threads: 2, minSnapshots: 0 });
     assert.deepEqual(recorded, want);
+    // the replay's digests, then the content read's
+    assert.deepEqual(
+      reads.map((r) => r.rowsDigested! > 0),
+      [false, true],
+    );
   });
 });
