@@ -10,6 +10,6 @@ import { prestartDrivers } from './store/prestart.js';
 
 /** `args`: the command line after `node convsearch` (process.argv.slice(2)). */
 export function prestart(args: readonly string[], env: NodeJS.ProcessEnv): void {
-  prestartDrivers(args, env.CONVSEARCH_DB);
+  prestartDrivers(args, env.CONVSEARCH_DB, env);
   prestartIndexDriver(args, env.CONVSEARCH_INDEX, env);
 }

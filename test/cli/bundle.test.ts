@@ -118,12 +118,21 @@ fs.readFileSync = function (p, ...rest) {
   });
 
   test('a server store: its driver thread starts before the bundle loads; --no-index and files start none', () => {
-    assert.deepEqual(startOrder(['search', 'x', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index']), [
-      'thread postgres-driver.cjs',
-      'bundle',
-    ]);
+    assert.deepEqual(startOrder(['search', 'x', '--db', 'redis://127.0.0.1:1/0', '--no-index']), ['thread redis-driver.cjs', 'bundle']);
     assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), ['bundle']);
     assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
+  });
+
+  test('a Postgres store: its session is opened ahead too, with the settings its reader asks for, unless the URL is refused or names one of several', () => {
+    const url = 'postgres://convsearch@127.0.0.1:1/none';
+    for (const [args, env] of [
+      [['search', 'x', '--db', url, '--no-index'], {}],
+      [['search', 'x', `--db=${url}?table=Steps`], {}],
+      [['search', 'x'], { CONVSEARCH_DB: url }],
+    ] as const)
+      assert.deepEqual(startOrder([...args], env), ['thread postgres-driver.cjs', 'open', 'bundle'], args.join(' '));
+    assert.deepEqual(startOrder(['search', 'x', '--db', `${url}?table=9steps`]), ['thread postgres-driver.cjs', 'bundle'], 'refused');
+    assert.deepEqual(startOrder(['search', 'x', '--db', url, '--db', `${url}2`]), ['thread postgres-driver.cjs', 'bundle'], 'two stores');
   });
 });
 

@@ -12,8 +12,7 @@ import { Notices, type StoreNotice } from '../notices.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
 import { postgresTarget, type PostgresTarget } from '../server-url.js';
-import type { DriverConfig } from './driver.js';
-import { libpqEnv } from './pgpass.js';
+import { postgresDriverConfig } from './config.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
@@ -54,8 +53,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     this.label = t.label;
     this.identity = t.identity;
     this.login = t.login;
-    const config: DriverConfig = { ...t.connection, env: libpqEnv(env) };
-    this.bridge = new SyncBridge(DRIVERS.postgres, config, t.label);
+    this.bridge = new SyncBridge(DRIVERS.postgres, postgresDriverConfig(t, env), t.label);
     this.ahead = new ReadAhead(this.bridge);
     try {
       this.t = this.resolveTables(t);
