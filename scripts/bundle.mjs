@@ -137,13 +137,13 @@ if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), wh
 
 // V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
 // functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches,
-// under the V8 flags bin/convsearch.js sets before it loads the bundle (V8 refuses a cache taken under others).
+// under the V8 flags bin/convsearch.js loads the bundle with: none (V8 refuses a cache taken under others;
+// it sets its heap flag afterwards).
 const cache = spawnSync(
   process.execPath,
   [
     '-e',
     `const bin = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))});
-require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 const b = bin.loadBundle();
 const quiet = { write() {} };
 b.main(['node', 'convsearch', '--help'], { ...bin.processSink(), stdout: quiet }).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
@@ -159,10 +159,7 @@ const driverCache = spawnSync(
   [
     '--input-type=module',
     '-e',
-    `import { createRequire } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
-import { runCached, writeCache } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'cached-module.js')).href)};
-setFlagsFromString(createRequire(import.meta.url)(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))}).HEAP_GROWING);
+    `import { runCached, writeCache } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'cached-module.js')).href)};
 for (const file of ${JSON.stringify(Object.keys(DRIVER_INSIDE).map((name) => join(OUT, `${name}.cjs`)))}) writeCache(file, runCached(file));`,
   ],
   { stdio: ['ignore', 'ignore', 'inherit'] },
