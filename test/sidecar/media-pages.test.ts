@@ -19,6 +19,10 @@ import { userRequest } from '../../scripts/lib/messages.js';
 import type { StoreContent } from '../../src/store/content.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
+import { IndexDamagedError } from '../../src/sidecar/errors.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { INDEX_DDL } from '../../src/sidecar/schema.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 import type { SyncReport } from '../../src/sidecar/sync.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { BIN, runCliAsync } from '../helpers/cli.js';
@@ -328,4 +332,20 @@ test('8 processes share one index while media change between rounds, 2 more kill
   assertSameAnswers(path, index, [...runs, { id: 'mrun-new', conv: 'conv-9' }], 20, 'mword1v', 'addedword');
   appendRun(path);
   assert.deepEqual(sync(path, index).mediaRead, [0]);
+});
+
+test('the media fingerprint is kept in the head of page map row 1: read back, absent for a head without it, damage when malformed', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const digests = Uint32Array.from([1, 2, 3, 4]);
+  const media = { pages: 'fingerprint', count: 3, digest: 'digest' };
+  t.putPageMap('content-1', 7, digests, null, media);
+  assert.deepEqual(t.pageMap()!.media, media);
+  t.putPageMap('content-2', 7, digests, null, null);
+  assert.equal(t.pageMap()!.media, null, 'a map taken without a fingerprint keeps none');
+  const head = JSON.stringify({ content: 'content-3', seed: 7, media: { pages: 'fingerprint', count: '3', digest: 'digest' } });
+  const empty = Buffer.alloc(0);
+  db.prepare('UPDATE pages SET head = ?, digests = ?, sum = ? WHERE id = 1').run(head, empty, rowSum([1, head, empty]));
+  assert.throws(() => t.pageMap(), IndexDamagedError);
 });
