@@ -71,6 +71,16 @@ function storeValue(path: string, sql: string): unknown {
   }
 }
 
+/** Runs `sql` on the store, as another writer process would. */
+function storeExec(path: string, sql: string): void {
+  const db = new Database(path);
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
+
 const mediaRows = (path: string): number => storeValue(path, 'SELECT COUNT(*) FROM media') as number;
 
 /**
@@ -96,6 +106,13 @@ function sync(path: string, index: string): { report: SyncReport; mediaRead: Arr
   } finally {
     store.close();
   }
+}
+
+/** One run appended: the content check reads no media row, and answers equal --no-index. */
+function appendReadsNoMedia(path: string, index: string, runs: Runs, seed: number, ...words: string[]): void {
+  appendRun(path);
+  assert.deepEqual(sync(path, index).mediaRead, [0], 'the media pages are those the index saw');
+  assertSameAnswers(path, index, runs, seed, ...words);
 }
 
 function indexedMediaStore(seed: number): { path: string; index: string; runs: Runs } {
@@ -143,9 +160,8 @@ test('after an appended run the content check reads no media row, twice in a row
   assert.equal(r.report.runsReplayed, 1);
   assert.deepEqual(r.mediaRead, [0], 'the media pages are those the index saw');
   assertSameAnswers(path, index, runs, 1, 'mword3x', 'mstart4x');
-  appendRun(path);
-  assert.deepEqual(sync(path, index).mediaRead, [0], 'the fingerprint written by the last update vouches for the next');
-  assertSameAnswers(path, index, runs, 2, 'mword5x');
+  // the fingerprint written by the last update vouches for the next
+  appendReadsNoMedia(path, index, runs, 2, 'mword5x');
 });
 
 test('a same-length edit inside one media blob, in place with the mtime restored (overflow page, then leaf page): noticed', () => {
@@ -161,21 +177,16 @@ test('a same-length edit inside one media blob, in place with the mtime restored
   r = sync(path, index);
   assert.deepEqual(r.mediaRead, [mediaRows(path)]);
   assertSameAnswers(path, index, runs, 4, 'mstart6q', 'mstart6x');
-  appendRun(path);
-  assert.deepEqual(sync(path, index).mediaRead, [0]);
-  assertSameAnswers(path, index, runs, 5, 'mstart6q', 'mword3y');
+  appendReadsNoMedia(path, index, runs, 5, 'mstart6q', 'mword3y');
 });
 
 test('media rows moved by a VACUUM, and a page taken from the freelist for a media row: read again, answers equal --no-index', () => {
   const { path, index, runs } = indexedMediaStore(43);
   // free the pages of early snapshots: the VACUUM moves the media table's pages down
-  const db = new Database(path);
-  db.exec("PRAGMA journal_mode = DELETE; DELETE FROM snapshots WHERE step_index = 2 AND run_id IN ('mrun-43-0', 'mrun-43-2')");
-  db.close();
+  // (and from here a rollback journal, not a WAL)
+  storeExec(path, "PRAGMA journal_mode = DELETE; DELETE FROM snapshots WHERE step_index = 2 AND run_id IN ('mrun-43-0', 'mrun-43-2')");
   sync(path, index);
-  const v = new Database(path);
-  v.exec('VACUUM');
-  v.close();
+  storeExec(path, 'VACUUM');
   let r = sync(path, index);
   assert.deepEqual(r.mediaRead, [mediaRows(path)], 'moved pages: read again');
   assert.equal(r.report.runsReplayed, 0, 'the same media: nothing replayed');
@@ -218,21 +229,15 @@ test('a media row added (with a run that reads it), then one deleted: read again
   const all = [...runs, { id: 'mrun-new', conv: 'conv-9' }];
   assertSameAnswers(path, index, all, 9, 'addedword');
   // a media row no run reads
-  const db = new Database(path);
-  db.prepare("INSERT INTO media (sha256, media_type, bytes, size_bytes, metadata) VALUES ('00', 'text/plain', X'41', 1, '{}')").run();
-  db.close();
+  storeExec(path, "INSERT INTO media (sha256, media_type, bytes, size_bytes, metadata) VALUES ('00', 'text/plain', X'41', 1, '{}')");
   r = sync(path, index);
   assert.deepEqual(r.mediaRead, [mediaRows(path)]);
   assertSameAnswers(path, index, all, 10);
-  const d = new Database(path);
-  d.exec("DELETE FROM media WHERE CAST(bytes AS TEXT) LIKE 'mstart5x%'");
-  d.close();
+  storeExec(path, "DELETE FROM media WHERE CAST(bytes AS TEXT) LIKE 'mstart5x%'");
   r = sync(path, index);
   assert.deepEqual(r.mediaRead, [mediaRows(path)]);
   assertSameAnswers(path, index, all, 11, 'mword5x', 'mstart5x');
-  appendRun(path);
-  assert.deepEqual(sync(path, index).mediaRead, [0]);
-  assertSameAnswers(path, index, all, 12, 'addedword');
+  appendReadsNoMedia(path, index, all, 12, 'addedword');
 });
 
 test('a writer in WAL mode edits media, then checkpoints and leaves: answers equal --no-index throughout, then the fingerprint is kept again', () => {
@@ -256,9 +261,7 @@ test('a writer in WAL mode edits media, then checkpoints and leaves: answers equ
   const r = sync(path, index);
   assert.deepEqual(r.mediaRead, [mediaRows(path)]);
   assertSameAnswers(path, index, runs, 16, 'mword8w', 'mword7w');
-  appendRun(path);
-  assert.deepEqual(sync(path, index).mediaRead, [0]);
-  assertSameAnswers(path, index, runs, 17, 'mword8w');
+  appendReadsNoMedia(path, index, runs, 17, 'mword8w');
 });
 
 test('an index kept without a media fingerprint (an older convsearch) reads the media once, then keeps one', () => {
@@ -274,18 +277,15 @@ test('an index kept without a media fingerprint (an older convsearch) reads the 
   db.close();
   appendRun(path);
   assert.deepEqual(sync(path, index).mediaRead, [mediaRows(path)]);
-  appendRun(path);
-  assert.deepEqual(sync(path, index).mediaRead, [0]);
-  assertSameAnswers(path, index, runs, 18, 'mword1x');
+  appendReadsNoMedia(path, index, runs, 18, 'mword1x');
 });
 
 test('a media table without rowids: read in full at every change, answers equal --no-index', () => {
   const { path, runs } = mediaStore(47);
-  const db = new Database(path);
-  db.exec(
+  storeExec(
+    path,
     'CREATE TABLE media2 (sha256 TEXT PRIMARY KEY, media_type TEXT, bytes BLOB NOT NULL, size_bytes INTEGER NOT NULL, metadata TEXT) WITHOUT ROWID; INSERT INTO media2 SELECT * FROM media; DROP TABLE media; ALTER TABLE media2 RENAME TO media',
   );
-  db.close();
   const index = join(tempDir(), 'idx.db');
   assert.deepEqual(sync(path, index).mediaRead, [mediaRows(path)]);
   appendRun(path);
@@ -310,8 +310,8 @@ test('8 processes share one index while media change between rounds, 2 more kill
     ['an in-place edit of a media blob', () => patchFile(path, 'mword1x', 'mword1v')],
     ['a media row added with its run', () => addMediaRun(path, 'mrun-new', `addedword mword1v ${vocab.text(rng(6), 400)}`)],
     ['an appended run', () => appendRun(path)],
-    ['a media row deleted', () => new Database(path).exec("DELETE FROM media WHERE CAST(bytes AS TEXT) LIKE 'mstart3x%'").close()],
-    ['a VACUUM', () => new Database(path).exec('VACUUM').close()],
+    ['a media row deleted', () => storeExec(path, "DELETE FROM media WHERE CAST(bytes AS TEXT) LIKE 'mstart3x%'")],
+    ['a VACUUM', () => storeExec(path, 'VACUUM')],
     ['an appended run', () => appendRun(path)],
   ];
   for (const [round, [what, change]] of changes.entries()) {
