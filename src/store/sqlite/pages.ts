@@ -220,10 +220,18 @@ function overflowChain(
  * holds, or one `seen` already claimed (the snapshots tree's pages are in it).
  */
 function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array, next: Uint32Array, seen: Uint8Array): string | null {
-  const walked: number[] = [];
+  // per page: its number, then its four lanes (grown by doubling: a large media table has ~100k pages)
+  let walked = new Uint32Array(5 * 1024);
+  let n = 0;
   const take = (p: number): void => {
-    const i = (p - 1) * 4;
-    walked.push(p, digests[i]!, digests[i + 1]!, digests[i + 2]!, digests[i + 3]!);
+    if (n + 5 > walked.length) {
+      const grown = new Uint32Array(walked.length * 2);
+      grown.set(walked);
+      walked = grown;
+    }
+    walked[n] = p;
+    walked.set(digests.subarray((p - 1) * 4, p * 4), n + 1);
+    n += 5;
   };
   const page = Buffer.allocUnsafe(g.pageSize);
   const visit = (p: number, depth: number): void => {
@@ -252,7 +260,7 @@ function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array,
     // a tree this walk does not know, or a read that failed: the media are read and digested
     return null;
   }
-  return createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(Uint32Array.from(walked)).digest('base64');
+  return createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64');
 }
 
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
