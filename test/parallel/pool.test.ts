@@ -1,6 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startPoolWorker } from '../../src/parallel/pool.js';
 import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { FIXTURES } from '../helpers/cli.js';
@@ -74,9 +77,46 @@ describe('parallel/pool', () => {
   });
 
   test('a worker whose script cannot load (throws, or is missing) fails at once instead of hanging the main thread', () => {
-    for (const name of ['broken-pool-worker.js', 'no-such-worker.js']) {
+    for (const name of ['broken-pool-worker.js', 'no-such-worker.js', 'no-such-worker.cjs']) {
       const r = run(new URL(`../helpers/${name}`, import.meta.url), {});
       assert.deepEqual([r.ok, r.batches, r.loadFailed, r.finished], [false, 0, true, true], name);
+    }
+  });
+
+  test('a bundled (.cjs) task script is required: the thread never starts its ES module loader for it', () => {
+    // a script as dist/bundle's are (CommonJS): it says what the thread had loaded by the time it ran,
+    // then imports the pool (an ES module, so only now) to post that
+    const dir = mkdtempSync(join(tmpdir(), 'convsearch-pool-'));
+    const script = join(dir, 'loader-worker.cjs');
+    writeFileSync(
+      script,
+      `const { workerData } = require('node:worker_threads');
+const loaded = process.moduleLoadList.filter((m) => m.endsWith('internal/modules/esm/loader') || m.includes('cjs-module-lexer'));
+import(workerData.pool).then(({ runPoolWorker }) => runPoolWorker((store, data, channel) => channel.post(loaded)));
+`,
+    );
+    const store = openSqliteReader(SMALL);
+    try {
+      const w = startPoolWorker<string>(pathToFileURL(script), store.share()!, {
+        pool: new URL('../../src/parallel/pool.js', import.meta.url).href,
+      });
+      try {
+        const got: string[] = [];
+        assert.ok(
+          w.drain(
+            (batch) => got.push(...batch),
+            () => {},
+            20,
+          ),
+          'finished without failing',
+        );
+        assert.deepEqual(got, []);
+      } finally {
+        w.stop();
+      }
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
