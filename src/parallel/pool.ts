@@ -32,7 +32,7 @@ const failed = () => {
   Atomics.store(s, ${DONE}, 1);
   Atomics.notify(s, ${POSTED});
 };
-if (workerData.script.endsWith('.cjs')) {
+if (new URL(workerData.script).pathname.endsWith('.cjs')) {
   try {
     require(require('node:url').fileURLToPath(workerData.script));
   } catch {
