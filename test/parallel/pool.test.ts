@@ -50,19 +50,23 @@ describe('parallel/pool', () => {
     script: URL,
     data: object,
     share = (s: SqliteReader) => s.share()!,
-  ): { ok: boolean; batches: number; failed: boolean; loadFailed: boolean; finished: boolean } {
+  ): { ok: boolean; batches: number; results: string[]; failed: boolean; loadFailed: boolean; finished: boolean } {
     const store = openSqliteReader(SMALL);
     try {
       const w = startPoolWorker<string>(script, share(store), data);
       try {
         const t0 = Date.now();
         let batches = 0;
+        const results: string[] = [];
         const ok = w.drain(
-          () => batches++,
+          (batch) => {
+            batches++;
+            results.push(...batch);
+          },
           () => assert.ok(Date.now() - t0 < 30_000, `still waiting for ${script.pathname}`),
           20,
         );
-        return { ok, batches, failed: w.failed, loadFailed: w.loadFailed, finished: w.finished };
+        return { ok, batches, results, failed: w.failed, loadFailed: w.loadFailed, finished: w.finished };
       } finally {
         w.stop();
       }
@@ -95,27 +99,10 @@ const loaded = process.moduleLoadList.filter((m) => m.endsWith('internal/modules
 import(workerData.pool).then(({ runPoolWorker }) => runPoolWorker((store, data, channel) => channel.post(loaded)));
 `,
     );
-    const store = openSqliteReader(SMALL);
     try {
-      const w = startPoolWorker<string>(pathToFileURL(script), store.share()!, {
-        pool: new URL('../../src/parallel/pool.js', import.meta.url).href,
-      });
-      try {
-        const got: string[] = [];
-        assert.ok(
-          w.drain(
-            (batch) => got.push(...batch),
-            () => {},
-            20,
-          ),
-          'finished without failing',
-        );
-        assert.deepEqual(got, []);
-      } finally {
-        w.stop();
-      }
+      const r = run(pathToFileURL(script), { pool: new URL('../../src/parallel/pool.js', import.meta.url).href });
+      assert.deepEqual([r.ok, r.results], [true, []]);
     } finally {
-      store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
