@@ -98,18 +98,20 @@ function leaveTerminalAloneAtExit() {
  * V8 lets the heap grow to up to four times what survived the last full collection before it collects
  * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
  * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
- * process-wide flag, so it is set here, where the process is ours, never by the library.
+ * process-wide flag, so it is set here, where the process is ours, never by the library. Set after the
+ * bundle is compiled and the driver threads started ahead are up: under a changed flag V8 refuses the
+ * code caches (the bundle's, and Node's own of the modules a new thread loads), and compiles from source.
  */
 const HEAP_GROWING = '--heap-growing-percent=100';
 
 if (require.main === module) {
-  require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
-  require(PRESTART).prestart(process.argv.slice(2), process.env);
-  loadBundle()
-    .main(process.argv, processSink())
-    .then((status) => {
-      process.exitCode = status;
-    });
+  const early = require(PRESTART);
+  early.prestart(process.argv.slice(2), process.env);
+  const bundle = loadBundle();
+  early.whenThreadsUp(() => require('node:v8').setFlagsFromString(HEAP_GROWING));
+  bundle.main(process.argv, processSink()).then((status) => {
+    process.exitCode = status;
+  });
 } else module.exports = { loadBundle, processSink, HEAP_GROWING };

@@ -2,7 +2,15 @@ import type { ProgressFn } from '../history/source.js';
 import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
 import { randomInt } from 'node:crypto';
-import { type ContentBasis, EMPTY_DIGEST, type RunContent, type StoreContent, totalDigest, withRuns } from '../store/content.js';
+import {
+  type ContentBasis,
+  EMPTY_DIGEST,
+  knownMedia,
+  type RunContent,
+  type StoreContent,
+  totalDigest,
+  withRuns,
+} from '../store/content.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
@@ -219,7 +227,7 @@ export class IndexSync {
         report = { ...done, rowsDigested, marksRead };
       }
       if (content.pages) {
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content));
         // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
         if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
       }
@@ -312,7 +320,13 @@ export class IndexSync {
    */
   private contentRead(elsewhere: StoreContent, runs: readonly StoreRun[]): StoreContent {
     const read = this.store.content(new Map(), 0);
-    const content = { ...read, media: elsewhere.media, pages: elsewhere.pages ?? null, tree: elsewhere.tree ?? null };
+    const content = {
+      ...read,
+      media: elsewhere.media,
+      mediaPages: elsewhere.mediaPages ?? null,
+      pages: elsewhere.pages ?? null,
+      tree: elsewhere.tree ?? null,
+    };
     for (const { runId } of runs) {
       const c = read.runs.get(runId);
       this.t.putRun(
@@ -338,7 +352,14 @@ export class IndexSync {
     const runs = Array.isArray(rows)
       ? new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }]))
       : (rows as KnownRuns).runs;
-    const basis: ContentBasis = { seed, pages: current ? pageMap.pages : null, tree: current ? pageMap.tree : null, runs, rowsElsewhere };
+    const basis: ContentBasis = {
+      seed,
+      pages: current ? pageMap.pages : null,
+      tree: current ? pageMap.tree : null,
+      runs,
+      media: current ? pageMap.media : null,
+      rowsElsewhere,
+    };
     const cuts = new Map<string, number>();
     for (const [id, r] of runs) cuts.set(id, r.maxSeq);
     return this.store.content(cuts, meta.mediaCount, basis);
