@@ -1,10 +1,11 @@
 /**
  * A RedisStepStore key space (spec backends.md §3), read with read commands only and never `SREM`.
  *
- * The index is read once, at the first call that needs it, in three pipelined round trips: the run
- * sets (`runs:all`, plus the older layout's `runs`), then every run record (one `MGET`) with its
- * snapshot index (`ZRANGE`), then how many indexed payloads exist (one `EXISTS`). That is the reader's
- * view; the stamp is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * The index is read once, asked for as the reader opens (the driver thread reads it while this one goes
+ * on) and taken at the first call that needs it: three pipelined round trips on the driver thread
+ * (view.ts): the run sets (`runs:all`, plus the older layout's `runs`), then every run record (one
+ * `MGET`) with its snapshot index (`ZRANGE`), then how many indexed payloads exist (`EXISTS`). That is
+ * the reader's view; the stamp is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
  * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
  * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
  *
@@ -14,7 +15,6 @@
 import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
-import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type StoreNotice } from '../notices.js';
 import { headStep, MessagesHint } from '../payload.js';
 import { pyInt } from '../py-int.js';
@@ -25,7 +25,9 @@ import { redisTarget } from '../server-url.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
-import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
+import type { PipelineRequest, RedisConnection } from './driver.js';
+import type { RedisReply } from './reply.js';
+import { indexKey, payloadKey, runKey, type ViewReply, type ViewRequest } from './view.js';
 import { redisContent } from './content.js';
 import type { StoreContent } from '../content.js';
 
@@ -37,13 +39,11 @@ const MAX_PAGE_KEYS = 256;
 const HEAD_BYTES = 511;
 /** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
 const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
-/** Keys per EXISTS of the view (a few commands however many snapshots). */
-const EXISTS_KEYS = 10_000;
 
+/** An index entry; its payload's key is made when it is read (payloadKey). */
 interface Entry {
   readonly seq: number;
   readonly state: SnapshotState;
-  readonly key: string;
 }
 
 interface RunView {
@@ -69,6 +69,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private readonly bridge: SyncBridge;
   private readonly notes = new Notices();
   private viewed: View | null = null;
+  /** The view, asked for as the reader opens: read on the driver thread while this one goes on. */
+  private readonly viewTicket: number;
   private readonly ahead: ReadAhead;
   private readonly hint = new MessagesHint();
   private steps: Map<string, number | null> | null = null;
@@ -90,25 +92,21 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       timeoutSeconds: t.timeoutSeconds,
     };
     this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
+    const request: ViewRequest = { op: 'view', prefix: this.prefix };
+    this.viewTicket = this.bridge.post(request);
     this.ahead = new ReadAhead(this.bridge);
   }
 
   private pipeline(commands: string[][]): RedisReply[] {
     if (commands.length === 0) return [];
+    // the view was asked for first: its reply is taken before any other (a later call would drop it)
+    this.view();
     const request: PipelineRequest = { op: 'pipeline', commands };
     return this.bridge.call<RedisReply[]>(request);
   }
 
-  private runKey(runId: string): string {
-    return `${this.prefix}:run:{${runId}}`;
-  }
-
-  private indexKey(runId: string): string {
-    return `${this.prefix}:snapshots:{${runId}}`;
-  }
-
-  private payloadKey(runId: string, seq: number): string {
-    return `${this.prefix}:snapshot:{${runId}}:${seq}`;
+  private keyOf(runId: string, e: Entry): string {
+    return payloadKey(this.prefix, runId, e.seq);
   }
 
   private view(): View {
@@ -116,69 +114,50 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   private load(): View {
-    const parts: string[] = [];
-    // 1. run ids: the newer layout's set and the older one's (a store written by both has both)
-    const sets = this.pipeline([
-      ['SMEMBERS', `${this.prefix}:runs:all`],
-      ['SMEMBERS', `${this.prefix}:runs`],
-    ]);
-    const ids = new Set<string>();
-    for (const members of sets) {
-      for (const m of members as RedisReply[]) {
-        // upstream's decode raises out of list_runs here
-        if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
-        ids.add(m);
-      }
+    const raw = this.bridge.take<ViewReply>(this.viewTicket);
+    for (const m of raw.members) {
+      // upstream's decode raises out of list_runs here
+      if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
     }
-    const members = [...ids].sort(compareCodePoints);
-    parts.push(`i${members.join('\0')}`);
-    // 2. run records (one MGET) and snapshot indexes
-    const replies =
-      members.length === 0
-        ? []
-        : this.pipeline([
-            ['MGET', ...members.map((id) => this.runKey(id))],
-            ...members.map((id) => ['ZRANGE', this.indexKey(id), '0', '-1']),
-          ]);
-    const recordTexts = (replies[0] ?? []) as RedisReply[];
+    const members = raw.members as string[];
     const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
     members.forEach((id, i) => {
-      const raw = recordTexts[i]!;
-      if (raw === null) {
+      const text = raw.records[i]!;
+      if (text === null) {
         // expired under a TTL while the set (which has none) kept the id; upstream SREMs it
         this.notes.add('vanished-run', id, null, 'run set member whose run record has gone: skipped');
         return;
       }
-      parts.push(`r${id}\0${isText(raw) ? raw : '?'}`);
-      const fields = runFromJson(isText(raw) ? raw : null, `${this.label}: ${this.runKey(id)}`);
+      const fields = runFromJson(isText(text) ? text : null, `${this.label}: ${runKey(this.prefix, id)}`);
       if (records.has(fields.runId)) {
-        this.notes.add('duplicate-run', fields.runId, null, `${this.runKey(id)} repeats run id ${fields.runId}: ignored`);
+        this.notes.add('duplicate-run', fields.runId, null, `${runKey(this.prefix, id)} repeats run id ${fields.runId}: ignored`);
         return;
       }
       // snapshots live under the record's run id (upstream reads them so); usually the member itself
-      records.set(fields.runId, { fields, index: fields.runId === id ? (replies[i + 1] as RedisReply[]) : null });
+      records.set(fields.runId, { fields, index: fields.runId === id ? raw.indexes[i]! : null });
     });
+    // records whose run id is not their key's: their indexes (and how many of their payloads exist) are read now
     const strays = [...records.entries()].filter(([, r]) => r.index === null);
-    this.pipeline(strays.map(([runId]) => ['ZRANGE', this.indexKey(runId), '0', '-1'])).forEach((index, k) => {
-      strays[k]![1].index = index as RedisReply[];
-    });
+    const parts = [raw.digest];
+    if (strays.length > 0) {
+      this.bridge
+        .call<RedisReply[]>({ op: 'pipeline', commands: strays.map(([runId]) => ['ZRANGE', indexKey(this.prefix, runId), '0', '-1']) })
+        .forEach((index, k) => {
+          strays[k]![1].index = index as RedisReply[];
+        });
+      const keys = strays.flatMap(([runId, r]) => this.entries(runId, r.index!, false).map((e) => this.keyOf(runId, e)));
+      const exists = keys.length === 0 ? [0] : this.bridge.call<RedisReply[]>({ op: 'pipeline', commands: [['EXISTS', ...keys]] });
+      parts.push(JSON.stringify(strays.map(([runId, r]) => [runId, r.index])), String(exists[0]));
+    }
     const runs = orderRuns(
       [...records.values()].map((r) => r.fields),
       this.label,
       this.notes,
     );
     const byId = new Map<string, RunView>();
-    for (const run of runs) {
-      const entries = this.entries(run.runId, records.get(run.runId)!.index!);
-      byId.set(run.runId, { run, entries });
-      parts.push(`s${run.runId}\0${entries.map((x) => `${x.seq}:${x.state}`).join(',')}`);
-    }
-    // 3. how many indexed payloads exist (a payload can expire before its index member): one EXISTS
-    const keys = [...byId.values()].flatMap((v) => v.entries.map((e) => e.key));
-    const chunks: string[][] = [];
-    for (let i = 0; i < keys.length; i += EXISTS_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + EXISTS_KEYS)]);
-    parts.push(`e${this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0)}`);
-    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+    for (const run of runs) byId.set(run.runId, { run, entries: this.entries(run.runId, records.get(run.runId)!.index!) });
+    const digest = parts.length === 1 ? raw.digest : hash('sha1', parts.join('\n'), 'base64');
+    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest };
   }
 
   /** Per run, its indexed payloads that exist, per state: asked for by the listings only (one pipeline). */
@@ -191,7 +170,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
     for (const v of views) {
       for (const state of ['complete', 'interrupted'] as const) {
-        const keys = v.entries.filter((x) => x.state === state).map((x) => x.key);
+        const keys = v.entries.filter((x) => x.state === state).map((x) => this.keyOf(v.run.runId, x));
         if (keys.length > 0) jobs.push({ runId: v.run.runId, state, keys });
       }
     }
@@ -208,7 +187,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
-  private entries(runId: string, index: RedisReply[]): Entry[] {
+  private entries(runId: string, index: RedisReply[], note = true): Entry[] {
     const out: Entry[] = [];
     const seen = new Set<number>();
     for (const m of index) {
@@ -218,20 +197,27 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       const seq = plain !== null ? Number(plain[1]) : cut < 0 ? null : pyInt((m as string).slice(0, cut));
       const state = plain !== null ? plain[2]! : cut < 0 ? '' : (m as string).slice(cut + 1);
       if (seq === null || (state !== 'complete' && state !== 'interrupted')) {
-        this.notes.add(
-          'foreign-snapshot-entry',
-          runId,
-          null,
-          `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`,
-        );
+        if (note)
+          this.notes.add(
+            'foreign-snapshot-entry',
+            runId,
+            null,
+            `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`,
+          );
         continue;
       }
       if (seen.has(seq)) {
-        this.notes.add('foreign-snapshot-entry', runId, seq, `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`);
+        if (note)
+          this.notes.add(
+            'foreign-snapshot-entry',
+            runId,
+            seq,
+            `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`,
+          );
         continue;
       }
       seen.add(seq);
-      out.push({ seq, state, key: this.payloadKey(runId, seq) });
+      out.push({ seq, state });
     }
     // ZRANGE orders by score (the writer's score is the seq); a hand-written score cannot reorder a run
     return out.sort((a, b) => a.seq - b.seq);
@@ -241,8 +227,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return this.view().byId.get(runId)?.entries ?? [];
   }
 
-  private static mget(page: Entry[]): PipelineRequest {
-    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => e.key)]] };
+  private mget(runId: string, page: Entry[]): PipelineRequest {
+    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => this.keyOf(runId, e))]] };
   }
 
   /**
@@ -253,7 +239,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     let size = FIRST_PAGE_KEYS;
     for (let i = 0; i < entries.length; ) {
       const page = entries.slice(i, i + size);
-      const request = RedisStoreReader.mget(page);
+      const request = this.mget(runId, page);
       const [values] = this.ahead.fetch<RedisReply[]>(JSON.stringify(request.commands), request) as [RedisReply[]];
       if (readAhead && i === 0) this.sendNextRun(runId);
       i += page.length;
@@ -287,7 +273,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
         .entries.filter((e) => e.state === 'complete')
         .slice(0, FIRST_PAGE_KEYS);
       if (page.length === 0) continue;
-      const request = RedisStoreReader.mget(page);
+      const request = this.mget(next.runId, page);
       this.ahead.send(JSON.stringify(request.commands), request);
     }
   }
@@ -318,7 +304,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** Counts only payloads that still exist: what `completeSnapshots` would yield up to `seq`. */
   completeUpToSeq(runId: string, seq: number): SnapshotMark {
     const wanted = this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq <= seq);
-    const exists = this.pipeline(wanted.map((e) => ['EXISTS', e.key]));
+    const exists = this.pipeline(wanted.map((e) => ['EXISTS', this.keyOf(runId, e)]));
     let count = 0;
     let maxSeq = 0;
     wanted.forEach((e, k) => {
@@ -378,7 +364,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** From the first bytes of each indexed payload of `views` (`GETRANGE`), the whole payload when they do not tell. */
   private stepsOf(views: readonly RunView[]): Map<string, number | null> {
     const all = views.flatMap((v) => v.entries.map((e) => ({ runId: v.run.runId, e })));
-    const heads = this.pipeline(all.map(({ e }) => ['GETRANGE', e.key, '0', String(HEAD_BYTES)]));
+    const heads = this.pipeline(all.map(({ runId, e }) => ['GETRANGE', this.keyOf(runId, e), '0', String(HEAD_BYTES)]));
     const out = new Map<string, number | null>();
     const full: typeof all = [];
     all.forEach((x, k) => {
@@ -389,7 +375,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       if (step === undefined) full.push(x);
       else if (step !== null) out.set(x.runId, Math.max(out.get(x.runId) ?? step, step));
     });
-    const values = this.pipeline(full.map(({ e }) => ['GET', e.key]));
+    const values = this.pipeline(full.map(({ runId, e }) => ['GET', this.keyOf(runId, e)]));
     full.forEach((x, k) => {
       const v = values[k]!;
       const s = isText(v) ? redisSnapshot(x.e.seq, v).stepIndex : null;
@@ -409,7 +395,10 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
   override content(cuts: ReadonlyMap<string, number>): StoreContent {
     const v = this.view();
-    const runs = v.runs.map((run) => ({ runId: run.runId, entries: v.byId.get(run.runId)!.entries }));
+    const runs = v.runs.map((run) => ({
+      runId: run.runId,
+      entries: v.byId.get(run.runId)!.entries.map((e) => ({ ...e, key: this.keyOf(run.runId, e) })),
+    }));
     return redisContent(runs, (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[], cuts, JSON.stringify(v.runs) + v.digest);
   }
 
