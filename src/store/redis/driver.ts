@@ -1,12 +1,12 @@
 /**
  * The Redis driver session, run on the driver thread of a SyncBridge (never imported by the main
- * thread). Requests are pipelines of read commands only, or the reader's view (view.ts), read here in
- * one request; replies are read as buffers and decoded as strict UTF-8 (reply.ts).
+ * thread). Requests are pipelines of read commands only, or a part of the reader's view (view.ts), read
+ * here in one request; replies are read as buffers and decoded as strict UTF-8 (reply.ts).
  */
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
 import { decode } from './reply.js';
-import { readView, type ViewRequest } from './view.js';
+import { readIndexes, readListing, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -110,7 +110,7 @@ export async function open(config: unknown): Promise<DriverSession> {
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest | ViewRequest;
-      if (r.op === 'view') return readView(r.prefix, exec);
+      if (r.op === 'view') return r.part === 'listing' ? readListing(r.prefix, exec) : readIndexes(r.prefix, r.runIds, exec);
       if (r.op !== 'pipeline') throw new Error(`unknown request ${String((r as { op?: unknown }).op)}`);
       return (await exec(r.commands)).map(decode);
     },

@@ -12,7 +12,6 @@
  * Media: RedisStepStore keeps payloads inline by default; the reader is not told of any media store,
  * so `media()` has none.
  */
-import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, unreadable, type StoreNotice } from '../notices.js';
@@ -27,7 +26,7 @@ import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection } from './driver.js';
 import type { RedisReply } from './reply.js';
-import { indexKey, payloadKey, runKey, type ViewReply, type ViewRequest } from './view.js';
+import { payloadKey, runKey, type IndexesReply, type ListingReply, type ViewRequest } from './view.js';
 import { redisContent } from './content.js';
 import type { StoreContent } from '../content.js';
 
@@ -37,6 +36,8 @@ const FIRST_PAGE_KEYS = 32;
 const MAX_PAGE_KEYS = 256;
 /** Enough of a payload to hold `step_index` (second member in both layouts). */
 const HEAD_BYTES = 511;
+/** Keys per EXISTS of a stamp's probe. */
+const PROBE_KEYS = 10_000;
 /** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
 const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
 
@@ -52,13 +53,31 @@ interface RunView {
   readonly entries: Entry[];
 }
 
-interface View {
+/** The run list, from the listing part of the view (view.ts). */
+interface Listing {
   readonly runs: StoreRun[];
   /** Index of each run in `runs`. */
   readonly position: Map<string, number>;
-  readonly byId: Map<string, RunView>;
+  /** Each run's seq counter as read (null: none), when the run's record is under its own id. */
+  readonly counters: Map<string, RedisReply>;
+  /** A record under another run's key (its run's index is read, but its counter is not). */
+  readonly strays: boolean;
   readonly digest: string;
 }
+
+/** Every run's entries, from the indexes part of the view. */
+interface Indexed {
+  readonly byId: Map<string, RunView>;
+  readonly digest: string;
+  /**
+   * What proves the indexes unchanged while the listing is (see stamp()): per run of the listing, its
+   * first and last seq (`f:l`, '' when it has none), joined by `,`; null when the view was not settled.
+   */
+  readonly probe: string | null;
+}
+
+/** The stamp's layout: `r2.<listing digest>.<indexes digest>[.<probe>]` (digests in base64: no `.`). */
+const STAMP = 'r2';
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
@@ -68,9 +87,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private readonly prefix: string;
   private readonly bridge: SyncBridge;
   private readonly notes = new Notices();
-  private viewed: View | null = null;
-  /** The view, asked for as the reader opens: read on the driver thread while this one goes on. */
-  private readonly viewTicket: number;
+  private listed: Listing | null = null;
+  private indexedView: Indexed | null = null;
+  /** The listing, asked for as the reader opens: read on the driver thread while this one goes on. */
+  private readonly listingTicket: number;
+  /** Probes of recorded stamps, answered (see stamp()). */
+  private readonly probed = new Map<string, boolean>();
   private readonly ahead: ReadAhead;
   private readonly hint = new MessagesHint();
   private steps: Map<string, number | null> | null = null;
@@ -92,15 +114,15 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       timeoutSeconds: t.timeoutSeconds,
     };
     this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
-    const request: ViewRequest = { op: 'view', prefix: this.prefix };
-    this.viewTicket = this.bridge.post(request);
+    const request: ViewRequest = { op: 'view', part: 'listing', prefix: this.prefix };
+    this.listingTicket = this.bridge.post(request);
     this.ahead = new ReadAhead(this.bridge);
   }
 
   private pipeline(commands: string[][]): RedisReply[] {
     if (commands.length === 0) return [];
-    // the view was asked for first: its reply is taken before any other (a later call would drop it)
-    this.view();
+    // the listing was asked for first: its reply is taken before any other (a later call would drop it)
+    this.listing();
     const request: PipelineRequest = { op: 'pipeline', commands };
     return this.bridge.call<RedisReply[]>(request);
   }
@@ -109,19 +131,24 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return payloadKey(this.prefix, runId, e.seq);
   }
 
-  private view(): View {
-    return (this.viewed ??= this.load());
+  private listing(): Listing {
+    return (this.listed ??= this.readListing());
   }
 
-  private load(): View {
-    const raw = this.bridge.take<ViewReply>(this.viewTicket);
+  private view(): Indexed {
+    return (this.indexedView ??= this.readIndexes());
+  }
+
+  private readListing(): Listing {
+    const raw = this.bridge.take<ListingReply>(this.listingTicket);
     for (const m of raw.members) {
       // upstream's decode raises out of list_runs here
       if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
     }
-    const members = raw.members as string[];
-    const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
-    members.forEach((id, i) => {
+    const records = new Map<string, RunFields>();
+    const counters = new Map<string, RedisReply>();
+    let strays = false;
+    (raw.members as string[]).forEach((id, i) => {
       const text = raw.records[i]!;
       if (text === null) {
         // expired under a TTL while the set (which has none) kept the id; upstream SREMs it
@@ -134,30 +161,63 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
         return;
       }
       // snapshots live under the record's run id (upstream reads them so); usually the member itself
-      records.set(fields.runId, { fields, index: fields.runId === id ? raw.indexes[i]! : null });
+      records.set(fields.runId, fields);
+      if (fields.runId === id) counters.set(id, raw.counters[i]!);
+      else strays = true;
     });
-    // records whose run id is not their key's: their indexes (and how many of their payloads exist) are read now
-    const strays = [...records.entries()].filter(([, r]) => r.index === null);
-    const parts = [raw.digest];
-    if (strays.length > 0) {
-      this.bridge
-        .call<RedisReply[]>({ op: 'pipeline', commands: strays.map(([runId]) => ['ZRANGE', indexKey(this.prefix, runId), '0', '-1']) })
-        .forEach((index, k) => {
-          strays[k]![1].index = index as RedisReply[];
-        });
-      const keys = strays.flatMap(([runId, r]) => this.entries(runId, r.index!, false).map((e) => this.keyOf(runId, e)));
-      const exists = keys.length === 0 ? [0] : this.bridge.call<RedisReply[]>({ op: 'pipeline', commands: [['EXISTS', ...keys]] });
-      parts.push(JSON.stringify(strays.map(([runId, r]) => [runId, r.index])), String(exists[0]));
-    }
-    const runs = orderRuns(
-      [...records.values()].map((r) => r.fields),
-      this.label,
-      this.notes,
-    );
+    const runs = orderRuns([...records.values()], this.label, this.notes);
+    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), counters, strays, digest: raw.digest };
+  }
+
+  private readIndexes(): Indexed {
+    const listing = this.listing();
+    const runIds = listing.runs.map((r) => r.runId);
+    const request: ViewRequest = { op: 'view', part: 'indexes', prefix: this.prefix, runIds };
+    const raw = this.bridge.call<IndexesReply>(request);
     const byId = new Map<string, RunView>();
-    for (const run of runs) byId.set(run.runId, { run, entries: this.entries(run.runId, records.get(run.runId)!.index!) });
-    const digest = parts.length === 1 ? raw.digest : hash('sha1', parts.join('\n'), 'base64');
-    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest };
+    let settled = !listing.strays;
+    let total = 0;
+    const probe: string[] = [];
+    listing.runs.forEach((run, i) => {
+      const index = raw.indexes[i]!;
+      const entries = this.entries(run.runId, index);
+      byId.set(run.runId, { run, entries });
+      total += entries.length;
+      const last = entries[entries.length - 1];
+      // every member read, and the run's last save (its INCR) is the last member: no save half done
+      const counter = listing.counters.get(run.runId);
+      settled &&= entries.length === index.length && (last === undefined ? counter === null : counter === String(last.seq));
+      probe.push(last === undefined ? '' : `${entries[0]!.seq}:${last.seq}`);
+    });
+    // and every indexed payload there: none pruned or expired under a member still listed
+    settled &&= raw.present === total;
+    return { byId, digest: raw.digest, probe: settled ? probe.join(',') : null };
+  }
+
+  /**
+   * Whether the indexes are as when `probe` was taken, the listing (records, seq counters) being the
+   * same: every run's first and last indexed payload still exist (one EXISTS of two keys a run).
+   */
+  private probe(probe: string): boolean {
+    let known = this.probed.get(probe);
+    if (known !== undefined) return known;
+    const runs = this.listing().runs;
+    const marks = probe === '' ? [] : probe.split(',');
+    const keys: string[] = [];
+    known = marks.length === runs.length || (runs.length === 0 && probe === '');
+    for (let i = 0; known && i < marks.length; i++) {
+      if (marks[i] === '') continue;
+      const m = /^([0-9]+):([0-9]+)$/.exec(marks[i]!);
+      if (m === null) known = false;
+      else keys.push(payloadKey(this.prefix, runs[i]!.runId, Number(m[1])), payloadKey(this.prefix, runs[i]!.runId, Number(m[2])));
+    }
+    if (known && keys.length > 0) {
+      const chunks: string[][] = [];
+      for (let i = 0; i < keys.length; i += PROBE_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + PROBE_KEYS)]);
+      known = this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0) === keys.length;
+    }
+    this.probed.set(probe, known);
+    return known;
   }
 
   /** Per run, its indexed payloads that exist, per state: asked for by the listings only (one pipeline). */
@@ -264,10 +324,11 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
 
   /** The runs after `runId` in corpus order are likely read next: their first pages go ahead. */
   private sendNextRun(runId: string): void {
+    const { runs, position } = this.listing();
     const view = this.view();
-    const i = view.position.get(runId);
+    const i = position.get(runId);
     if (i === undefined) return;
-    for (const next of view.runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+    for (const next of runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
       const page = view.byId
         .get(next.runId)!
         .entries.filter((e) => e.state === 'complete')
@@ -279,11 +340,11 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   runs(): StoreRun[] {
-    return this.view().runs;
+    return this.listing().runs;
   }
 
   runCount(): number {
-    return this.view().runs.length;
+    return this.listing().runs.length;
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
@@ -323,7 +384,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   *latestSnapshots(): Iterable<StoreSnapshot> {
-    for (const run of this.view().runs) {
+    for (const run of this.listing().runs) {
       const entries = this.entriesOf(run.runId);
       const last = entries[entries.length - 1];
       if (last !== undefined) yield* this.payloads(run.runId, [last]);
@@ -388,18 +449,37 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return null;
   }
 
-  stamp(): string {
-    return this.view().digest;
+  /**
+   * `r2.<listing>.<indexes>[.<probe>]`. The indexes cost a command a run (and an EXISTS of every payload),
+   * so a recorded stamp whose listing digest is the current one (the same run sets, run records and
+   * seq counters: every save INCRs its run's counter before it writes) and whose probe holds (every
+   * run's first and last indexed payload still there: a prune deletes the first ones, a TTL expires them
+   * first) is returned as it is, without reading the indexes. The probe is recorded only from a settled
+   * view (see readIndexes), so a save caught half done is never vouched for.
+   */
+  stamp(recorded?: string | null): string {
+    const listing = this.listing();
+    const parts = recorded?.split('.') ?? [];
+    if (this.indexedView === null && parts.length === 4 && parts[0] === STAMP && parts[1] === listing.digest && this.probe(parts[3]!))
+      return recorded!;
+    const v = this.view();
+    return `${STAMP}.${listing.digest}.${v.digest}${v.probe === null ? '' : `.${v.probe}`}`;
   }
 
   /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
   override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    const { runs, digest } = this.listing();
     const v = this.view();
-    const runs = v.runs.map((run) => ({
+    const indexed = runs.map((run) => ({
       runId: run.runId,
       entries: v.byId.get(run.runId)!.entries.map((e) => ({ ...e, key: this.keyOf(run.runId, e) })),
     }));
-    return redisContent(runs, (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[], cuts, JSON.stringify(v.runs) + v.digest);
+    return redisContent(
+      indexed,
+      (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[],
+      cuts,
+      JSON.stringify(runs) + digest + v.digest,
+    );
   }
 
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
