@@ -1,11 +1,11 @@
 /**
  * A RedisStepStore key space (spec backends.md §3), read with read commands only and never `SREM`.
  *
- * The index is read once, asked for as the reader opens (the driver thread reads it while this one goes
- * on) and taken at the first call that needs it: three pipelined round trips on the driver thread
- * (view.ts): the run sets (`runs:all`, plus the older layout's `runs`), then every run record (one
- * `MGET`) with its snapshot index (`ZRANGE`), then how many indexed payloads exist (`EXISTS`). That is
- * the reader's view; the stamp is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * The key space's index is read once, on the driver thread (view.ts), in two parts: the listing (run
+ * sets, then every run record and seq counter), asked for as the reader opens and taken at the first
+ * call that needs it; and the indexes (every run's snapshot index, then how many indexed payloads
+ * exist), read only when the snapshots are wanted or the stamp cannot be proved without them (stamp()).
+ * That is the reader's view. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
  * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
  * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
  *
@@ -16,7 +16,6 @@ import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
 import { Notices, unreadable, type StoreNotice } from '../notices.js';
 import { headStep, MessagesHint } from '../payload.js';
-import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
@@ -26,7 +25,7 @@ import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection } from './driver.js';
 import type { RedisReply } from './reply.js';
-import { payloadKey, runKey, type IndexesReply, type ListingReply, type ViewRequest } from './view.js';
+import { parseMember, payloadKey, runKey, type IndexesReply, type ListingReply, type ViewRequest } from './view.js';
 import { redisContent } from './content.js';
 import type { StoreContent } from '../content.js';
 
@@ -38,8 +37,6 @@ const MAX_PAGE_KEYS = 256;
 const HEAD_BYTES = 511;
 /** Keys per EXISTS of a stamp's probe. */
 const PROBE_KEYS = 10_000;
-/** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
-const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
 
 /** An index entry; its payload's key is made when it is read (payloadKey). */
 interface Entry {
@@ -247,33 +244,23 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /** Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int; others skipped. */
-  private entries(runId: string, index: RedisReply[], note = true): Entry[] {
+  private entries(runId: string, index: RedisReply[]): Entry[] {
     const out: Entry[] = [];
     const seen = new Set<number>();
     for (const m of index) {
-      // what the writer writes, read without pyInt's Unicode rules (its first use alone costs a search ~10 ms)
-      const plain = isText(m) ? WRITTEN_MEMBER.exec(m) : null;
-      const cut = plain !== null || !isText(m) ? -1 : m.lastIndexOf(':');
-      const seq = plain !== null ? Number(plain[1]) : cut < 0 ? null : pyInt((m as string).slice(0, cut));
-      const state = plain !== null ? plain[2]! : cut < 0 ? '' : (m as string).slice(cut + 1);
-      if (seq === null || (state !== 'complete' && state !== 'interrupted')) {
-        if (note)
-          this.notes.add(
-            'foreign-snapshot-entry',
-            runId,
-            null,
-            `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`,
-          );
+      const member = isText(m) ? parseMember(m) : null;
+      if (member === null) {
+        this.notes.add(
+          'foreign-snapshot-entry',
+          runId,
+          null,
+          `snapshot index member ${isText(m) ? JSON.stringify(m) : '(not UTF-8)'} is not <seq>:<state>: ignored`,
+        );
         continue;
       }
+      const { seq, state } = member;
       if (seen.has(seq)) {
-        if (note)
-          this.notes.add(
-            'foreign-snapshot-entry',
-            runId,
-            seq,
-            `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`,
-          );
+        this.notes.add('foreign-snapshot-entry', runId, seq, `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`);
         continue;
       }
       seen.add(seq);

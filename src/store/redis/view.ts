@@ -11,6 +11,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { pyInt } from '../py-int.js';
+import type { SnapshotState } from '../records.js';
 import { decode, type RedisReply } from './reply.js';
 
 export type ViewRequest =
@@ -41,17 +42,21 @@ export interface IndexesReply {
 
 /** Keys per EXISTS (a few commands however many snapshots). */
 const EXISTS_KEYS = 10_000;
-/** An index member as upstream writes it (`f"{seq}:{state}"`): read without pyInt's Unicode rules. */
-const WRITTEN_MEMBER = /^([0-9]{1,15}):(?:complete|interrupted)$/;
+/** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
+const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
 
-/** The seq a member names, as the reader parses it (reader.ts `entries`); null when it names none. */
-export function memberSeq(m: string): number | null {
+/**
+ * Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int, state `complete`
+ * or `interrupted`; null for anything else (which upstream skips).
+ */
+export function parseMember(m: string): { seq: number; state: SnapshotState } | null {
+  // what the writer writes, read without pyInt's Unicode rules (its first use alone costs a search ~10 ms)
   const plain = WRITTEN_MEMBER.exec(m);
-  if (plain !== null) return Number(plain[1]);
+  if (plain !== null) return { seq: Number(plain[1]), state: plain[2] as SnapshotState };
   const cut = m.lastIndexOf(':');
-  if (cut < 0) return null;
   const state = m.slice(cut + 1);
-  return state === 'complete' || state === 'interrupted' ? pyInt(m.slice(0, cut)) : null;
+  const seq = cut < 0 ? null : pyInt(m.slice(0, cut));
+  return seq === null || (state !== 'complete' && state !== 'interrupted') ? null : { seq, state };
 }
 
 export const runKey = (prefix: string, runId: string): string => `${prefix}:run:{${runId}}`;
@@ -121,8 +126,8 @@ export async function readIndexes(prefix: string, runIds: readonly string[], exe
     return index.map((b) => {
       cell(h, b);
       const m = decode(b);
-      const seq = typeof m === 'string' ? memberSeq(m) : null;
-      if (seq !== null) keys.push(payloadKey(prefix, id, seq));
+      const member = typeof m === 'string' ? parseMember(m) : null;
+      if (member !== null) keys.push(payloadKey(prefix, id, member.seq));
       return m;
     });
   });
