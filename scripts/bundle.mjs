@@ -4,7 +4,7 @@
  * Thread entry points are bundles of their own beside it; the modules that start them name them by
  * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
  * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
- * server drivers stay in node_modules, except pg inside the Postgres driver threads' bundles (DRIVER_INSIDE).
+ * server drivers stay in node_modules, except pg inside the Postgres driver threads' bundles and ioredis inside the Redis one's (DRIVER_INSIDE).
  * Last, V8's code caches of the bundle and of the driver threads' bundles are written beside them.
  */
 import { spawnSync } from 'node:child_process';
@@ -93,7 +93,7 @@ rmSync(OUT, { recursive: true, force: true });
  * measured here); one file with a code cache (below) is a few. pg's optional native and Cloudflare
  * sockets are never loaded on Node and stay outside.
  */
-const DRIVER_INSIDE = { 'postgres-driver': ['pg'], 'index-driver': ['pg'] };
+const DRIVER_INSIDE = { 'postgres-driver': ['pg'], 'index-driver': ['pg'], 'redis-driver': ['ioredis'] };
 const NEVER_LOADED = ['pg-native', 'pg-cloudflare'];
 const EXTERNAL = ['better-sqlite3', 'pg', 'ioredis'];
 
