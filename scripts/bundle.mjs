@@ -7,8 +7,9 @@
  * server drivers (pg, ioredis) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -116,19 +117,46 @@ const main = join(OUT, 'convsearch.cjs');
 const code = readFileSync(main, 'utf8').replaceAll('import(workerData.script)', '');
 if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), which bin/convsearch.js cannot run`);
 
-// V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
-// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches,
-// under the V8 flags bin/convsearch.js sets before it loads the bundle (V8 refuses a cache taken under others).
-const cache = spawnSync(
-  process.execPath,
-  [
-    '-e',
-    `const bin = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))});
+// V8's code cache for the bundle: bin/convsearch.js compiles from it. It holds the functions compiled by
+// the time it is taken, so it is taken after the commands run most often have run, from an index
+// already current (a search, runs, conversations: the code of a warm run, not of a build, which a
+// process of its own made first); what else a command needs compiles as it runs. Written here only,
+// right after the bundle it matches, under the V8 flags bin/convsearch.js sets before it loads the
+// bundle (V8 refuses a cache taken under others).
+const BIN = join(ROOT, 'bin', 'convsearch.js');
+const DEMO = join(ROOT, 'examples', 'sessions.db');
+const work = mkdtempSync(join(tmpdir(), 'convsearch-build-'));
+try {
+  const index = join(work, 'demo.index.db');
+  const cli = (args) => ['node', 'convsearch', ...args, '--db', DEMO, '--index', index];
+  const warm = [['search', 'refund', 'idempotency', '--scope', 'all'], ['runs'], ['conversations']];
+  const env = { ...process.env, CONVSEARCH_DB: '', CONVSEARCH_INDEX: '', CONVSEARCH_THREADS: '1' };
+  const built = spawnSync(process.execPath, [BIN, ...cli(warm[0]).slice(2)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`building the demo index for the code cache failed (exit ${built.status}): ${built.stderr}`);
+  const cache = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `const bin = require(${JSON.stringify(BIN)});
 require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 const b = bin.loadBundle();
 const quiet = { write() {} };
-b.main(['node', 'convsearch', '--help'], { ...bin.processSink(), stdout: quiet }).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
-  ],
-  { stdio: ['ignore', 'ignore', 'inherit'] },
-);
-if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);
+const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
+(async () => {
+  for (const argv of ${JSON.stringify([['node', 'convsearch', '--help'], ...warm.map(cli)])}) {
+    const status = await b.main(argv, sink);
+    if (status > 1) throw new Error(argv.join(' ') + ' exited ' + status);
+  }
+  require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData());
+})();`,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env },
+  );
+  if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

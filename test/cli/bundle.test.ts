@@ -29,6 +29,37 @@ process.stdout.write(String(bin.loadBundle().script.cachedDataRejected));`;
     assert.equal(r.stdout, 'false');
   });
 
+  test('the code cache holds what a warm search, runs and conversations run: they compile nothing more', () => {
+    // the build takes the cache after these ran on its demo store; here another store and query
+    const dir = mkdtempSync(join(tmpdir(), 'convsearch-cache-'));
+    try {
+      const db = join(SQLITE_FIXTURES, 'small.db');
+      const index = join(dir, 'small.index.db');
+      // the index is built by a process of its own: a warm run is what the cache is for
+      assert.equal(runCli(['search', 'billing', '--scope', 'all', '--db', db, '--index', index]).status, 0);
+      const script = `const bin = require(${JSON.stringify(BIN)});
+require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
+const b = bin.loadBundle();
+const quiet = { write() {} };
+const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
+const sizes = [b.script.createCachedData().length];
+(async () => {
+  for (const args of [['search', 'lookup', 'user', '--scope', 'all'], ['runs'], ['conversations']]) {
+    const status = await b.main(['node', 'convsearch', ...args, '--db', ${JSON.stringify(db)}, '--index', ${JSON.stringify(index)}], sink);
+    sizes.push(status, b.script.createCachedData().length);
+  }
+  process.stdout.write(JSON.stringify(sizes));
+})();`;
+      const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.equal(r.stderr, '');
+      const [loaded, ...after] = JSON.parse(r.stdout) as number[];
+      // a function compiled after the load would be in the cache taken again: the same size means none was
+      assert.deepEqual(after, [0, loaded, 0, loaded, 0, loaded]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('loading the bundle makes no word segmenter: ICU break data is loaded when the cjk tokenizer first runs', () => {
     const db = join(SQLITE_FIXTURES, 'small.db');
     const script = `const made = [];
