@@ -83,6 +83,8 @@ const lazyBuiltins = {
 };
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+/** The better-sqlite3 whose JavaScript the bundle carries: the bundle uses it with the addon of that version only. */
+const BETTER_SQLITE3_VERSION = JSON.parse(readFileSync(require.resolve('better-sqlite3/package.json'), 'utf8')).version;
 
 // no chunk of an earlier build left beside this one's
 rmSync(OUT, { recursive: true, force: true });
@@ -99,11 +101,17 @@ await build({
   target: 'node20',
   // less to parse at every start
   minify: true,
-  // native, or drivers only the server backends load: resolved from node_modules at run time
-  external: ['better-sqlite3', 'pg', 'ioredis'],
+  // drivers only the server backends load: resolved from node_modules at run time. better-sqlite3's
+  // JavaScript is bundled (src/store/sqlite/native.ts loads its addon); `bindings`, which it asks only
+  // when given no addon, is not
+  external: ['bindings', 'pg', 'ioredis'],
   // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  define: { CONVSEARCH_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__bundleUrl' },
+  define: {
+    CONVSEARCH_VERSION: JSON.stringify(VERSION),
+    BETTER_SQLITE3_VERSION: JSON.stringify(BETTER_SQLITE3_VERSION),
+    'import.meta.url': '__bundleUrl',
+  },
   plugins: [threadEntries, lazyBuiltins],
   sourcemap: 'linked',
   legalComments: 'none',

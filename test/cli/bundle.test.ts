@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { installPacked } from '../helpers/packed.js';
+import { tempDir } from '../helpers/stores.js';
 import { FIXTURES, SQLITE_FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
 
 const BUNDLE = join(ROOT, 'dist', 'bundle');
@@ -114,6 +116,70 @@ s.on('end', () => {
       'sync-worker.cjs',
     ]);
     for (const name of named) assert.ok(existsSync(join(BUNDLE, name)), `${name} is missing from dist/bundle`);
+  });
+});
+
+describe('better-sqlite3 in the bundle: its JavaScript bundled, the installed addon of that version loaded directly (src/store/sqlite/native.ts)', () => {
+  /** Runs the packed and installed command (helpers/packed.ts) with a hook that lists, at exit, every module file the process loaded. */
+  function loadedBy(consumer: string, args: string[]): { status: number | null; stdout: string; stderr: string; modules: string[] } {
+    const log = join(consumer, 'modules.json');
+    const hook = join(consumer, 'hook.cjs');
+    writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
+    const r = spawnSync(
+      process.execPath,
+      ['--require', hook, join(consumer, 'node_modules', 'convsearch', 'bin', 'convsearch.js'), ...args],
+      {
+        cwd: consumer,
+        encoding: 'utf8',
+        env: { ...process.env, CONVSEARCH_INDEX: '', CONVSEARCH_DB: '' },
+      },
+    );
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, modules: JSON.parse(readFileSync(log, 'utf8')) as string[] };
+  }
+  const db = join(SQLITE_FIXTURES, 'small.db');
+  const search = (index: string): string[] => ['search', 'billing', '--scope', 'all', '--db', db, '--index', index];
+  const packageJs = (modules: string[]): string[] => modules.filter((m) => /[\\/](better-sqlite3[\\/]lib|bindings)[\\/]/.test(m));
+  const addon = (modules: string[]): string[] =>
+    modules.filter((m) => m.endsWith(join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node')));
+
+  test('installed as npm installs it: the search (store and index) loads the addon, and neither the package modules nor bindings', () => {
+    const { consumer } = installPacked();
+    const want = runCli(search(join(tempDir(), 'want.index.db')));
+    assert.equal(want.status, 0, want.stderr);
+    const index = join(consumer, 'index', 'small.index.db');
+    for (const build of [true, false]) {
+      const r = loadedBy(consumer, search(index));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, want.stdout, build ? 'a build' : 'a warm search');
+      assert.deepEqual(packageJs(r.modules), []);
+      assert.equal(addon(r.modules).length, 1);
+    }
+  });
+
+  test('another better-sqlite3 version installed: the bundle leaves its JavaScript and loads the installed package as it loads itself', () => {
+    const { consumer } = installPacked();
+    const installed = join(consumer, 'node_modules', 'better-sqlite3');
+    const real = join(ROOT, 'node_modules', 'better-sqlite3');
+    rmSync(installed);
+    mkdirSync(installed);
+    const manifest = JSON.parse(readFileSync(join(real, 'package.json'), 'utf8')) as { version: string };
+    writeFileSync(join(installed, 'package.json'), JSON.stringify({ ...manifest, version: `${manifest.version}-other` }));
+    for (const part of ['lib', 'build']) symlinkSync(join(real, part), join(installed, part));
+    const want = runCli(search(join(tempDir(), 'want.index.db')));
+    const r = loadedBy(consumer, search(join(consumer, 'index', 'small.index.db')));
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, want.stdout);
+    assert.ok(
+      packageJs(r.modules).some((m) => m.endsWith(join('lib', 'database.js'))),
+      'the installed package JavaScript',
+    );
+    assert.ok(
+      packageJs(r.modules).some((m) => m.endsWith(join('bindings', 'bindings.js'))),
+      'which found its addon itself',
+    );
   });
 });
 
