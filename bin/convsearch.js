@@ -102,14 +102,24 @@ function leaveTerminalAloneAtExit() {
  */
 const HEAP_GROWING = '--heap-growing-percent=100';
 
+/**
+ * Whether the command line (or $CONVSEARCH_DB, $CONVSEARCH_INDEX) may name a server: a store URL has a
+ * scheme (`postgres:`, `redis:`), a shared index `://`, so each holds a colon. Without one, PRESTART
+ * would start nothing, and its load (~2 ms: a bundle compiled without a cache) is skipped; main() runs
+ * the same check in the bundle either way.
+ */
+function mayNameServer(args, env) {
+  return [...args, env.CONVSEARCH_DB, env.CONVSEARCH_INDEX].some((a) => typeof a === 'string' && a.includes(':'));
+}
+
 if (require.main === module) {
   require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
-  require(PRESTART).prestart(process.argv.slice(2), process.env);
+  if (mayNameServer(process.argv.slice(2), process.env)) require(PRESTART).prestart(process.argv.slice(2), process.env);
   loadBundle()
     .main(process.argv, processSink())
     .then((status) => {
       process.exitCode = status;
     });
-} else module.exports = { loadBundle, processSink, HEAP_GROWING };
+} else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING };

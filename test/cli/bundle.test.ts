@@ -210,6 +210,7 @@ wt.MessagePort.prototype.postMessage = function (m, ...rest) {
 const read = fs.readFileSync;
 fs.readFileSync = function (p, ...rest) {
   if (typeof p === 'string' && p.endsWith('convsearch.cjs')) note('bundle');
+  if (typeof p === 'string' && p.endsWith('prestart.cjs')) note('prestart');
   return read.call(this, p, ...rest);
 };
 `,
@@ -233,16 +234,27 @@ fs.readFileSync = function (p, ...rest) {
       [['search', 'x', '--db', db, `--index=${url}`], {}],
       [['search', 'x', '--db', db], { CONVSEARCH_INDEX: url }],
     ] as const)
-      assert.deepEqual(startOrder([...args], env), ['thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
+      assert.deepEqual(startOrder([...args], env), ['prestart', 'thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
   });
 
   test('a server store: its driver thread starts before the bundle loads; --no-index and files start none', () => {
     assert.deepEqual(startOrder(['search', 'x', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index']), [
+      'prestart',
       'thread postgres-driver.cjs',
       'bundle',
     ]);
-    assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), ['bundle']);
+    assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), [
+      'prestart',
+      'bundle',
+    ]);
+  });
+
+  test('a command line that names no server (no colon in it, $CONVSEARCH_DB or $CONVSEARCH_INDEX) does not load the prestart bundle', () => {
     assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
+    assert.deepEqual(startOrder(['runs', `--db=${db}`, '--index', join(tempDir(), 'x.index.db')]), ['bundle']);
+    assert.deepEqual(startOrder(['--version']), ['bundle']);
+    // a server named anywhere it can be: the launcher's prestart runs
+    assert.deepEqual(startOrder(['search', 'x', '--db', db], { CONVSEARCH_DB: 'redis://127.0.0.1:1/0' }), ['prestart', 'bundle']);
   });
 });
 
