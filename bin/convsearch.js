@@ -98,7 +98,9 @@ function leaveTerminalAloneAtExit() {
  * V8 lets the heap grow to up to four times what survived the last full collection before it collects
  * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
  * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
- * process-wide flag, so it is set here, where the process is ours, never by the library.
+ * process-wide flag, so it is set here, where the process is ours, never by the library. Set after the
+ * bundle is compiled and the driver threads started ahead are up: under a changed flag V8 refuses the
+ * code caches (the bundle's, and Node's own of the modules a new thread loads), and compiles from source.
  */
 const HEAP_GROWING = '--heap-growing-percent=100';
 
@@ -113,13 +115,16 @@ function mayNameServer(args, env) {
 }
 
 if (require.main === module) {
-  require('node:v8').setFlagsFromString(HEAP_GROWING);
   leaveTerminalAloneAtExit();
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
-  if (mayNameServer(process.argv.slice(2), process.env)) require(PRESTART).prestart(process.argv.slice(2), process.env);
-  loadBundle()
-    .main(process.argv, processSink())
-    .then((status) => {
-      process.exitCode = status;
-    });
+  // (the prestart bundle only when the command line may name a server: otherwise it would start nothing)
+  const early = mayNameServer(process.argv.slice(2), process.env) ? require(PRESTART) : null;
+  early?.prestart(process.argv.slice(2), process.env);
+  const bundle = loadBundle();
+  const heap = () => require('node:v8').setFlagsFromString(HEAP_GROWING);
+  if (early) early.whenThreadsUp(heap);
+  else heap();
+  bundle.main(process.argv, processSink()).then((status) => {
+    process.exitCode = status;
+  });
 } else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING };

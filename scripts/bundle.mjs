@@ -4,14 +4,15 @@
  * Thread entry points are bundles of their own beside it; the modules that start them name them by
  * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
  * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
- * server drivers (pg, ioredis) stay in node_modules. Last, V8's code cache of the bundle is written beside it.
+ * server drivers stay in node_modules, except pg inside the Postgres driver threads' bundles (DRIVER_INSIDE).
+ * Last, V8's code caches of the bundle and of the driver threads' bundles are written beside them.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -89,34 +90,53 @@ const BETTER_SQLITE3_VERSION = JSON.parse(readFileSync(require.resolve('better-s
 // no chunk of an earlier build left beside this one's
 rmSync(OUT, { recursive: true, force: true });
 
-await build({
-  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, join(ROOT, src)])),
-  outdir: OUT,
-  bundle: true,
-  platform: 'node',
-  // CommonJS, not ESM: an ES module importing a builtin gets a facade that reads every export, and
-  // node:fs's lazy getters then load the stream modules (~10 ms of a start measured with --cpu-prof)
-  format: 'cjs',
-  outExtension: { '.js': '.cjs' },
-  target: 'node20',
-  // less to parse at every start
-  minify: true,
-  // drivers only the server backends load: resolved from node_modules at run time. better-sqlite3's
-  // JavaScript is bundled (src/store/sqlite/native.ts loads its addon); `bindings`, which it asks only
-  // when given no addon, is not
-  external: ['bindings', 'pg', 'ioredis'],
-  // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
-  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
-  define: {
-    CONVSEARCH_VERSION: JSON.stringify(VERSION),
-    BETTER_SQLITE3_VERSION: JSON.stringify(BETTER_SQLITE3_VERSION),
-    'import.meta.url': '__bundleUrl',
-  },
-  plugins: [threadEntries, lazyBuiltins],
-  sourcemap: 'linked',
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+/**
+ * Thread entries that carry their driver inside (bundle name → the packages bundled into it): `pg` is
+ * some twenty modules to resolve, read and compile in a fresh thread at every Postgres command (30–130 ms
+ * measured here); one file with a code cache (below) is a few. pg's optional native and Cloudflare
+ * sockets are never loaded on Node and stay outside.
+ */
+const DRIVER_INSIDE = { 'postgres-driver': ['pg'], 'index-driver': ['pg'] };
+const NEVER_LOADED = ['pg-native', 'pg-cloudflare'];
+// drivers only the server backends load: resolved from node_modules at run time. better-sqlite3's
+// JavaScript is bundled (src/store/sqlite/native.ts loads its addon); `bindings`, which it asks only
+// when given no addon, is not
+const EXTERNAL = ['bindings', 'pg', 'ioredis'];
+
+const entries = (names) => Object.fromEntries(names.map((name) => [name, join(ROOT, ENTRIES[name])]));
+const builds = [
+  { entryPoints: entries(Object.keys(ENTRIES).filter((n) => !(n in DRIVER_INSIDE))), external: EXTERNAL },
+  ...Object.entries(DRIVER_INSIDE).map(([name, inside]) => ({
+    entryPoints: entries([name]),
+    external: [...EXTERNAL.filter((x) => !inside.includes(x)), ...NEVER_LOADED],
+  })),
+];
+
+for (const each of builds)
+  await build({
+    ...each,
+    outdir: OUT,
+    bundle: true,
+    platform: 'node',
+    // CommonJS, not ESM: an ES module importing a builtin gets a facade that reads every export, and
+    // node:fs's lazy getters then load the stream modules (~10 ms of a start measured with --cpu-prof)
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    target: 'node20',
+    // less to parse at every start
+    minify: true,
+    // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
+    banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    define: {
+      CONVSEARCH_VERSION: JSON.stringify(VERSION),
+      BETTER_SQLITE3_VERSION: JSON.stringify(BETTER_SQLITE3_VERSION),
+      'import.meta.url': '__bundleUrl',
+    },
+    plugins: [threadEntries, lazyBuiltins],
+    sourcemap: 'linked',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
 
 // bin/convsearch.js runs the bundle through vm.Script, which has no loader for import(): none may be left.
 // The one allowed is text, not code of the bundle: the pool's loader (parallel/pool.ts BOOT), which a worker
@@ -129,8 +149,8 @@ if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), wh
 // the time it is taken, so it is taken after the commands run most often have run, from an index
 // already current (a search, runs, conversations: the code of a warm run, not of a build, which a
 // process of its own made first); what else a command needs compiles as it runs. Written here only,
-// right after the bundle it matches, under the V8 flags bin/convsearch.js sets before it loads the
-// bundle (V8 refuses a cache taken under others).
+// right after the bundle it matches, under the V8 flags bin/convsearch.js loads the bundle with: none
+// (V8 refuses a cache taken under others; it sets its heap flag afterwards).
 const BIN = join(ROOT, 'bin', 'convsearch.js');
 const DEMO = join(ROOT, 'examples', 'sessions.db');
 const work = mkdtempSync(join(tmpdir(), 'convsearch-build-'));
@@ -150,7 +170,6 @@ try {
     [
       '-e',
       `const bin = require(${JSON.stringify(BIN)});
-require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 const b = bin.loadBundle();
 const quiet = { write() {} };
 const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
@@ -168,3 +187,17 @@ const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
+
+// the same for the bundles that carry their driver (a driver thread runs them through store/cached-module.ts,
+// tsc's output of which writes the cache here), taken after their top level has run, under the same flags
+const driverCache = spawnSync(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `import { runCached, writeCache } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'cached-module.js')).href)};
+for (const file of ${JSON.stringify(Object.keys(DRIVER_INSIDE).map((name) => join(OUT, `${name}.cjs`)))}) writeCache(file, runCached(file));`,
+  ],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
+if (driverCache.status !== 0) throw new Error(`writing the driver bundles' code caches failed (exit ${driverCache.status})`);

@@ -8,8 +8,11 @@
 import { prestartIndexDriver } from './sidecar/shared/prestart.js';
 import { prestartDrivers } from './store/prestart.js';
 
+// the launcher sets its process flags once the threads started here are up (see there)
+export { whenThreadsUp } from './store/sync-bridge.js';
+
 /** `args`: the command line after `node convsearch` (process.argv.slice(2)). */
 export function prestart(args: readonly string[], env: NodeJS.ProcessEnv): void {
-  prestartDrivers(args, env.CONVSEARCH_DB);
+  prestartDrivers(args, env.CONVSEARCH_DB, env);
   prestartIndexDriver(args, env.CONVSEARCH_INDEX, env);
 }

@@ -65,31 +65,26 @@ export class DigestCorpusSource implements CorpusSource {
     const othersDone = (): number => workers.reduce((n, w) => n + w.progress, 0);
     const digests = new Map<string, RunDigest>();
     const own = new HistorySource(store, { retain: false });
+    // each batch is whole groups' digests: kept even from a worker that fails later
+    const keep = (batch: RunDigest[]): void => {
+      for (const d of batch) digests.set(d.runId, d);
+    };
     try {
       let mine = 0;
-      for (const d of digestGroups(
+      digestGroups(
         own,
         groups,
         sharedQueue(queue),
         this.terms,
+        (batch) => {
+          keep(batch);
+          // what the workers posted meanwhile is taken in now, while they still work, not all at the end
+          for (const w of workers) w.receive(keep);
+        },
         (done) => progress?.((mine = done) + othersDone(), runs.length),
         needs,
-      )) {
-        digests.set(d.runId, d);
-      }
-      for (const w of workers) {
-        const delivered: RunDigest[] = [];
-        // a worker that failed delivers nothing: what it took is replayed below
-        if (
-          w.drain(
-            (batch) => delivered.push(...batch),
-            () => progress?.(mine + othersDone(), runs.length),
-            POLL_MS,
-          )
-        ) {
-          for (const d of delivered) digests.set(d.runId, d);
-        }
-      }
+      );
+      for (const w of workers) w.drain(keep, () => progress?.(mine + othersDone(), runs.length), POLL_MS);
     } finally {
       for (const w of workers) w.stop();
     }

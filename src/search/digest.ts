@@ -166,20 +166,24 @@ export function textKey(text: string): string {
 
 /**
  * Digests groups of runs (see `conversationGroups`) taken one at a time from a queue that other threads
- * share, so that the threads finish together. `take` hands out a group index (past the end: done).
+ * share, so that the threads finish together. `take` hands out a group index (past the end: done);
+ * `onGroup` gets each group's digests as soon as they are made (a worker posts them then, so that the
+ * main thread takes them in while it still works, not all at the end).
  */
 export function digestGroups(
   source: HistorySource,
   groups: ReadonlyArray<readonly string[]>,
   take: () => number,
   terms: readonly string[],
+  onGroup: (digests: RunDigest[]) => void,
   onRun?: (done: number) => void,
   needs: CorpusNeeds = {},
-): RunDigest[] {
-  const out: RunDigest[] = [];
+): void {
+  let done = 0;
   for (let g = take(); g < groups.length; g = take()) {
-    const before = out.length;
-    for (const d of digestRuns(source, groups[g]!, terms, (done) => onRun?.(before + done), needs)) out.push(d);
+    const before = done;
+    const digests = digestRuns(source, groups[g]!, terms, (n) => onRun?.(before + n), needs);
+    done += digests.length;
+    onGroup(digests);
   }
-  return out;
 }

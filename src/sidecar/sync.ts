@@ -2,7 +2,7 @@ import type { ProgressFn } from '../history/source.js';
 import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
 import { randomInt } from 'node:crypto';
-import { type ContentBasis, EMPTY_DIGEST, type RunContent, type StoreContent } from '../store/content.js';
+import { type ContentBasis, EMPTY_DIGEST, knownMedia, type RunContent, type StoreContent } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
@@ -204,7 +204,7 @@ export class IndexSync {
         report = { ...this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress), rowsDigested, marksRead };
       }
       if (content.pages) {
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content));
         // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
         if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
       }
@@ -264,7 +264,13 @@ export class IndexSync {
     const runs = Array.isArray(rows)
       ? new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }]))
       : (rows as KnownRuns).runs;
-    const basis: ContentBasis = { seed, pages: current ? pageMap.pages : null, tree: current ? pageMap.tree : null, runs };
+    const basis: ContentBasis = {
+      seed,
+      pages: current ? pageMap.pages : null,
+      tree: current ? pageMap.tree : null,
+      runs,
+      media: current ? pageMap.media : null,
+    };
     const cuts = new Map<string, number>();
     for (const [id, r] of runs) cuts.set(id, r.maxSeq);
     return this.store.content(cuts, meta.mediaCount, basis);

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import type { KnownRunContent, PageTree } from '../store/content.js';
+import type { KnownMedia, KnownRunContent, PageTree } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb } from './index-db.js';
@@ -197,6 +197,8 @@ export interface PageMapRow {
   readonly seed: number;
   readonly pages: Uint32Array;
   readonly tree: PageTree | null;
+  /** The media table's fingerprint taken with the map, and the media it vouches for (null: none kept). */
+  readonly media: KnownMedia | null;
 }
 
 /**
@@ -205,6 +207,15 @@ export interface PageMapRow {
  */
 const PART_BYTES = 32 * 1024;
 const partRow = (id: number, k: number): number => id * 2 ** 24 + k;
+
+/** The media row 1's head keeps (absent: an older convsearch wrote it, or no fingerprint was taken). */
+function knownMediaOf(m: unknown): KnownMedia | null {
+  if (m === undefined) return null;
+  const k = m as Partial<Record<keyof KnownMedia, unknown>> | null;
+  if (k === null || typeof k !== 'object' || typeof k.pages !== 'string' || typeof k.digest !== 'string' || !Number.isSafeInteger(k.count))
+    throw new IndexDamagedError('the page map row is malformed');
+  return { pages: k.pages, count: k.count as number, digest: k.digest };
+}
 
 function parseJson(text: string, damaged: string): unknown {
   try {
@@ -581,7 +592,7 @@ export class IndexTables {
         tree = { runIds: runIds as string[], values: decoded };
       }
     }
-    return { content: head.content, seed: head.seed as number, pages, tree };
+    return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
   }
 
   /**
@@ -617,8 +628,13 @@ export class IndexTables {
     this.writePart(3, { content: k.content, runList: k.runList, runCount: k.runCount }, Buffer.from(JSON.stringify(flat), 'utf8'));
   }
 
-  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null): void {
-    this.writePart(1, { content, seed }, Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength));
+  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null, media: KnownMedia | null = null): void {
+    // `media` in the head: a convsearch that knows nothing of it writes the head without it
+    this.writePart(
+      1,
+      media === null ? { content, seed } : { content, seed, media },
+      Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength),
+    );
     if (tree === null) {
       this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
       return;

@@ -30,10 +30,29 @@ export interface StoreContent {
   readonly digest: string;
   /** Snapshot rows read and digested to get here (all of them, unless a page map vouched for the rest). */
   readonly rowsDigested?: number;
+  /** Media rows read and digested to get here (none when a page map vouched for them). */
+  readonly mediaDigested?: number;
   /** The page map's digests for the next comparison (SQLite read without locks), or null. */
   readonly pages?: Uint32Array | null;
   /** The b-tree the page map decoded, kept with its digests (store/sqlite/pages.ts), or null. */
   readonly tree?: PageTree | null;
+  /** The fingerprint of the media table's pages taken with the page map (store/sqlite/content.ts), or null. */
+  readonly mediaPages?: string | null;
+}
+
+/**
+ * What the index kept of the media with the page map: the fingerprint of the media table's pages, and
+ * the media count and digest read when the pages were those. The same pages mean the same media rows.
+ */
+export interface KnownMedia {
+  readonly pages: string;
+  readonly count: number;
+  readonly digest: string;
+}
+
+/** What the index keeps of `content`'s media (null: no fingerprint was taken). */
+export function knownMedia(content: StoreContent): KnownMedia | null {
+  return content.mediaPages ? { pages: content.mediaPages, count: content.media.count, digest: content.media.digest } : null;
 }
 
 /**
@@ -48,7 +67,7 @@ export interface PageTree {
 /**
  * What the index knows of the content it was built from, for backends that can tell which runs'
  * rows are untouched without reading them (SQLite's page map): the previous page digests, their key
- * and the b-tree decoded with them, and per run its count, highest seq and digest.
+ * and the b-tree decoded with them, per run its count, highest seq and digest, and the media's.
  */
 export interface ContentBasis {
   readonly seed: number;
@@ -56,6 +75,8 @@ export interface ContentBasis {
   /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
   readonly tree: PageTree | null;
   readonly runs: ReadonlyMap<string, KnownRunContent>;
+  /** The media as the index kept them with `pages` (null: none kept, the media rows are read). */
+  readonly media: KnownMedia | null;
 }
 
 /** What the index recorded of a run's content: what RunContent holds but the prefix digest. */

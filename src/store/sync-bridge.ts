@@ -69,6 +69,31 @@ interface Spare {
 const SPARES = Symbol.for('convsearch.sync-bridge.spares');
 const spares: Map<string, Spare> = ((globalThis as { [SPARES]?: Map<string, Spare> })[SPARES] ??= new Map());
 
+/**
+ * Threads started and not yet up (answered once, or ended), and what waits for none to be left: the
+ * process's, like the spares. A V8 flag set while a thread boots makes V8 refuse Node's code cache of
+ * the modules the thread loads, which it then compiles from source (a driver thread's start took 2.4×
+ * the instructions under the launcher's heap flag, callgrind), so the launcher sets its flag through
+ * whenThreadsUp.
+ */
+interface Booting {
+  readonly threads: Set<Worker>;
+  readonly waiting: Array<() => void>;
+}
+const BOOTING = Symbol.for('convsearch.sync-bridge.booting');
+const booting: Booting = ((globalThis as { [BOOTING]?: Booting })[BOOTING] ??= { threads: new Set(), waiting: [] });
+
+/** Runs `fn` once every driver thread started so far is up: now when none is starting. */
+export function whenThreadsUp(fn: () => void): void {
+  if (booting.threads.size === 0) fn();
+  else booting.waiting.push(fn);
+}
+
+function threadUp(worker: Worker): void {
+  if (!booting.threads.delete(worker) || booting.threads.size > 0) return;
+  for (const fn of booting.waiting.splice(0)) fn();
+}
+
 function startThread(driver: URL): Spare {
   const { port1, port2 } = new MessageChannel();
   const signal = new SharedArrayBuffer(12);
@@ -76,6 +101,7 @@ function startThread(driver: URL): Spare {
   // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
   const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
   const worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
+  booting.threads.add(worker);
   // a reader that is never closed (or a spare never taken) must not keep the process alive
   worker.unref();
   // a spare handed back keeps its port; the port must not keep the process alive either
@@ -93,6 +119,7 @@ function takeSpare(driver: URL, wanted: string): Spare | undefined {
   if (spare?.opened === undefined || spare.opened === wanted) return spare;
   spare.port.close();
   void spare.worker.terminate();
+  threadUp(spare.worker);
   return undefined;
 }
 
@@ -200,6 +227,7 @@ export class SyncBridge {
       }
     }
     const reply = receiveMessageOnPort(this.port)?.message as DriverReply | undefined;
+    threadUp(this.worker);
     if (reply === undefined) throw new StoreError(`${this.label}: the driver thread gave no reply`);
     return reply;
   }
@@ -232,6 +260,7 @@ export class SyncBridge {
       } else {
         this.port.close();
         void this.worker.terminate();
+        threadUp(this.worker);
       }
     }
   }

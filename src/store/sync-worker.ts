@@ -4,7 +4,9 @@
  * so that the blocked main thread wakes. After a close it waits for the next `open` (a later bridge
  * reuses the thread). Never run on the main thread.
  */
+import { fileURLToPath } from 'node:url';
 import { isMainThread, workerData } from 'node:worker_threads';
+import { runCached } from './cached-module.js';
 import {
   HEARTBEAT,
   HEARTBEAT_MS,
@@ -44,8 +46,11 @@ if (!isMainThread) {
   process.on('uncaughtException', stop);
   process.on('unhandledRejection', stop);
 
-  // the driver's import starts at once (a spare thread is started before its bridge knows the store)
-  const driver = import(data.driver) as Promise<{ open: OpenDriver }>;
+  // the driver's import starts at once (a spare thread is started before its bridge knows the store);
+  // a bundled one is run from its code cache
+  const driver = (
+    data.driver.endsWith('.cjs') ? Promise.resolve().then(() => runCached(fileURLToPath(data.driver)).exports) : import(data.driver)
+  ) as Promise<{ open: OpenDriver }>;
   driver.catch(() => undefined);
   let session: Promise<DriverSession> = Promise.reject(new Error('no session was opened'));
   session.catch(() => undefined);

@@ -21,10 +21,9 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
     assert.ok(readFileSync(join(BUNDLE, 'convsearch.cjs'), 'utf8').includes(JSON.stringify(version)), 'the version is built in');
   });
 
-  test('the bundle compiles from the code cache the build wrote: V8 accepts it under the flags bin/convsearch.js sets first', () => {
-    // V8 refuses a code cache taken under other flags: the command line sets HEAP_GROWING first
+  test('the bundle compiles from the code cache the build wrote: V8 accepts it under the flags bin/convsearch.js loads it with (none)', () => {
+    // V8 refuses a code cache taken under other flags: the command line sets HEAP_GROWING after the bundle is compiled
     const script = `const bin = require(${JSON.stringify(BIN)});
-require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 process.stdout.write(String(bin.loadBundle().script.cachedDataRejected));`;
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.equal(r.stderr, '');
@@ -39,9 +38,10 @@ process.stdout.write(String(bin.loadBundle().script.cachedDataRejected));`;
       const index = join(dir, 'small.index.db');
       // the index is built by a process of its own: a warm run is what the cache is for
       assert.equal(runCli(['search', 'billing', '--scope', 'all', '--db', db, '--index', index]).status, 0);
+      // loaded as bin/convsearch.js loads it: under no V8 flag (it sets its heap flag afterwards)
       const script = `const bin = require(${JSON.stringify(BIN)});
-require('node:v8').setFlagsFromString(bin.HEAP_GROWING);
 const b = bin.loadBundle();
+if (b.script.cachedDataRejected !== false) throw new Error('the code cache was refused');
 const quiet = { write() {} };
 const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
 const sizes = [b.script.createCachedData().length];
@@ -184,8 +184,11 @@ describe('better-sqlite3 in the bundle: its JavaScript bundled, the installed ad
 });
 
 describe('bin/convsearch.js starts the driver threads first (src/prestart.ts)', () => {
-  /** Runs bin/convsearch.js with a preload that logs, in order, each driver thread started, each session it is told to open, and the read of the bundle. */
-  function startOrder(args: string[], env: NodeJS.ProcessEnv = {}): string[] {
+  /**
+   * Runs bin/convsearch.js with a preload that logs, in order, each driver thread started, each session it is told to open, and the read of the bundle;
+   * with `flags`, also each V8 flag set (on the main thread) and, on a driver thread, whether V8 took the code cache of the driver's bundle.
+   */
+  function startOrder(args: string[], env: NodeJS.ProcessEnv = {}, flags = false): string[] {
     const dir = mkdtempSync(join(tmpdir(), 'convsearch-prestart-'));
     try {
       const log = join(dir, 'log');
@@ -209,10 +212,22 @@ wt.MessagePort.prototype.postMessage = function (m, ...rest) {
 };
 const read = fs.readFileSync;
 fs.readFileSync = function (p, ...rest) {
-  if (typeof p === 'string' && p.endsWith('convsearch.cjs')) note('bundle');
-  if (typeof p === 'string' && p.endsWith('prestart.cjs')) note('prestart');
+  if (wt.isMainThread && typeof p === 'string' && p.endsWith('convsearch.cjs')) note('bundle');
   return read.call(this, p, ...rest);
 };
+if (${flags}) {
+  const v8 = require('node:v8');
+  const set = v8.setFlagsFromString;
+  v8.setFlagsFromString = (f) => { note('flag ' + f); return set(f); };
+  const vm = require('node:vm');
+  const Script = vm.Script;
+  vm.Script = class extends Script {
+    constructor(code, opts) {
+      super(code, opts);
+      if (opts && /-driver.cjs$/.test(opts.filename)) note((this.cachedDataRejected === false ? 'from its code cache: ' : 'compiled anew: ') + opts.filename.split('/').pop());
+    }
+  };
+}
 `,
       );
       spawnSync(process.execPath, ['--require', hook, BIN, ...args], {
@@ -234,27 +249,66 @@ fs.readFileSync = function (p, ...rest) {
       [['search', 'x', '--db', db, `--index=${url}`], {}],
       [['search', 'x', '--db', db], { CONVSEARCH_INDEX: url }],
     ] as const)
-      assert.deepEqual(startOrder([...args], env), ['prestart', 'thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
+      assert.deepEqual(startOrder([...args], env), ['thread index-driver.cjs', 'open', 'bundle'], args.join(' '));
   });
 
   test('a server store: its driver thread starts before the bundle loads; --no-index and files start none', () => {
-    assert.deepEqual(startOrder(['search', 'x', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index']), [
-      'prestart',
-      'thread postgres-driver.cjs',
-      'bundle',
-    ]);
-    assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), [
-      'prestart',
-      'bundle',
-    ]);
+    assert.deepEqual(startOrder(['search', 'x', '--db', 'redis://127.0.0.1:1/0', '--no-index']), ['thread redis-driver.cjs', 'bundle']);
+    assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), ['bundle']);
+    assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
   });
 
   test('a command line that names no server (no colon in it, $CONVSEARCH_DB or $CONVSEARCH_INDEX) does not load the prestart bundle', () => {
-    assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
-    assert.deepEqual(startOrder(['runs', `--db=${db}`, '--index', join(tempDir(), 'x.index.db')]), ['bundle']);
-    assert.deepEqual(startOrder(['--version']), ['bundle']);
+    /** Whether bin/convsearch.js read dist/bundle/prestart.cjs on the main thread. */
+    const loadsPrestart = (args: string[], env: NodeJS.ProcessEnv = {}): boolean => {
+      const dir = tempDir();
+      const hook = join(dir, 'hook.cjs');
+      const log = join(dir, 'log');
+      writeFileSync(
+        hook,
+        `const fs = require('node:fs');
+const read = fs.readFileSync;
+fs.readFileSync = function (p, ...rest) {
+  if (require('node:worker_threads').isMainThread && typeof p === 'string' && p.endsWith('prestart.cjs')) fs.writeFileSync(${JSON.stringify(log)}, 'read');
+  return read.call(this, p, ...rest);
+};
+`,
+      );
+      spawnSync(process.execPath, ['--require', hook, BIN, ...args], {
+        env: { ...process.env, CONVSEARCH_INDEX: '', CONVSEARCH_DB: '', ...env },
+      });
+      return existsSync(log);
+    };
+    assert.equal(loadsPrestart(['search', 'x', '--db', db]), false);
+    assert.equal(loadsPrestart(['runs', `--db=${db}`, '--index', join(tempDir(), 'x.index.db')]), false);
+    assert.equal(loadsPrestart(['--version']), false);
     // a server named anywhere it can be: the launcher's prestart runs
-    assert.deepEqual(startOrder(['search', 'x', '--db', db], { CONVSEARCH_DB: 'redis://127.0.0.1:1/0' }), ['prestart', 'bundle']);
+    assert.equal(loadsPrestart(['search', 'x', '--db', 'redis://127.0.0.1:1/0', '--no-index']), true);
+    assert.equal(loadsPrestart(['search', 'x', '--db', db], { CONVSEARCH_DB: 'redis://127.0.0.1:1/0' }), true);
+    assert.equal(loadsPrestart(['search', 'x', '--db', db, '--index=postgres://127.0.0.1:1/none']), true);
+  });
+
+  test('a Postgres store: its session is opened ahead too, with the settings its reader asks for, unless the URL is refused or names one of several', () => {
+    const url = 'postgres://convsearch@127.0.0.1:1/none';
+    for (const [args, env] of [
+      [['search', 'x', '--db', url, '--no-index'], {}],
+      [['search', 'x', `--db=${url}?table=Steps`], {}],
+      [['search', 'x'], { CONVSEARCH_DB: url }],
+    ] as const)
+      assert.deepEqual(startOrder([...args], env), ['thread postgres-driver.cjs', 'open', 'bundle'], args.join(' '));
+    assert.deepEqual(startOrder(['search', 'x', '--db', `${url}?table=9steps`]), ['thread postgres-driver.cjs', 'bundle'], 'refused');
+    assert.deepEqual(startOrder(['search', 'x', '--db', url, '--db', `${url}2`]), ['thread postgres-driver.cjs', 'bundle'], 'two stores');
+  });
+
+  test("the heap flag is set once the bundle is compiled and the driver threads are up: a thread loads its driver from the build's code cache", () => {
+    const flag = 'flag --heap-growing-percent=100';
+    const order = startOrder(['search', 'x', '--scope', 'all', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index'], {}, true);
+    assert.deepEqual(
+      order.filter((e) => e !== 'bundle' && e !== 'open'),
+      ['thread postgres-driver.cjs', 'from its code cache: postgres-driver.cjs', flag],
+    );
+    assert.ok(order.indexOf('bundle') < order.indexOf(flag), order.join(', '));
+    assert.deepEqual(startOrder(['search', 'x', '--scope', 'all', '--db', db, '--no-index'], {}, true), ['bundle', flag]);
   });
 });
 

@@ -1,6 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startPoolWorker } from '../../src/parallel/pool.js';
 import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/reader.js';
 import { FIXTURES } from '../helpers/cli.js';
@@ -47,19 +50,23 @@ describe('parallel/pool', () => {
     script: URL,
     data: object,
     share = (s: SqliteReader) => s.share()!,
-  ): { ok: boolean; batches: number; failed: boolean; loadFailed: boolean; finished: boolean } {
+  ): { ok: boolean; batches: number; results: string[]; failed: boolean; loadFailed: boolean; finished: boolean } {
     const store = openSqliteReader(SMALL);
     try {
       const w = startPoolWorker<string>(script, share(store), data);
       try {
         const t0 = Date.now();
         let batches = 0;
+        const results: string[] = [];
         const ok = w.drain(
-          () => batches++,
+          (batch) => {
+            batches++;
+            results.push(...batch);
+          },
           () => assert.ok(Date.now() - t0 < 30_000, `still waiting for ${script.pathname}`),
           20,
         );
-        return { ok, batches, failed: w.failed, loadFailed: w.loadFailed, finished: w.finished };
+        return { ok, batches, results, failed: w.failed, loadFailed: w.loadFailed, finished: w.finished };
       } finally {
         w.stop();
       }
@@ -74,9 +81,29 @@ describe('parallel/pool', () => {
   });
 
   test('a worker whose script cannot load (throws, or is missing) fails at once instead of hanging the main thread', () => {
-    for (const name of ['broken-pool-worker.js', 'no-such-worker.js']) {
+    for (const name of ['broken-pool-worker.js', 'no-such-worker.js', 'no-such-worker.cjs']) {
       const r = run(new URL(`../helpers/${name}`, import.meta.url), {});
       assert.deepEqual([r.ok, r.batches, r.loadFailed, r.finished], [false, 0, true, true], name);
+    }
+  });
+
+  test('a bundled (.cjs) task script is required: the thread never starts its ES module loader for it', () => {
+    // a script as dist/bundle's are (CommonJS): it says what the thread had loaded by the time it ran,
+    // then imports the pool (an ES module, so only now) to post that
+    const dir = mkdtempSync(join(tmpdir(), 'convsearch-pool-'));
+    const script = join(dir, 'loader-worker.cjs');
+    writeFileSync(
+      script,
+      `const { workerData } = require('node:worker_threads');
+const loaded = process.moduleLoadList.filter((m) => m.endsWith('internal/modules/esm/loader') || m.includes('cjs-module-lexer'));
+import(workerData.pool).then(({ runPoolWorker }) => runPoolWorker((store, data, channel) => channel.post(loaded)));
+`,
+    );
+    try {
+      const r = run(pathToFileURL(script), { pool: new URL('../../src/parallel/pool.js', import.meta.url).href });
+      assert.deepEqual([r.ok, r.results], [true, []]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

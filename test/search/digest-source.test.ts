@@ -116,10 +116,12 @@ describe('parallel replay (--no-index on several threads)', () => {
     }
   });
 
-  test('groups a worker took and did not deliver are replayed by the main thread: same answer', () => {
-    // The heaviest conversation is handed out first, and the main thread takes it while the workers are
-    // still starting: a long chain of runs, each carrying the history before it, keeps it busy long
-    // enough for a worker to take one of the many small conversations behind it, even on a loaded machine.
+  /**
+   * The heaviest conversation is handed out first, and the main thread takes it while the workers are
+   * still starting: a long chain of runs, each carrying the history before it, keeps it busy long
+   * enough for a worker to take some of the many small conversations behind it, even on a loaded machine.
+   */
+  function chainStore(): { path: string; runs: Array<{ id: string; conv: string | null }> } {
     const path = join(tempDir(), 'sessions.db');
     const w = new StepStoreWriter(path);
     const runs: Array<{ id: string; conv: string | null }> = [];
@@ -134,13 +136,21 @@ describe('parallel replay (--no-index on several threads)', () => {
       writeRun(w, random, `r${i}`, `c${i % 75}`, new Date(Date.UTC(2026, 0, 1, 0, i)));
     }
     w.close();
+    return { path, runs };
+  }
+
+  /** Searches with workers that fail as `deliver` says; what each logged (groups delivered, then lost). */
+  function failingWorkers(deliver: boolean): { delivered: number; lost: number } {
+    const { path, runs } = chainStore();
     const log = join(tempDir(), 'taken.log');
     const store = openSqliteReader(path);
     try {
       const worker = new URL('../helpers/failing-replay-worker.js', import.meta.url);
       worker.searchParams.set('log', log);
+      if (deliver) worker.searchParams.set('deliver', '1');
       let lost = 0;
-      for (let q = 0; q < 6 || (lost === 0 && q < 30); q++) {
+      let delivered = 0;
+      for (let q = 0; q < 6 || ((lost === 0 || (deliver && delivered === 0)) && q < 30); q++) {
         writeFileSync(log, '');
         const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
         const got = search(
@@ -148,14 +158,23 @@ describe('parallel replay (--no-index on several threads)', () => {
           o,
         );
         assertSameOutcome(got, serial(store, o), 'failing workers');
-        lost += readFileSync(log, 'utf8')
-          .split('\n')
-          .filter((l) => /^\d+$/.test(l)).length;
+        const lines = readFileSync(log, 'utf8').split('\n');
+        lost += lines.filter((l) => /^\d+$/.test(l)).length;
+        delivered += lines.filter((l) => /^delivered \d+$/.test(l)).length;
       }
-      assert.ok(lost > 0, 'a failing worker took a group the main thread then had to replay');
+      return { delivered, lost };
     } finally {
       store.close();
     }
+  }
+
+  test('groups a worker took and did not deliver are replayed by the main thread: same answer', () => {
+    assert.ok(failingWorkers(false).lost > 0, 'a failing worker took a group the main thread then had to replay');
+  });
+
+  test('a worker that fails after delivering a group: the group is kept, what it took next is replayed: same answer', () => {
+    const { delivered, lost } = failingWorkers(true);
+    assert.ok(delivered > 0 && lost > 0, `a failing worker delivered a group (${delivered}) and took one it did not deliver (${lost})`);
   });
 
   test('a store read in place beside a live writer stays on one thread (another connection could see another commit)', () => {

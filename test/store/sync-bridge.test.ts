@@ -101,6 +101,29 @@ describe('SyncBridge', () => {
     assert.equal(r.stdout.trim(), 'from -e', r.stderr);
   });
 
+  it('runs what waits for the driver threads once each one started has answered once or ended (a fresh process)', () => {
+    const bridge = new URL('../../src/store/sync-bridge.js', import.meta.url).href;
+    const code = `const { SyncBridge, whenThreadsUp } = await import(${JSON.stringify(bridge)});
+const driver = new URL(${JSON.stringify(DRIVER.href)});
+const seen = [];
+whenThreadsUp(() => seen.push('none started'));
+const a = new SyncBridge(driver, {}, 'a');
+const b = new SyncBridge(driver, {}, 'b');
+SyncBridge.prestart(driver, { name: 'ahead' });
+whenThreadsUp(() => seen.push('up'));
+a.call({ op: 'echo' });
+seen.push('a answered');
+b.close();
+seen.push('b ended');
+new SyncBridge(driver, { name: 'other' }, 'c').close();
+seen.push('the spare ended');
+whenThreadsUp(() => seen.push('then at once'));
+a.close();
+console.log(JSON.stringify(seen));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+    assert.deepEqual(JSON.parse(r.stdout), ['none started', 'a answered', 'b ended', 'up', 'the spare ended', 'then at once'], r.stderr);
+  });
+
   it('a driver thread that dies mid-request fails the call instead of hanging', () => {
     const b = new SyncBridge(DRIVER, {}, 's');
     assert.throws(

@@ -9,8 +9,24 @@ import type { StoreSchema } from './schema.js';
 const CELLS = (schema: StoreSchema): string =>
   `run_id, seq, step_index, timestamp, ${schema.hasState ? 'state' : "'complete'"}, typeof(messages), messages`;
 
+/** The media table as SQLite reads it: its root page and its definition (which columns a row's values are). */
+interface MediaTable {
+  readonly root: number;
+  readonly sql: string;
+}
+
+/** The media table, when it is a table (not a view) whose b-tree the page map can walk. */
+function mediaTableOf(db: BetterSqlite3.Database, schema: StoreSchema): MediaTable | null {
+  if (!schema.hasMedia) return null;
+  // the name SQLite resolves `FROM media` to: names match without regard to ASCII case
+  const r = db.prepare("SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = 'media'").get() as
+    | { rootpage: unknown; sql: unknown }
+    | undefined;
+  return typeof r?.rootpage === 'number' && typeof r.sql === 'string' ? { root: r.rootpage, sql: r.sql } : null;
+}
+
 /** The page map of the file SQLite reads, or null when its layout is not the one readPageMap knows. */
-function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis): PageMap | null {
+function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis, media: MediaTable | null): PageMap | null {
   const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'snapshots'").pluck().get();
   const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info('snapshots') ORDER BY cid").all() as Array<{
     name: string;
@@ -24,7 +40,7 @@ function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis
   if (typeof root !== 'number' || pkIndex !== undefined || seq?.pk !== 1 || seq.type.toUpperCase() !== 'INTEGER' || runId < 0) return null;
   if (cols.filter((c) => c.pk > 0).length !== 1) return null;
   const previous = basis.pages !== null && basis.tree !== null ? { digests: basis.pages, tree: basis.tree } : null;
-  return readPageMap(path, root, runId, basis.seed, previous);
+  return readPageMap(path, root, runId, basis.seed, previous, undefined, media?.root ?? null);
 }
 
 /**
@@ -66,7 +82,8 @@ function runsSince(
  * Reads and digests every snapshot row, the media rows and the runs rows (see store/content.ts). `cuts`
  * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
  * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks) its page map is
- * taken too, and with a basis holding the previous map only the runs whose pages changed are read.
+ * taken too, and with a basis holding the previous map only the runs whose pages changed are read, and
+ * the media rows not at all while their pages are those the basis names.
  */
 export function sqliteContent(
   db: BetterSqlite3.Database,
@@ -75,39 +92,23 @@ export function sqliteContent(
   mediaCut: number,
   pages?: { readonly path: string; readonly basis: ContentBasis },
 ): StoreContent {
-  const map = pages ? pageMapOf(db, pages.path, pages.basis) : null;
+  const table = pages ? mediaTableOf(db, schema) : null;
+  const map = pages ? pageMapOf(db, pages.path, pages.basis, table) : null;
   const previous = pages?.basis.pages;
   const since = map && previous ? runsSince(db, schema, map, { ...pages!.basis, pages: previous }, cuts) : null;
   const { runs, rowsDigested } = since ?? allRuns(db, schema, cuts);
+  // the walk's fingerprint with the table's definition: the same pages read as other columns are other values
+  const mediaPages =
+    table !== null && map?.media != null ? createHash('sha256').update(`${table.sql}\n${map.media}`).digest('base64') : null;
+  const known = pages?.basis.media;
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
-  if (schema.hasMedia) {
-    const h = createHash('sha256');
-    let stmt: BetterSqlite3.Statement;
-    let ordered = true;
-    try {
-      stmt = db
-        .prepare(
-          "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid",
-        )
-        .raw();
-    } catch {
-      // a table without rowids has no insertion order: then any change counts as a rewrite
-      stmt = db
-        .prepare(
-          "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY sha256",
-        )
-        .raw();
-      ordered = false;
-    }
-    let count = 0;
-    let prefix: string | null = ordered ? null : '';
-    for (const row of stmt.iterate() as IterableIterator<unknown[]>) {
-      if (prefix === null && count === mediaCut) prefix = h.copy().digest('base64');
-      for (const v of row) hashCell(h, v);
-      count++;
-    }
-    const digest = h.digest('base64');
-    media = { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
+  let mediaDigested = 0;
+  if (mediaPages !== null && known?.pages === mediaPages && known.count === mediaCut) {
+    // the pages the recorded digest was read from, byte for byte: the same rows (all of them were seen: the prefix is the whole)
+    media = { count: known.count, maxSeq: 0, digest: known.digest, prefix: known.digest };
+  } else if (schema.hasMedia) {
+    media = mediaContent(db, mediaCut);
+    mediaDigested = media.count;
   }
   const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
   return {
@@ -116,9 +117,42 @@ export function sqliteContent(
     runsTable,
     digest: totalDigest(runs, media, runsTable),
     rowsDigested,
+    mediaDigested,
     pages: map?.digests ?? null,
     tree: map?.tree ?? null,
+    mediaPages,
   };
+}
+
+/** Reads and digests every media row, in insertion order, taking the prefix digest after the first `mediaCut`. */
+function mediaContent(db: BetterSqlite3.Database, mediaCut: number): RunContent {
+  const h = createHash('sha256');
+  let stmt: BetterSqlite3.Statement;
+  let ordered = true;
+  try {
+    stmt = db
+      .prepare(
+        "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY rowid",
+      )
+      .raw();
+  } catch {
+    // a table without rowids has no insertion order: then any change counts as a rewrite
+    stmt = db
+      .prepare(
+        "SELECT sha256, typeof(bytes), CASE WHEN typeof(bytes) IN ('text', 'blob') THEN CAST(bytes AS BLOB) ELSE bytes END FROM media ORDER BY sha256",
+      )
+      .raw();
+    ordered = false;
+  }
+  let count = 0;
+  let prefix: string | null = ordered ? null : '';
+  for (const row of stmt.iterate() as IterableIterator<unknown[]>) {
+    if (prefix === null && count === mediaCut) prefix = h.copy().digest('base64');
+    for (const v of row) hashCell(h, v);
+    count++;
+  }
+  const digest = h.digest('base64');
+  return { count, maxSeq: 0, digest, prefix: prefix ?? (count === mediaCut ? digest : '') };
 }
 
 function allRuns(

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -27,6 +28,11 @@ export interface PageMap {
   readonly runs: Map<string, PageRun>;
   /** The snapshots b-tree as decoded, for the next map. */
   readonly tree: PageTree;
+  /**
+   * The media table's b-tree, its pages in walk order with their digests, in one SHA-256 (tablePages);
+   * null when no media root was given or its tree is not one the walk knows.
+   */
+  readonly media: string | null;
 }
 
 export interface PageRun {
@@ -157,6 +163,106 @@ function serialSize(t: number): number {
 const LEAF = 1;
 const INTERIOR = 2;
 
+/** A table b-tree page's geometry (the file header's page size and reserved bytes). */
+interface Geometry {
+  readonly pageSize: number;
+  readonly usable: number;
+  /** Pages in the file. */
+  readonly pages: number;
+}
+
+/** A table leaf cell at `at`: its payload size, rowid, where the payload starts, how much of it is on the page, and its first overflow page (0: none). */
+function leafCell(
+  page: Buffer,
+  at: number,
+  usable: number,
+): { payload: number; rowid: number; start: number; local: number; overflow: number } {
+  const [payload, a1] = varint(page, at);
+  const [rowid, start] = varint(page, a1);
+  let local = payload;
+  if (payload > usable - 35) {
+    const minLocal = Math.floor(((usable - 12) * 32) / 255) - 23;
+    const k = minLocal + ((payload - minLocal) % (usable - 4));
+    local = k <= usable - 35 ? k : minLocal;
+  }
+  if (start + local + (local < payload ? 4 : 0) > usable) throw new Unexpected('cell past the page');
+  return { payload, rowid, start, local, overflow: local < payload ? page.readUInt32BE(start + local) : 0 };
+}
+
+/**
+ * The overflow chain from `first` of a payload with `rest` bytes past the page: as many pages as they
+ * need, each claimed in `seen` (a page claimed twice is a cycle or a corrupt file) and passed to `take`
+ * with its place `k` in the chain.
+ */
+function overflowChain(
+  first: number,
+  rest: number,
+  g: Geometry,
+  next: Uint32Array,
+  seen: Uint8Array,
+  take: (page: number, k: number) => void,
+): void {
+  let o = first;
+  for (let k = 0, left = rest; left > 0; k++, left -= g.usable - 4) {
+    if (o < 1 || o > g.pages || seen[o]) throw new Unexpected('bad overflow chain');
+    seen[o] = 1;
+    take(o, k);
+    o = next[o - 1]!;
+  }
+}
+
+/**
+ * The pages of the table b-tree at `root` (a rowid table: the media table) in walk order, each page
+ * number with its digest, in one SHA-256. The walk reads only those pages and goes where their bytes
+ * point (children, cells, overflow chains), so two equal fingerprints (same geometry, same key) mean it
+ * read the same bytes: the same rows, in the same order. Reads the interior and leaf pages (overflow
+ * pages are known by the hashing pass's `next`). Null when a page is not what a rowid table's b-tree
+ * holds, or one `seen` already claimed (the snapshots tree's pages are in it).
+ */
+function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array, next: Uint32Array, seen: Uint8Array): string | null {
+  // per page: its number, then its four lanes (grown by doubling: a large media table has ~100k pages)
+  let walked = new Uint32Array(5 * 1024);
+  let n = 0;
+  const take = (p: number): void => {
+    if (n + 5 > walked.length) {
+      const grown = new Uint32Array(walked.length * 2);
+      grown.set(walked);
+      walked = grown;
+    }
+    walked[n] = p;
+    walked.set(digests.subarray((p - 1) * 4, p * 4), n + 1);
+    n += 5;
+  };
+  const page = Buffer.allocUnsafe(g.pageSize);
+  const visit = (p: number, depth: number): void => {
+    if (p < 2 || p > g.pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
+    seen[p] = 1;
+    take(p);
+    if (readSync(fd, page, 0, g.pageSize, (p - 1) * g.pageSize) !== g.pageSize) throw new Unexpected('short page');
+    const type = page[0];
+    const count = page.readUInt16BE(3);
+    if (type === 0x05) {
+      const children: number[] = [];
+      for (let i = 0; i < count; i++) children.push(page.readUInt32BE(page.readUInt16BE(12 + 2 * i)));
+      children.push(page.readUInt32BE(8));
+      for (const c of children) visit(c, depth + 1);
+      return;
+    }
+    if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
+    for (let i = 0; i < count; i++) {
+      const c = leafCell(page, page.readUInt16BE(8 + 2 * i), g.usable);
+      overflowChain(c.overflow, c.payload - c.local, g, next, seen, take);
+    }
+  };
+  try {
+    visit(root, 0);
+  } catch {
+    // a tree this walk does not know, or a read that failed: the media are read and digested
+    return null;
+  }
+  return createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64');
+}
+
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
 function sameAs(before: Uint32Array, digests: Uint32Array, p: number, kind: number): boolean {
   const i = (p - 1) * 4;
@@ -176,6 +282,7 @@ function sameAs(before: Uint32Array, digests: Uint32Array, p: number, kind: numb
  * digest and role are unchanged is taken as decoded then: only the changed ones are read again (their
  * children may have changed without them, so every page of the tree is still checked, never a
  * subtree trusted whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
+ * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media.
  */
 export function readPageMap(
   path: string,
@@ -184,6 +291,7 @@ export function readPageMap(
   seed: number,
   previous: { readonly digests: Uint32Array; readonly tree: PageTree } | null = null,
   helperBytes = HELPER_BYTES,
+  mediaRoot: number | null = null,
 ): PageMap | null {
   let fd: number;
   try {
@@ -229,8 +337,7 @@ export function readPageMap(
     const runs = new Map<string, PageRun>();
     const page = Buffer.allocUnsafe(pageSize);
     const seen = new Uint8Array(pages + 1);
-    const maxLocal = usable - 35;
-    const minLocal = Math.floor(((usable - 12) * 32) / 255) - 23;
+    const geometry: Geometry = { pageSize, usable, pages };
     let lastSeq = -Infinity;
     const byIndex: PageRun[] = [];
     const cell = (p: number, run: number, seq: number, first: number, rest: number): void => {
@@ -242,15 +349,10 @@ export function readPageMap(
       r.count++;
       r.maxSeq = seq;
       r.pages.push(p);
-      // the overflow chain: as many pages as the rest of the payload needs
-      let o = first;
-      for (let k = 0, left = rest; left > 0; k++, left -= usable - 4) {
-        if (o < 1 || o > pages || seen[o]) throw new Unexpected('bad overflow chain');
-        seen[o] = 1;
+      overflowChain(first, rest, geometry, next, seen, (o, k) => {
         mixRole(digests, o, 3, seq, k);
         r.pages.push(o);
-        o = next[o - 1]!;
-      }
+      });
     };
     const visit = (p: number, depth: number): void => {
       if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
@@ -297,15 +399,7 @@ export function readPageMap(
       mixRole(digests, p, LEAF, 0, 0);
       const cells: Array<[string, number, number, number]> = [];
       for (let i = 0; i < count; i++) {
-        const at = page.readUInt16BE(h + 8 + 2 * i);
-        const [payload, a1] = varint(page, at);
-        const [seq, a2] = varint(page, a1);
-        let local = payload;
-        if (payload > maxLocal) {
-          const k = minLocal + ((payload - minLocal) % (usable - 4));
-          local = k <= maxLocal ? k : minLocal;
-        }
-        if (a2 + local + (local < payload ? 4 : 0) > usable) throw new Unexpected('cell past the page');
+        const { payload, rowid: seq, start: a2, local, overflow } = leafCell(page, page.readUInt16BE(h + 8 + 2 * i), usable);
         // the run id: the record header's serial types, then the values before it
         const [headerSize, h1] = varint(page, a2);
         let t = h1;
@@ -323,13 +417,15 @@ export function readPageMap(
           }
           offset += n;
         }
-        cells.push([runId!, seq, local < payload ? page.readUInt32BE(a2 + local) : 0, payload - local]);
+        cells.push([runId!, seq, overflow, payload - local]);
       }
       tree.push(p, LEAF, cells.length);
       for (const [runId, seq, first, rest] of cells) cell(p, runIndexOf(runId), seq, first, rest);
     };
     visit(root, 0);
-    return { pageSize, digests, runs, tree: { runIds, values: Float64Array.from(tree) } };
+    // after the snapshots tree: a page both trees claim is not the media's
+    const media = mediaRoot === null ? null : tablePages(fd, mediaRoot, geometry, digests, next, seen);
+    return { pageSize, digests, runs, tree: { runIds, values: Float64Array.from(tree) }, media };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
