@@ -183,7 +183,9 @@ export class IndexSync {
       // the store is older takes the index back to that state, and the next forward again), so a content
       // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      if (now.generation !== meta.generation) {
+      // nothing written since the first look: the pages rows are the ones read then (not read again to be compared)
+      const unchangedSinceRead = now.generation === meta.generation;
+      if (!unchangedSinceRead) {
         marksRead += (rows = this.t.allMarks(now.runCount)).length;
         known = null;
       }
@@ -204,9 +206,9 @@ export class IndexSync {
         report = { ...this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress), rowsDigested, marksRead };
       }
       if (content.pages) {
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null);
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
-        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
+        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
       }
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches

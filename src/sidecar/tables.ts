@@ -227,6 +227,12 @@ export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
   private nextPosting: number | null = null;
+  /**
+   * The bytes of the pages rows kept in parts, as readPart last read them (each part checked): a write
+   * whose caller vouches that nothing was written since compares with these instead of reading every
+   * part again (writePart).
+   */
+  private readonly partsRead = new Map<number, Buffer>();
 
   constructor(readonly db: IndexDb) {
     const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
@@ -611,14 +617,21 @@ export class IndexTables {
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
-  putKnownRuns(k: KnownRuns): void {
+  /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
+  putKnownRuns(k: KnownRuns, unchangedSinceRead = false): void {
     const flat: Array<string | number> = [];
     for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
-    this.writePart(3, { content: k.content, runList: k.runList, runCount: k.runCount }, Buffer.from(JSON.stringify(flat), 'utf8'));
+    this.writePart(
+      3,
+      { content: k.content, runList: k.runList, runCount: k.runCount },
+      Buffer.from(JSON.stringify(flat), 'utf8'),
+      unchangedSinceRead,
+    );
   }
 
-  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null): void {
-    this.writePart(1, { content, seed }, Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength));
+  /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
+  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null, unchangedSinceRead = false): void {
+    this.writePart(1, { content, seed }, Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength), unchangedSinceRead);
     if (tree === null) {
       this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
       return;
@@ -626,7 +639,7 @@ export class IndexTables {
     const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
     const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
     // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]));
+    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]), unchangedSinceRead);
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
@@ -641,6 +654,7 @@ export class IndexTables {
    * each present and sound. An update rewrites the parts that changed only (writePart).
    */
   private readPart(id: number): { head: Record<string, unknown>; bytes: Buffer } | null {
+    this.partsRead.delete(id);
     const r = this.pageRow(id);
     if (r === null) return null;
     const head = parseJson(r.head, `pages row ${id} is malformed`);
@@ -664,16 +678,28 @@ export class IndexTables {
       throw new IndexDamagedError(
         `pages row ${id} has ${bytes.length} bytes in ${rows.length} parts, its head says ${String(h.bytes)} in ${String(h.parts)}`,
       );
+    this.partsRead.set(id, bytes);
     return { head: h, bytes };
   }
 
-  /** Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written. */
-  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer): void {
+  /**
+   * Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written.
+   * The kept parts are read one by one, unless `unchangedSinceRead` (the caller knows no pages row was
+   * written since this process read row `id`): then they are the bytes readPart read.
+   */
+  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer, unchangedSinceRead = false): void {
     const parts = Math.ceil(bytes.length / PART_BYTES);
+    const read = unchangedSinceRead ? this.partsRead.get(id) : undefined;
+    this.partsRead.delete(id);
     for (let k = 0; k < parts; k++) {
       const data = bytes.subarray(k * PART_BYTES, (k + 1) * PART_BYTES);
-      const kept = this.s.pageMap.get(partRow(id, k)) as { head: string; digests: Buffer; sum: number } | undefined;
+      if (read?.subarray(k * PART_BYTES, (k + 1) * PART_BYTES).equals(data)) continue;
       const sum = rowSum([partRow(id, k), '', data]);
+      if (read !== undefined) {
+        this.s.putPageMap.run(partRow(id, k), '', data, sum);
+        continue;
+      }
+      const kept = this.s.pageMap.get(partRow(id, k)) as { head: string; digests: Buffer; sum: number } | undefined;
       // the same bytes under a sound checksum: kept as they are
       if (kept?.head === '' && kept.sum === sum && kept.digests.equals(data)) continue;
       this.s.putPageMap.run(partRow(id, k), '', data, sum);
