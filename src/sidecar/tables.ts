@@ -189,6 +189,59 @@ export function decodeBucket(data: Uint8Array): Map<string, number[]> {
   return out;
 }
 
+/**
+ * The encoded bucket `data` with row `id` added to each term of `added` (one entry per term), byte for
+ * byte what encodeBucket makes of the decoded entries with the ids pushed (a new term last, in the
+ * order given): the entries are copied as they are, and a term string is made only of an entry whose
+ * byte length is one of the added terms'. An update adds a few terms to each bucket it touches.
+ */
+export function addToBucket(data: Uint8Array, added: ReadonlyArray<readonly [term: string, id: number]>): Buffer {
+  const ids = new Map<string, number>(added);
+  const lengths = new Set(added.map(([term]) => Buffer.byteLength(term, 'utf8')));
+  const w = new VarintWriter(data.length + 16 * added.length);
+  let i = 0;
+  const next = (): number => {
+    let n = 0;
+    let shift = 1;
+    for (;;) {
+      if (i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
+      const b = data[i++]!;
+      n += (b & 0x7f) * shift;
+      if (b < 0x80) return n;
+      shift *= 128;
+    }
+  };
+  while (i < data.length) {
+    const start = i;
+    const len = next();
+    if (i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = lengths.has(len) ? Buffer.from(data.buffer, data.byteOffset + i, len).toString('utf8') : null;
+    i += len;
+    const countAt = i;
+    const count = next();
+    const idsAt = i;
+    for (let k = 0; k < count; k++) next();
+    const id = term === null ? undefined : ids.get(term);
+    if (id === undefined) {
+      w.writeBytes(data.subarray(start, i));
+      continue;
+    }
+    ids.delete(term!);
+    w.writeBytes(data.subarray(start, countAt));
+    w.write(count + 1);
+    w.writeBytes(data.subarray(idsAt, i));
+    w.write(id);
+  }
+  for (const [term, id] of ids) {
+    const bytes = Buffer.from(term, 'utf8');
+    w.write(bytes.length);
+    w.writeBytes(bytes);
+    w.write(1);
+    w.write(id);
+  }
+  return w.bytes();
+}
+
 export const bucketOf = (term: string): number => crc32(term) % TERM_BUCKETS;
 
 /** The store's page digests (store/sqlite/pages.ts), their key, and the content digest they were taken with. */
@@ -486,6 +539,16 @@ export class IndexTables {
 
   putBucket(b: number, entries: ReadonlyMap<string, readonly number[]>): void {
     const data = encodeBucket(entries);
+    this.s.putBucket.run(b, data, rowSum([b, data]));
+  }
+
+  /** Lists postings row `id` under each term of `added` in bucket `b` (addToBucket), its entries kept as bytes. */
+  addToBucket(b: number, added: ReadonlyArray<readonly [term: string, id: number]>): void {
+    const r = this.s.bucket.get(b) as { bucket: number; data: Buffer; sum: number } | undefined;
+    if (r === undefined) throw new IndexDamagedError(`term directory bucket ${b} is missing`);
+    verifyRow('terms', [r.bucket, r.data], r.sum);
+    if (r.bucket !== b) throw new IndexDamagedError(`term directory bucket ${b} finds bucket ${r.bucket}`);
+    const data = addToBucket(r.data, added);
     this.s.putBucket.run(b, data, rowSum([b, data]));
   }
 
