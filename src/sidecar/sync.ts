@@ -30,6 +30,8 @@ export interface SyncReport {
   readonly rowsDigested: number;
   /** Runs whose marks (what the sync compares of each run it holds) were read from the index: all of them, or (known-runs.ts) those that changed. */
   readonly marksRead: number;
+  /** Runs whose keys cross-run attribution read (attribution.ts): those of the conversations of a few appended runs, or every run's. */
+  readonly keysRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -143,6 +145,7 @@ export class IndexSync {
       snapshotsRead: 0,
       rowsDigested,
       marksRead,
+      keysRead: 0,
       compacted: false,
       merged: false,
     });
@@ -405,7 +408,18 @@ export class IndexSync {
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
-    if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, rewritten));
+    let keysRead = 0;
+    if (minAffected !== Infinity) {
+      const attributed = attribute(
+        this.t,
+        runCount,
+        minAffected,
+        rewritten,
+        runs.map((r) => r.conversationId),
+      );
+      written.push(...attributed.changed);
+      keysRead = attributed.keysRead;
+    }
     // a run removed: the last chunk holds one entry fewer, whether or not any run moved
     if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
     let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
@@ -461,6 +475,7 @@ export class IndexSync {
       runsRemoved,
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
+      keysRead,
       compacted: merged === 'full',
       merged: merged === 'tier',
     };
