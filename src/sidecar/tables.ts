@@ -163,27 +163,29 @@ export function encodeBucket(entries: ReadonlyMap<string, readonly number[]>): B
   return w.bytes();
 }
 
+/** The varint at `at.i` of a directory bucket, `at.i` moved past it. */
+function bucketVarint(data: Uint8Array, at: { i: number }): number {
+  let n = 0;
+  let shift = 1;
+  for (;;) {
+    if (at.i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
+    const b = data[at.i++]!;
+    n += (b & 0x7f) * shift;
+    if (b < 0x80) return n;
+    shift *= 128;
+  }
+}
+
 export function decodeBucket(data: Uint8Array): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  let i = 0;
-  const next = (): number => {
-    let n = 0;
-    let shift = 1;
-    for (;;) {
-      if (i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
-      const b = data[i++]!;
-      n += (b & 0x7f) * shift;
-      if (b < 0x80) return n;
-      shift *= 128;
-    }
-  };
-  while (i < data.length) {
-    const len = next();
-    if (i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
-    const term = Buffer.from(data.buffer, data.byteOffset + i, len).toString('utf8');
-    i += len;
+  const at = { i: 0 };
+  while (at.i < data.length) {
+    const len = bucketVarint(data, at);
+    if (at.i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = Buffer.from(data.buffer, data.byteOffset + at.i, len).toString('utf8');
+    at.i += len;
     const ids: number[] = [];
-    for (let k = next(); k > 0; k--) ids.push(next());
+    for (let k = bucketVarint(data, at); k > 0; k--) ids.push(bucketVarint(data, at));
     out.set(term, ids);
   }
   return out;
@@ -199,37 +201,26 @@ export function addToBucket(data: Uint8Array, added: ReadonlyArray<readonly [ter
   const ids = new Map<string, number>(added);
   const lengths = new Set(added.map(([term]) => Buffer.byteLength(term, 'utf8')));
   const w = new VarintWriter(data.length + 16 * added.length);
-  let i = 0;
-  const next = (): number => {
-    let n = 0;
-    let shift = 1;
-    for (;;) {
-      if (i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
-      const b = data[i++]!;
-      n += (b & 0x7f) * shift;
-      if (b < 0x80) return n;
-      shift *= 128;
-    }
-  };
-  while (i < data.length) {
-    const start = i;
-    const len = next();
-    if (i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
-    const term = lengths.has(len) ? Buffer.from(data.buffer, data.byteOffset + i, len).toString('utf8') : null;
-    i += len;
-    const countAt = i;
-    const count = next();
-    const idsAt = i;
-    for (let k = 0; k < count; k++) next();
+  const at = { i: 0 };
+  while (at.i < data.length) {
+    const start = at.i;
+    const len = bucketVarint(data, at);
+    if (at.i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = lengths.has(len) ? Buffer.from(data.buffer, data.byteOffset + at.i, len).toString('utf8') : null;
+    at.i += len;
+    const countAt = at.i;
+    const count = bucketVarint(data, at);
+    const idsAt = at.i;
+    for (let k = 0; k < count; k++) bucketVarint(data, at);
     const id = term === null ? undefined : ids.get(term);
     if (id === undefined) {
-      w.writeBytes(data.subarray(start, i));
+      w.writeBytes(data.subarray(start, at.i));
       continue;
     }
     ids.delete(term!);
     w.writeBytes(data.subarray(start, countAt));
     w.write(count + 1);
-    w.writeBytes(data.subarray(idsAt, i));
+    w.writeBytes(data.subarray(idsAt, at.i));
     w.write(id);
   }
   for (const [term, id] of ids) {
