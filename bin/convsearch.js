@@ -104,14 +104,27 @@ function leaveTerminalAloneAtExit() {
  */
 const HEAP_GROWING = '--heap-growing-percent=100';
 
+/**
+ * Whether the command line (or $CONVSEARCH_DB, $CONVSEARCH_INDEX) may name a server: a store URL has a
+ * scheme (`postgres:`, `redis:`), a shared index `://`, so each holds a colon. Without one, PRESTART
+ * would start nothing, and its load (~2 ms: a bundle compiled without a cache) is skipped; main() runs
+ * the same check in the bundle either way.
+ */
+function mayNameServer(args, env) {
+  return [...args, env.CONVSEARCH_DB, env.CONVSEARCH_INDEX].some((a) => typeof a === 'string' && a.includes(':'));
+}
+
 if (require.main === module) {
   leaveTerminalAloneAtExit();
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
-  const early = require(PRESTART);
-  early.prestart(process.argv.slice(2), process.env);
+  // (the prestart bundle only when the command line may name a server: otherwise it would start nothing)
+  const early = mayNameServer(process.argv.slice(2), process.env) ? require(PRESTART) : null;
+  early?.prestart(process.argv.slice(2), process.env);
   const bundle = loadBundle();
-  early.whenThreadsUp(() => require('node:v8').setFlagsFromString(HEAP_GROWING));
+  const heap = () => require('node:v8').setFlagsFromString(HEAP_GROWING);
+  if (early) early.whenThreadsUp(heap);
+  else heap();
   bundle.main(process.argv, processSink()).then((status) => {
     process.exitCode = status;
   });
-} else module.exports = { loadBundle, processSink, HEAP_GROWING };
+} else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING };

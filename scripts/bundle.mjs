@@ -4,12 +4,13 @@
  * Thread entry points are bundles of their own beside it; the modules that start them name them by
  * `new URL('./x.js', import.meta.url)`, which this script rewrites to the entry's bundle name and checks:
  * a URL that names no entry fails the build rather than a user's search. Native better-sqlite3 and the
- * server drivers stay in node_modules, except pg inside the Postgres driver threads' bundles (DRIVER_INSIDE).
+ * server drivers stay in node_modules, except pg inside the Postgres driver threads' bundles and ioredis inside the Redis one's (DRIVER_INSIDE).
  * Last, V8's code caches of the bundle and of the driver threads' bundles are written beside them.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -83,6 +84,8 @@ const lazyBuiltins = {
 };
 
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+/** The better-sqlite3 whose JavaScript the bundle carries: the bundle uses it with the addon of that version only. */
+const BETTER_SQLITE3_VERSION = JSON.parse(readFileSync(require.resolve('better-sqlite3/package.json'), 'utf8')).version;
 
 // no chunk of an earlier build left beside this one's
 rmSync(OUT, { recursive: true, force: true });
@@ -93,9 +96,12 @@ rmSync(OUT, { recursive: true, force: true });
  * measured here); one file with a code cache (below) is a few. pg's optional native and Cloudflare
  * sockets are never loaded on Node and stay outside.
  */
-const DRIVER_INSIDE = { 'postgres-driver': ['pg'], 'index-driver': ['pg'] };
+const DRIVER_INSIDE = { 'postgres-driver': ['pg'], 'index-driver': ['pg'], 'redis-driver': ['ioredis'] };
 const NEVER_LOADED = ['pg-native', 'pg-cloudflare'];
-const EXTERNAL = ['better-sqlite3', 'pg', 'ioredis'];
+// drivers only the server backends load: resolved from node_modules at run time. better-sqlite3's
+// JavaScript is bundled (src/store/sqlite/native.ts loads its addon); `bindings`, which it asks only
+// when given no addon, is not
+const EXTERNAL = ['bindings', 'pg', 'ioredis'];
 
 const entries = (names) => Object.fromEntries(names.map((name) => [name, join(ROOT, ENTRIES[name])]));
 const builds = [
@@ -121,7 +127,11 @@ for (const each of builds)
     minify: true,
     // what import.meta.url meant to each module: the bundle's own URL (thread entries lie beside it)
     banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
-    define: { CONVSEARCH_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__bundleUrl' },
+    define: {
+      CONVSEARCH_VERSION: JSON.stringify(VERSION),
+      BETTER_SQLITE3_VERSION: JSON.stringify(BETTER_SQLITE3_VERSION),
+      'import.meta.url': '__bundleUrl',
+    },
     plugins: [threadEntries, lazyBuiltins],
     sourcemap: 'linked',
     legalComments: 'none',
@@ -135,22 +145,48 @@ const main = join(OUT, 'convsearch.cjs');
 const code = readFileSync(main, 'utf8').replaceAll('import(workerData.script)', '');
 if (/\bimport\(/.test(code)) throw new Error(`${main} has a dynamic import(), which bin/convsearch.js cannot run`);
 
-// V8's code cache for the bundle, taken after a --help has run (so it holds the start-up's compiled
-// functions too): bin/convsearch.js compiles from it. Written here only, right after the bundle it matches,
-// under the V8 flags bin/convsearch.js loads the bundle with: none (V8 refuses a cache taken under others;
-// it sets its heap flag afterwards).
-const cache = spawnSync(
-  process.execPath,
-  [
-    '-e',
-    `const bin = require(${JSON.stringify(join(ROOT, 'bin', 'convsearch.js'))});
+// V8's code cache for the bundle: bin/convsearch.js compiles from it. It holds the functions compiled by
+// the time it is taken, so it is taken after the commands run most often have run, from an index
+// already current (a search, runs, conversations: the code of a warm run, not of a build, which a
+// process of its own made first); what else a command needs compiles as it runs. Written here only,
+// right after the bundle it matches, under the V8 flags bin/convsearch.js loads the bundle with: none
+// (V8 refuses a cache taken under others; it sets its heap flag afterwards).
+const BIN = join(ROOT, 'bin', 'convsearch.js');
+const DEMO = join(ROOT, 'examples', 'sessions.db');
+const work = mkdtempSync(join(tmpdir(), 'convsearch-build-'));
+try {
+  const index = join(work, 'demo.index.db');
+  const cli = (args) => ['node', 'convsearch', ...args, '--db', DEMO, '--index', index];
+  const warm = [['search', 'refund', 'idempotency', '--scope', 'all'], ['runs'], ['conversations']];
+  const env = { ...process.env, CONVSEARCH_DB: '', CONVSEARCH_INDEX: '', CONVSEARCH_THREADS: '1' };
+  const built = spawnSync(process.execPath, [BIN, ...cli(warm[0]).slice(2)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`building the demo index for the code cache failed (exit ${built.status}): ${built.stderr}`);
+  const cache = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `const bin = require(${JSON.stringify(BIN)});
 const b = bin.loadBundle();
 const quiet = { write() {} };
-b.main(['node', 'convsearch', '--help'], { ...bin.processSink(), stdout: quiet }).then(() => require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData()));`,
-  ],
-  { stdio: ['ignore', 'ignore', 'inherit'] },
-);
-if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);
+const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
+(async () => {
+  for (const argv of ${JSON.stringify([['node', 'convsearch', '--help'], ...warm.map(cli)])}) {
+    const status = await b.main(argv, sink);
+    if (status > 1) throw new Error(argv.join(' ') + ' exited ' + status);
+  }
+  require('node:fs').writeFileSync(${JSON.stringify(`${main}.cache`)}, b.script.createCachedData());
+})();`,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env },
+  );
+  if (cache.status !== 0) throw new Error(`writing the code cache failed (exit ${cache.status})`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
 
 // the same for the bundles that carry their driver (a driver thread runs them through store/cached-module.ts,
 // tsc's output of which writes the cache here), taken after their top level has run, under the same flags

@@ -32,7 +32,7 @@ export function escapeJsonForTerminal(json: string): string {
  * width space and joiners, U+FEFF, bidi marks), other default-ignorable ones (variation selectors,
  * fillers) and line/paragraph separators. `conv-\u200b\u200bzw` must not pass for `conv-zw`.
  */
-const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu;
+let invisible: RegExp | undefined; // made on first use (a `\p{…}` class: see text/tokenize.ts tokenPattern)
 
 function codePoint(ch: string): string {
   const c = ch.codePointAt(0)!;
@@ -42,5 +42,8 @@ function codePoint(ch: string): string {
 /** For single-line fields (ids, headers): newlines and tabs are escaped too, and invisible characters. */
 export function escapeInline(text: string): string {
   if (isPrintableAscii(text)) return text; // nothing to escape: most ids, names and times
-  return escapeForTerminal(text).replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(INVISIBLE, codePoint);
+  return escapeForTerminal(text)
+    .replace(/\n/g, '\\n')
+    .replace(/\t/g, '\\t')
+    .replace((invisible ??= /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/gu), codePoint);
 }

@@ -1,7 +1,7 @@
 import type { ShowView } from '../api/show.js';
 import { formatScore1f } from '../py/repr.js';
 import type { Hit, SearchOutcome } from '../search/search.js';
-import { queryTokens, TOKEN_PATTERN } from '../text/tokenize.js';
+import { queryTokens, tokenPattern } from '../text/tokenize.js';
 import { escapeHtml } from './html.js';
 import { outcomeStats } from './stats.js';
 import { type Timeline, timeline, type TimelineBucket } from './timeline.js';
@@ -58,7 +58,7 @@ export const REPORT_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}';
 export function markTerms(text: string, terms: ReadonlySet<string>): string {
   let out = '';
   let last = 0;
-  for (const m of text.matchAll(TOKEN_PATTERN)) {
+  for (const m of text.matchAll(tokenPattern())) {
     if (!terms.has(m[0].toLowerCase())) continue;
     out += escapeHtml(text.slice(last, m.index)) + `<mark>${escapeHtml(m[0])}</mark>`;
     last = m.index + m[0].length;

@@ -5,7 +5,7 @@
  */
 
 const SGR = /\x1b\[[0-9;]*m/y;
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
+let zeroWidth: RegExp | undefined; // made on first use (a `\p{…}` class: see text/tokenize.ts tokenPattern)
 
 function isWide(cp: number): boolean {
   return (
@@ -26,7 +26,7 @@ export function charWidth(ch: string): number {
   const cp = ch.codePointAt(0)!;
   if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
   if (cp < 0x300) return 1;
-  if (ZERO_WIDTH.test(ch)) return 0;
+  if ((zeroWidth ??= /^[\p{Mn}\p{Me}\p{Cf}]$/u).test(ch)) return 0;
   if (isWide(cp)) return 2;
   return 1;
 }

@@ -104,10 +104,14 @@ export function formatScore1f(x: number): string {
 const PLAIN_ASCII = /^[\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*$/;
 
 // Python's non-printable characters: categories Cc, Cf, Cs, Co, Cn, Zl, Zp, and Zs except U+0020
-// (Zs is spelled out to exclude the ASCII space). Plus the characters repr escapes specially.
-const NONPRINT_CLASS = '\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000';
-const REPR_ESCAPE_SQ = new RegExp(`[\\\\'${NONPRINT_CLASS}]`, 'gu');
-const REPR_ESCAPE_DQ = new RegExp(`[\\\\${NONPRINT_CLASS}]`, 'gu');
+// (Zs is spelled out to exclude the ASCII space). Plus the characters repr escapes specially: the
+// backslash, and in single quotes the quote. Made on first use (a `\p{…}` class: see text/tokenize.ts tokenPattern).
+let escapes: { readonly sq: RegExp; readonly dq: RegExp } | undefined;
+const reprEscapes = (): NonNullable<typeof escapes> =>
+  (escapes ??= {
+    sq: /[\\'\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu,
+    dq: /[\\\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu,
+  });
 
 function hex(cp: number, width: number): string {
   const h = cp.toString(16);
@@ -137,9 +141,9 @@ function reprEscape(ch: string): string {
 export function pyStrRepr(s: string): string {
   if (PLAIN_ASCII.test(s)) return "'" + s + "'";
   if (s.includes("'") && !s.includes('"')) {
-    return '"' + s.replace(REPR_ESCAPE_DQ, reprEscape) + '"';
+    return '"' + s.replace(reprEscapes().dq, reprEscape) + '"';
   }
-  return "'" + s.replace(REPR_ESCAPE_SQ, reprEscape) + "'";
+  return "'" + s.replace(reprEscapes().sq, reprEscape) + "'";
 }
 
 /** Characters `json.dumps(..., ensure_ascii=False)` escapes. */

@@ -14,15 +14,7 @@ export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: n
     if (list) list.push([term, id]);
     else added.set(b, [[term, id]]);
   }
-  for (const [b, list] of added) {
-    const entries = t.bucket(b);
-    for (const [term, id] of list) {
-      const ids = entries.get(term);
-      if (ids) ids.push(id);
-      else entries.set(term, [id]);
-    }
-    t.putBucket(b, entries);
-  }
+  for (const [b, list] of added) t.addToBucket(b, list);
   return bytes;
 }
 

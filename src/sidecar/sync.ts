@@ -38,6 +38,8 @@ export interface SyncReport {
   readonly rowsDigested: number;
   /** Runs whose marks (what the sync compares of each run it holds) were read from the index: all of them, or (known-runs.ts) those that changed. */
   readonly marksRead: number;
+  /** Runs whose keys cross-run attribution read (attribution.ts): those of the conversations of a few appended runs, or every run's. */
+  readonly keysRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -154,6 +156,7 @@ export class IndexSync {
       snapshotsRead: 0,
       rowsDigested,
       marksRead,
+      keysRead: 0,
       compacted: false,
       merged: false,
     });
@@ -201,7 +204,9 @@ export class IndexSync {
       // the store is older takes the index back to that state, and the next forward again), so a content
       // digest seen twice does not mean the segments, run keys and compaction mark are the ones read before
       const now = readIndexMeta(this.t.readMeta());
-      if (now.generation !== meta.generation) {
+      // nothing written since the first look: the pages rows are the ones read then (not read again to be compared)
+      const unchangedSinceRead = now.generation === meta.generation;
+      if (!unchangedSinceRead) {
         marksRead += (rows = this.t.allMarks(now.runCount)).length;
         known = null;
       }
@@ -227,9 +232,9 @@ export class IndexSync {
         report = { ...done, rowsDigested, marksRead };
       }
       if (content.pages) {
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content));
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
-        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all));
+        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
       }
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
@@ -509,7 +514,18 @@ export class IndexSync {
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
-    if (minAffected !== Infinity) written.push(...attribute(this.t, runCount, minAffected, rewritten));
+    let keysRead = 0;
+    if (minAffected !== Infinity) {
+      const attributed = attribute(
+        this.t,
+        runCount,
+        minAffected,
+        rewritten,
+        runs.map((r) => r.conversationId),
+      );
+      written.push(...attributed.changed);
+      keysRead = attributed.keysRead;
+    }
     // a run removed: the last chunk holds one entry fewer, whether or not any run moved
     if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
     let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
@@ -566,6 +582,7 @@ export class IndexSync {
       runsRemoved,
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
+      keysRead,
       compacted: merged === 'full',
       merged: merged === 'tier',
     };

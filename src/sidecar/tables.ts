@@ -163,30 +163,74 @@ export function encodeBucket(entries: ReadonlyMap<string, readonly number[]>): B
   return w.bytes();
 }
 
+/** The varint at `at.i` of a directory bucket, `at.i` moved past it. */
+function bucketVarint(data: Uint8Array, at: { i: number }): number {
+  let n = 0;
+  let shift = 1;
+  for (;;) {
+    if (at.i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
+    const b = data[at.i++]!;
+    n += (b & 0x7f) * shift;
+    if (b < 0x80) return n;
+    shift *= 128;
+  }
+}
+
 export function decodeBucket(data: Uint8Array): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  let i = 0;
-  const next = (): number => {
-    let n = 0;
-    let shift = 1;
-    for (;;) {
-      if (i >= data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of an entry');
-      const b = data[i++]!;
-      n += (b & 0x7f) * shift;
-      if (b < 0x80) return n;
-      shift *= 128;
-    }
-  };
-  while (i < data.length) {
-    const len = next();
-    if (i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
-    const term = Buffer.from(data.buffer, data.byteOffset + i, len).toString('utf8');
-    i += len;
+  const at = { i: 0 };
+  while (at.i < data.length) {
+    const len = bucketVarint(data, at);
+    if (at.i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = Buffer.from(data.buffer, data.byteOffset + at.i, len).toString('utf8');
+    at.i += len;
     const ids: number[] = [];
-    for (let k = next(); k > 0; k--) ids.push(next());
+    for (let k = bucketVarint(data, at); k > 0; k--) ids.push(bucketVarint(data, at));
     out.set(term, ids);
   }
   return out;
+}
+
+/**
+ * The encoded bucket `data` with row `id` added to each term of `added` (one entry per term), byte for
+ * byte what encodeBucket makes of the decoded entries with the ids pushed (a new term last, in the
+ * order given): the entries are copied as they are, and a term string is made only of an entry whose
+ * byte length is one of the added terms'. An update adds a few terms to each bucket it touches.
+ */
+export function addToBucket(data: Uint8Array, added: ReadonlyArray<readonly [term: string, id: number]>): Buffer {
+  const ids = new Map<string, number>(added);
+  const lengths = new Set(added.map(([term]) => Buffer.byteLength(term, 'utf8')));
+  const w = new VarintWriter(data.length + 16 * added.length);
+  const at = { i: 0 };
+  while (at.i < data.length) {
+    const start = at.i;
+    const len = bucketVarint(data, at);
+    if (at.i + len > data.length) throw new IndexDamagedError('a term directory bucket ends in the middle of a term');
+    const term = lengths.has(len) ? Buffer.from(data.buffer, data.byteOffset + at.i, len).toString('utf8') : null;
+    at.i += len;
+    const countAt = at.i;
+    const count = bucketVarint(data, at);
+    const idsAt = at.i;
+    for (let k = 0; k < count; k++) bucketVarint(data, at);
+    const id = term === null ? undefined : ids.get(term);
+    if (id === undefined) {
+      w.writeBytes(data.subarray(start, at.i));
+      continue;
+    }
+    ids.delete(term!);
+    w.writeBytes(data.subarray(start, countAt));
+    w.write(count + 1);
+    w.writeBytes(data.subarray(idsAt, at.i));
+    w.write(id);
+  }
+  for (const [term, id] of ids) {
+    const bytes = Buffer.from(term, 'utf8');
+    w.write(bytes.length);
+    w.writeBytes(bytes);
+    w.write(1);
+    w.write(id);
+  }
+  return w.bytes();
 }
 
 export const bucketOf = (term: string): number => crc32(term) % TERM_BUCKETS;
@@ -238,6 +282,12 @@ export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
   private nextPosting: number | null = null;
+  /**
+   * The bytes of the pages rows kept in parts, as readPart last read them (each part checked): a write
+   * whose caller vouches that nothing was written since compares with these instead of reading every
+   * part again (writePart).
+   */
+  private readonly partsRead = new Map<number, Buffer>();
 
   constructor(readonly db: IndexDb) {
     const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
@@ -494,6 +544,16 @@ export class IndexTables {
     this.s.putBucket.run(b, data, rowSum([b, data]));
   }
 
+  /** Lists postings row `id` under each term of `added` in bucket `b` (addToBucket), its entries kept as bytes. */
+  addToBucket(b: number, added: ReadonlyArray<readonly [term: string, id: number]>): void {
+    const r = this.s.bucket.get(b) as { bucket: number; data: Buffer; sum: number } | undefined;
+    if (r === undefined) throw new IndexDamagedError(`term directory bucket ${b} is missing`);
+    verifyRow('terms', [r.bucket, r.data], r.sum);
+    if (r.bucket !== b) throw new IndexDamagedError(`term directory bucket ${b} finds bucket ${r.bucket}`);
+    const data = addToBucket(r.data, added);
+    this.s.putBucket.run(b, data, rowSum([b, data]));
+  }
+
   /** The ids of the postings rows of `term` (none when no document has it). */
   termRows(term: string): number[] {
     return this.bucket(bucketOf(term)).get(term) ?? [];
@@ -622,18 +682,33 @@ export class IndexTables {
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
-  putKnownRuns(k: KnownRuns): void {
+  /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
+  putKnownRuns(k: KnownRuns, unchangedSinceRead = false): void {
     const flat: Array<string | number> = [];
     for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
-    this.writePart(3, { content: k.content, runList: k.runList, runCount: k.runCount }, Buffer.from(JSON.stringify(flat), 'utf8'));
+    this.writePart(
+      3,
+      { content: k.content, runList: k.runList, runCount: k.runCount },
+      Buffer.from(JSON.stringify(flat), 'utf8'),
+      unchangedSinceRead,
+    );
   }
 
-  putPageMap(content: string, seed: number, pages: Uint32Array, tree: PageTree | null, media: KnownMedia | null = null): void {
+  /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
+  putPageMap(
+    content: string,
+    seed: number,
+    pages: Uint32Array,
+    tree: PageTree | null,
+    media: KnownMedia | null = null,
+    unchangedSinceRead = false,
+  ): void {
     // `media` in the head: a convsearch that knows nothing of it writes the head without it
     this.writePart(
       1,
       media === null ? { content, seed } : { content, seed, media },
       Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength),
+      unchangedSinceRead,
     );
     if (tree === null) {
       this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
@@ -642,7 +717,7 @@ export class IndexTables {
     const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
     const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
     // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]));
+    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]), unchangedSinceRead);
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
@@ -657,6 +732,7 @@ export class IndexTables {
    * each present and sound. An update rewrites the parts that changed only (writePart).
    */
   private readPart(id: number): { head: Record<string, unknown>; bytes: Buffer } | null {
+    this.partsRead.delete(id);
     const r = this.pageRow(id);
     if (r === null) return null;
     const head = parseJson(r.head, `pages row ${id} is malformed`);
@@ -680,16 +756,28 @@ export class IndexTables {
       throw new IndexDamagedError(
         `pages row ${id} has ${bytes.length} bytes in ${rows.length} parts, its head says ${String(h.bytes)} in ${String(h.parts)}`,
       );
+    this.partsRead.set(id, bytes);
     return { head: h, bytes };
   }
 
-  /** Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written. */
-  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer): void {
+  /**
+   * Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written.
+   * The kept parts are read one by one, unless `unchangedSinceRead` (the caller knows no pages row was
+   * written since this process read row `id`): then they are the bytes readPart read.
+   */
+  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer, unchangedSinceRead = false): void {
     const parts = Math.ceil(bytes.length / PART_BYTES);
+    const read = unchangedSinceRead ? this.partsRead.get(id) : undefined;
+    this.partsRead.delete(id);
     for (let k = 0; k < parts; k++) {
       const data = bytes.subarray(k * PART_BYTES, (k + 1) * PART_BYTES);
-      const kept = this.s.pageMap.get(partRow(id, k)) as { head: string; digests: Buffer; sum: number } | undefined;
+      if (read?.subarray(k * PART_BYTES, (k + 1) * PART_BYTES).equals(data)) continue;
       const sum = rowSum([partRow(id, k), '', data]);
+      if (read !== undefined) {
+        this.s.putPageMap.run(partRow(id, k), '', data, sum);
+        continue;
+      }
+      const kept = this.s.pageMap.get(partRow(id, k)) as { head: string; digests: Buffer; sum: number } | undefined;
       // the same bytes under a sound checksum: kept as they are
       if (kept?.head === '' && kept.sum === sum && kept.digests.equals(data)) continue;
       this.s.putPageMap.run(partRow(id, k), '', data, sum);

@@ -7,20 +7,22 @@
 // str.isspace() above (JS `\s` differs: it has U+FEFF, lacks U+0085)
 const SPACE_CLASS = '[\\t\\n\\v\\f\\r\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
 const PY_SPACE = new RegExp(`^${SPACE_CLASS}+|${SPACE_CLASS}+$`, 'gu');
-const SHAPE = /^[+-]?\p{Nd}+(?:_\p{Nd}+)*$/u;
-const ND = /\p{Nd}/u;
+// made on first use (a `\p{…}` class: see text/tokenize.ts tokenPattern)
+let digits: { readonly shape: RegExp; readonly nd: RegExp } | undefined;
+const patterns = (): NonNullable<typeof digits> => (digits ??= { shape: /^[+-]?\p{Nd}+(?:_\p{Nd}+)*$/u, nd: /\p{Nd}/u });
 
 /** The value of a decimal digit: Unicode keeps each script's digits as runs of ten, zero first. */
 function digitValue(cp: number): number {
   if (cp >= 0x30 && cp <= 0x39) return cp - 0x30;
   let zero = cp;
-  while (ND.test(String.fromCodePoint(zero - 1))) zero--;
+  const { nd } = patterns();
+  while (nd.test(String.fromCodePoint(zero - 1))) zero--;
   return (cp - zero) % 10;
 }
 
 export function pyInt(text: string): number | null {
   const s = text.replace(PY_SPACE, '');
-  if (!SHAPE.test(s)) return null;
+  if (!patterns().shape.test(s)) return null;
   let n = 0;
   for (const ch of s) {
     if (ch === '+' || ch === '-' || ch === '_') continue;

@@ -124,10 +124,10 @@ export interface StoreReader {
    * so the index answers without reading the store (the content digest is compared only when it
    * differs). SQLite: identity, size and times of a file read without locks (no read at all); File: the
    * tree's listing (names and stats); Postgres: one query in the command's transaction; Redis: the
-   * key-space index (pipelined reads, no payload). Null when the backend cannot give one (a live
+   * run records and seq counters, and every run's index only when those moved (no payload). Null when the backend cannot give one (a live
    * writer's -wal). What each can detect: docs/backends.md. `recorded` (a stamp this backend gave before, as an
    * index recorded it) lets a backend with a cheaper proof that nothing changed since return it as it is
-   * (Postgres: the transaction snapshot); the others ignore it.
+   * (Postgres: the transaction snapshot; Redis: its listing and a probe of each run's first and last payload); the others ignore it.
    */
   stamp(recorded?: string | null): string | null;
   /**

@@ -7,9 +7,14 @@
  */
 
 // by script extension: the prolonged sound mark `ー` and the half-width voicing marks `ﾞ ﾟ` are Kana there
-const HANGUL = /\p{Script_Extensions=Hangul}/u;
-const HAN_KANA = /[\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}]/u;
-const MARK = /\p{M}/u;
+// (made on first use, as every pattern with a `\p{…}` class: see tokenPattern)
+let scripts: { readonly hangul: RegExp; readonly hanKana: RegExp; readonly mark: RegExp } | undefined;
+const patterns = (): NonNullable<typeof scripts> =>
+  (scripts ??= {
+    hangul: /\p{Script_Extensions=Hangul}/u,
+    hanKana: /[\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}]/u,
+    mark: /\p{M}/u,
+  });
 
 /**
  * The word segmenter, and whether ICU here has the dictionary that segments Japanese and Chinese (full
@@ -27,8 +32,9 @@ function wordSegmenter(): { readonly segmenter: Intl.Segmenter; readonly diction
 
 /** 1: Hangul; 2: Han or Kana; 0: anything else. */
 function runKind(ch: string): number {
-  if (HANGUL.test(ch)) return 1;
-  return HAN_KANA.test(ch) ? 2 : 0;
+  const { hangul, hanKana } = patterns();
+  if (hangul.test(ch)) return 1;
+  return hanKana.test(ch) ? 2 : 0;
 }
 
 const fold = (s: string): string => s.normalize('NFKC').toLowerCase();
@@ -44,7 +50,7 @@ export function forEachCjkSpan(text: string, visit: (token: string, start: numbe
       const kind = runKind(chars[i]!);
       let j = i + 1;
       // a combining mark stays with the character it marks
-      while (j < chars.length && (runKind(chars[j]!) === kind || MARK.test(chars[j]!))) j++;
+      while (j < chars.length && (runKind(chars[j]!) === kind || patterns().mark.test(chars[j]!))) j++;
       const run = chars.slice(i, j);
       const width = run.join('').length;
       if ((kind === 1 || (kind === 2 && !dictionary)) && run.length > 2) {

@@ -1,4 +1,4 @@
-import { ASCII, ASCII_WORD, TOKEN_PATTERN } from './tokenize.js';
+import { ASCII, ASCII_WORD, tokenPattern } from './tokenize.js';
 
 /** Slots of the table at first (a power of two); it doubles past half full. */
 const FIRST_SLOTS = 1 << 12;
@@ -32,7 +32,7 @@ export class TermIds {
   forEachId(text: string, visit: (id: number) => void): number {
     if (!ASCII.test(text)) {
       let count = 0;
-      for (const m of text.matchAll(TOKEN_PATTERN)) {
+      for (const m of text.matchAll(tokenPattern())) {
         count++;
         visit(this.idOf(m[0].toLowerCase()));
       }

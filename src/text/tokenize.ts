@@ -1,11 +1,17 @@
 /** Python's `re.findall(r'\w+', text)` on str, then `str.lower()` per token (spec §5.1). */
-export const TOKEN_PATTERN = /[\p{L}\p{N}_]+/gu;
+let pattern: RegExp | undefined;
+/**
+ * `\w+` as Python's `re` reads it on str (global: callers match with matchAll, which copies it). Made on
+ * first use, as every pattern with a `\p{…}` class is: V8 parses a pattern when its literal is evaluated,
+ * looking up Unicode property tables (~1 ms here), and a module's top level runs at every start.
+ */
+export const tokenPattern = (): RegExp => (pattern ??= /[\p{L}\p{N}_]+/gu);
 
 export const ASCII = /^[\x00-\x7f]*$/;
 
-/** ASCII word characters: what `[\p{L}\p{N}_]` matches below 0x80. */
+/** ASCII word characters: what `[\p{L}\p{N}_]` matches below 0x80 (digits, letters and `_`; a test compares them). */
 export const ASCII_WORD = new Uint8Array(128);
-for (let c = 0; c < 128; c++) ASCII_WORD[c] = /[\p{L}\p{N}_]/u.test(String.fromCharCode(c)) ? 1 : 0;
+for (let c = 0; c < 128; c++) ASCII_WORD[c] = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95 || (c >= 97 && c <= 122) ? 1 : 0;
 
 /**
  * String methods called on a text rather than looked up on it: texts come in many string
@@ -47,7 +53,7 @@ export function forEachToken(text: string, visit: (token: string) => void, lengt
       }
     }
   } else {
-    for (const m of text.matchAll(TOKEN_PATTERN)) {
+    for (const m of text.matchAll(tokenPattern())) {
       count++;
       visit(m[0].toLowerCase());
     }

@@ -1,5 +1,5 @@
 import { forEachCjkSpan, forEachCjkToken } from './cjk.js';
-import { forEachToken, TOKEN_PATTERN } from './tokenize.js';
+import { forEachToken, tokenPattern } from './tokenize.js';
 
 /** The tokenizers a search may rank with: `default` is the reference's (parity), `cjk` is not. */
 export const TOKENIZERS = ['default', 'cjk'] as const;
@@ -28,7 +28,7 @@ const DEFAULT: Tokenizer = {
   parity: true,
   forEachToken,
   forEachSpan(text, visit) {
-    for (const m of text.matchAll(TOKEN_PATTERN)) if (visit(m[0].toLowerCase(), m.index!, m.index! + m[0].length) === true) return;
+    for (const m of text.matchAll(tokenPattern())) if (visit(m[0].toLowerCase(), m.index!, m.index! + m[0].length) === true) return;
   },
 };
 

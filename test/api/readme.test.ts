@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, ROOT, TEST_CACHE } from '../helpers/cli.js';
+import { installPacked, run } from '../helpers/packed.js';
 import { tempDir } from '../helpers/stores.js';
 
 /** The TypeScript example of README's Library section, as written (it only imports the package). */
@@ -13,35 +13,6 @@ function libraryExample(): string {
   const block = /```ts\n([\s\S]*?)```/.exec(section);
   assert.ok(block, 'README has a ts block in its Library section');
   return block[1]!;
-}
-
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
-  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  assert.equal(r.status, 0, `${cmd} ${args.join(' ')}\n${r.stdout}\n${r.stderr}`);
-  return r.stdout;
-}
-
-/**
- * The package as `npm pack` makes it, installed into an empty folder as npm installs a tarball (its
- * files under node_modules/convsearch; its dependencies are this checkout's, linked, as a registry
- * install would bring the same versions without rebuilding better-sqlite3 here).
- */
-function installPacked(): { consumer: string; files: string[] } {
-  const work = tempDir();
-  const [packed] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT)) as Array<{
-    filename: string;
-    files: Array<{ path: string }>;
-  }>;
-  const consumer = join(work, 'consumer');
-  const modules = join(consumer, 'node_modules');
-  mkdirSync(modules, { recursive: true });
-  run('tar', ['-xzf', join(work, packed!.filename), '-C', modules], work);
-  renameSync(join(modules, 'package'), join(modules, 'convsearch'));
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  for (const dep of [...Object.keys(manifest.dependencies), '@types', 'typescript']) {
-    symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep));
-  }
-  return { consumer, files: packed!.files.map((f) => f.path) };
 }
 
 test("README's library example, type-checked against the packed and installed package, answers like the CLI", async () => {

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { installPacked } from '../helpers/packed.js';
+import { tempDir } from '../helpers/stores.js';
 import { FIXTURES, SQLITE_FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
 
 const BUNDLE = join(ROOT, 'dist', 'bundle');
@@ -28,6 +30,38 @@ process.stdout.write(String(bin.loadBundle().script.cachedDataRejected));`;
     assert.equal(r.stdout, 'false');
   });
 
+  test('the code cache holds what a warm search, runs and conversations run: they compile nothing more', () => {
+    // the build takes the cache after these ran on its demo store; here another store and query
+    const dir = mkdtempSync(join(tmpdir(), 'convsearch-cache-'));
+    try {
+      const db = join(SQLITE_FIXTURES, 'small.db');
+      const index = join(dir, 'small.index.db');
+      // the index is built by a process of its own: a warm run is what the cache is for
+      assert.equal(runCli(['search', 'billing', '--scope', 'all', '--db', db, '--index', index]).status, 0);
+      // loaded as bin/convsearch.js loads it: under no V8 flag (it sets its heap flag afterwards)
+      const script = `const bin = require(${JSON.stringify(BIN)});
+const b = bin.loadBundle();
+if (b.script.cachedDataRejected !== false) throw new Error('the code cache was refused');
+const quiet = { write() {} };
+const sink = { ...bin.processSink(), stdout: quiet, stderr: quiet };
+const sizes = [b.script.createCachedData().length];
+(async () => {
+  for (const args of [['search', 'lookup', 'user', '--scope', 'all'], ['runs'], ['conversations']]) {
+    const status = await b.main(['node', 'convsearch', ...args, '--db', ${JSON.stringify(db)}, '--index', ${JSON.stringify(index)}], sink);
+    sizes.push(status, b.script.createCachedData().length);
+  }
+  process.stdout.write(JSON.stringify(sizes));
+})();`;
+      const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+      assert.equal(r.stderr, '');
+      const [loaded, ...after] = JSON.parse(r.stdout) as number[];
+      // a function compiled after the load would be in the cache taken again: the same size means none was
+      assert.deepEqual(after, [0, loaded, 0, loaded, 0, loaded]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('loading the bundle makes no word segmenter: ICU break data is loaded when the cjk tokenizer first runs', () => {
     const db = join(SQLITE_FIXTURES, 'small.db');
     const script = `const made = [];
@@ -42,6 +76,28 @@ b.main(['node', 'convsearch', 'search', 'billing', '--scope', 'all', '--tokenize
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.equal(r.stderr, '');
     assert.deepEqual(JSON.parse(r.stdout), { atLoad: 0, status: 0, after: 1 });
+  });
+
+  test('loading the bundle parses no pattern with a Unicode property class (\\p{…}): each is made on first use', () => {
+    // V8 parses a pattern when its literal is evaluated, looking up ICU's property tables: at a module's
+    // top level that was ~2 ms of every start. The heap after the load holds the patterns made.
+    const script = `const b = require(${JSON.stringify(BIN)}).loadBundle();
+const s = require('node:v8').getHeapSnapshot();
+const parts = [];
+s.on('data', (d) => parts.push(d));
+s.on('end', () => {
+  const { snapshot, nodes, strings } = JSON.parse(Buffer.concat(parts).toString('utf8'));
+  const fields = snapshot.meta.node_fields;
+  const type = fields.indexOf('type'), name = fields.indexOf('name'), regexp = snapshot.meta.node_types[0].indexOf('regexp');
+  const made = [];
+  for (let i = 0; i < nodes.length; i += fields.length) if (nodes[i + type] === regexp) made.push(strings[nodes[i + name]]);
+  process.stdout.write(JSON.stringify({ made: made.length, unicode: made.filter((p) => p.includes('\\\\p{')) }));
+});`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    assert.equal(r.stderr, '');
+    const { made, unicode } = JSON.parse(r.stdout) as { made: number; unicode: string[] };
+    assert.ok(made > 10, `the snapshot lists the patterns made at load (${made})`);
+    assert.deepEqual(unicode, []);
   });
 
   test('every thread entry a bundle starts lies beside it', () => {
@@ -60,6 +116,70 @@ b.main(['node', 'convsearch', 'search', 'billing', '--scope', 'all', '--tokenize
       'sync-worker.cjs',
     ]);
     for (const name of named) assert.ok(existsSync(join(BUNDLE, name)), `${name} is missing from dist/bundle`);
+  });
+});
+
+describe('better-sqlite3 in the bundle: its JavaScript bundled, the installed addon of that version loaded directly (src/store/sqlite/native.ts)', () => {
+  /** Runs the packed and installed command (helpers/packed.ts) with a hook that lists, at exit, every module file the process loaded. */
+  function loadedBy(consumer: string, args: string[]): { status: number | null; stdout: string; stderr: string; modules: string[] } {
+    const log = join(consumer, 'modules.json');
+    const hook = join(consumer, 'hook.cjs');
+    writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(log)}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
+    const r = spawnSync(
+      process.execPath,
+      ['--require', hook, join(consumer, 'node_modules', 'convsearch', 'bin', 'convsearch.js'), ...args],
+      {
+        cwd: consumer,
+        encoding: 'utf8',
+        env: { ...process.env, CONVSEARCH_INDEX: '', CONVSEARCH_DB: '' },
+      },
+    );
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, modules: JSON.parse(readFileSync(log, 'utf8')) as string[] };
+  }
+  const db = join(SQLITE_FIXTURES, 'small.db');
+  const search = (index: string): string[] => ['search', 'billing', '--scope', 'all', '--db', db, '--index', index];
+  const packageJs = (modules: string[]): string[] => modules.filter((m) => /[\\/](better-sqlite3[\\/]lib|bindings)[\\/]/.test(m));
+  const addon = (modules: string[]): string[] =>
+    modules.filter((m) => m.endsWith(join('better-sqlite3', 'build', 'Release', 'better_sqlite3.node')));
+
+  test('installed as npm installs it: the search (store and index) loads the addon, and neither the package modules nor bindings', () => {
+    const { consumer } = installPacked();
+    const want = runCli(search(join(tempDir(), 'want.index.db')));
+    assert.equal(want.status, 0, want.stderr);
+    const index = join(consumer, 'index', 'small.index.db');
+    for (const build of [true, false]) {
+      const r = loadedBy(consumer, search(index));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, want.stdout, build ? 'a build' : 'a warm search');
+      assert.deepEqual(packageJs(r.modules), []);
+      assert.equal(addon(r.modules).length, 1);
+    }
+  });
+
+  test('another better-sqlite3 version installed: the bundle leaves its JavaScript and loads the installed package as it loads itself', () => {
+    const { consumer } = installPacked();
+    const installed = join(consumer, 'node_modules', 'better-sqlite3');
+    const real = join(ROOT, 'node_modules', 'better-sqlite3');
+    rmSync(installed);
+    mkdirSync(installed);
+    const manifest = JSON.parse(readFileSync(join(real, 'package.json'), 'utf8')) as { version: string };
+    writeFileSync(join(installed, 'package.json'), JSON.stringify({ ...manifest, version: `${manifest.version}-other` }));
+    for (const part of ['lib', 'build']) symlinkSync(join(real, part), join(installed, part));
+    const want = runCli(search(join(tempDir(), 'want.index.db')));
+    const r = loadedBy(consumer, search(join(consumer, 'index', 'small.index.db')));
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, want.stdout);
+    assert.ok(
+      packageJs(r.modules).some((m) => m.endsWith(join('lib', 'database.js'))),
+      'the installed package JavaScript',
+    );
+    assert.ok(
+      packageJs(r.modules).some((m) => m.endsWith(join('bindings', 'bindings.js'))),
+      'which found its addon itself',
+    );
   });
 });
 
@@ -136,6 +256,36 @@ if (${flags}) {
     assert.deepEqual(startOrder(['search', 'x', '--db', 'redis://127.0.0.1:1/0', '--no-index']), ['thread redis-driver.cjs', 'bundle']);
     assert.deepEqual(startOrder(['search', 'x', '--db', db, '--no-index', '--index', 'postgres://127.0.0.1:1/none']), ['bundle']);
     assert.deepEqual(startOrder(['search', 'x', '--db', db]), ['bundle']);
+  });
+
+  test('a command line that names no server (no colon in it, $CONVSEARCH_DB or $CONVSEARCH_INDEX) does not load the prestart bundle', () => {
+    /** Whether bin/convsearch.js read dist/bundle/prestart.cjs on the main thread. */
+    const loadsPrestart = (args: string[], env: NodeJS.ProcessEnv = {}): boolean => {
+      const dir = tempDir();
+      const hook = join(dir, 'hook.cjs');
+      const log = join(dir, 'log');
+      writeFileSync(
+        hook,
+        `const fs = require('node:fs');
+const read = fs.readFileSync;
+fs.readFileSync = function (p, ...rest) {
+  if (require('node:worker_threads').isMainThread && typeof p === 'string' && p.endsWith('prestart.cjs')) fs.writeFileSync(${JSON.stringify(log)}, 'read');
+  return read.call(this, p, ...rest);
+};
+`,
+      );
+      spawnSync(process.execPath, ['--require', hook, BIN, ...args], {
+        env: { ...process.env, CONVSEARCH_INDEX: '', CONVSEARCH_DB: '', ...env },
+      });
+      return existsSync(log);
+    };
+    assert.equal(loadsPrestart(['search', 'x', '--db', db]), false);
+    assert.equal(loadsPrestart(['runs', `--db=${db}`, '--index', join(tempDir(), 'x.index.db')]), false);
+    assert.equal(loadsPrestart(['--version']), false);
+    // a server named anywhere it can be: the launcher's prestart runs
+    assert.equal(loadsPrestart(['search', 'x', '--db', 'redis://127.0.0.1:1/0', '--no-index']), true);
+    assert.equal(loadsPrestart(['search', 'x', '--db', db], { CONVSEARCH_DB: 'redis://127.0.0.1:1/0' }), true);
+    assert.equal(loadsPrestart(['search', 'x', '--db', db, '--index=postgres://127.0.0.1:1/none']), true);
   });
 
   test('a Postgres store: its session is opened ahead too, with the settings its reader asks for, unless the URL is refused or names one of several', () => {

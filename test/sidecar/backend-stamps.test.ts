@@ -255,4 +255,69 @@ describe('index over other backends: the stamp', () => {
     }
     s.cli(5, ['FLUSHDB']);
   });
+
+  it('Redis: nothing changed reads no snapshot index (no command a run); a save caught half done, a prune and a payload gone are each noticed', async (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    s.load(6, join(FIXTURES, 'redis', 'small.redis'));
+    const target = s.url(6);
+    const index = join(tempDir(), 'idx.db');
+    assertWarm(target, index);
+    /** Calls of each command the server served since the last call (INFO commandstats). */
+    const served = (): Map<string, number> => {
+      const stats = s.cli(6, ['INFO', 'commandstats']);
+      s.cli(6, ['CONFIG', 'RESETSTAT']);
+      return new Map([...stats.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+    };
+    served();
+    assert.equal(sync(target, index).contentChecked, false);
+    const warm = served();
+    assert.equal(warm.get('zrange'), undefined, `no ZRANGE of the runs' indexes while nothing changed: ${JSON.stringify([...warm])}`);
+    assert.ok((warm.get('exists') ?? 0) <= 1, "one EXISTS (of each run's first and last payload)");
+
+    const message = (word: string): string =>
+      JSON.stringify({
+        parts: [{ content: `the ${word} report`, timestamp: '2025-03-01T09:09:00Z', part_kind: 'user-prompt' }],
+        kind: 'request',
+      });
+    const payload = (run: string, step: number, messages: string[]): string =>
+      `{"run_id":"${run}","step_index":${step},"timestamp":"2025-03-01T09:09:0${step}Z","messages":[${messages.join(',')}],"state":"complete"}`;
+    const key = (run: string, seq: number): string => `${PREFIX}:snapshot:{${run}}:${seq}`;
+    const changed = async (what: string, word: string, expected: number): Promise<void> => {
+      assert.equal(sync(target, index).contentChecked, true, `${what}: the content is compared`);
+      assert.deepEqual(await hits(target, index, word), [expected, expected], `${what}: the answer is the store's`);
+      assert.equal(sync(target, index).contentChecked, false, `${what}: and the stamp vouches again`);
+    };
+
+    // upstream's save: INCR, SET, (a reader here), ZADD
+    s.cli(6, ['INCR', `${PREFIX}:snapshots:seq:{run-alpha-2}`]);
+    s.cli(6, ['SET', key('run-alpha-2', 4), payload('run-alpha-2', 4, [message('zanzibarite')])]);
+    await changed('a save caught before its ZADD', 'zanzibarite', 0);
+    s.cli(6, ['ZADD', `${PREFIX}:snapshots:{run-alpha-2}`, '4', '4:complete']);
+    await changed('the same save, done', 'zanzibarite', 1);
+    // a run whose first snapshot alone holds a word: its prune (DEL, then ZREM) is seen at each step
+    s.cli(6, [
+      'SET',
+      `${PREFIX}:run:{run-gamma-1}`,
+      '{"run_id": "run-gamma-1", "conversation_id": null, "parent_run_id": null, "agent_name": null, "metadata": {}, "started_at": "2025-03-01T09:08:00+00:00"}',
+    ]);
+    s.cli(6, ['SADD', `${PREFIX}:runs:all`, 'run-gamma-1']);
+    for (const [seq, word] of [
+      [1, 'quokkalite'],
+      [2, 'other'],
+    ] as const) {
+      s.cli(6, ['INCR', `${PREFIX}:snapshots:seq:{run-gamma-1}`]);
+      s.cli(6, ['SET', key('run-gamma-1', seq), payload('run-gamma-1', seq, [message(word)])]);
+      s.cli(6, ['ZADD', `${PREFIX}:snapshots:{run-gamma-1}`, String(seq), `${seq}:complete`]);
+    }
+    await changed('a run registered and saved twice', 'quokkalite', 1);
+    s.cli(6, ['DEL', key('run-gamma-1', 1)]);
+    await changed('its first payload pruned (or expired), its member kept', 'quokkalite', 0);
+    s.cli(6, ['ZREM', `${PREFIX}:snapshots:{run-gamma-1}`, '1:complete']);
+    await changed('and its member removed', 'quokkalite', 0);
+    // the last payload of a run, deleted by hand
+    s.cli(6, ['DEL', key('run-alpha-2', 4)]);
+    await changed('the last payload of a run gone', 'zanzibarite', 0);
+    s.cli(6, ['FLUSHDB']);
+  });
 });

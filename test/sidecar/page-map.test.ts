@@ -267,3 +267,64 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
   assert.throws(() => t.pageMap(), IndexDamagedError);
 });
+
+test('a write in the generation the map was read in compares its parts with the bytes read, reading none back; vouched for by no one, it reads them', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  // counts the pages rows read one by one, and written
+  const counts = { read: 0, written: 0 };
+  const home = new (class extends SqliteIndexDb {
+    override prepare(sql: string): IndexStatement {
+      const s = super.prepare(sql);
+      if (!/ pages\b/.test(sql)) return s;
+      const get = (...a: Parameters<IndexStatement['get']>): unknown => {
+        counts.read++;
+        return s.get(...a);
+      };
+      const run = (...a: Parameters<IndexStatement['run']>): void => {
+        if (sql.startsWith('INSERT OR REPLACE INTO pages')) counts.written++;
+        s.run(...a);
+      };
+      return { get, all: s.all.bind(s), iterate: s.iterate.bind(s), run };
+    }
+  })(db);
+  const t = new IndexTables(home);
+  const digests = Uint32Array.from({ length: 6000 * 4 }, (_, i) => (i * 2654435761) >>> 0);
+  const tree = { runIds: ['run-a', 'run-b'], values: Float64Array.from({ length: 5000 }, (_, i) => i % 97) };
+  t.putPageMap('content-1', 7, digests, tree);
+  t.putKnownRuns({ content: 'content-1', runList: 'list', runCount: 1, runs: new Map([['run-a', { count: 1, maxSeq: 1, digest: 'd' }]]) });
+  assert.equal(t.pageMap()!.content, 'content-1');
+  assert.equal(t.knownRuns()!.content, 'content-1');
+  Object.assign(counts, { read: 0, written: 0 });
+  digests[2048 * 4 + 5] ^= 1; // a page of the second part
+  t.putPageMap('content-2', 7, digests, tree, null, true);
+  t.putKnownRuns(
+    {
+      content: 'content-2',
+      runList: 'list',
+      runCount: 2,
+      runs: new Map([
+        ['run-a', { count: 1, maxSeq: 1, digest: 'd' }],
+        ['run-b', { count: 1, maxSeq: 2, digest: 'e' }],
+      ]),
+    },
+    true,
+  );
+  assert.deepEqual(counts, { read: 0, written: 1 + 1 + 1 + 1 + 1 }, 'the changed parts and the three heads, no part read back');
+  const map = t.pageMap()!;
+  assert.equal(map.content, 'content-2');
+  assert.deepEqual(map.pages, digests);
+  assert.deepEqual(map.tree, tree);
+  assert.deepEqual([...t.knownRuns()!.runs.keys()], ['run-a', 'run-b']);
+  // another writer's parts (written behind this process's back): without the caller's word, each part is read and compared
+  const theirs = Uint32Array.from(digests, (x) => x ^ 0x55);
+  new IndexTables(new SqliteIndexDb(db)).putPageMap('content-3', 8, theirs, tree);
+  Object.assign(counts, { read: 0, written: 0 });
+  t.putPageMap('content-4', 7, digests, tree);
+  assert.ok(counts.read >= 3, 'the parts are read back');
+  assert.deepEqual(t.pageMap()!.pages, digests, 'every part that differs from the kept one is written');
+  // a row read, then written twice in one generation: the second write does not take the first read's bytes
+  t.putPageMap('content-5', 7, theirs, tree, null, true);
+  t.putPageMap('content-6', 7, digests, tree, null, true);
+  assert.deepEqual(t.pageMap()!.pages, digests);
+});

@@ -231,8 +231,16 @@ describe('Redis reader', () => {
       const before = s.dump(db);
       s.cli(db, ['CONFIG', 'RESETSTAT']);
       const asDefault = withReader(s.url(db), readAll);
-      const asReader = withReader(s.url(db, { user: 'reader', password: 'r3ad:only@pw' }), readAll);
+      const asUser = s.url(db, { user: 'reader', password: 'r3ad:only@pw' });
+      const asReader = withReader(asUser, readAll);
       assert.ok(asReader === asDefault, `${store}: same answers with +@read only`);
+      // and the stamp proved from a recorded one (listing and probe, no index read)
+      const recorded = (JSON.parse(asReader) as { stamp: string }).stamp;
+      assert.equal(
+        withReader(asUser, (r) => r.stamp(recorded)),
+        recorded,
+        `${store}: the recorded stamp holds`,
+      );
       const used = s
         .cli(db, ['INFO', 'commandstats'])
         .split('\n')

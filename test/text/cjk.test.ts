@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachCjkSpan } from '../../src/text/cjk.js';
-import { TOKEN_PATTERN, tokenize } from '../../src/text/tokenize.js';
+import { tokenPattern, tokenize } from '../../src/text/tokenize.js';
 import { queryTokensWith, tokenizeWith, tokenizerNamed } from '../../src/text/tokenizer.js';
 
 const cjk = tokenizerNamed('cjk');
@@ -54,6 +54,6 @@ test('the default tokenizer through the interface is the reference tokenizer, sp
   def.forEachSpan(text, (t, s, e) => void got.push(`${t}@${s}-${e}`));
   assert.deepEqual(
     got,
-    [...text.matchAll(TOKEN_PATTERN)].map((m) => `${m[0].toLowerCase()}@${m.index}-${m.index! + m[0].length}`),
+    [...text.matchAll(tokenPattern())].map((m) => `${m[0].toLowerCase()}@${m.index}-${m.index! + m[0].length}`),
   );
 });

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { EMPTY_DIGEST, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
-import type { RedisReply } from './driver.js';
+import type { RedisReply } from './reply.js';
 
 export interface RunIndex {
   readonly runId: string;

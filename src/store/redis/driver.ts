@@ -1,11 +1,12 @@
 /**
  * The Redis driver session, run on the driver thread of a SyncBridge (never imported by the main
- * thread). Requests are pipelines of read commands only; replies are read as buffers and decoded as
- * strict UTF-8 here (ioredis' string replies would replace invalid bytes silently, where upstream's
- * `bytes.decode('utf-8')` fails): a value that is not UTF-8 comes back as {@link INVALID_UTF8}.
+ * thread). Requests are pipelines of read commands only, or a part of the reader's view (view.ts), read
+ * here in one request; replies are read as buffers and decoded as strict UTF-8 (reply.ts).
  */
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
+import { decode } from './reply.js';
+import { readIndexes, readListing, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -23,29 +24,8 @@ export interface PipelineRequest {
   readonly commands: ReadonlyArray<readonly string[]>;
 }
 
-/** A decoded reply: strings, integers, null, arrays of these, or the marker of bytes that are not UTF-8. */
-export type RedisReply = string | number | null | { readonly invalidUtf8: true } | RedisReply[];
-
-export const INVALID_UTF8 = { invalidUtf8: true } as const;
-
 /** The only commands sent: all read-only (ACL category @read). */
 const READ_COMMANDS = new Set(['get', 'mget', 'getrange', 'smembers', 'zrange', 'exists']);
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function decode(reply: unknown): RedisReply {
-  if (reply === null || reply === undefined) return null;
-  if (typeof reply === 'number') return reply;
-  if (Buffer.isBuffer(reply)) {
-    try {
-      return UTF8.decode(reply);
-    } catch {
-      return INVALID_UTF8;
-    }
-  }
-  if (Array.isArray(reply)) return reply.map(decode);
-  return String(reply);
-}
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const codeOf = (e: unknown): string => String((e as { code?: unknown } | null)?.code ?? '');
@@ -109,25 +89,30 @@ export async function open(config: unknown): Promise<DriverSession> {
     client.disconnect();
     throw redisFailure(socketError ?? e, c);
   }
+  /** One pipeline of read commands, replies as the server sent them (buffers). */
+  const exec = async (commands: ReadonlyArray<readonly string[]>): Promise<unknown[]> => {
+    const p = client.pipeline();
+    for (const [name, ...args] of commands) {
+      if (!READ_COMMANDS.has(name!.toLowerCase())) throw new Error(`refusing to send ${name}: not a read command`);
+      p.callBuffer(name!, ...args);
+    }
+    let results: Array<[Error | null, unknown]>;
+    try {
+      results = (await p.exec()) ?? [];
+    } catch (e) {
+      throw redisFailure(e, c);
+    }
+    return results.map(([err, reply]) => {
+      if (err) throw redisFailure(err, c);
+      return reply;
+    });
+  };
   return {
     async handle(request: unknown) {
-      const r = request as PipelineRequest;
-      if (r.op !== 'pipeline') throw new Error(`unknown request ${String(r.op)}`);
-      const p = client.pipeline();
-      for (const [name, ...args] of r.commands) {
-        if (!READ_COMMANDS.has(name!.toLowerCase())) throw new Error(`refusing to send ${name}: not a read command`);
-        p.callBuffer(name!, ...args);
-      }
-      let results: Array<[Error | null, unknown]>;
-      try {
-        results = (await p.exec()) ?? [];
-      } catch (e) {
-        throw redisFailure(e, c);
-      }
-      return results.map(([err, reply]) => {
-        if (err) throw redisFailure(err, c);
-        return decode(reply);
-      });
+      const r = request as PipelineRequest | ViewRequest;
+      if (r.op === 'view') return r.part === 'listing' ? readListing(r.prefix, exec) : readIndexes(r.prefix, r.runIds, exec);
+      if (r.op !== 'pipeline') throw new Error(`unknown request ${String((r as { op?: unknown }).op)}`);
+      return (await exec(r.commands)).map(decode);
     },
     async close() {
       client.disconnect();

@@ -1,23 +1,21 @@
 /**
  * A RedisStepStore key space (spec backends.md §3), read with read commands only and never `SREM`.
  *
- * The index is read once, at the first call that needs it, in three pipelined round trips: the run
- * sets (`runs:all`, plus the older layout's `runs`), then every run record (one `MGET`) with its
- * snapshot index (`ZRANGE`), then how many indexed payloads exist (one `EXISTS`). That is the reader's
- * view; the stamp is its digest. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
+ * The key space's index is read once, on the driver thread (view.ts), in two parts: the listing (run
+ * sets, then every run record and seq counter), asked for as the reader opens and taken at the first
+ * call that needs it; and the indexes (every run's snapshot index, then how many indexed payloads
+ * exist), read only when the snapshots are wanted or the stamp cannot be proved without them (stamp()).
+ * That is the reader's view. Payloads are read later, per run, in seq order (`MGET` in pages). Redis offers no snapshot
  * across keys: a payload gone since the view (pruned, expired) is skipped with a `vanished-snapshot`
  * notice, one written since is not seen. A run's keys share a hash slot, so each command touches one.
  *
  * Media: RedisStepStore keeps payloads inline by default; the reader is not told of any media store,
  * so `media()` has none.
  */
-import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { SeamDefaults } from '../reader-defaults.js';
-import { compareCodePoints } from '../instant.js';
 import { Notices, unreadable, type StoreNotice } from '../notices.js';
 import { headStep, MessagesHint } from '../payload.js';
-import { pyInt } from '../py-int.js';
 import { redisSnapshot, runFromJson, type SnapshotState } from '../records.js';
 import { orderRuns, type RunFields } from '../run-order.js';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreReader, StoreRun, StoreSnapshot } from '../reader.js';
@@ -25,7 +23,9 @@ import { redisTarget } from '../server-url.js';
 import { READ_AHEAD_DEPTH, ReadAhead } from '../read-ahead.js';
 import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
-import type { PipelineRequest, RedisConnection, RedisReply } from './driver.js';
+import type { PipelineRequest, RedisConnection } from './driver.js';
+import type { RedisReply } from './reply.js';
+import { parseMember, payloadKey, runKey, type IndexesReply, type ListingReply, type ViewRequest } from './view.js';
 import { redisContent } from './content.js';
 import type { StoreContent } from '../content.js';
 
@@ -35,15 +35,13 @@ const FIRST_PAGE_KEYS = 32;
 const MAX_PAGE_KEYS = 256;
 /** Enough of a payload to hold `step_index` (second member in both layouts). */
 const HEAD_BYTES = 511;
-/** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
-const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
-/** Keys per EXISTS of the view (a few commands however many snapshots). */
-const EXISTS_KEYS = 10_000;
+/** Keys per EXISTS of a stamp's probe. */
+const PROBE_KEYS = 10_000;
 
+/** An index entry; its payload's key is made when it is read (payloadKey). */
 interface Entry {
   readonly seq: number;
   readonly state: SnapshotState;
-  readonly key: string;
 }
 
 interface RunView {
@@ -52,13 +50,31 @@ interface RunView {
   readonly entries: Entry[];
 }
 
-interface View {
+/** The run list, from the listing part of the view (view.ts). */
+interface Listing {
   readonly runs: StoreRun[];
   /** Index of each run in `runs`. */
   readonly position: Map<string, number>;
-  readonly byId: Map<string, RunView>;
+  /** Each run's seq counter as read (null: none), when the run's record is under its own id. */
+  readonly counters: Map<string, RedisReply>;
+  /** A record under another run's key (its run's index is read, but its counter is not). */
+  readonly strays: boolean;
   readonly digest: string;
 }
+
+/** Every run's entries, from the indexes part of the view. */
+interface Indexed {
+  readonly byId: Map<string, RunView>;
+  readonly digest: string;
+  /**
+   * What proves the indexes unchanged while the listing is (see stamp()): per run of the listing, its
+   * first and last seq (`f:l`, '' when it has none), joined by `,`; null when the view was not settled.
+   */
+  readonly probe: string | null;
+}
+
+/** The stamp's layout: `r2.<listing digest>.<indexes digest>[.<probe>]` (digests in base64: no `.`). */
+const STAMP = 'r2';
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
@@ -68,7 +84,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private readonly prefix: string;
   private readonly bridge: SyncBridge;
   private readonly notes = new Notices();
-  private viewed: View | null = null;
+  private listed: Listing | null = null;
+  private indexedView: Indexed | null = null;
+  /** The listing, asked for as the reader opens: read on the driver thread while this one goes on. */
+  private readonly listingTicket: number;
+  /** Probes of recorded stamps, answered (see stamp()). */
+  private readonly probed = new Map<string, boolean>();
   private readonly ahead: ReadAhead;
   private readonly hint = new MessagesHint();
   private steps: Map<string, number | null> | null = null;
@@ -90,95 +111,110 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       timeoutSeconds: t.timeoutSeconds,
     };
     this.bridge = new SyncBridge(DRIVERS.redis, connection, t.label);
+    const request: ViewRequest = { op: 'view', part: 'listing', prefix: this.prefix };
+    this.listingTicket = this.bridge.post(request);
     this.ahead = new ReadAhead(this.bridge);
   }
 
   private pipeline(commands: string[][]): RedisReply[] {
     if (commands.length === 0) return [];
+    // the listing was asked for first: its reply is taken before any other (a later call would drop it)
+    this.listing();
     const request: PipelineRequest = { op: 'pipeline', commands };
     return this.bridge.call<RedisReply[]>(request);
   }
 
-  private runKey(runId: string): string {
-    return `${this.prefix}:run:{${runId}}`;
+  private keyOf(runId: string, e: Entry): string {
+    return payloadKey(this.prefix, runId, e.seq);
   }
 
-  private indexKey(runId: string): string {
-    return `${this.prefix}:snapshots:{${runId}}`;
+  private listing(): Listing {
+    return (this.listed ??= this.readListing());
   }
 
-  private payloadKey(runId: string, seq: number): string {
-    return `${this.prefix}:snapshot:{${runId}}:${seq}`;
+  private view(): Indexed {
+    return (this.indexedView ??= this.readIndexes());
   }
 
-  private view(): View {
-    return (this.viewed ??= this.load());
-  }
-
-  private load(): View {
-    const parts: string[] = [];
-    // 1. run ids: the newer layout's set and the older one's (a store written by both has both)
-    const sets = this.pipeline([
-      ['SMEMBERS', `${this.prefix}:runs:all`],
-      ['SMEMBERS', `${this.prefix}:runs`],
-    ]);
-    const ids = new Set<string>();
-    for (const members of sets) {
-      for (const m of members as RedisReply[]) {
-        // upstream's decode raises out of list_runs here
-        if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
-        ids.add(m);
-      }
+  private readListing(): Listing {
+    const raw = this.bridge.take<ListingReply>(this.listingTicket);
+    for (const m of raw.members) {
+      // upstream's decode raises out of list_runs here
+      if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
     }
-    const members = [...ids].sort(compareCodePoints);
-    parts.push(`i${members.join('\0')}`);
-    // 2. run records (one MGET) and snapshot indexes
-    const replies =
-      members.length === 0
-        ? []
-        : this.pipeline([
-            ['MGET', ...members.map((id) => this.runKey(id))],
-            ...members.map((id) => ['ZRANGE', this.indexKey(id), '0', '-1']),
-          ]);
-    const recordTexts = (replies[0] ?? []) as RedisReply[];
-    const records = new Map<string, { fields: RunFields; index: RedisReply[] | null }>();
-    members.forEach((id, i) => {
-      const raw = recordTexts[i]!;
-      if (raw === null) {
+    const records = new Map<string, RunFields>();
+    const counters = new Map<string, RedisReply>();
+    let strays = false;
+    (raw.members as string[]).forEach((id, i) => {
+      const text = raw.records[i]!;
+      if (text === null) {
         // expired under a TTL while the set (which has none) kept the id; upstream SREMs it
         this.notes.add('vanished-run', id, null, 'run set member whose run record has gone: skipped');
         return;
       }
-      parts.push(`r${id}\0${isText(raw) ? raw : '?'}`);
-      const fields = runFromJson(isText(raw) ? raw : null, `${this.label}: ${this.runKey(id)}`);
+      const fields = runFromJson(isText(text) ? text : null, `${this.label}: ${runKey(this.prefix, id)}`);
       if (records.has(fields.runId)) {
-        this.notes.add('duplicate-run', fields.runId, null, `${this.runKey(id)} repeats run id ${fields.runId}: ignored`);
+        this.notes.add('duplicate-run', fields.runId, null, `${runKey(this.prefix, id)} repeats run id ${fields.runId}: ignored`);
         return;
       }
       // snapshots live under the record's run id (upstream reads them so); usually the member itself
-      records.set(fields.runId, { fields, index: fields.runId === id ? (replies[i + 1] as RedisReply[]) : null });
+      records.set(fields.runId, fields);
+      if (fields.runId === id) counters.set(id, raw.counters[i]!);
+      else strays = true;
     });
-    const strays = [...records.entries()].filter(([, r]) => r.index === null);
-    this.pipeline(strays.map(([runId]) => ['ZRANGE', this.indexKey(runId), '0', '-1'])).forEach((index, k) => {
-      strays[k]![1].index = index as RedisReply[];
-    });
-    const runs = orderRuns(
-      [...records.values()].map((r) => r.fields),
-      this.label,
-      this.notes,
-    );
+    const runs = orderRuns([...records.values()], this.label, this.notes);
+    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), counters, strays, digest: raw.digest };
+  }
+
+  private readIndexes(): Indexed {
+    const listing = this.listing();
+    const runIds = listing.runs.map((r) => r.runId);
+    const request: ViewRequest = { op: 'view', part: 'indexes', prefix: this.prefix, runIds };
+    const raw = this.bridge.call<IndexesReply>(request);
     const byId = new Map<string, RunView>();
-    for (const run of runs) {
-      const entries = this.entries(run.runId, records.get(run.runId)!.index!);
+    let settled = !listing.strays;
+    let total = 0;
+    const probe: string[] = [];
+    listing.runs.forEach((run, i) => {
+      const index = raw.indexes[i]!;
+      const entries = this.entries(run.runId, index);
       byId.set(run.runId, { run, entries });
-      parts.push(`s${run.runId}\0${entries.map((x) => `${x.seq}:${x.state}`).join(',')}`);
+      total += entries.length;
+      const last = entries[entries.length - 1];
+      // every member read, and the run's last save (its INCR) is the last member: no save half done
+      const counter = listing.counters.get(run.runId);
+      settled &&= entries.length === index.length && (last === undefined ? counter === null : counter === String(last.seq));
+      probe.push(last === undefined ? '' : `${entries[0]!.seq}:${last.seq}`);
+    });
+    // and every indexed payload there: none pruned or expired under a member still listed
+    settled &&= raw.present === total;
+    return { byId, digest: raw.digest, probe: settled ? probe.join(',') : null };
+  }
+
+  /**
+   * Whether the indexes are as when `probe` was taken, the listing (records, seq counters) being the
+   * same: every run's first and last indexed payload still exist (one EXISTS of two keys a run).
+   */
+  private probe(probe: string): boolean {
+    let known = this.probed.get(probe);
+    if (known !== undefined) return known;
+    const runs = this.listing().runs;
+    const marks = probe === '' ? [] : probe.split(',');
+    const keys: string[] = [];
+    known = marks.length === runs.length || (runs.length === 0 && probe === '');
+    for (let i = 0; known && i < marks.length; i++) {
+      if (marks[i] === '') continue;
+      const m = /^([0-9]+):([0-9]+)$/.exec(marks[i]!);
+      if (m === null) known = false;
+      else keys.push(payloadKey(this.prefix, runs[i]!.runId, Number(m[1])), payloadKey(this.prefix, runs[i]!.runId, Number(m[2])));
     }
-    // 3. how many indexed payloads exist (a payload can expire before its index member): one EXISTS
-    const keys = [...byId.values()].flatMap((v) => v.entries.map((e) => e.key));
-    const chunks: string[][] = [];
-    for (let i = 0; i < keys.length; i += EXISTS_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + EXISTS_KEYS)]);
-    parts.push(`e${this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0)}`);
-    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), byId, digest: hash('sha1', parts.join('\n'), 'base64') };
+    if (known && keys.length > 0) {
+      const chunks: string[][] = [];
+      for (let i = 0; i < keys.length; i += PROBE_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + PROBE_KEYS)]);
+      known = this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0) === keys.length;
+    }
+    this.probed.set(probe, known);
+    return known;
   }
 
   /** Per run, its indexed payloads that exist, per state: asked for by the listings only (one pipeline). */
@@ -191,7 +227,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     const jobs: Array<{ runId: string; state: SnapshotState; keys: string[] }> = [];
     for (const v of views) {
       for (const state of ['complete', 'interrupted'] as const) {
-        const keys = v.entries.filter((x) => x.state === state).map((x) => x.key);
+        const keys = v.entries.filter((x) => x.state === state).map((x) => this.keyOf(v.run.runId, x));
         if (keys.length > 0) jobs.push({ runId: v.run.runId, state, keys });
       }
     }
@@ -212,12 +248,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     const out: Entry[] = [];
     const seen = new Set<number>();
     for (const m of index) {
-      // what the writer writes, read without pyInt's Unicode rules (its first use alone costs a search ~10 ms)
-      const plain = isText(m) ? WRITTEN_MEMBER.exec(m) : null;
-      const cut = plain !== null || !isText(m) ? -1 : m.lastIndexOf(':');
-      const seq = plain !== null ? Number(plain[1]) : cut < 0 ? null : pyInt((m as string).slice(0, cut));
-      const state = plain !== null ? plain[2]! : cut < 0 ? '' : (m as string).slice(cut + 1);
-      if (seq === null || (state !== 'complete' && state !== 'interrupted')) {
+      const member = isText(m) ? parseMember(m) : null;
+      if (member === null) {
         this.notes.add(
           'foreign-snapshot-entry',
           runId,
@@ -226,12 +258,13 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
         );
         continue;
       }
+      const { seq, state } = member;
       if (seen.has(seq)) {
         this.notes.add('foreign-snapshot-entry', runId, seq, `snapshot index member ${JSON.stringify(m)} repeats snapshot ${seq}: ignored`);
         continue;
       }
       seen.add(seq);
-      out.push({ seq, state, key: this.payloadKey(runId, seq) });
+      out.push({ seq, state });
     }
     // ZRANGE orders by score (the writer's score is the seq); a hand-written score cannot reorder a run
     return out.sort((a, b) => a.seq - b.seq);
@@ -241,8 +274,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return this.view().byId.get(runId)?.entries ?? [];
   }
 
-  private static mget(page: Entry[]): PipelineRequest {
-    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => e.key)]] };
+  private mget(runId: string, page: Entry[]): PipelineRequest {
+    return { op: 'pipeline', commands: [['MGET', ...page.map((e) => this.keyOf(runId, e))]] };
   }
 
   /**
@@ -253,7 +286,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     let size = FIRST_PAGE_KEYS;
     for (let i = 0; i < entries.length; ) {
       const page = entries.slice(i, i + size);
-      const request = RedisStoreReader.mget(page);
+      const request = this.mget(runId, page);
       const [values] = this.ahead.fetch<RedisReply[]>(JSON.stringify(request.commands), request) as [RedisReply[]];
       if (readAhead && i === 0) this.sendNextRun(runId);
       i += page.length;
@@ -278,26 +311,27 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
 
   /** The runs after `runId` in corpus order are likely read next: their first pages go ahead. */
   private sendNextRun(runId: string): void {
+    const { runs, position } = this.listing();
     const view = this.view();
-    const i = view.position.get(runId);
+    const i = position.get(runId);
     if (i === undefined) return;
-    for (const next of view.runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
+    for (const next of runs.slice(i + 1, i + 1 + READ_AHEAD_DEPTH)) {
       const page = view.byId
         .get(next.runId)!
         .entries.filter((e) => e.state === 'complete')
         .slice(0, FIRST_PAGE_KEYS);
       if (page.length === 0) continue;
-      const request = RedisStoreReader.mget(page);
+      const request = this.mget(next.runId, page);
       this.ahead.send(JSON.stringify(request.commands), request);
     }
   }
 
   runs(): StoreRun[] {
-    return this.view().runs;
+    return this.listing().runs;
   }
 
   runCount(): number {
-    return this.view().runs.length;
+    return this.listing().runs.length;
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
@@ -318,7 +352,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** Counts only payloads that still exist: what `completeSnapshots` would yield up to `seq`. */
   completeUpToSeq(runId: string, seq: number): SnapshotMark {
     const wanted = this.entriesOf(runId).filter((e) => e.state === 'complete' && e.seq <= seq);
-    const exists = this.pipeline(wanted.map((e) => ['EXISTS', e.key]));
+    const exists = this.pipeline(wanted.map((e) => ['EXISTS', this.keyOf(runId, e)]));
     let count = 0;
     let maxSeq = 0;
     wanted.forEach((e, k) => {
@@ -337,7 +371,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   *latestSnapshots(): Iterable<StoreSnapshot> {
-    for (const run of this.view().runs) {
+    for (const run of this.listing().runs) {
       const entries = this.entriesOf(run.runId);
       const last = entries[entries.length - 1];
       if (last !== undefined) yield* this.payloads(run.runId, [last]);
@@ -378,7 +412,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** From the first bytes of each indexed payload of `views` (`GETRANGE`), the whole payload when they do not tell. */
   private stepsOf(views: readonly RunView[]): Map<string, number | null> {
     const all = views.flatMap((v) => v.entries.map((e) => ({ runId: v.run.runId, e })));
-    const heads = this.pipeline(all.map(({ e }) => ['GETRANGE', e.key, '0', String(HEAD_BYTES)]));
+    const heads = this.pipeline(all.map(({ runId, e }) => ['GETRANGE', this.keyOf(runId, e), '0', String(HEAD_BYTES)]));
     const out = new Map<string, number | null>();
     const full: typeof all = [];
     all.forEach((x, k) => {
@@ -389,7 +423,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       if (step === undefined) full.push(x);
       else if (step !== null) out.set(x.runId, Math.max(out.get(x.runId) ?? step, step));
     });
-    const values = this.pipeline(full.map(({ e }) => ['GET', e.key]));
+    const values = this.pipeline(full.map(({ runId, e }) => ['GET', this.keyOf(runId, e)]));
     full.forEach((x, k) => {
       const v = values[k]!;
       const s = isText(v) ? redisSnapshot(x.e.seq, v).stepIndex : null;
@@ -402,15 +436,37 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return null;
   }
 
-  stamp(): string {
-    return this.view().digest;
+  /**
+   * `r2.<listing>.<indexes>[.<probe>]`. The indexes cost a command a run (and an EXISTS of every payload),
+   * so a recorded stamp whose listing digest is the current one (the same run sets, run records and
+   * seq counters: every save INCRs its run's counter before it writes) and whose probe holds (every
+   * run's first and last indexed payload still there: a prune deletes the first ones, a TTL expires them
+   * first) is returned as it is, without reading the indexes. The probe is recorded only from a settled
+   * view (see readIndexes), so a save caught half done is never vouched for.
+   */
+  stamp(recorded?: string | null): string {
+    const listing = this.listing();
+    const parts = recorded?.split('.') ?? [];
+    if (this.indexedView === null && parts.length === 4 && parts[0] === STAMP && parts[1] === listing.digest && this.probe(parts[3]!))
+      return recorded!;
+    const v = this.view();
+    return `${STAMP}.${listing.digest}.${v.digest}${v.probe === null ? '' : `.${v.probe}`}`;
   }
 
   /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
   override content(cuts: ReadonlyMap<string, number>): StoreContent {
+    const { runs, digest } = this.listing();
     const v = this.view();
-    const runs = v.runs.map((run) => ({ runId: run.runId, entries: v.byId.get(run.runId)!.entries }));
-    return redisContent(runs, (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[], cuts, JSON.stringify(v.runs) + v.digest);
+    const indexed = runs.map((run) => ({
+      runId: run.runId,
+      entries: v.byId.get(run.runId)!.entries.map((e) => ({ ...e, key: this.keyOf(run.runId, e) })),
+    }));
+    return redisContent(
+      indexed,
+      (keys) => this.pipeline([['MGET', ...keys]])[0] as RedisReply[],
+      cuts,
+      JSON.stringify(runs) + digest + v.digest,
+    );
   }
 
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
-import { type PageMap, pagesDiffer, readPageMap } from './pages.js';
+import { type PageMap, readPageMap } from './pages.js';
 import { runsRowsText } from './runs.js';
 import type { StoreSchema } from './schema.js';
 
@@ -39,8 +39,15 @@ function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis
   const runId = cols.findIndex((c) => c.name === 'run_id');
   if (typeof root !== 'number' || pkIndex !== undefined || seq?.pk !== 1 || seq.type.toUpperCase() !== 'INTEGER' || runId < 0) return null;
   if (cols.filter((c) => c.pk > 0).length !== 1) return null;
-  const previous = basis.pages !== null && basis.tree !== null ? { digests: basis.pages, tree: basis.tree } : null;
-  return readPageMap(path, root, runId, basis.seed, previous, undefined, media?.root ?? null);
+  return readPageMap(
+    path,
+    root,
+    runId,
+    basis.seed,
+    basis.pages !== null ? { digests: basis.pages, tree: basis.tree } : null,
+    undefined,
+    media?.root ?? null,
+  );
 }
 
 /**
@@ -52,7 +59,7 @@ function runsSince(
   db: BetterSqlite3.Database,
   schema: StoreSchema,
   map: PageMap,
-  basis: ContentBasis & { pages: Uint32Array },
+  basis: ContentBasis,
   cuts: ReadonlyMap<string, number>,
 ): { runs: Map<string, RunContent>; rowsDigested: number } | null {
   const total = db.prepare('SELECT COUNT(*) FROM snapshots').pluck().get() as number;
@@ -64,7 +71,7 @@ function runsSince(
   let rowsDigested = 0;
   for (const [id, r] of map.runs) {
     const known = basis.runs.get(id);
-    if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !pagesDiffer(basis.pages, map.digests, r.pages)) {
+    if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !r.changed) {
       runs.set(id, { count: r.count, maxSeq: r.maxSeq, digest: known.digest, prefix: known.digest });
       continue;
     }
@@ -96,8 +103,8 @@ export function sqliteContent(
 ): StoreContent {
   const table = pages ? mediaTableOf(db, schema) : null;
   const map = pages ? pageMapOf(db, pages.path, pages.basis, table) : null;
-  const previous = pages?.basis.pages;
-  const since = map && previous ? runsSince(db, schema, map, { ...pages!.basis, pages: previous }, cuts) : null;
+  // the map's runs say which of their pages changed when it was taken with the previous digests
+  const since = map && pages?.basis.pages ? runsSince(db, schema, map, pages.basis, cuts) : null;
   // a build digests each run from the rows its replay reads (content.ts completeDigested)
   const elsewhere = rowsElsewhere && since === null;
   const { runs, rowsDigested } =

@@ -161,6 +161,8 @@ let compiled: object | undefined;
  */
 export class WasmPages {
   readonly input: Buffer;
+  /** `input` as 32-bit words, in the machine's byte order. */
+  readonly words: Uint32Array;
   readonly digests: Uint32Array;
   private readonly hash4: (src: number, pageSize: number, seed: number, out: number) => void;
   private readonly hash1: (src: number, pageSize: number, seed: number, out: number) => void;
@@ -177,6 +179,7 @@ export class WasmPages {
     this.hash4 = exports.hash4;
     this.hash1 = exports.hash1;
     this.input = Buffer.from(memory.buffer, 0, inputBytes);
+    this.words = new Uint32Array(memory.buffer, 0, inputBytes >> 2);
     this.digests = new Uint32Array(memory.buffer, out, maxPages * 4);
   }
 

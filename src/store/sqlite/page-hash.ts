@@ -29,6 +29,8 @@ export interface HashJob {
 export type HelperStart = { readonly job: HashJob } | { readonly waitMs: number };
 
 export const CHUNK_BYTES = 1 << 20;
+/** Whether this machine's typed arrays read words little-endian. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 const CLAIM = 0;
 const STOP = 1;
 const SLOTS = 2;
@@ -83,7 +85,13 @@ class ChunkHasher {
     }
     this.pages.hash(count, pageSize, seed);
     digests.set(this.pages.digests.subarray(0, count * 4), (first - base) * 4);
-    for (let o = 0, p = first - base; o < want; o += pageSize, p++) next[p] = buf.readUInt32BE(o);
+    // each page's first word, big-endian: read as a word in the machine's order (no call per page)
+    const words = this.pages.words;
+    const step = pageSize >> 2;
+    for (let w = 0, end = count * step, p = first - base; w < end; w += step, p++) {
+      const x = words[w]!;
+      next[p] = LITTLE_ENDIAN ? ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0 : x;
+    }
   }
 }
 

@@ -36,9 +36,14 @@ export interface PageMap {
 }
 
 export interface PageRun {
-  count: number;
-  maxSeq: number;
-  readonly pages: number[];
+  readonly count: number;
+  readonly maxSeq: number;
+  /**
+   * A page of the run (a leaf holding one of its cells, or an overflow page of one) has a digest, its
+   * role mixed in, other than the one the previous map holds for it (a page past its end included):
+   * always true without previous digests.
+   */
+  readonly changed: boolean;
 }
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
@@ -275,13 +280,100 @@ function sameAs(before: Uint32Array, digests: Uint32Array, p: number, kind: numb
   );
 }
 
+/** A growing list of numbers, kept as doubles (the tree's form): no array of boxed values to copy at the end. */
+class Values {
+  private a: Float64Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.a = new Float64Array(Math.max(1024, capacity));
+  }
+
+  private room(n: number): Float64Array {
+    if (this.length + n > this.a.length) {
+      const b = new Float64Array(Math.max(this.a.length * 2, this.length + n));
+      b.set(this.a.subarray(0, this.length));
+      this.a = b;
+    }
+    return this.a;
+  }
+
+  push1(x: number): void {
+    this.room(1)[this.length++] = x;
+  }
+
+  push3(x: number, y: number, z: number): void {
+    const a = this.room(3);
+    a[this.length++] = x;
+    a[this.length++] = y;
+    a[this.length++] = z;
+  }
+
+  push4(w: number, x: number, y: number, z: number): void {
+    const a = this.room(4);
+    a[this.length++] = w;
+    a[this.length++] = x;
+    a[this.length++] = y;
+    a[this.length++] = z;
+  }
+
+  pushAll(xs: Float64Array | readonly number[]): void {
+    const a = this.room(xs.length);
+    for (let i = 0; i < xs.length; i++) a[this.length++] = xs[i]!;
+  }
+
+  finish(): Float64Array {
+    return this.a.slice(0, this.length);
+  }
+}
+
+/**
+ * Walks the overflow chain of every cell (`cellsAt`: where each cell's run, seq, first page and bytes
+ * left are in `values`): each page is mixed with its role (overflow page k of row seq, as mixRole does),
+ * and a run with a page whose digest is not the one `prior` holds is marked in `changed`. One flat loop
+ * over every overflow page of the store (most of its pages): kept apart so that it is optimized as one.
+ */
+function overflowChains(
+  values: Float64Array,
+  cellsAt: Float64Array,
+  f: { digests: Uint32Array; prior: Uint32Array; next: Uint32Array; seen: Uint8Array; pages: number; usable: number },
+  changed: boolean[],
+): void {
+  const { digests, prior, next, seen, pages } = f;
+  const step = f.usable - 4;
+  const [p0, p1, p2, p3] = LANE_PRIMES;
+  const known = prior.length;
+  for (let c = 0; c < cellsAt.length; c++) {
+    const j = cellsAt[c]!;
+    const run = values[j]!;
+    const seq = values[j + 1]!;
+    const high = Math.floor(seq / 2 ** 32);
+    let o = values[j + 2]!;
+    let moved = false;
+    for (let k = 0, left = values[j + 3]!; left > 0; k++, left -= step) {
+      if (!(o >= 1 && o <= pages) || seen[o] !== 0) throw new Unexpected('bad overflow chain');
+      seen[o] = 1;
+      const i = (o - 1) * 4;
+      const a = (digests[i] = Math.imul(digests[i]! ^ 3, p0));
+      const b = (digests[i + 1] = Math.imul(digests[i + 1]! ^ seq, p1));
+      const d = (digests[i + 2] = Math.imul(digests[i + 2]! ^ high, p2));
+      const e = (digests[i + 3] = Math.imul(digests[i + 3]! ^ k, p3));
+      if (i + 4 > known || prior[i] !== a >>> 0 || prior[i + 1] !== b >>> 0 || prior[i + 2] !== d >>> 0 || prior[i + 3] !== e >>> 0)
+        moved = true;
+      o = next[o - 1]!;
+    }
+    if (moved) changed[run] = true;
+  }
+}
+
 /**
  * The page map of the SQLite file `path`: `root` is the snapshots table's root page and `runIdColumn`
  * the position of `run_id` in its records (seq being the rowid). Null when the file is not laid out as
- * expected. With `previous` (a map of this file and the tree decoded with it), a b-tree page whose
- * digest and role are unchanged is taken as decoded then: only the changed ones are read again (their
- * children may have changed without them, so every page of the tree is still checked, never a
- * subtree trusted whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
+ * expected. With `previous` digests (a map of this file), each run says whether any of its pages
+ * changed since (PageRun.changed); with the tree decoded with them too, a b-tree page whose digest and
+ * role are unchanged is taken as decoded then: only the changed ones are read again (their children may
+ * have changed without them, so every page of the tree is still checked, never a subtree trusted
+ * whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
  * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media.
  */
 export function readPageMap(
@@ -289,7 +381,7 @@ export function readPageMap(
   root: number,
   runIdColumn: number,
   seed: number,
-  previous: { readonly digests: Uint32Array; readonly tree: PageTree } | null = null,
+  previous: { readonly digests: Uint32Array; readonly tree: PageTree | null } | null = null,
   helperBytes = HELPER_BYTES,
   mediaRoot: number | null = null,
 ): PageMap | null {
@@ -314,89 +406,68 @@ export function readPageMap(
     const hashed = finishHashing(hashing);
     if (hashed === null) return null;
     const { digests, next } = hashed;
-    // where each page of the previous tree is described in it
-    const before = previous?.tree.values ?? new Float64Array(0);
-    const beforeAt = new Map<number, number>();
+    // no previous digests: every page counts as changed
+    const prior = previous?.digests ?? new Uint32Array(0);
+    /** Whether page `p`'s digest (its role mixed in) differs from the previous map's. */
+    const differs = (p: number): boolean => {
+      const i = (p - 1) * 4;
+      return (
+        i + 4 > prior.length ||
+        prior[i] !== digests[i] ||
+        prior[i + 1] !== digests[i + 1] ||
+        prior[i + 2] !== digests[i + 2] ||
+        prior[i + 3] !== digests[i + 3]
+      );
+    };
+    // where each page of the previous tree is described in it (-1: nowhere)
+    const before = previous?.tree?.values ?? new Float64Array(0);
+    const beforeRunIds = previous?.tree?.runIds ?? [];
+    const beforeAt = new Float64Array(pages + 1).fill(-1);
     for (let i = 0; i < before.length; ) {
       const n = before[i + 2]!;
       if (!(Number.isInteger(n) && n >= 0)) throw new Unexpected('a malformed previous tree');
-      beforeAt.set(before[i]!, i);
+      const p = before[i]!;
+      if (Number.isInteger(p) && p >= 1 && p <= pages) beforeAt[p] = i;
       i += 3 + n * (before[i + 1] === LEAF ? 4 : 1);
     }
     // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
-    const tree: number[] = [];
+    const tree = new Values(before.length + 1024);
     const runIds: string[] = [];
     const runIndex = new Map<string, number>();
+    // per run index: its rows, highest seq, and whether a page of it changed
+    const counts: number[] = [];
+    const maxSeqs: number[] = [];
+    const changed: boolean[] = [];
     const runIndexOf = (id: string): number => {
       let i = runIndex.get(id);
-      if (i === undefined) runIndex.set(id, (i = runIds.push(id) - 1));
+      if (i === undefined) {
+        runIndex.set(id, (i = runIds.push(id) - 1));
+        counts.push(0);
+        maxSeqs.push(0);
+        changed.push(false);
+      }
       return i;
     };
-    // the previous tree's run indexes, as this one numbers them
-    const renamed: number[] = [];
-    const runs = new Map<string, PageRun>();
+    // the previous tree's run indexes, as this one numbers them (-1: not met yet)
+    const renamed = new Int32Array(beforeRunIds.length).fill(-1);
     const page = Buffer.allocUnsafe(pageSize);
     const seen = new Uint8Array(pages + 1);
     const geometry: Geometry = { pageSize, usable, pages };
     let lastSeq = -Infinity;
-    const byIndex: PageRun[] = [];
-    const cell = (p: number, run: number, seq: number, first: number, rest: number): void => {
+    // where each cell's entry starts in `tree`: their overflow chains are walked after the tree
+    const cellsAt = new Values(before.length / 4 + 1024);
+    /** A cell of a leaf (`leafChanged`: its digest is not the previous one): the row `seq` of run index `run`, its overflow chain from `first` holding `rest` bytes. */
+    const cell = (leafChanged: boolean, run: number, seq: number, first: number, rest: number): void => {
       if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
       lastSeq = seq;
-      tree.push(run, seq, first, rest);
-      let r = byIndex[run];
-      if (!r) runs.set(runIds[run]!, (byIndex[run] = r = { count: 0, maxSeq: 0, pages: [] }));
-      r.count++;
-      r.maxSeq = seq;
-      r.pages.push(p);
-      overflowChain(first, rest, geometry, next, seen, (o, k) => {
-        mixRole(digests, o, 3, seq, k);
-        r.pages.push(o);
-      });
+      if (rest > 0) cellsAt.push1(tree.length);
+      tree.push4(run, seq, first, rest);
+      counts[run]!++;
+      maxSeqs[run] = seq;
+      if (leafChanged) changed[run] = true;
     };
-    const visit = (p: number, depth: number): void => {
-      if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
-      seen[p] = 1;
-      const at = beforeAt.get(p);
-      if (at !== undefined && sameAs(previous!.digests, digests, p, before[at + 1]!)) {
-        // the bytes this page had when it was decoded last: its children or cells are those
-        const kind = before[at + 1]!;
-        const n = before[at + 2]!;
-        mixRole(digests, p, kind, 0, 0);
-        tree.push(p, kind, n);
-        if (kind === INTERIOR) {
-          const children = before.subarray(at + 3, at + 3 + n);
-          tree.push(...children);
-          for (const c of children) visit(c, depth + 1);
-          return;
-        }
-        for (let i = at + 3; i < at + 3 + 4 * n; i += 4) {
-          const old = before[i]!;
-          let run = renamed[old];
-          if (run === undefined) {
-            const runId = previous!.tree.runIds[old];
-            if (runId === undefined) throw new Unexpected('run index outside the tree');
-            renamed[old] = run = runIndexOf(runId);
-          }
-          cell(p, run, before[i + 1]!, before[i + 2]!, before[i + 3]!);
-        }
-        return;
-      }
-      if (readSync(fd, page, 0, pageSize, (p - 1) * pageSize) !== pageSize) throw new Unexpected('short page');
-      const h = p === 1 ? 100 : 0;
-      const type = page[h];
-      const count = page.readUInt16BE(h + 3);
-      if (type === 0x05) {
-        mixRole(digests, p, INTERIOR, 0, 0);
-        const children: number[] = [];
-        for (let i = 0; i < count; i++) children.push(page.readUInt32BE(page.readUInt16BE(h + 12 + 2 * i)));
-        children.push(page.readUInt32BE(h + 8));
-        tree.push(p, INTERIOR, children.length, ...children);
-        for (const c of children) visit(c, depth + 1);
-        return;
-      }
-      if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
-      mixRole(digests, p, LEAF, 0, 0);
+    /** The cells of leaf `p`, read from the file (its run ids as this tree numbers them). */
+    const decodeLeaf = (p: number, h: number, count: number, leafChanged: boolean): void => {
       const cells: Array<[string, number, number, number]> = [];
       for (let i = 0; i < count; i++) {
         const { payload, rowid: seq, start: a2, local, overflow } = leafCell(page, page.readUInt16BE(h + 8 + 2 * i), usable);
@@ -419,13 +490,67 @@ export function readPageMap(
         }
         cells.push([runId!, seq, overflow, payload - local]);
       }
-      tree.push(p, LEAF, cells.length);
-      for (const [runId, seq, first, rest] of cells) cell(p, runIndexOf(runId), seq, first, rest);
+      tree.push3(p, LEAF, cells.length);
+      for (const [runId, seq, first, rest] of cells) cell(leafChanged, runIndexOf(runId), seq, first, rest);
     };
-    visit(root, 0);
-    // after the snapshots tree: a page both trees claim is not the media's
+    // the tree in pre-order, children in order: a stack of pages still to visit (each with its depth), in
+    // one loop (a recursion of one call per page stays unoptimized for most of a single pass)
+    const stack: number[] = [root, 0];
+    while (stack.length > 0) {
+      const depth = stack.pop()!;
+      const p = stack.pop()!;
+      if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
+      seen[p] = 1;
+      const at = beforeAt[p]!;
+      if (at >= 0 && sameAs(prior, digests, p, before[at + 1]!)) {
+        // the bytes this page had when it was decoded last: its children or cells are those
+        const kind = before[at + 1]!;
+        const n = before[at + 2]!;
+        mixRole(digests, p, kind, 0, 0);
+        tree.push3(p, kind, n);
+        if (kind === INTERIOR) {
+          for (let i = at + 3; i < at + 3 + n; i++) tree.push1(before[i]!);
+          for (let i = at + 2 + n; i > at + 2; i--) stack.push(before[i]!, depth + 1);
+          continue;
+        }
+        for (let i = at + 3; i < at + 3 + 4 * n; i += 4) {
+          const old = before[i]!;
+          let run = renamed[old];
+          if (run === undefined) throw new Unexpected('run index outside the tree');
+          if (run < 0) {
+            const runId = beforeRunIds[old];
+            if (runId === undefined) throw new Unexpected('run index outside the tree');
+            renamed[old] = run = runIndexOf(runId);
+          }
+          cell(false, run, before[i + 1]!, before[i + 2]!, before[i + 3]!);
+        }
+        continue;
+      }
+      if (readSync(fd, page, 0, pageSize, (p - 1) * pageSize) !== pageSize) throw new Unexpected('short page');
+      const h = p === 1 ? 100 : 0;
+      const type = page[h];
+      const count = page.readUInt16BE(h + 3);
+      if (type === 0x05) {
+        mixRole(digests, p, INTERIOR, 0, 0);
+        const children: number[] = [];
+        for (let i = 0; i < count; i++) children.push(page.readUInt32BE(page.readUInt16BE(h + 12 + 2 * i)));
+        children.push(page.readUInt32BE(h + 8));
+        tree.push3(p, INTERIOR, children.length);
+        tree.pushAll(children);
+        for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!, depth + 1);
+        continue;
+      }
+      if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
+      mixRole(digests, p, LEAF, 0, 0);
+      decodeLeaf(p, h, count, differs(p));
+    }
+    const values = tree.finish();
+    overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, changed);
+    const runs = new Map<string, PageRun>();
+    for (let i = 0; i < runIds.length; i++) runs.set(runIds[i]!, { count: counts[i]!, maxSeq: maxSeqs[i]!, changed: changed[i]! });
+    // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(fd, mediaRoot, geometry, digests, next, seen);
-    return { pageSize, digests, runs, tree: { runIds, values: Float64Array.from(tree) }, media };
+    return { pageSize, digests, runs, tree: { runIds, values }, media };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
@@ -436,15 +561,4 @@ export function readPageMap(
     void hashing?.helper?.terminate();
     closeSync(fd);
   }
-}
-
-/** Whether any of `pages` differs between the two maps (a page beyond the old file's end is new). */
-export function pagesDiffer(before: Uint32Array, after: Uint32Array, pages: readonly number[]): boolean {
-  for (const p of pages) {
-    const i = (p - 1) * 4;
-    if (i + 4 > before.length) return true;
-    if (before[i] !== after[i] || before[i + 1] !== after[i + 1] || before[i + 2] !== after[i + 2] || before[i + 3] !== after[i + 3])
-      return true;
-  }
-  return false;
 }

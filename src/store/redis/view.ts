@@ -1,0 +1,137 @@
+/**
+ * The reader's view of a RedisStepStore key space (reader.ts), read on the driver thread: the payload
+ * keys are made, sent and counted here, and each part's digest is taken over the replies' bytes as they
+ * came, so the main thread receives only what it reads and a digest. Two parts:
+ *
+ * - the listing (two round trips): the run sets, then every run record and every run's `INCR` seq
+ *   counter (two `MGET`s). Cheap: a handful of commands however many runs;
+ * - the indexes (two round trips): every run's snapshot index (`ZRANGE`, one command a run), then how
+ *   many indexed payloads exist (`EXISTS`, 10,000 keys a command). The costly part (1,860 commands and
+ *   25,000 keys on a 613 MB store), read only when something needs the entries or the listing moved.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { pyInt } from '../py-int.js';
+import type { SnapshotState } from '../records.js';
+import { decode, type RedisReply } from './reply.js';
+
+export type ViewRequest =
+  | { readonly op: 'view'; readonly part: 'listing'; readonly prefix: string }
+  | { readonly op: 'view'; readonly part: 'indexes'; readonly prefix: string; readonly runIds: readonly string[] };
+
+/** Runs the commands as one pipeline, replies undecoded (buffers); a command's error rejects. */
+export type RawPipeline = (commands: ReadonlyArray<readonly string[]>) => Promise<unknown[]>;
+
+export interface ListingReply {
+  /** Both layouts' run set members, deduplicated, in code point order. */
+  readonly members: RedisReply[];
+  /** Per member, its run record (`GET p:run:{id}`) and its seq counter (`GET p:snapshots:seq:{id}`); none when a member is not UTF-8. */
+  readonly records: RedisReply[];
+  readonly counters: RedisReply[];
+  /** SHA-1 (base64) over the bytes of all of the above, each value with its length. */
+  readonly digest: string;
+}
+
+export interface IndexesReply {
+  /** Per run asked for, its snapshot index members (`ZRANGE 0 -1`). */
+  readonly indexes: RedisReply[][];
+  /** How many of the indexed payloads exist (every member read, its seq read as the reader reads it). */
+  readonly present: number;
+  /** SHA-1 (base64) over the runs asked for, their indexes' bytes and `present`. */
+  readonly digest: string;
+}
+
+/** Keys per EXISTS (a few commands however many snapshots). */
+const EXISTS_KEYS = 10_000;
+/** An index member as upstream writes it (`f"{seq}:{state}"`): ASCII digits, read as `int()` reads them. */
+const WRITTEN_MEMBER = /^([0-9]{1,15}):(complete|interrupted)$/;
+
+/**
+ * Upstream `_parse_member`: `<seq>:<state>` split at the last colon, seq a Python int, state `complete`
+ * or `interrupted`; null for anything else (which upstream skips).
+ */
+export function parseMember(m: string): { seq: number; state: SnapshotState } | null {
+  // what the writer writes, read without pyInt's Unicode rules (its first use alone costs a search ~10 ms)
+  const plain = WRITTEN_MEMBER.exec(m);
+  if (plain !== null) return { seq: Number(plain[1]), state: plain[2] as SnapshotState };
+  const cut = m.lastIndexOf(':');
+  const state = m.slice(cut + 1);
+  const seq = cut < 0 ? null : pyInt(m.slice(0, cut));
+  return seq === null || (state !== 'complete' && state !== 'interrupted') ? null : { seq, state };
+}
+
+export const runKey = (prefix: string, runId: string): string => `${prefix}:run:{${runId}}`;
+export const indexKey = (prefix: string, runId: string): string => `${prefix}:snapshots:{${runId}}`;
+export const counterKey = (prefix: string, runId: string): string => `${prefix}:snapshots:seq:{${runId}}`;
+export const payloadKey = (prefix: string, runId: string, seq: number): string => `${prefix}:snapshot:{${runId}}:${seq}`;
+
+/** A value and its length, so that no two different sequences of values digest alike. */
+function cell(h: Hash, v: Buffer | null): void {
+  if (v === null) h.update('n');
+  else h.update(`${v.length}:`).update(v);
+}
+
+/** Code point order of UTF-8 bytes is their byte order. */
+const byBytes = (a: Buffer, b: Buffer): number => Buffer.compare(a, b);
+
+const buffers = (reply: unknown): Array<Buffer | null> => (Array.isArray(reply) ? (reply as Array<Buffer | null>) : []);
+
+/** Keys for EXISTS in commands of at most EXISTS_KEYS, and how many of them exist. */
+export async function countExisting(keys: readonly string[], exec: RawPipeline): Promise<number> {
+  const chunks: string[][] = [];
+  for (let i = 0; i < keys.length; i += EXISTS_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + EXISTS_KEYS)]);
+  return (await exec(chunks)).reduce<number>((n, c) => n + Number(c), 0);
+}
+
+export async function readListing(prefix: string, exec: RawPipeline): Promise<ListingReply> {
+  const h = createHash('sha1');
+  const [all, old] = await exec([
+    ['SMEMBERS', `${prefix}:runs:all`],
+    ['SMEMBERS', `${prefix}:runs`],
+  ]);
+  const seen = new Set<string>();
+  const raw: Buffer[] = [];
+  for (const m of [...buffers(all), ...buffers(old)]) {
+    const key = m!.toString('latin1');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    raw.push(m!);
+  }
+  raw.sort(byBytes);
+  h.update(`i${raw.length}`);
+  for (const m of raw) cell(h, m);
+  const members = raw.map(decode);
+  // a member not UTF-8 fails the listing (the reader says so): nothing more is read
+  if (members.length === 0 || members.some((m) => typeof m !== 'string'))
+    return { members, records: [], counters: [], digest: h.digest('base64') };
+  const ids = members as string[];
+  const [records, counters] = (
+    await exec([
+      ['MGET', ...ids.map((id) => runKey(prefix, id))],
+      ['MGET', ...ids.map((id) => counterKey(prefix, id))],
+    ])
+  ).map(buffers) as [Array<Buffer | null>, Array<Buffer | null>];
+  for (const r of records) cell(h, r ?? null);
+  for (const c of counters) cell(h, c ?? null);
+  return { members, records: records.map(decode), counters: counters.map(decode), digest: h.digest('base64') };
+}
+
+export async function readIndexes(prefix: string, runIds: readonly string[], exec: RawPipeline): Promise<IndexesReply> {
+  const h = createHash('sha1');
+  const replies = runIds.length === 0 ? [] : await exec(runIds.map((id) => ['ZRANGE', indexKey(prefix, id), '0', '-1']));
+  const keys: string[] = [];
+  const indexes = runIds.map((id, i) => {
+    h.update(`r${id.length}:${id}`);
+    const index = buffers(replies[i]);
+    h.update(`z${index.length}`);
+    return index.map((b) => {
+      cell(h, b);
+      const m = decode(b);
+      const member = typeof m === 'string' ? parseMember(m) : null;
+      if (member !== null) keys.push(payloadKey(prefix, id, member.seq));
+      return m;
+    });
+  });
+  const present = await countExisting(keys, exec);
+  h.update(`e${present}`);
+  return { indexes, present, digest: h.digest('base64') };
+}
