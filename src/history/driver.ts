@@ -1,3 +1,4 @@
+import { completeDigested, type ContentDigester } from '../store/content.js';
 import type { StoreReader } from '../store/reader.js';
 import { MediaCache } from './media.js';
 import { RunReplayer, type StoredPosition } from './replay.js';
@@ -47,11 +48,18 @@ export class ReplayDriver {
     this.seeds = new ConversationSeeds(conversations);
   }
 
-  /** Replays a run from nothing, or from `resume` on (only the snapshots added since). */
-  replay(run: DriverRun, resume?: ReplayResume): DrivenRun {
+  /**
+   * Replays a run from nothing, or from `resume` on (only the snapshots added since). With `digest`
+   * (from nothing, a store with snapshotRows), every row of the run, of any state, is added to it as read.
+   */
+  replay(run: DriverRun, resume?: ReplayResume, digest?: ContentDigester): DrivenRun {
     const replayer = new RunReplayer(run.runId, this.media, resume?.positions ?? [], this.seeds.seedFor(run.conversationId), this.keepJson);
     let maxSeq = resume?.afterSeq ?? 0;
-    const rows = resume ? this.store.completeSnapshotsAfter(run.runId, resume.afterSeq) : this.store.completeSnapshots(run.runId);
+    const rows = resume
+      ? this.store.completeSnapshotsAfter(run.runId, resume.afterSeq)
+      : digest && this.store.snapshotRows
+        ? completeDigested(this.store.snapshotRows(run.runId), digest)
+        : this.store.completeSnapshots(run.runId);
     for (const row of rows) {
       replayer.add(row);
       maxSeq = row.seq;

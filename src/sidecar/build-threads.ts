@@ -24,6 +24,8 @@ export class PrefetchedBuilds {
   constructor(
     private readonly workers: BuildWorker[],
     private readonly owner: ReadonlyMap<string, number>,
+    /** Each run's build carries its content digest (run-build.ts buildRun). */
+    readonly digest: boolean,
   ) {}
 
   take(runId: string): RunBuild | null {
@@ -61,6 +63,8 @@ export function prefetchBuilds(
   runs: readonly StoreRun[],
   weight: (r: StoreRun) => number,
   options: ParallelOptions,
+  /** Each run's content digested by its replay (run-build.ts buildRun). */
+  digest = false,
 ): PrefetchedBuilds | null {
   const workers = Math.min((options.threads ?? defaultThreads()) - 1, runs.length);
   const share = workers < 1 ? null : store.share();
@@ -72,8 +76,11 @@ export function prefetchBuilds(
   const owner = new Map<string, number>();
   const started = partitionByConversation(runs, workers, weight).map((part, k): BuildWorker => {
     for (const r of part) owner.set(r.runId, k);
-    const data = { runs: part.map((r) => [r.runId, r.conversationId] as const) } satisfies Omit<BuildWorkerData, keyof PoolWorkerData>;
+    const data = { runs: part.map((r) => [r.runId, r.conversationId] as const), digest } satisfies Omit<
+      BuildWorkerData,
+      keyof PoolWorkerData
+    >;
     return { pool: startPoolWorker<RunBuild>(WORKER, share, data), ready: new Map() };
   });
-  return new PrefetchedBuilds(started, owner);
+  return new PrefetchedBuilds(started, owner, digest);
 }

@@ -10,6 +10,8 @@ import { buildRun, type RunBuild } from './run-build.js';
 export interface BuildWorkerData extends PoolWorkerData {
   /** Run id and conversation id, whole conversations, in corpus order. */
   readonly runs: ReadonlyArray<readonly [string, string | null]>;
+  /** Digest each run's rows of every state as they are read (run-build.ts buildRun). */
+  readonly digest: boolean;
 }
 
 const BATCH_RUNS = 8;
@@ -36,7 +38,7 @@ runPoolWorker<BuildWorkerData, RunBuild>((store, data, channel) => {
   // the sizes of the last batches posted, newest last
   const sizes: number[] = [];
   for (const [runId, conversationId] of data.runs) {
-    batch.push(buildRun(driver, { runId, conversationId }));
+    batch.push(buildRun(driver, { runId, conversationId }, data.digest));
     if (batch.length < BATCH_RUNS) continue;
     sizes.push(batchChars(batch));
     if (sizes.length > MAX_AHEAD) sizes.shift();

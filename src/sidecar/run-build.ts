@@ -5,6 +5,7 @@ import type { RenderedPart } from '../render/message.js';
 import { renderRecordMessage } from '../render/record.js';
 import type { Role } from '../render/roles.js';
 import type { StoredField } from './fields.js';
+import { ContentDigester, type RunContent } from '../store/content.js';
 
 /**
  * One replayed message as the index stores it (columns of `messages` but the position and length; its
@@ -73,12 +74,19 @@ export interface RunBuild {
   readonly snapshotsRead: number;
   readonly skipped: SkippedSnapshot[];
   readonly rows: MessageRow[];
+  /** The digest of the run's rows of every state, made as they were read (`digest`), else absent. */
+  readonly content?: RunContent;
 }
 
-/** Replays a run's complete snapshots from nothing, through the driver (seeded with its conversation's last parse). */
-export function buildRun(driver: ReplayDriver, run: DriverRun): RunBuild {
-  const { replayer, maxSeq } = driver.replay(run);
+/**
+ * Replays a run's complete snapshots from nothing, through the driver (seeded with its conversation's
+ * last parse); `digest`: reading every row of the run, of any state, for its content digest too.
+ */
+export function buildRun(driver: ReplayDriver, run: DriverRun, digest = false): RunBuild {
+  const digester = digest ? new ContentDigester(0) : undefined;
+  const { replayer, maxSeq } = driver.replay(run, undefined, digester);
   return {
+    ...(digester ? { content: digester.finish() } : {}),
     runId: run.runId,
     completeCount: replayer.snapshotsRead,
     maxSeq,

@@ -1,6 +1,6 @@
 import type { DriverRun, ReplayDriver } from '../history/driver.js';
 import type { SkippedSnapshot, StoredPosition } from '../history/replay.js';
-import { EMPTY_DIGEST } from '../store/content.js';
+import { EMPTY_DIGEST, type RunContent } from '../store/content.js';
 import type { SegmentBuilder } from './postings.js';
 import { fieldsJson, searchPieces, type StoredField } from './fields.js';
 import { buildRun, messageRow, type MessageRow, type RunBuild } from './run-build.js';
@@ -79,11 +79,23 @@ export class RunWriter {
     return replayer.snapshotsRead;
   }
 
-  /** Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the snapshots read. */
-  rebuild(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number, prefetched: RunBuild | null): number {
+  /**
+   * Writes a run rebuilt from nothing (snapshots pruned or rewritten, or a new run); returns the
+   * snapshots read, and with `digest` the run's content as its replay digested it (recorded in its row).
+   */
+  rebuild(
+    run: DriverRun,
+    row: RunRow,
+    builder: SegmentBuilder,
+    segment: number,
+    prefetched: RunBuild | null,
+    digest = false,
+  ): { snapshotsRead: number; content?: RunContent } {
     let build = prefetched;
     if (build) this.driver.skip(run);
-    else build = buildRun(this.driver, run);
+    else build = buildRun(this.driver, run, digest);
+    const c = build.content;
+    if (c) Object.assign(row, { snap_count: c.count, snap_max_seq: c.maxSeq, content: c.digest });
     // a run new to the index (a build's every run) has no messages to delete: two statements a run saved
     if (row.len > 0) this.t.deleteMessages(row.run_key, 0);
     builder.beginRun(row.run_key);
@@ -98,7 +110,7 @@ export class RunWriter {
       build.rows.map((r) => r[1]),
       segment,
     );
-    return build.snapshotsRead;
+    return { snapshotsRead: build.snapshotsRead, ...(c ? { content: c } : {}) };
   }
 
   /** The run's record counts, watermark and warnings, once its messages are stored. */

@@ -2,7 +2,15 @@ import type { ProgressFn } from '../history/source.js';
 import { ReplayDriver } from '../history/driver.js';
 import type { ParallelOptions } from '../parallel/threads.js';
 import { randomInt } from 'node:crypto';
-import { type ContentBasis, EMPTY_DIGEST, knownMedia, type RunContent, type StoreContent } from '../store/content.js';
+import {
+  type ContentBasis,
+  EMPTY_DIGEST,
+  knownMedia,
+  type RunContent,
+  type StoreContent,
+  totalDigest,
+  withRuns,
+} from '../store/content.js';
 import { StoreError } from '../store/errors.js';
 import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
@@ -105,6 +113,8 @@ export class IndexSync {
   private early: PrefetchedBuilds | null = null;
   /** The store's counts by run, read to weigh the early replay's runs, kept for the snapshot stats when read from bytes other threads could share (they hold). */
   private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
+  /** A build whose replay digests each run (digestedByReplay). */
+  private elsewhere = false;
 
   constructor(
     private readonly t: IndexTables,
@@ -129,6 +139,7 @@ export class IndexSync {
       this.early?.close();
       this.early = null;
       this.earlyCounts = null;
+      this.elsewhere = false;
     }
   }
 
@@ -171,13 +182,20 @@ export class IndexSync {
     } finally {
       this.t.commit();
     }
-    if (rows?.length === 0) this.early = this.prefetchAll();
+    if (rows?.length === 0) {
+      const runs = this.store.runs();
+      this.early = this.prefetchAll(runs, !verify && this.digestedByReplay(runs));
+      // only with worker threads: a build of many light runs on this thread alone peaked ~55 MB higher
+      // at 50k runs (its rows digested run by run rather than in one pass), for no time saved
+      this.elsewhere = this.early?.digest === true;
+    }
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
-    let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed);
+    let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed, this.elsewhere);
     rowsDigested = content.rowsDigested ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
-    if (content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
+    // (runs left to the replay: the digest stands for nothing yet)
+    if (!content.runsElsewhere && content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
     if (stampSame) this.checkUnseen(rows!, meta, content, stamp!); // --verify: every run's marks were read
     this.t.beginImmediate(); // one writer at a time; readers keep reading the last commit
     try {
@@ -192,8 +210,9 @@ export class IndexSync {
         marksRead += (rows = this.t.allMarks(now.runCount)).length;
         known = null;
       }
-      // the store was compared with the rows of that content: the same digest, the same cuts
-      if (now.content !== meta.content) {
+      // the store was compared with the rows of that content: the same digest, the same cuts (and its
+      // runs are left to the replay only in a build from nothing)
+      if (now.content !== meta.content || (content.runsElsewhere && rows!.length > 0)) {
         content = this.scan(rows!, now, verify ? null : this.t.pageMap(), seed);
         rowsDigested += content.rowsDigested ?? 0;
       }
@@ -203,10 +222,14 @@ export class IndexSync {
       const listed = (): StoreRun[] => (runs ??= this.store.runs());
       let digests: ReturnType<typeof runListDigests> | null = null;
       const listDigests = (): ReturnType<typeof runListDigests> => (digests ??= runListDigests(listed(), known?.runCount ?? 0));
-      if (content.digest !== meta.content) {
+      if (content.digest !== meta.content || content.runsElsewhere) {
         const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
         if (rows === null) marksRead += (rows = marks?.rows ?? this.t.allMarks(meta.runCount)).length;
-        report = { ...this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress), rowsDigested, marksRead };
+        const { applied, ...done } = this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress);
+        // a build that digested its runs as it replayed them: their rows
+        if (content.runsElsewhere) rowsDigested += applied.rowsDigested ?? 0;
+        content = applied;
+        report = { ...done, rowsDigested, marksRead };
       }
       if (content.pages) {
         this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
@@ -247,24 +270,89 @@ export class IndexSync {
 
   /**
    * An empty index rebuilds every run whatever the content: their replay (worker threads) starts now and
-   * runs beside the content digest, which is read on this thread (the second core idled through it).
+   * runs beside the read of the store's content on this thread (the second core idled through it).
    */
-  private prefetchAll(): PrefetchedBuilds | null {
+  private prefetchAll(runs: readonly StoreRun[], digest: boolean): PrefetchedBuilds | null {
     let counts: ReturnType<StoreReader['countsByRun']> | null = null;
     const weight = (r: StoreRun): number => {
       counts ??= this.store.countsByRun();
       const c = counts.get(r.runId);
       return (c?.complete ?? 0) + (c?.interrupted ?? 0);
     };
-    const early = prefetchBuilds(this.store, this.store.runs(), weight, this.parallel);
+    const early = prefetchBuilds(this.store, runs, weight, this.parallel, digest);
     // read once: the build's snapshot stats take them too, with or without worker threads (many light
     // runs: 0.1-0.5 s a scan at 20k-50k runs), when read from bytes other threads could share: they hold
     if (this.store.share() !== null) this.earlyCounts = counts;
     return early;
   }
 
+  /**
+   * Whether a build from nothing may take each run's content digest from the rows its replay reads
+   * (StoreReader.snapshotRows: one read of every row, not two) rather than from the store's content
+   * read: the run list can key them as that read does (no run id read with U+FFFD, none twice). That
+   * the runs' rows are all the rows (no orphan) is checked after (replayedContent).
+   */
+  private digestedByReplay(runs: readonly StoreRun[]): boolean {
+    if (!this.store.snapshotRows || !this.store.snapshotTotals || runs.length === 0) return false;
+    const ids = new Set<string>();
+    for (const r of runs) if (r.runId.includes('\uFFFD') || ids.size === ids.add(r.runId).size) return false;
+    return true;
+  }
+
+  /**
+   * `content` with the runs' digests its build made as it replayed them, when they are what the
+   * store's content read would have made: the store's watermarks (read from its run index, not its
+   * rows) have exactly these runs, each with its count and last seq, and they add up to the table
+   * (store/content.ts `completeDigested` hashes the same cells in the same order). Otherwise (orphan
+   * rows, a layout this did not foresee) null.
+   */
+  private replayedContent(content: StoreContent, digested: ReadonlyMap<string, RunContent>): StoreContent | null {
+    const marks = this.store.watermarks();
+    let rows = 0;
+    for (const [id, c] of digested) {
+      const m = marks.get(id);
+      if (m === undefined || m.count !== c.count || m.maxSeq !== c.maxSeq) return null;
+      rows += c.count;
+    }
+    if (digested.size !== marks.size || rows !== this.store.snapshotTotals!().count) return null;
+    return withRuns(content, digested, rows);
+  }
+
+  /**
+   * What a build that digested its runs as it replayed them falls back on when those digests are not
+   * the store's content read's (replayedContent): that read, made now, and the runs' rows given its
+   * digests (all of them: they were written with the replay's).
+   */
+  private contentRead(elsewhere: StoreContent, runs: readonly StoreRun[]): StoreContent {
+    const read = this.store.content(new Map(), 0);
+    const content = {
+      ...read,
+      media: elsewhere.media,
+      mediaPages: elsewhere.mediaPages ?? null,
+      pages: elsewhere.pages ?? null,
+      tree: elsewhere.tree ?? null,
+    };
+    for (const { runId } of runs) {
+      const c = read.runs.get(runId);
+      this.t.putRun(
+        Object.assign(this.t.run(this.t.marksOf(runId)!.run_key), {
+          snap_count: c?.count ?? 0,
+          snap_max_seq: c?.maxSeq ?? 0,
+          content: c?.digest ?? EMPTY_DIGEST,
+        }),
+      );
+    }
+    return { ...content, digest: totalDigest(content.runs, content.media, content.runsTable) };
+  }
+
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
-  private scan(rows: readonly RunMarks[] | KnownRuns, meta: IndexMeta, pageMap: PageMapRow | null, seed: number): StoreContent {
+  private scan(
+    rows: readonly RunMarks[] | KnownRuns,
+    meta: IndexMeta,
+    pageMap: PageMapRow | null,
+    seed: number,
+    rowsElsewhere = false,
+  ): StoreContent {
     const current = pageMap !== null && pageMap.content === meta.content && meta.content !== '';
     const runs = Array.isArray(rows)
       ? new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }]))
@@ -275,6 +363,7 @@ export class IndexSync {
       tree: current ? pageMap.tree : null,
       runs,
       media: current ? pageMap.media : null,
+      rowsElsewhere,
     };
     const cuts = new Map<string, number>();
     for (const [id, r] of runs) cuts.set(id, r.maxSeq);
@@ -292,8 +381,11 @@ export class IndexSync {
     settled: number,
     meta: IndexMeta,
     onProgress?: ProgressFn,
-  ): Omit<SyncReport, 'marksRead'> {
+  ): Omit<SyncReport, 'marksRead'> & { applied: StoreContent } {
     const build = settled === 0 && rows.length === 0;
+    // a build whose replay digests each run (digestedByReplay): their content, as digested
+    const elsewhere = content.runsElsewhere === true;
+    const digested = new Map<string, RunContent>();
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
     const present = new Set(runs.map((r) => r.runId));
     let minAffected = Infinity;
@@ -378,14 +470,17 @@ export class IndexSync {
     const rewritten = new Set<number>();
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
     this.driver.plan(work.map((w) => w!.run.conversationId));
+    // (a build whose replay digests its runs was offered to worker threads by prefetchAll, on the same weights)
     const prefetched =
       early ??
-      prefetchBuilds(
-        this.store,
-        work.filter((w) => !w!.resumed).map((w) => w!.run),
-        weight,
-        this.parallel,
-      );
+      (elsewhere
+        ? null
+        : prefetchBuilds(
+            this.store,
+            work.filter((w) => !w!.resumed).map((w) => w!.run),
+            weight,
+            this.parallel,
+          ));
     try {
       for (let i = 0; i < work.length; i++) {
         const { run, ord, marks, runKey, content: c, resumed } = work[i]!;
@@ -400,9 +495,13 @@ export class IndexSync {
         rewritten.add(runKey);
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
-        snapshotsRead += resumed
-          ? this.writer.resume(run, row, builder, segment)
-          : this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null);
+        if (resumed) snapshotsRead += this.writer.resume(run, row, builder, segment);
+        else {
+          const done = this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null, elsewhere);
+          snapshotsRead += done.snapshotsRead;
+          // a run without rows has no entry in the content (as when read from the store)
+          if (done.content !== undefined && done.content.count > 0) digested.set(run.runId, done.content);
+        }
         if (resumed) runsResumed++;
         else runsReplayed++;
       }
@@ -411,6 +510,7 @@ export class IndexSync {
     }
     onProgress?.(work.length, work.length);
     flush();
+    if (elsewhere) content = this.replayedContent(content, digested) ?? this.contentRead(content, runs);
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
@@ -473,6 +573,7 @@ export class IndexSync {
       this.t.putMeta(k, v);
     }
     return {
+      applied: content,
       upToDate: false,
       contentChecked: true,
       content: content.digest,

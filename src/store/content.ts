@@ -1,6 +1,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { StoreReader, StoreSnapshot } from './reader.js';
 
+/** A snapshot row of any state with the cells the digest covers beyond StoreSnapshot's (see `completeDigested`). */
+export interface DigestRow extends StoreSnapshot {
+  /** `state` as stored ('complete' where the table has no such column). */
+  readonly state: unknown;
+  /** The SQL type of `messages` (`typeof(messages)`). */
+  readonly type: unknown;
+}
+
 /**
  * What a store holds, digested: per run, a digest over every snapshot a replay could read (seq, step,
  * timestamp, state, and the messages), plus digests of the runs and the media. Two reads with equal
@@ -36,6 +44,11 @@ export interface StoreContent {
   readonly pages?: Uint32Array | null;
   /** The b-tree the page map decoded, kept with its digests (store/sqlite/pages.ts), or null. */
   readonly tree?: PageTree | null;
+  /**
+   * The runs' digests were left to whoever replays them (ContentBasis.rowsElsewhere): `runs` is empty
+   * and `digest` stands for nothing until they are filled in (`withRuns`).
+   */
+  readonly runsElsewhere?: boolean;
   /** The fingerprint of the media table's pages taken with the page map (store/sqlite/content.ts), or null. */
   readonly mediaPages?: string | null;
 }
@@ -75,6 +88,11 @@ export interface ContentBasis {
   /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
   readonly tree: PageTree | null;
   readonly runs: ReadonlyMap<string, KnownRunContent>;
+  /**
+   * Every run is about to be replayed from rows that carry the digest's cells (StoreReader.snapshotRows):
+   * the backend may leave the runs' digests out (StoreContent.runsElsewhere), the replay makes them.
+   */
+  readonly rowsElsewhere?: boolean;
   /** The media as the index kept them with `pages` (null: none kept, the media rows are read). */
   readonly media: KnownMedia | null;
 }
@@ -115,6 +133,23 @@ export class ContentDigester {
     const digest = this.hash.digest('base64');
     return { count: this.count, maxSeq: this.maxSeq, digest, prefix: this.prefix ?? digest };
   }
+}
+
+/**
+ * The complete snapshots of a run's rows of every state (in seq order), each row added to `d` as it
+ * passes: what the digest of the run's content covers, taken from the rows its replay reads, with the
+ * cells and order `allRuns` (sqlite/content.ts) hashes them in, so the digests are bit-identical.
+ */
+export function* completeDigested(rows: Iterable<DigestRow>, d: ContentDigester): Generator<StoreSnapshot> {
+  for (const r of rows) {
+    d.add(Number(r.seq), [r.seq, r.stepIndex, r.timestamp, r.state, r.type, r.messages]);
+    if (r.state === 'complete') yield r;
+  }
+}
+
+/** `content` (its runs left out, StoreContent.runsElsewhere) with the runs' digests made by their replay. */
+export function withRuns(content: StoreContent, runs: ReadonlyMap<string, RunContent>, rowsDigested: number): StoreContent {
+  return { ...content, runs, rowsDigested, runsElsewhere: false, digest: totalDigest(runs, content.media, content.runsTable) };
 }
 
 /** The one digest of everything (runs in key order). */

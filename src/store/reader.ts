@@ -8,7 +8,7 @@
  */
 import type { StoreNotice } from './notices.js';
 import type { ConversationMeta } from './conversation-meta.js';
-import type { ContentBasis, StoreContent } from './content.js';
+import type { ContentBasis, DigestRow, StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
 /** One run record, as every backend lists it. */
@@ -77,6 +77,14 @@ export interface StoreReader {
   /** Count and last seq of the run's complete snapshots up to `seq`. */
   completeUpToSeq(runId: string, seq: number): SnapshotMark;
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot>;
+  /**
+   * The run's rows of every state in seq order, with the cells its content digest covers: a build
+   * digests each run from the rows its replay reads (content.ts `completeDigested`) instead of reading
+   * every row twice. Absent where the backend digests otherwise.
+   */
+  snapshotRows?(runId: string): Iterable<DigestRow>;
+  /** With snapshotRows: the rows of any run (the snapshots table's count, orphans included) and the highest seq. */
+  snapshotTotals?(): SnapshotMark;
   /** Per run, its latest snapshot (highest seq, any state), streamed: a quick look at each run, no replay. */
   latestSnapshots(): Iterable<StoreSnapshot>;
   /** Per run: snapshots of any state and the highest seq. */

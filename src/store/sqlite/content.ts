@@ -91,6 +91,7 @@ function runsSince(
  * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks) its page map is
  * taken too, and with a basis holding the previous map only the runs whose pages changed are read, and
  * the media rows not at all while their pages are those the basis names.
+ * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
   db: BetterSqlite3.Database,
@@ -98,12 +99,16 @@ export function sqliteContent(
   cuts: ReadonlyMap<string, number>,
   mediaCut: number,
   pages?: { readonly path: string; readonly basis: ContentBasis },
+  rowsElsewhere = false,
 ): StoreContent {
   const table = pages ? mediaTableOf(db, schema) : null;
   const map = pages ? pageMapOf(db, pages.path, pages.basis, table) : null;
   // the map's runs say which of their pages changed when it was taken with the previous digests
   const since = map && pages?.basis.pages ? runsSince(db, schema, map, pages.basis, cuts) : null;
-  const { runs, rowsDigested } = since ?? allRuns(db, schema, cuts);
+  // a build digests each run from the rows its replay reads (content.ts completeDigested)
+  const elsewhere = rowsElsewhere && since === null;
+  const { runs, rowsDigested } =
+    since ?? (elsewhere ? { runs: new Map<string, RunContent>(), rowsDigested: 0 } : allRuns(db, schema, cuts));
   // the walk's fingerprint with the table's definition: the same pages read as other columns are other values
   const mediaPages =
     table !== null && map?.media != null ? createHash('sha256').update(`${table.sql}\n${map.media}`).digest('base64') : null;
@@ -127,6 +132,7 @@ export function sqliteContent(
     mediaDigested,
     pages: map?.digests ?? null,
     tree: map?.tree ?? null,
+    runsElsewhere: elsewhere,
     mediaPages,
   };
 }

@@ -2,7 +2,7 @@ import { Notices, type StoreNotice } from '../notices.js';
 import type { ConversationMeta } from '../conversation-meta.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ContentBasis, StoreContent } from '../content.js';
+import type { ContentBasis, DigestRow, StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import type {
   OpenReaderOptions,
@@ -93,6 +93,14 @@ export class SqliteReader implements StoreReader {
     return this.snapshots.completeUpToSeq(runId, seq);
   }
 
+  snapshotRows(runId: string): Iterable<DigestRow> {
+    return this.snapshots.allSnapshots(runId);
+  }
+
+  snapshotTotals(): SnapshotMark {
+    return this.snapshots.totals();
+  }
+
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
     return this.snapshots.interruptedSnapshots(runId);
   }
@@ -147,7 +155,7 @@ export class SqliteReader implements StoreReader {
   content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent {
     // the page map reads the file itself: only the bytes SQLite reads without locks (no -wal, no copy)
     const pages = basis && this.file.mode === 'immutable' ? { path: this.file.realPath, basis } : undefined;
-    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages);
+    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages, basis?.rowsElsewhere === true);
   }
 
   contentAhead(): void {

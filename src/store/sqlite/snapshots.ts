@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { DigestRow } from '../content.js';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
 import type { StoreSchema } from './schema.js';
 import type { RawRunIds } from './raw-ids.js';
@@ -7,6 +8,7 @@ import { stepOf } from './steps.js';
 /** Prepared statements over `snapshots`, built once per store. */
 export class SnapshotReader {
   private readonly complete: BetterSqlite3.Statement;
+  private readonly all: BetterSqlite3.Statement;
   private readonly interrupted: BetterSqlite3.Statement | null;
   private readonly counts: BetterSqlite3.Statement;
   private readonly runCounts: BetterSqlite3.Statement;
@@ -24,6 +26,10 @@ export class SnapshotReader {
     const stateFilter = schema.hasState ? " AND state = 'complete'" : '';
     this.complete = db.prepare(
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT)${stateFilter} ORDER BY seq ASC`,
+    );
+    // the cells content.ts digests (sqlite/content.ts CELLS), per run
+    this.all = db.prepare(
+      `SELECT seq, step_index AS stepIndex, timestamp, ${schema.hasState ? 'state' : "'complete'"} AS state, typeof(messages) AS type, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) ORDER BY seq ASC`,
     );
     this.interrupted = schema.hasState
       ? db.prepare(
@@ -83,6 +89,11 @@ export class SnapshotReader {
   /** The run's `complete` snapshots in `seq` order, streamed (a run's rows can be large). */
   completeSnapshots(runId: string): IterableIterator<StoreSnapshot> {
     return this.complete.iterate(this.ids.bind(runId)) as IterableIterator<StoreSnapshot>;
+  }
+
+  /** The run's rows of every state in `seq` order, with the cells the content digest covers. */
+  allSnapshots(runId: string): IterableIterator<DigestRow> {
+    return this.all.iterate(this.ids.bind(runId)) as IterableIterator<DigestRow>;
   }
 
   latestSnapshots(): IterableIterator<StoreSnapshot> {
