@@ -139,6 +139,28 @@ describe('parallel replay (--no-index on several threads)', () => {
     return { path, runs };
   }
 
+  /**
+   * `store`, whose first read of a run's snapshots waits (up to 20 s) until a worker logged the group it
+   * took last: the main thread would otherwise replay every group itself before a worker on a loaded
+   * machine is up, and the test would see no failure to recover from.
+   */
+  function afterAWorkerTook(store: SqliteReader, log: string): SqliteReader {
+    const sleep = new Int32Array(new SharedArrayBuffer(4));
+    let waited = false;
+    return new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (typeof value !== 'function') return value;
+        if (key !== 'completeSnapshots') return value.bind(target);
+        return (...args: unknown[]) => {
+          for (const end = Date.now() + 20_000; !waited && Date.now() < end; Atomics.wait(sleep, 0, 0, 5))
+            if (/^\d+$/m.test(readFileSync(log, 'utf8'))) waited = true;
+          return value.apply(target, args);
+        };
+      },
+    });
+  }
+
   /** Searches with workers that fail as `deliver` says; what each logged (groups delivered, then lost). */
   function failingWorkers(deliver: boolean): { delivered: number; lost: number } {
     const { path, runs } = chainStore();
@@ -150,11 +172,15 @@ describe('parallel replay (--no-index on several threads)', () => {
       if (deliver) worker.searchParams.set('deliver', '1');
       let lost = 0;
       let delivered = 0;
-      for (let q = 0; q < 6 || ((lost === 0 || (deliver && delivered === 0)) && q < 30); q++) {
+      for (let q = 0; q < 6; q++) {
         writeFileSync(log, '');
         const o = { ...randomOptions(rng(q), runs), scope: 'all' as const, conversationId: null, runId: null };
         const got = search(
-          new DigestCorpusSource(new HistorySource(store), queryTokens(o.query), { threads: 3, minSnapshots: 0, worker }),
+          new DigestCorpusSource(new HistorySource(afterAWorkerTook(store, log)), queryTokens(o.query), {
+            threads: 3,
+            minSnapshots: 0,
+            worker,
+          }),
           o,
         );
         assertSameOutcome(got, serial(store, o), 'failing workers');

@@ -28,8 +28,9 @@ export class SnapshotReader {
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT)${stateFilter} ORDER BY seq ASC`,
     );
     // the cells content.ts digests (sqlite/content.ts CELLS), per run
+    const stateCell = schema.hasState ? 'state' : "'complete'";
     this.all = db.prepare(
-      `SELECT seq, step_index AS stepIndex, timestamp, ${schema.hasState ? 'state' : "'complete'"} AS state, typeof(messages) AS type, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) ORDER BY seq ASC`,
+      `SELECT seq, step_index AS stepIndex, timestamp, ${stateCell} AS state, typeof(messages) AS type, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) ORDER BY seq ASC`,
     );
     this.interrupted = schema.hasState
       ? db.prepare(
