@@ -41,9 +41,9 @@ function workingDirectory() {
 
 /**
  * The command's sink bound to this process: the only place that touches process.stdout, process.stderr
- * and the exit status.
+ * and the exit status. `bulkWrite` is called before an index is written in bulk.
  */
-function processSink() {
+function processSink(bulkWrite) {
   const closed = new Set();
   // a reader that goes away (`| head -1`) is not an error: stop writing, keep the exit status
   const text = (stream) => {
@@ -70,6 +70,7 @@ function processSink() {
     env: process.env,
     cwd: workingDirectory(),
     readStdin: () => readFileSync(0, 'utf8'),
+    bulkWrite,
   };
 }
 
@@ -98,9 +99,12 @@ function leaveTerminalAloneAtExit() {
  * V8 lets the heap grow to up to four times what survived the last full collection before it collects
  * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
  * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
- * process-wide flag, so it is set here, where the process is ours, never by the library. Set after the
- * bundle is compiled and the driver threads started ahead are up: under a changed flag V8 refuses the
- * code caches (the bundle's, and Node's own of the modules a new thread loads), and compiles from source.
+ * process-wide flag, so it is set here, where the process is ours, never by the library, and only when
+ * the command is about to write an index in bulk (the sink's bulkWrite, WorkHooks.onBulkWrite): under a
+ * changed flag V8 refuses the code caches (the bundle's, and Node's own of the modules every thread
+ * started after it loads, and of builtins loaded after it), and compiles them from source (an empty
+ * worker thread: 124 M instructions without the flag, 292 M with it). Never while the driver threads
+ * started ahead are still starting.
  */
 const HEAP_GROWING = '--heap-growing-percent=100';
 
@@ -121,10 +125,14 @@ if (require.main === module) {
   const early = mayNameServer(process.argv.slice(2), process.env) ? require(PRESTART) : null;
   early?.prestart(process.argv.slice(2), process.env);
   const bundle = loadBundle();
-  const heap = () => require('node:v8').setFlagsFromString(HEAP_GROWING);
-  if (early) early.whenThreadsUp(heap);
-  else heap();
-  bundle.main(process.argv, processSink()).then((status) => {
+  let heapSet = false;
+  const heap = () => {
+    if (heapSet) return;
+    heapSet = true;
+    require('node:v8').setFlagsFromString(HEAP_GROWING);
+  };
+  const bulkWrite = () => (early ? early.whenThreadsUp(heap) : heap());
+  bundle.main(process.argv, processSink(bulkWrite)).then((status) => {
     process.exitCode = status;
   });
 } else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING };

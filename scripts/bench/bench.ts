@@ -33,7 +33,7 @@ import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
 import { writeHugeMessageStore } from './huge-message.js';
 import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
-import { arg, enterPhase, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
+import { arg, bulkWrite, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
 import { sharedIndexBench } from './shared-index.js';
 import { targetsTable } from './targets.js';
@@ -85,7 +85,7 @@ function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: strin
 function phaseSync(store: string, index: string): PhaseResult {
   const t = performance.now();
   const s = openStoreReader(store);
-  const opened = openIndexedSource(s, { path: index });
+  const opened = openIndexedSource(s, { path: index, onBulkWrite: bulkWrite });
   opened.db.close();
   s.close();
   const r = opened.report;
@@ -108,7 +108,7 @@ function phaseSync(store: string, index: string): PhaseResult {
 function phaseSearch(store: string, index: string, query: string): PhaseResult {
   const t = performance.now();
   const s = openSqliteReader(store); // the incremental phases change the SQLite store
-  searchStores([{ label: s.label, store: s }], options(query, { scope: 'all' }), { path: index });
+  searchStores([{ label: s.label, store: s }], options(query, { scope: 'all' }), { path: index }, { onBulkWrite: bulkWrite });
   const mode = s.mode;
   s.close();
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { mode } };
@@ -124,6 +124,7 @@ async function phaseCli(args: string[]): Promise<PhaseResult> {
     env: process.env,
     cwd: process.cwd(),
     readStdin: () => '',
+    bulkWrite,
   };
   const t = performance.now();
   const exit = await main(['node', 'convsearch', ...args], sink);
@@ -136,7 +137,7 @@ function phaseWarm(store: string, index: string, queries: Array<{ query: string;
   for (const q of queries) {
     const t = performance.now();
     const s = openStoreReader(store);
-    searchStores([{ label: s.label, store: s }], options(q.query, q.scope), { path: index });
+    searchStores([{ label: s.label, store: s }], options(q.query, q.scope), { path: index }, { onBulkWrite: bulkWrite });
     s.close();
     times.push(performance.now() - t);
   }
@@ -472,7 +473,6 @@ function argsKnown(): boolean {
 }
 
 if (process.argv[2] === '--phase') {
-  enterPhase();
   const [, , , name, store, a, b, c] = process.argv;
   let r: PhaseResult;
   if (name === 'cli') r = await phaseCli(process.argv.slice(4));

@@ -27,11 +27,15 @@ export const flag = (name: string): boolean => process.argv.includes(`--${name}`
 export const rssMb = (): number => process.resourceUsage().maxRSS / 1024;
 
 /**
- * The heap growth bin/convsearch.js sets, so that a phase's peak RSS is what the command's would be; set
- * as it sets it, not on node's command line, whose V8 flags a server reader's driver thread refuses
- * (ERR_WORKER_INVALID_EXEC_ARGV: threads inherit the command line's flags).
+ * The heap growth bin/convsearch.js sets before an index is written in bulk (the sink's bulkWrite,
+ * WorkHooks.onBulkWrite), given to the phases' library calls at the same moment, so that a phase's peak
+ * RSS and its threads' start-up are what the command's would be. Set as bin sets it, not on node's
+ * command line, whose V8 flags a server reader's driver thread refuses (ERR_WORKER_INVALID_EXEC_ARGV).
  */
-export function enterPhase(): void {
+let heapSet = false;
+export function bulkWrite(): void {
+  if (heapSet) return;
+  heapSet = true;
   setFlagsFromString(HEAP_GROWING);
 }
 

@@ -96,6 +96,12 @@ export interface WorkHooks {
   /** Told how a shared index stands against each store it answers for (null: it did not answer after all): JSON's `index`. */
   readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
   /**
+   * Told before an index is written in bulk (a build, or an update that rewrites many runs), possibly
+   * more than once: the process's owner may tune its heap for it (bin/convsearch.js sets V8's heap
+   * growth then). A library never sets process-wide flags itself.
+   */
+  readonly onBulkWrite?: () => void;
+  /**
    * The environment the work reads: the index's default place ($XDG_CACHE_HOME, $HOME),
    * CONVSEARCH_THREADS, and (given when the stores open) libpq's variables. Default: the process's.
    */

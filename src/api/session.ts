@@ -171,6 +171,7 @@ export class Session {
         env: h.env,
         parallel: parallelOptionsFromEnv(h.env),
         rebuild: options.rebuild === true,
+        ...(h.onBulkWrite ? { onBulkWrite: h.onBulkWrite } : {}),
       }),
     }));
   }

@@ -21,6 +21,8 @@ export interface Sink {
   readonly cwd: string;
   /** Standard input, read whole (`--query-file -`). */
   readStdin(): string;
+  /** Called before an index is written in bulk: the process's owner tunes its heap then (WorkHooks.onBulkWrite). */
+  readonly bulkWrite?: () => void;
 }
 
 /** A command's view of its sink, with the exit status it ends with. */

@@ -20,15 +20,19 @@ export function withCliSession<T>(
   fn: (session: Session, hooks: WorkHooks) => T,
 ): Promise<T> {
   const { quiet, color, ...rest } = opts;
-  return withSession(cliStores(io, db, quiet ?? false), { ...rest, env: io.env }, async (session) => {
-    const wanted = progressWanted(quiet ?? false, session.runCount(), io.stderr, io.env);
-    const progress = await startProgress(wanted ? io.stderr.stream : undefined, colorEnabled(color ?? 'auto', io.stderr, io.env));
-    try {
-      return fn(session, { onProgress: progress.onProgress });
-    } finally {
-      progress.stop();
-    }
-  });
+  return withSession(
+    cliStores(io, db, quiet ?? false),
+    { ...rest, env: io.env, ...(io.sink.bulkWrite ? { onBulkWrite: io.sink.bulkWrite } : {}) },
+    async (session) => {
+      const wanted = progressWanted(quiet ?? false, session.runCount(), io.stderr, io.env);
+      const progress = await startProgress(wanted ? io.stderr.stream : undefined, colorEnabled(color ?? 'auto', io.stderr, io.env));
+      try {
+        return fn(session, { onProgress: progress.onProgress });
+      } finally {
+        progress.stop();
+      }
+    },
+  );
 }
 
 /**

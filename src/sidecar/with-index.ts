@@ -33,6 +33,8 @@ export interface IndexOptions extends ReadAhead {
   readonly fresh?: boolean;
   /** Told how a shared index stands against each store it answers for (null: it did not answer after all). */
   readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
+  /** Told before the index is written in bulk (see IndexSync's onBulkWrite). */
+  readonly onBulkWrite?: () => void;
 }
 
 export interface IndexedSource {
@@ -45,7 +47,7 @@ export interface IndexedSource {
 function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSource & { db: BetterSqlite3.Database } {
   const { db, tables } = openIndexDatabase(path, store.identity);
   try {
-    const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env));
+    const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env), opts.onBulkWrite);
     for (let attempt = 1; ; attempt++) {
       const report = sync.sync(opts.onProgress, opts.verify === true);
       // the search reads one commit, and only the one that answers for this store's content: another

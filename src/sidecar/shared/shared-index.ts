@@ -130,6 +130,8 @@ export interface SharedSyncOptions {
   readonly parallel?: ParallelOptions;
   /** Lay the store's part out anew and build it from the store (what a reader's damage notice asks for). */
   readonly rebuild?: boolean;
+  /** Told before the store's part is written in bulk (see IndexSync's onBulkWrite). */
+  readonly onBulkWrite?: () => void;
 }
 
 /**
@@ -208,7 +210,7 @@ export function syncShared(store: StoreReader, value: string, opts: SharedSyncOp
         db.prefix = `${schema}.s${key}_`;
         const tables = new IndexTables(db);
         if (fresh) tables.layOut(store.identity);
-        const report = new IndexSync(tables, store, opts.parallel ?? {}).sync(opts.onProgress);
+        const report = new IndexSync(tables, store, opts.parallel ?? {}, opts.onBulkWrite).sync(opts.onProgress);
         db.query(`UPDATE ${schema}.stores SET store_key = $2, label = $3, synced_at = now() WHERE identity = $1`, [
           store.identity,
           key,
