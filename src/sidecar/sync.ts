@@ -421,12 +421,12 @@ export class IndexSync {
     const written: number[] = [];
     let runCount = 0;
     runs.forEach((run, ord) => {
-      const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const ex = indexed.get(run.runId);
       if (ex === undefined && ord < settled) {
         runCount++;
         return;
       }
+      const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const metaSame =
         ex !== undefined &&
         ex.ord === ord &&
