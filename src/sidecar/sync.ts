@@ -40,6 +40,8 @@ export interface SyncReport {
   readonly marksRead: number;
   /** Runs whose keys cross-run attribution read (attribution.ts): those of the conversations of a few appended runs, or every run's. */
   readonly keysRead: number;
+  /** Run rows a merge of segments read: every run's for a merge into the base, those written since it for a tier merge (0: no merge). */
+  readonly mergeRunsRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -167,6 +169,7 @@ export class IndexSync {
       rowsDigested,
       marksRead,
       keysRead: 0,
+      mergeRunsRead: 0,
       compacted: false,
       merged: false,
     });
@@ -543,10 +546,12 @@ export class IndexSync {
     let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
     let baseBytes = meta.baseBytes;
     let merged: 'none' | 'tier' | 'full' = 'none';
+    let mergeRunsRead = 0;
     if (liveSegments > MAX_SEGMENTS) {
       merged = tierBytes * TIER_RATIO >= baseBytes ? 'full' : 'tier';
       const into = segment++;
       const done = merge(this.t, runCount, layout, into, merged === 'full');
+      mergeRunsRead = done.runsRead;
       if (merged === 'full') {
         layout = { compacted: into, base: into, merged: 0, tierFrom: this.t.nextPostingId() };
         baseBytes = done.bytes;
@@ -595,6 +600,7 @@ export class IndexSync {
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
       keysRead,
+      mergeRunsRead,
       compacted: merged === 'full',
       merged: merged === 'tier',
     };

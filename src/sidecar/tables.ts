@@ -299,6 +299,8 @@ export class IndexTables {
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       marksOf: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')} WHERE run_id = ?`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      // the blobs of the rows it passes over are not read: seg is stored before them
+      runsAfterSegment: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE seg > ?`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
@@ -440,6 +442,21 @@ export class IndexTables {
       yield this.checkRun(r);
     }
     if (n !== expected) throw new IndexDamagedError(`the index holds ${n} runs, its meta says ${expected}`);
+  }
+
+  /**
+   * The rows of the runs written after segment `seg` (a tier merge's runs), each sound; read to the end,
+   * and write nothing meanwhile. The segment of the rows passed over is read unchecked: a tier merge
+   * checks the row of every run its postings name that is not among these (merge, segments.ts).
+   */
+  *runsAfterSegment(seg: number): IterableIterator<RunRow> {
+    for (const r of this.s.runsAfterSegment.iterate(seg) as IterableIterator<RunRow & { sum: number }>) yield this.checkRun(r);
+  }
+
+  /** Run `runKey`'s row, sound, or undefined when the index holds none (a run removed). */
+  runIfAny(runKey: number): RunRow | undefined {
+    const r = this.s.runByKey.get(runKey) as (RunRow & { sum: number }) | undefined;
+    return r === undefined ? undefined : this.checkRun(r, runKey);
   }
 
   run(runKey: number): RunRow {
