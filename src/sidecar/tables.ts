@@ -278,6 +278,21 @@ export interface KnownRuns {
   readonly runs: ReadonlyMap<string, KnownRunContent>;
 }
 
+/**
+ * `bytes` (whole words, in this machine's order, as written) read as words: a view where they are aligned
+ * (parts read are joined into a buffer of their own: no second copy of a few MB), else a copy. Only read.
+ */
+function wordsOf<T extends Uint32Array | Float64Array>(
+  bytes: Buffer,
+  kind: { new (buffer: ArrayBufferLike, offset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number },
+): T {
+  const size = kind.BYTES_PER_ELEMENT;
+  if (bytes.byteOffset % size === 0) return new kind(bytes.buffer, bytes.byteOffset, bytes.length / size);
+  const words = new kind(bytes.length / size);
+  new Uint8Array(words.buffer).set(bytes);
+  return words;
+}
+
 export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
@@ -641,8 +656,7 @@ export class IndexTables {
     const { head, bytes } = r;
     if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || bytes.length % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = new Uint32Array(bytes.length / 4);
-    new Uint8Array(pages.buffer).set(bytes);
+    const pages = wordsOf(bytes, Uint32Array);
     let tree: PageTree | null = null;
     const t = this.readPart(2);
     if (t !== null) {
@@ -664,9 +678,7 @@ export class IndexTables {
       )
         throw new IndexDamagedError('the page tree row is malformed');
       if (t.head.content === head.content) {
-        const decoded = new Float64Array(values.length / 8);
-        new Uint8Array(decoded.buffer).set(values);
-        tree = { runIds: runIds as string[], values: decoded };
+        tree = { runIds: runIds as string[], values: wordsOf(values, Float64Array) };
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
