@@ -703,7 +703,11 @@ export class IndexTables {
       throw new IndexDamagedError('the known runs row is malformed');
     const runs = new Map<string, KnownRunContent>();
     for (let i = 0; i < flat.length; i += 4) {
-      const [id, count, maxSeq, digest] = [flat[i], flat[i + 1], flat[i + 2], flat[i + 3]];
+      // (no array made and destructured per run: at 50k runs that was most of this loop)
+      const id = flat[i];
+      const count = flat[i + 1];
+      const maxSeq = flat[i + 2];
+      const digest = flat[i + 3];
       if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
         throw new IndexDamagedError('the known runs row is malformed');
       runs.set(id, { count: count as number, maxSeq: maxSeq as number, digest });
