@@ -380,7 +380,9 @@ export class IndexSync {
       rowsElsewhere,
     };
     const cuts = new Map<string, number>();
-    for (const [id, r] of runs) cuts.set(id, r.maxSeq);
+    runs.forEach((r, id) => {
+      cuts.set(id, r.maxSeq);
+    });
     return this.store.content(cuts, meta.mediaCount, basis);
   }
 
@@ -401,11 +403,12 @@ export class IndexSync {
     const elsewhere = content.runsElsewhere === true;
     const digested = new Map<string, RunContent>();
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
-    const present = new Set(runs.map((r) => r.runId));
+    // (only when the index held runs that changed: a run appended alone needs no set of every run)
+    const present = indexed.size > 0 ? new Set(runs.map((r) => r.runId)) : null;
     let minAffected = Infinity;
     let runsRemoved = 0;
     for (const [id, r] of indexed) {
-      if (present.has(id)) continue;
+      if (present!.has(id)) continue;
       this.t.deleteMessages(r.run_key, 0);
       this.t.deleteRun(r.run_key);
       indexed.delete(id);

@@ -718,7 +718,9 @@ export class IndexTables {
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
   putKnownRuns(k: KnownRuns, unchangedSinceRead = false): void {
     const flat: Array<string | number> = [];
-    for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
+    k.runs.forEach((r, id) => {
+      flat.push(id, r.count, r.maxSeq, r.digest);
+    });
     this.writePart(
       3,
       { content: k.content, runList: k.runList, runCount: k.runCount },
