@@ -100,6 +100,7 @@ function phaseSync(store: string, index: string): PhaseResult {
       snapshots: r.snapshotsRead,
       digested: r.rowsDigested,
       marks: r.marksRead,
+      ...(r.merged || r.compacted ? { merge: r.compacted ? 'base' : 'tier', mergeRuns: r.mergeRunsRead } : {}),
     },
   };
 }

@@ -21,12 +21,21 @@ import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
 export function runListDigests(runs: readonly StoreRun[], n: number): { prefix: string; all: string } {
   const h = createHash('sha256');
   let prefix: string | null = null;
+  // the lines gathered and hashed in batches (the same bytes; 50k runs: one update per run cost ~40 ms)
+  let text = '';
   for (let i = 0; i < runs.length; i++) {
-    if (i === n) prefix = h.copy().digest('base64');
+    if (i === n) {
+      prefix = h.update(text, 'utf8').copy().digest('base64');
+      text = '';
+    }
     const r = runs[i]!;
-    h.update(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
+    text += `${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`;
+    if (text.length >= 1 << 16) {
+      h.update(text, 'utf8');
+      text = '';
+    }
   }
-  const all = h.digest('base64');
+  const all = h.update(text, 'utf8').digest('base64');
   return { prefix: prefix ?? all, all };
 }
 

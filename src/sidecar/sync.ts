@@ -40,6 +40,8 @@ export interface SyncReport {
   readonly marksRead: number;
   /** Runs whose keys cross-run attribution read (attribution.ts): those of the conversations of a few appended runs, or every run's. */
   readonly keysRead: number;
+  /** Run rows a merge of segments read: every run's for a merge into the base, those written since it for a tier merge (0: no merge). */
+  readonly mergeRunsRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -167,6 +169,7 @@ export class IndexSync {
       rowsDigested,
       marksRead,
       keysRead: 0,
+      mergeRunsRead: 0,
       compacted: false,
       merged: false,
     });
@@ -377,7 +380,9 @@ export class IndexSync {
       rowsElsewhere,
     };
     const cuts = new Map<string, number>();
-    for (const [id, r] of runs) cuts.set(id, r.maxSeq);
+    runs.forEach((r, id) => {
+      cuts.set(id, r.maxSeq);
+    });
     return this.store.content(cuts, meta.mediaCount, basis);
   }
 
@@ -398,11 +403,12 @@ export class IndexSync {
     const elsewhere = content.runsElsewhere === true;
     const digested = new Map<string, RunContent>();
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
-    const present = new Set(runs.map((r) => r.runId));
+    // (only when the index held runs that changed: a run appended alone needs no set of every run)
+    const present = indexed.size > 0 ? new Set(runs.map((r) => r.runId)) : null;
     let minAffected = Infinity;
     let runsRemoved = 0;
     for (const [id, r] of indexed) {
-      if (present.has(id)) continue;
+      if (present!.has(id)) continue;
       this.t.deleteMessages(r.run_key, 0);
       this.t.deleteRun(r.run_key);
       indexed.delete(id);
@@ -421,12 +427,12 @@ export class IndexSync {
     const written: number[] = [];
     let runCount = 0;
     runs.forEach((run, ord) => {
-      const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const ex = indexed.get(run.runId);
       if (ex === undefined && ord < settled) {
         runCount++;
         return;
       }
+      const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const metaSame =
         ex !== undefined &&
         ex.ord === ord &&
@@ -543,10 +549,12 @@ export class IndexSync {
     let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
     let baseBytes = meta.baseBytes;
     let merged: 'none' | 'tier' | 'full' = 'none';
+    let mergeRunsRead = 0;
     if (liveSegments > MAX_SEGMENTS) {
       merged = tierBytes * TIER_RATIO >= baseBytes ? 'full' : 'tier';
       const into = segment++;
       const done = merge(this.t, runCount, layout, into, merged === 'full');
+      mergeRunsRead = done.runsRead;
       if (merged === 'full') {
         layout = { compacted: into, base: into, merged: 0, tierFrom: this.t.nextPostingId() };
         baseBytes = done.bytes;
@@ -595,6 +603,7 @@ export class IndexSync {
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
       keysRead,
+      mergeRunsRead,
       compacted: merged === 'full',
       merged: merged === 'tier',
     };

@@ -278,6 +278,21 @@ export interface KnownRuns {
   readonly runs: ReadonlyMap<string, KnownRunContent>;
 }
 
+/**
+ * `bytes` (whole words, in this machine's order, as written) read as words: a view where they are aligned
+ * (parts read are joined into a buffer of their own: no second copy of a few MB), else a copy. Only read.
+ */
+function wordsOf<T extends Uint32Array | Float64Array>(
+  bytes: Buffer,
+  kind: { new (buffer: ArrayBufferLike, offset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number },
+): T {
+  const size = kind.BYTES_PER_ELEMENT;
+  if (bytes.byteOffset % size === 0) return new kind(bytes.buffer, bytes.byteOffset, bytes.length / size);
+  const words = new kind(bytes.length / size);
+  new Uint8Array(words.buffer).set(bytes);
+  return words;
+}
+
 export class IndexTables {
   private readonly s;
   /** The next postings row id, read once per write transaction (ids are assigned here, in any home). */
@@ -299,6 +314,8 @@ export class IndexTables {
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       marksOf: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')} WHERE run_id = ?`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
+      // the blobs of the rows it passes over are not read: seg is stored before them
+      runsAfterSegment: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE seg > ?`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
@@ -440,6 +457,21 @@ export class IndexTables {
       yield this.checkRun(r);
     }
     if (n !== expected) throw new IndexDamagedError(`the index holds ${n} runs, its meta says ${expected}`);
+  }
+
+  /**
+   * The rows of the runs written after segment `seg` (a tier merge's runs), each sound; read to the end,
+   * and write nothing meanwhile. The segment of the rows passed over is read unchecked: a tier merge
+   * checks the row of every run its postings name that is not among these (merge, segments.ts).
+   */
+  *runsAfterSegment(seg: number): IterableIterator<RunRow> {
+    for (const r of this.s.runsAfterSegment.iterate(seg) as IterableIterator<RunRow & { sum: number }>) yield this.checkRun(r);
+  }
+
+  /** Run `runKey`'s row, sound, or undefined when the index holds none (a run removed). */
+  runIfAny(runKey: number): RunRow | undefined {
+    const r = this.s.runByKey.get(runKey) as (RunRow & { sum: number }) | undefined;
+    return r === undefined ? undefined : this.checkRun(r, runKey);
   }
 
   run(runKey: number): RunRow {
@@ -624,8 +656,7 @@ export class IndexTables {
     const { head, bytes } = r;
     if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || bytes.length % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = new Uint32Array(bytes.length / 4);
-    new Uint8Array(pages.buffer).set(bytes);
+    const pages = wordsOf(bytes, Uint32Array);
     let tree: PageTree | null = null;
     const t = this.readPart(2);
     if (t !== null) {
@@ -647,9 +678,7 @@ export class IndexTables {
       )
         throw new IndexDamagedError('the page tree row is malformed');
       if (t.head.content === head.content) {
-        const decoded = new Float64Array(values.length / 8);
-        new Uint8Array(decoded.buffer).set(values);
-        tree = { runIds: runIds as string[], values: decoded };
+        tree = { runIds: runIds as string[], values: wordsOf(values, Float64Array) };
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
@@ -674,7 +703,11 @@ export class IndexTables {
       throw new IndexDamagedError('the known runs row is malformed');
     const runs = new Map<string, KnownRunContent>();
     for (let i = 0; i < flat.length; i += 4) {
-      const [id, count, maxSeq, digest] = [flat[i], flat[i + 1], flat[i + 2], flat[i + 3]];
+      // (no array made and destructured per run: at 50k runs that was most of this loop)
+      const id = flat[i];
+      const count = flat[i + 1];
+      const maxSeq = flat[i + 2];
+      const digest = flat[i + 3];
       if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
         throw new IndexDamagedError('the known runs row is malformed');
       runs.set(id, { count: count as number, maxSeq: maxSeq as number, digest });
@@ -685,7 +718,9 @@ export class IndexTables {
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
   putKnownRuns(k: KnownRuns, unchangedSinceRead = false): void {
     const flat: Array<string | number> = [];
-    for (const [id, r] of k.runs) flat.push(id, r.count, r.maxSeq, r.digest);
+    k.runs.forEach((r, id) => {
+      flat.push(id, r.count, r.maxSeq, r.digest);
+    });
     this.writePart(
       3,
       { content: k.content, runList: k.runList, runCount: k.runCount },

@@ -151,3 +151,27 @@ test('8 searches at once, 2 more killed, after each change (appends, a run moved
   const last = await runCliAsync([...args, '--no-index']);
   assert.equal((await runCliAsync([...args, '--index', index])).stdout, last.stdout);
 });
+
+test('runListDigests hashes the run list in batches: the same prefix and whole digests as one update per run, at every cut', async () => {
+  const { createHash } = await import('node:crypto');
+  const { runListDigests } = await import('../../src/sidecar/known-runs.js');
+  const runs = Array.from({ length: 2500 }, (_, i) => ({
+    runId: `run-${i}${i % 7 === 0 ? '\uD800' : ''}-${'y'.repeat(i % 50)}`,
+    rowid: i + 1,
+    conversationId: i % 3 === 0 ? null : `conv-${i % 11}`,
+    parentRunId: null,
+    agentName: i % 5 === 0 ? 'agent' : null,
+    startedAt: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z`,
+  }));
+  const oneByOne = (n: number): { prefix: string; all: string } => {
+    const h = createHash('sha256');
+    let prefix: string | null = null;
+    runs.forEach((r, i) => {
+      if (i === n) prefix = h.copy().digest('base64');
+      h.update(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
+    });
+    const all = h.digest('base64');
+    return { prefix: prefix ?? all, all };
+  };
+  for (const n of [0, 1, 999, 1700, 2499, 2500, 3000]) assert.deepEqual(runListDigests(runs, n), oneByOne(n), `cut at ${n}`);
+});

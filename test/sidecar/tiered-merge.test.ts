@@ -15,6 +15,9 @@ import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js'
 import { assertListedFromIndex } from '../helpers/run-listing.js';
 import { writeRun } from '../helpers/random-stores.js';
 import { addRawSnapshot, tempDir } from '../helpers/stores.js';
+import { IndexDamagedError } from '../../src/sidecar/errors.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 
 type Runs = Array<{ id: string; conv: string | null }>;
 
@@ -121,4 +124,57 @@ test('a merge after a few small appends leaves every postings row of the base as
   assert.deepEqual(gone.length, 0, `${gone.length} of the base's ${base.size} postings rows rewritten`);
   // the appends' segments were merged: the base's segment and one or two more, not ten
   assert.ok(new Set([...after.values()].map((r) => r.seg)).size <= 3);
+});
+
+test('a tier merge reads the run rows of the runs written since the base only, not every run (counted), and answers stay those of --no-index', () => {
+  const { path, runs, add } = store(120, 12, 2103);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  let tier: number | null = null;
+  for (let i = 0; i < 12 && tier === null; i++) {
+    add();
+    const report = sync(path, index);
+    assert.ok(!report.compacted, 'a few small appends do not rewrite the base');
+    if (report.merged) tier = report.mergeRunsRead;
+  }
+  assert.notEqual(tier, null, 'a tier merge within 12 appends');
+  // the runs appended since the build (one segment each), not the 120 of the base
+  assert.ok(tier! >= 1 && tier! <= 12, `the tier merge read ${tier} run rows`);
+  assertSameAnswers(path, index, runs, 0);
+});
+
+test('a tier merge whose postings name a run whose row says it was written before the base: the index is damaged, not silently merged', () => {
+  const { path, add } = store(120, 16, 2104);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  for (let i = 0; i < 2; i++) {
+    add();
+    sync(path, index);
+  }
+  // an appended run's row (one with postings after the base), rewritten (checksum included) as if it were one of the base's
+  const db = new Database(index);
+  try {
+    const t = new IndexTables(new SqliteIndexDb(db));
+    const base = Number(db.prepare("SELECT value FROM meta WHERE key = 'base'").pluck().get());
+    // (an earlier run of that segment may have no postings: an empty run leaves the segment open)
+    const last = db
+      .prepare('SELECT run_key FROM runs WHERE seg = (SELECT max(seg) FROM postings) ORDER BY run_key DESC')
+      .pluck()
+      .get() as number;
+    const row = t.run(last);
+    assert.ok(row.seg > base);
+    db.transaction(() => t.putRun({ ...row, seg: base }))();
+  } finally {
+    db.close();
+  }
+  let error: unknown = null;
+  for (let i = 0; i < 11 && error === null; i++) {
+    add();
+    try {
+      sync(path, index);
+    } catch (e) {
+      error = e;
+    }
+  }
+  assert.ok(error instanceof IndexDamagedError, `a merge noticed: ${String(error)}`);
 });

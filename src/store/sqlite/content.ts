@@ -69,7 +69,9 @@ function runsSince(
   const rowsOf = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
   const runs = new Map<string, RunContent>();
   let rowsDigested = 0;
-  for (const [id, r] of map.runs) {
+  // keys, then each entry (no [id, r] pair made and destructured per run: this loop runs once, over every run)
+  for (const id of map.runs.keys()) {
+    const r = map.runs.get(id)!;
     const known = basis.runs.get(id);
     if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !r.changed) {
       runs.set(id, { count: r.count, maxSeq: r.maxSeq, digest: known.digest, prefix: known.digest });
