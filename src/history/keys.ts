@@ -213,21 +213,23 @@ export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
   head.acc += '|';
   let sliced = head.sliced;
   const parts: Canon[] = [];
+  // instruction-delta parts: in the strict key only
+  const deltas: boolean[] = [];
   for (const p of m.parts) {
     const one = canon(long);
     canonModel(p, one);
     one.acc += '&';
     sliced ||= one.sliced;
     parts.push(one);
+    deltas.push(m.kind === 'request' && p.get('part_kind') === 'instruction-delta');
   }
-  const isDelta = (i: number): boolean => m.kind === 'request' && m.parts[i]!.get('part_kind') === 'instruction-delta';
   if (!sliced) {
     // no LongString (almost every message): each canon is its `acc` alone, the keys' texts are plain concatenations
     let loose = head.acc;
     let strict: string | null = null;
     for (let i = 0; i < parts.length; i++) {
       const text = parts[i]!.acc;
-      if (isDelta(i)) strict ??= loose;
+      if (deltas[i]) strict ??= loose;
       else loose += text;
       if (strict !== null) strict += text;
     }
@@ -238,7 +240,7 @@ export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
   let strict: Piece[] | null = null;
   for (let i = 0; i < parts.length; i++) {
     const text = pieces(parts[i]!);
-    if (isDelta(i)) strict ??= loose.slice();
+    if (deltas[i]) strict ??= loose.slice();
     else loose.push(...text);
     strict?.push(...text);
   }
