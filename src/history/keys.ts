@@ -106,18 +106,46 @@ function canonValue(v: JsonValue, c: Canon): void {
  * The object's keys in `Array.prototype.sort` order (UTF-16 code units; keys are distinct), by
  * insertion: a model has a dozen fields, where the builtin sort's comparator calls cost more.
  */
-function sortedKeys(obj: JsonObject): string[] {
-  const keys: string[] = [];
-  for (const k of obj.keys()) {
-    let j = keys.length;
-    keys.push(k);
-    while (j > 0 && keys[j - 1]! > k) {
-      keys[j] = keys[j - 1]!;
+function sortKeys(keys: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const k of keys) {
+    let j = out.length;
+    out.push(k);
+    while (j > 0 && out[j - 1]! > k) {
+      out[j] = out[j - 1]!;
       j--;
     }
-    keys[j] = k;
+    out[j] = k;
   }
-  return keys;
+  return out;
+}
+
+/** Key lists already sorted, by their first key: a store's messages and parts repeat a few shapes. */
+const sortedShapes = new Map<string, Array<{ readonly keys: readonly string[]; readonly sorted: readonly string[] }>>();
+/** Shapes kept per first key, and first keys: past them, a list is sorted each time (a store of ever-new shapes holds no more). */
+const SHAPES_PER_KEY = 16;
+const FIRST_KEYS = 256;
+
+/** `obj`'s keys sorted (see sortKeys); the same list for an object of a shape met before (read it, never change it). */
+function sortedKeys(obj: JsonObject): readonly string[] {
+  const keys: string[] = [];
+  for (const k of obj.keys()) keys.push(k);
+  if (keys.length < 2) return keys;
+  let shapes = sortedShapes.get(keys[0]!);
+  if (shapes === undefined) {
+    if (sortedShapes.size >= FIRST_KEYS) return sortKeys(keys);
+    sortedShapes.set(keys[0]!, (shapes = []));
+  }
+  for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape.sorted;
+  const sorted = sortKeys(keys);
+  if (shapes.length < SHAPES_PER_KEY) shapes.push({ keys, sorted });
+  return sorted;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** A pydantic model's fields: order-free, null/default fields equal to absent ones. */
@@ -155,10 +183,8 @@ const SKIPPED_IN_HEAD = {
 /** Long string values are hashed in slices of this many code units. */
 export const LONG_STRING = 1 << 20;
 
-/** `sliced`: some piece is a LongString (else every piece is a string). */
-function digest(parts: Piece[], long: number, sliced: boolean): string {
-  // one-shot hash: no Hash object per message (replay computes one or two keys per new message)
-  if (!sliced) return hash('sha1', (parts as string[]).join(''), 'base64');
+/** The SHA-1 of pieces of which some are LongStrings: hashed in slices, the same bytes as the joined text's. */
+function digest(parts: Piece[], long: number): string {
   const h = createHash('sha1');
   for (const p of parts) {
     if (typeof p === 'string') {
@@ -186,20 +212,39 @@ export function messageKeys(m: Message, long = LONG_STRING): MessageKeys {
   canonModel(m.raw, head, SKIPPED_IN_HEAD[m.kind]);
   head.acc += '|';
   let sliced = head.sliced;
-  const headPieces = pieces(head);
-  const loose: Piece[] = headPieces.slice();
-  let strict: Piece[] | null = null;
+  const parts: Canon[] = [];
+  // instruction-delta parts: in the strict key only
+  const deltas: boolean[] = [];
   for (const p of m.parts) {
     const one = canon(long);
     canonModel(p, one);
     one.acc += '&';
     sliced ||= one.sliced;
-    const text = pieces(one);
-    if (m.kind === 'request' && p.get('part_kind') === 'instruction-delta') strict ??= loose.slice();
+    parts.push(one);
+    deltas.push(m.kind === 'request' && p.get('part_kind') === 'instruction-delta');
+  }
+  if (!sliced) {
+    // no LongString (almost every message): each canon is its `acc` alone, the keys' texts are plain concatenations
+    let loose = head.acc;
+    let strict: string | null = null;
+    for (let i = 0; i < parts.length; i++) {
+      const text = parts[i]!.acc;
+      if (deltas[i]) strict ??= loose;
+      else loose += text;
+      if (strict !== null) strict += text;
+    }
+    const looseKey = hash('sha1', loose, 'base64');
+    return { loose: looseKey, strict: strict === null ? looseKey : hash('sha1', strict, 'base64') };
+  }
+  const loose: Piece[] = pieces(head).slice();
+  let strict: Piece[] | null = null;
+  for (let i = 0; i < parts.length; i++) {
+    const text = pieces(parts[i]!);
+    if (deltas[i]) strict ??= loose.slice();
     else loose.push(...text);
     strict?.push(...text);
   }
   // a LongString anywhere takes both through the sliced path (it hashes plain pieces the same)
-  const looseKey = digest(loose, long, sliced);
-  return { loose: looseKey, strict: strict ? digest(strict, long, sliced) : looseKey };
+  const looseKey = digest(loose, long);
+  return { loose: looseKey, strict: strict ? digest(strict, long) : looseKey };
 }

@@ -159,6 +159,23 @@ test('field names in any order and of any characters key as with the builtin sor
   }
 });
 
+test('field lists met again key as the first time, past the shapes remembered too (sorted-shape cache)', () => {
+  // 300 first keys (more than are remembered), each with 20 tails (more than are kept per first key), twice over
+  const shapes: string[][] = [];
+  for (let f = 0; f < 300; f++)
+    for (let t = 0; t < 20; t++) shapes.push([`k${f}`, ...Array.from({ length: 1 + (t % 5) }, (_, i) => `f${(t * 7 + i) % 11}`)]);
+  for (let pass = 0; pass < 2; pass++) {
+    for (const names of shapes) {
+      // the names in the order of the list, then reversed: first keys and insertion orders vary
+      const part: Record<string, unknown> = {};
+      for (const k of pass === 0 ? names : [...names].reverse()) part[k] = `${k}!`;
+      part.part_kind = 'future-thing';
+      const m = parseMessage(response([part as never], { timestamp: at(1) }));
+      assert.deepEqual(messageKeys(m), keysBefore(m), `${JSON.stringify(names)} (pass ${pass})`);
+    }
+  }
+});
+
 test('strings with every UTF-16 code unit key as when each went through JSON.stringify (earlier canonicalization)', () => {
   for (let block = 0; block < 0x10000; block += 256) {
     const parts = [];
