@@ -38,13 +38,6 @@ const INDEX_TABLES = ['meta', 'runs', 'messages', 'field_pieces', 'postings', 'c
 const DROP_INDEX_TABLES =
   'DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS field_pieces; DROP TABLE IF EXISTS postings; DROP TABLE IF EXISTS corpus_cache; DROP TABLE IF EXISTS terms; DROP TABLE IF EXISTS pages;';
 
-/**
- * The page size of a new index file: a message's fields text (most of the index) fits in one page or
- * a short overflow chain rather than several 4 KiB pages, and its b-trees are shallower. Any SQLite
- * reads any page size; a file that has pages keeps its own.
- */
-const NEW_PAGE_SIZE = 16384;
-
 /** Drops an index of another format or store and lays out an empty one. */
 function initialize(db: BetterSqlite3.Database, storeRealPath: string): void {
   db.exec(DROP_INDEX_TABLES);
@@ -88,8 +81,6 @@ export function openIndexDatabase(path: string, storeRealPath: string): OpenedIn
       }
       // signed before the switch to WAL: a new file then carries the signature in its own header at
       // once, not only in a log that another process's check (signature.ts) does not read
-      // a file without pages yet (a new index): its page size can still be chosen
-      if (db.pragma('page_count', { simple: true }) === 0) db.pragma(`page_size = ${NEW_PAGE_SIZE}`);
       if (db.pragma('application_id', { simple: true }) !== INDEX_APPLICATION_ID) db.pragma(`application_id = ${INDEX_APPLICATION_ID}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
