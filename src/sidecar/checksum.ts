@@ -4,30 +4,20 @@ import { IndexDamagedError } from './errors.js';
 /** A column value as the index stores it. */
 export type RowValue = string | number | null | Uint8Array;
 
-/** A string longer than this is summed on its own rather than copied into the row's text. */
-const LONG_STRING = 256;
-
 /**
  * CRC-32 of a row's values, stored with the row and checked whenever it is read back: random damage
  * (a flipped bit, a torn or truncated page) is caught before anything derived from the row is used.
  * It guards against accidents, not against someone who can write the private index file.
  */
 export function rowSum(values: readonly RowValue[]): number {
-  // the blobs' bytes first, then the text of every value (a long string summed where it stands in that
-  // text, not copied into it: CRC-32 runs on from one piece to the next)
   let text = '';
   let c = 0;
-  let long: string[] | null = null;
   for (const v of values) {
     if (v instanceof Uint8Array) {
       c = crc32(v, c);
       text += `\u0003${v.length}\u0001`;
-    } else if (typeof v === 'string' && v.length > LONG_STRING) {
-      (long ??= []).push(`${text}s`, v);
-      text = '\u0001';
     } else text += v === null ? '\u0002\u0001' : typeof v === 'number' ? `n${v}\u0001` : `s${v}\u0001`;
   }
-  if (long !== null) for (const piece of long) c = crc32(piece, c);
   return crc32(text, c);
 }
 

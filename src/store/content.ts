@@ -113,9 +113,6 @@ export function hashCell(h: Hash, v: unknown): void {
   else h.update(`\u0000?${String(v)}\u0000`);
 }
 
-/** A text cell longer than this is hashed from its own string, not copied into the row's small cells. */
-const LONG_CELL = 256;
-
 /** Digests one run's snapshots as they come, in seq order, taking the prefix digest at `cut`. */
 export class ContentDigester {
   private readonly hash = createHash('sha256');
@@ -127,24 +124,7 @@ export class ContentDigester {
 
   add(seq: number, cells: readonly unknown[]): void {
     if (this.prefix === null && seq > this.cut) this.prefix = this.hash.copy().digest('base64');
-    // the bytes hashCell gives each cell, in one update per long text rather than one or two per cell
-    // (a row is five small cells and its messages: six calls into the hash saved a row)
-    let text = '';
-    for (const v of cells) {
-      if (typeof v === 'string' && v.length > LONG_CELL) {
-        this.hash.update(`${text}\u0000s${v.length}\u0000`).update(v, 'utf8');
-        text = '';
-      } else if (typeof v === 'string') text += `\u0000s${v.length}\u0000${v}`;
-      else if (v === null || v === undefined) text += '\u0000n';
-      else if (typeof v === 'number') text += `\u0000i${v}\u0000`;
-      else if (typeof v === 'bigint') text += `\u0000g${v}\u0000`;
-      else {
-        if (text !== '') this.hash.update(text, 'utf8');
-        text = '';
-        hashCell(this.hash, v);
-      }
-    }
-    if (text !== '') this.hash.update(text, 'utf8');
+    for (const v of cells) hashCell(this.hash, v);
     this.count++;
     if (seq > this.maxSeq) this.maxSeq = seq;
   }

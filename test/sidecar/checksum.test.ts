@@ -1,5 +1,4 @@
 import { describe, test } from 'node:test';
-import { crc32 } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { rowSum, verifyRow } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
@@ -13,38 +12,6 @@ describe('sidecar/checksum', () => {
     assert.equal(rowSum([-1.5]), 354361906); // crc32(b'n-1.5\x01')
     // bytes: crc32(b'\x039\x01', crc32(b'123456789')); crc32(b'123456789') is the standard check value
     assert.equal(rowSum([Buffer.from('123456789')]), 202398529);
-  });
-
-  test('a long string sums as the row text it stands in (values pinned with Python: long and short strings, blobs, around the length where a string is summed alone)', () => {
-    const long = 'ab'.repeat(200); // 400 characters
-    const reference = (values: Array<string | number | null | Buffer>): number => {
-      let c = 0;
-      let text = '';
-      for (const v of values) {
-        if (Buffer.isBuffer(v)) {
-          c = crc32(v, c);
-          text += `\u0003${v.length}\u0001`;
-        } else text += v === null ? '\u0002\u0001' : typeof v === 'number' ? `n${v}\u0001` : `s${v}\u0001`;
-      }
-      return crc32(Buffer.from(text, 'utf8'), c);
-    };
-    assert.equal(rowSum([long]), 1795356623); // zlib.crc32(b's' + b'ab' * 200 + b'\x01')
-    const pieces: Array<string | number | null | Buffer> = [
-      long,
-      'é'.repeat(300),
-      '\ud800'.repeat(257),
-      'x'.repeat(256),
-      'y'.repeat(257),
-      7,
-      null,
-      Buffer.from('blob'),
-      '\u{1F600}'.repeat(200),
-    ];
-    for (let a = 0; a < pieces.length; a++)
-      for (let b = 0; b < pieces.length; b++) {
-        const row = [pieces[a]!, 3, pieces[b]!, 'tail'];
-        assert.equal(rowSum(row), reference(row), `${a} ${b}`);
-      }
   });
 
   test('values of different types or boundaries sum differently', () => {
