@@ -45,7 +45,11 @@ describe('sidecar/run-writer: rows of a build', () => {
         addRawSnapshot(w, `run-${r}`, dumps(history));
       }
       addRun(w, 'run-huge', 'conv-huge', 1000);
-      const history = [userMsg('alpha one', 1001), assistantMsg('beta two', 1002), userMsg(`gamma ${'lorem ipsum '.repeat(100_000)}`, 1003)];
+      const history = [
+        userMsg('alpha one', 1001),
+        assistantMsg('beta two', 1002),
+        userMsg(`gamma ${'lorem ipsum '.repeat(100_000)}`, 1003),
+      ];
       for (let k = 0; k < 40; k++) history.push(k % 2 ? assistantMsg(`reply ${k}`, 1004 + k) : userMsg(`ask ${k}`, 1004 + k));
       addRawSnapshot(w, 'run-huge', dumps(history));
     });
