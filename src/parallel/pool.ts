@@ -66,10 +66,13 @@ export class PoolWorker<T> {
     this.signal = new Int32Array(signal);
   }
 
-  /** Hands every batch posted so far to `onBatch` without waiting; true when any arrived. */
-  receive(onBatch: (results: T[]) => void): boolean {
+  /**
+   * Hands the batches posted so far (at most `max` of them) to `onBatch` without waiting; true when any
+   * arrived. A batch left in the port stays serialized, off this thread's heap.
+   */
+  receive(onBatch: (results: T[]) => void, max = Infinity): boolean {
     let any = false;
-    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+    for (let n = 0, m = n < max && receiveMessageOnPort(this.port); m; m = ++n < max && receiveMessageOnPort(this.port)) {
       any = true;
       this.received++;
       const message = m.message as Message<T>;

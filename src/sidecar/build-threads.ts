@@ -39,9 +39,12 @@ export class PrefetchedBuilds {
         return build;
       }
       if (w.pool.failed) return null;
+      // one batch at a time: the runs taken out of the port are the ones about to be written, so the
+      // writer's heap holds a batch of rows, not every batch the worker is ahead by (each one copied by
+      // every young-generation collection until it is written)
       const received = w.pool.receive((builds) => {
         for (const b of builds) w.ready.set(b.runId, b);
-      });
+      }, 1);
       if (received) continue;
       // everything it posted before finishing has been received: it will not deliver this run
       if (w.pool.finished) return null;

@@ -38,7 +38,8 @@ runPoolWorker<BuildWorkerData, RunBuild>((store, data, channel) => {
   // the sizes of the last batches posted, newest last
   const sizes: number[] = [];
   for (const [runId, conversationId] of data.runs) {
-    batch.push(buildRun(driver, { runId, conversationId }, data.digest));
+    // the fields' JSON made here too: the writer only inserts it
+    batch.push(buildRun(driver, { runId, conversationId }, data.digest, true));
     if (batch.length < BATCH_RUNS) continue;
     sizes.push(batchChars(batch));
     if (sizes.length > MAX_AHEAD) sizes.shift();

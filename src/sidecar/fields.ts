@@ -16,17 +16,24 @@ const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
 /**
+ * `JSON.stringify(fields)` when it is sure to be one piece of `size` (an escape is at most 6 characters,
+ * a clip rule 9): made in one native call, not a string per slice (most messages); null otherwise.
+ */
+export function onePieceJson(fields: readonly StoredField[], size = PIECE_CHARS): string | null {
+  let most = 2;
+  for (const [label, text] of fields) most += 6 * (label.length + text.length) + 24;
+  return most < size ? JSON.stringify(fields) : null;
+}
+
+/**
  * `JSON.stringify(fields)` in pieces of about `size` characters, in order; joined they are that text
  * exactly. A string is escaped slice by slice, never cutting between the halves of a surrogate pair
  * (each half alone would be escaped as `\udxxx`).
  */
 export function* fieldsJson(fields: readonly StoredField[], size = PIECE_CHARS): Generator<string> {
-  // a text that cannot reach `size` (an escape is at most 6 characters, a clip rule 9) is one piece:
-  // made in one native call, not a string per slice (most messages)
-  let most = 2;
-  for (const [label, text] of fields) most += 6 * (label.length + text.length) + 24;
-  if (most < size) {
-    yield JSON.stringify(fields);
+  const whole = onePieceJson(fields, size);
+  if (whole !== null) {
+    yield whole;
     return;
   }
   let buf = '[';

@@ -4,7 +4,7 @@ import type { RecordMessage, SkippedSnapshot } from '../history/replay.js';
 import type { RenderedPart } from '../render/message.js';
 import { renderRecordMessage } from '../render/record.js';
 import type { Role } from '../render/roles.js';
-import type { StoredField } from './fields.js';
+import { onePieceJson, type StoredField } from './fields.js';
 import { ContentDigester, type RunContent } from '../store/content.js';
 
 /**
@@ -23,6 +23,8 @@ export type MessageRow = readonly [
   unknownParts: string | null,
   roles: string,
   fields: readonly StoredField[],
+  /** The fields' JSON text when it is one piece, made by a build worker (the writer is the busier thread); else absent. */
+  json?: string | null,
 ];
 
 /**
@@ -48,7 +50,7 @@ export function partsFromStored(roles: string, fields: string): RenderedPart[] {
   }));
 }
 
-export function messageRow(m: RecordMessage): MessageRow {
+export function messageRow(m: RecordMessage, json = false): MessageRow {
   const { parts, timestamp } = renderRecordMessage(m);
   const stored = storedParts(parts);
   const unknown = unknownPartKinds(m.message);
@@ -62,6 +64,7 @@ export function messageRow(m: RecordMessage): MessageRow {
     unknown.length ? JSON.stringify(unknown) : null,
     stored.roles,
     stored.fields,
+    json ? onePieceJson(stored.fields) : null,
   ];
 }
 
@@ -82,7 +85,7 @@ export interface RunBuild {
  * Replays a run's complete snapshots from nothing, through the driver (seeded with its conversation's
  * last parse); `digest`: reading every row of the run, of any state, for its content digest too.
  */
-export function buildRun(driver: ReplayDriver, run: DriverRun, digest = false): RunBuild {
+export function buildRun(driver: ReplayDriver, run: DriverRun, digest = false, json = false): RunBuild {
   const digester = digest ? new ContentDigester(0) : undefined;
   const { replayer, maxSeq } = driver.replay(run, undefined, digester);
   return {
@@ -92,6 +95,6 @@ export function buildRun(driver: ReplayDriver, run: DriverRun, digest = false): 
     maxSeq,
     snapshotsRead: replayer.snapshotsRead,
     skipped: replayer.skipped,
-    rows: replayer.freshMessages(0).map(messageRow),
+    rows: replayer.freshMessages(0).map((m) => messageRow(m, json)),
   };
 }

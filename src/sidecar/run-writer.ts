@@ -2,12 +2,15 @@ import type { DriverRun, ReplayDriver } from '../history/driver.js';
 import type { SkippedSnapshot, StoredPosition } from '../history/replay.js';
 import { EMPTY_DIGEST, type RunContent } from '../store/content.js';
 import type { SegmentBuilder } from './postings.js';
-import { fieldsJson, searchPieces, type StoredField } from './fields.js';
+import { fieldsJson, onePieceJson, searchPieces, type StoredField } from './fields.js';
 import { buildRun, messageRow, type MessageRow, type RunBuild } from './run-build.js';
-import type { IndexTables, MessageRecord, RunRow } from './tables.js';
+import { ROWS_A_STATEMENT, type IndexTables, type MessageRecord, type RunRow } from './tables.js';
 import { encodeLengths } from './postings.js';
 
 const EMPTY_BLOB = Buffer.alloc(0);
+
+/** A message row waiting to be inserted, with its fields' JSON text (one piece). */
+type PendingMessage = readonly [m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: string];
 
 /** Strict keys (base64 SHA-1) as the 20-byte blob `runs.keys` holds. */
 function keysBlob(keys: readonly string[]): Buffer {
@@ -70,7 +73,7 @@ export class RunWriter {
     builder.beginRun(row.run_key);
     const kept = stored.slice(0, from);
     for (const m of kept) builder.addDocument(m.pos, searchPieces(JSON.parse(m.fields) as StoredField[]));
-    const fresh = replayer.freshMessages(from).map(messageRow);
+    const fresh = replayer.freshMessages(from).map((m) => messageRow(m));
     const lengths = kept.map((m) => m.dl).concat(fresh.map((r, i) => this.insertMessage(row.run_key, from + i, r, builder)));
     const skipped = (JSON.parse(row.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
     const unknown = kept.map((m) => m.unknown_parts).concat(fresh.map((r) => r[6]));
@@ -99,7 +102,9 @@ export class RunWriter {
     // a run new to the index (a build's every run) has no messages to delete: two statements a run saved
     if (row.len > 0) this.t.deleteMessages(row.run_key, 0);
     builder.beginRun(row.run_key);
-    const lengths = build.rows.map((r, pos) => this.insertMessage(row.run_key, pos, r, builder));
+    const pending: PendingMessage[] = [];
+    const lengths = build.rows.map((r, pos) => this.insertMessage(row.run_key, pos, r, builder, pending));
+    this.t.putMessages(pending);
     this.finish(
       row,
       build.completeCount,
@@ -145,9 +150,13 @@ export class RunWriter {
     row.lengths = row.keys = EMPTY_BLOB;
   }
 
-  /** Stores one replayed message and adds it to the segment; returns its document length. */
-  private insertMessage(runKey: number, pos: number, r: MessageRow, builder: SegmentBuilder): number {
-    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields] = r;
+  /**
+   * Stores one replayed message and adds it to the segment; returns its document length. With `pending`,
+   * a message whose fields are one piece waits there to be inserted with others (in order: any other
+   * message inserts those first), at most a statement's worth.
+   */
+  private insertMessage(runKey: number, pos: number, r: MessageRow, builder: SegmentBuilder, pending?: PendingMessage[]): number {
+    const [loose, strict, kind, timestamp, firstSeq, firstStep, unknown, roles, fields, json] = r;
     const dl = builder.addDocument(pos, searchPieces(fields));
     const m: Omit<MessageRecord, 'fields' | 'pieces'> = {
       run_key: runKey,
@@ -162,7 +171,13 @@ export class RunWriter {
       unknown_parts: unknown,
       roles,
     };
-    this.t.putMessage(m, fieldsJson(fields));
+    const whole = typeof json === 'string' ? json : onePieceJson(fields);
+    if (pending !== undefined && whole !== null) {
+      if (pending.push([m, whole]) === ROWS_A_STATEMENT) this.t.putMessages(pending.splice(0));
+      return dl;
+    }
+    if (pending !== undefined && pending.length > 0) this.t.putMessages(pending.splice(0));
+    this.t.putMessage(m, whole !== null ? [whole] : fieldsJson(fields));
     return dl;
   }
 }

@@ -7,17 +7,29 @@ import { bucketOf, TERM_BUCKETS, type IndexTables } from './tables.js';
 export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: number): number {
   let bytes = 0;
   const added = new Map<number, Array<[string, number]>>();
+  let rows: Array<[string, Buffer]> = [];
+  const insert = (): void => {
+    const first = t.insertPostings(segment, rows);
+    rows.forEach(([term], i) => {
+      const b = bucketOf(term);
+      const list = added.get(b);
+      if (list) list.push([term, first + i]);
+      else added.set(b, [[term, first + i]]);
+    });
+    rows = [];
+  };
   for (const [term, data] of builder.postings()) {
-    const id = t.insertPosting(term, segment, data);
+    rows.push([term, data]);
     bytes += data.length;
-    const b = bucketOf(term);
-    const list = added.get(b);
-    if (list) list.push([term, id]);
-    else added.set(b, [[term, id]]);
+    if (rows.length === INSERT_ROWS) insert();
   }
+  insert();
   for (const [b, list] of added) t.addToBucket(b, list);
   return bytes;
 }
+
+/** Postings rows handed to the index at once (a few statements' worth). */
+const INSERT_ROWS = 256;
 
 /**
  * Merges postings rows into one row per term of segment `into`, term by term (memory follows the

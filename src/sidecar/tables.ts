@@ -126,6 +126,15 @@ const MESSAGE_COLUMNS = [
   'pieces',
 ] as const satisfies ReadonlyArray<keyof MessageRecord>;
 
+/** Rows a multi-row insert writes at once (a build inserts some 170k rows: each statement run has its cost). */
+export const ROWS_A_STATEMENT = 32;
+
+/** `(?, …), (?, …)…`: `rows` rows of `columns` parameters. */
+const rowsOf = (columns: number, rows: number): string =>
+  Array(rows)
+    .fill(`(${Array(columns).fill('?').join(', ')})`)
+    .join(', ');
+
 /** Column lists and parameter lists for the SQL below: constants, never input. */
 const RUN_LIST = RUN_COLUMNS.join(', ');
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
@@ -325,6 +334,9 @@ export class IndexTables {
       message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
       messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
       putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
+      putMessages: db.prepare(
+        `INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES ${rowsOf(MESSAGE_COLUMNS.length + 1, ROWS_A_STATEMENT)}`,
+      ),
       deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
       pieces: db.prepare(`SELECT run_key, pos, k, data, sum FROM ${n('field_pieces')} WHERE run_key = ? AND pos = ? ORDER BY k`),
       putPiece: db.prepare(`INSERT INTO ${n('field_pieces')} (run_key, pos, k, data, sum) VALUES (?, ?, ?, ?, ?)`),
@@ -334,6 +346,7 @@ export class IndexTables {
       postingTermsFrom: db.prepare(`SELECT term FROM ${n('postings')} WHERE id >= ?`),
       lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
       insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
+      insertPostings: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES ${rowsOf(5, ROWS_A_STATEMENT)}`),
       deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
@@ -541,6 +554,24 @@ export class IndexTables {
   }
 
   /** Stores a message whose fields' JSON text comes in `fields` pieces (fields.ts), its `fields` and `pieces` aside. */
+  /**
+   * Inserts messages whose fields are one piece each, as putMessage one after another would (in order),
+   * ROWS_A_STATEMENT rows a statement.
+   */
+  putMessages(rows: ReadonlyArray<readonly [m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: string]>): void {
+    let k = 0;
+    for (; k + ROWS_A_STATEMENT <= rows.length; k += ROWS_A_STATEMENT) {
+      const values: RowValue[] = [];
+      for (let i = k; i < k + ROWS_A_STATEMENT; i++) {
+        const [m, fields] = rows[i]!;
+        const row = messageValues({ ...m, fields, pieces: 0 });
+        values.push(...row, rowSum(row));
+      }
+      this.s.putMessages.run(...values);
+    }
+    for (; k < rows.length; k++) this.putMessage(rows[k]![0], [rows[k]![1]]);
+  }
+
   putMessage(m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: Iterable<string>): void {
     let first: string | null = null;
     let pieces = 0;
@@ -606,6 +637,26 @@ export class IndexTables {
     this.nextPosting = id + 1;
     this.s.insertPosting.run(id, term, seg, data, rowSum([term, seg, data]));
     return id;
+  }
+
+  /**
+   * Inserts postings rows of segment `seg`, as insertPosting one after another would (the same ids, in
+   * order), ROWS_A_STATEMENT rows a statement; returns the first id.
+   */
+  insertPostings(seg: number, rows: ReadonlyArray<readonly [term: string, data: Buffer]>): number {
+    const first = this.nextPostingId();
+    let k = 0;
+    for (; k + ROWS_A_STATEMENT <= rows.length; k += ROWS_A_STATEMENT) {
+      const values: RowValue[] = [];
+      for (let i = k; i < k + ROWS_A_STATEMENT; i++) {
+        const [term, data] = rows[i]!;
+        values.push(first + i, term, seg, data, rowSum([term, seg, data]));
+      }
+      this.s.insertPostings.run(...values);
+    }
+    this.nextPosting = first + k;
+    for (; k < rows.length; k++) this.insertPosting(rows[k]![0], seg, rows[k]![1]);
+    return first;
   }
 
   /** The id the next postings row gets (rows from it on are written after everything now in the index). */
