@@ -137,6 +137,9 @@ const rowsOf = (columns: number, rows: number): string =>
 
 /** Column lists and parameter lists for the SQL below: constants, never input. */
 const RUN_LIST = RUN_COLUMNS.join(', ');
+/** The parameters of ROWS_A_STATEMENT message rows (each with its checksum), and of as many postings rows (id, term, seg, data, sum). */
+const MESSAGE_ROWS_PARAMS = rowsOf(MESSAGE_COLUMNS.length + 1, ROWS_A_STATEMENT);
+const POSTING_ROWS_PARAMS = rowsOf(5, ROWS_A_STATEMENT);
 const MESSAGE_LIST = MESSAGE_COLUMNS.join(', ');
 const MESSAGE_PARAMS = MESSAGE_COLUMNS.map(() => '?').join(', ');
 
@@ -335,7 +338,7 @@ export class IndexTables {
       messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
       putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
       putMessages: db.prepare(
-        `INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES ${rowsOf(MESSAGE_COLUMNS.length + 1, ROWS_A_STATEMENT)}`,
+        `INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES ${MESSAGE_ROWS_PARAMS}`,
       ),
       deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
       pieces: db.prepare(`SELECT run_key, pos, k, data, sum FROM ${n('field_pieces')} WHERE run_key = ? AND pos = ? ORDER BY k`),
@@ -346,7 +349,7 @@ export class IndexTables {
       postingTermsFrom: db.prepare(`SELECT term FROM ${n('postings')} WHERE id >= ?`),
       lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
       insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
-      insertPostings: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES ${rowsOf(5, ROWS_A_STATEMENT)}`),
+      insertPostings: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES ${POSTING_ROWS_PARAMS}`),
       deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),

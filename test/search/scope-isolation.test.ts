@@ -389,7 +389,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // CORPUS_RUN_COLUMNS (src/sidecar/schema.ts) is a constant array of column-name literals
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
-  // column and parameter lists built from the constant column arrays RUN_COLUMNS, MARK_COLUMNS, KEY_COLUMNS and MESSAGE_COLUMNS;
+  // column and parameter lists built from the constant column arrays RUN_COLUMNS, MARK_COLUMNS, KEY_COLUMNS and MESSAGE_COLUMNS
+  // (MESSAGE_ROWS_PARAMS, POSTING_ROWS_PARAMS: placeholders of ROWS_A_STATEMENT rows, a numeric constant);
   // n(…): the home's name for one of the index's own tables (index-db.ts: a literal, or a validated prefix)
   'src/sidecar/tables.ts': [
     'RUN_LIST',
@@ -397,6 +398,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
     'KEY_LIST',
     'MESSAGE_LIST',
     'MESSAGE_PARAMS',
+    'MESSAGE_ROWS_PARAMS',
+    'POSTING_ROWS_PARAMS',
     ...['meta', 'runs', 'messages', 'field_pieces', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),
   ],
   // the shared index's schema name (checked against [a-z_][a-z0-9_]* in shared/target.ts) and its table names
