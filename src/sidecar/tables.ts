@@ -337,9 +337,7 @@ export class IndexTables {
       message: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos = ?`),
       messageRange: db.prepare(`SELECT ${MESSAGE_LIST}, sum FROM ${n('messages')} WHERE run_key = ? AND pos >= ? AND pos < ? ORDER BY pos`),
       putMessage: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES (${MESSAGE_PARAMS}, ?)`),
-      putMessages: db.prepare(
-        `INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES ${MESSAGE_ROWS_PARAMS}`,
-      ),
+      putMessages: db.prepare(`INSERT INTO ${n('messages')} (${MESSAGE_LIST}, sum) VALUES ${MESSAGE_ROWS_PARAMS}`),
       deleteMessages: db.prepare(`DELETE FROM ${n('messages')} WHERE run_key = ? AND pos >= ?`),
       pieces: db.prepare(`SELECT run_key, pos, k, data, sum FROM ${n('field_pieces')} WHERE run_key = ? AND pos = ? ORDER BY k`),
       putPiece: db.prepare(`INSERT INTO ${n('field_pieces')} (run_key, pos, k, data, sum) VALUES (?, ?, ?, ?, ?)`),
