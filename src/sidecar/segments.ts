@@ -72,6 +72,9 @@ export function merge(
   if (full) buckets = Array.from({ length: TERM_BUCKETS }, (_, b) => b);
   else buckets = new Set(t.postingTermsFrom(layout.tierFrom).map(bucketOf));
   let bytes = 0;
+  // a full merge reads every row and writes its merged rows after them: the rows read go in one
+  // statement at the end (at 50k runs, ~700k single-row deletes were seconds of the build)
+  const firstMerged = full ? t.nextPostingId() : 0;
   for (const b of buckets) {
     const entries = t.bucket(b);
     if (entries.size === 0) continue;
@@ -88,7 +91,7 @@ export function merge(
         }
         const row = t.posting(id, term);
         parts.push(liveGroups(row.data, (runKey) => liveIn(runKey, row.seg)));
-        t.deletePosting(id, term);
+        if (!full) t.deletePosting(id, term);
       }
       if (kept.length === ids.length) continue;
       changed = true;
@@ -102,5 +105,6 @@ export function merge(
     }
     if (changed) t.putBucket(b, entries);
   }
+  if (full) t.deletePostingsBefore(firstMerged);
   return { bytes, moved, runsRead: live.size + gone.size };
 }

@@ -349,6 +349,7 @@ export class IndexTables {
       insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
       insertPostings: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES ${POSTING_ROWS_PARAMS}`),
       deletePosting: db.prepare(`DELETE FROM ${n('postings')} WHERE id = ? AND term = ?`),
+      deletePostingsBefore: db.prepare(`DELETE FROM ${n('postings')} WHERE id < ?`),
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
       cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
@@ -673,6 +674,11 @@ export class IndexTables {
 
   deletePosting(id: number, term: string): void {
     this.s.deletePosting.run(id, term);
+  }
+
+  /** Deletes every postings row with an id below `id` (a full merge's rows, once their merged rows are written). */
+  deletePostingsBefore(id: number): void {
+    this.s.deletePostingsBefore.run(id);
   }
 
   // --- corpus cache -----------------------------------------------------------------------------
