@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import type { KnownMedia, KnownRunContent, PageTree } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
-import type { IndexDb } from './index-db.js';
+import type { IndexDb, IndexStatement } from './index-db.js';
 import { EMPTY_META } from './meta.js';
 import { INDEX_FORMAT } from './schema.js';
 import { VarintWriter } from './varint.js';
@@ -134,6 +134,21 @@ const rowsOf = (columns: number, rows: number): string =>
   Array(rows)
     .fill(`(${Array(columns).fill('?').join(', ')})`)
     .join(', ');
+
+/**
+ * Runs `stmt` (a multi-row INSERT of ROWS_A_STATEMENT rows) over `rows` in order, each row's values
+ * added by `add` (row `i` of `rows`), as long as a whole statement's rows are left; returns how many
+ * rows it wrote (the rest are the caller's, one at a time).
+ */
+function inStatements<T>(stmt: IndexStatement, rows: readonly T[], add: (row: T, i: number, values: RowValue[]) => void): number {
+  let k = 0;
+  for (; k + ROWS_A_STATEMENT <= rows.length; k += ROWS_A_STATEMENT) {
+    const values: RowValue[] = [];
+    for (let i = k; i < k + ROWS_A_STATEMENT; i++) add(rows[i]!, i, values);
+    stmt.run(...values);
+  }
+  return k;
+}
 
 /** Column lists and parameter lists for the SQL below: constants, never input. */
 const RUN_LIST = RUN_COLUMNS.join(', ');
@@ -555,25 +570,19 @@ export class IndexTables {
     return { ...m, fields: texts.join('') };
   }
 
-  /** Stores a message whose fields' JSON text comes in `fields` pieces (fields.ts), its `fields` and `pieces` aside. */
   /**
    * Inserts messages whose fields are one piece each, as putMessage one after another would (in order),
    * ROWS_A_STATEMENT rows a statement.
    */
   putMessages(rows: ReadonlyArray<readonly [m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: string]>): void {
-    let k = 0;
-    for (; k + ROWS_A_STATEMENT <= rows.length; k += ROWS_A_STATEMENT) {
-      const values: RowValue[] = [];
-      for (let i = k; i < k + ROWS_A_STATEMENT; i++) {
-        const [m, fields] = rows[i]!;
-        const row = messageValues({ ...m, fields, pieces: 0 });
-        values.push(...row, rowSum(row));
-      }
-      this.s.putMessages.run(...values);
-    }
-    for (; k < rows.length; k++) this.putMessage(rows[k]![0], [rows[k]![1]]);
+    const done = inStatements(this.s.putMessages, rows, ([m, fields], _, values) => {
+      const row = messageValues({ ...m, fields, pieces: 0 });
+      values.push(...row, rowSum(row));
+    });
+    for (let k = done; k < rows.length; k++) this.putMessage(rows[k]![0], [rows[k]![1]]);
   }
 
+  /** Stores a message whose fields' JSON text comes in `fields` pieces (fields.ts), its `fields` and `pieces` aside. */
   putMessage(m: Omit<MessageRecord, 'fields' | 'pieces'>, fields: Iterable<string>): void {
     let first: string | null = null;
     let pieces = 0;
@@ -647,17 +656,11 @@ export class IndexTables {
    */
   insertPostings(seg: number, rows: ReadonlyArray<readonly [term: string, data: Buffer]>): number {
     const first = this.nextPostingId();
-    let k = 0;
-    for (; k + ROWS_A_STATEMENT <= rows.length; k += ROWS_A_STATEMENT) {
-      const values: RowValue[] = [];
-      for (let i = k; i < k + ROWS_A_STATEMENT; i++) {
-        const [term, data] = rows[i]!;
-        values.push(first + i, term, seg, data, rowSum([term, seg, data]));
-      }
-      this.s.insertPostings.run(...values);
-    }
-    this.nextPosting = first + k;
-    for (; k < rows.length; k++) this.insertPosting(rows[k]![0], seg, rows[k]![1]);
+    const done = inStatements(this.s.insertPostings, rows, ([term, data], i, values) => {
+      values.push(first + i, term, seg, data, rowSum([term, seg, data]));
+    });
+    this.nextPosting = first + done;
+    for (let k = done; k < rows.length; k++) this.insertPosting(rows[k]![0], seg, rows[k]![1]);
     return first;
   }
 

@@ -103,12 +103,15 @@ export type KnownRunContent = Pick<RunContent, 'count' | 'maxSeq' | 'digest'>;
 /** The digest of nothing: `createHash('sha256').digest('base64')`, written out so that loading this module hashes nothing. */
 export const EMPTY_DIGEST = '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';
 
+/** What hashCell puts before a string cell's text: its kind and length (UTF-16 units). */
+const textHead = (v: string): string => `\u0000s${v.length}\u0000`;
+
 /** A value as the replay receives it, unambiguously: type tag, length where it varies, bytes. */
 export function hashCell(h: Hash, v: unknown): void {
   if (v === null || v === undefined) h.update('\u0000n');
   else if (typeof v === 'number') h.update(`\u0000i${v}\u0000`);
   else if (typeof v === 'bigint') h.update(`\u0000g${v}\u0000`);
-  else if (typeof v === 'string') h.update(`\u0000s${v.length}\u0000`).update(v, 'utf8');
+  else if (typeof v === 'string') h.update(textHead(v)).update(v, 'utf8');
   else if (Buffer.isBuffer(v)) h.update(`\u0000b${v.length}\u0000`).update(v);
   else h.update(`\u0000?${String(v)}\u0000`);
 }
@@ -165,7 +168,7 @@ export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunCon
   let text = '';
   for (const key of [...runs.keys()].sort()) {
     const r = runs.get(key)!;
-    text += `\u0000s${key.length}\u0000${key}${r.count}:${r.maxSeq}:${r.digest}\n`;
+    text += `${textHead(key)}${key}${r.count}:${r.maxSeq}:${r.digest}\n`;
     if (text.length >= BATCH_CHARS) {
       total.update(text, 'utf8');
       text = '';

@@ -384,8 +384,8 @@ test('hostile run and conversation ids get the not-found replies and leave the s
 const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   // PRAGMA arguments cannot be bound; `table` is one of the literals 'runs', 'snapshots', 'media'
   'src/store/sqlite/schema.ts': ['table'],
-  // `stateFilter` is " AND state = 'complete'" or '', `stateCell` 'state' or "'complete'", chosen from the probed schema
-  'src/store/sqlite/snapshots.ts': ['stateFilter', 'stateCell'],
+  // `stateFilter` is " AND state = 'complete'" or '', `state` (schema.ts stateCell) 'state' or "'complete'", chosen from the probed schema
+  'src/store/sqlite/snapshots.ts': ['stateFilter', 'state'],
   // CORPUS_RUN_COLUMNS (src/sidecar/schema.ts) is a constant array of column-name literals
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],

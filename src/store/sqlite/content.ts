@@ -3,11 +3,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
 import { type PageMap, readPageMap } from './pages.js';
 import { runsRowsText } from './runs.js';
-import type { StoreSchema } from './schema.js';
+import { type StoreSchema, stateCell } from './schema.js';
 
 /** The cells a run's digest covers, as the replay receives them (text as JS strings: SQLite's blob copies cost more memory). */
-const CELLS = (schema: StoreSchema): string =>
-  `run_id, seq, step_index, timestamp, ${schema.hasState ? 'state' : "'complete'"}, typeof(messages), messages`;
+const CELLS = (schema: StoreSchema): string => `run_id, seq, step_index, timestamp, ${stateCell(schema)}, typeof(messages), messages`;
 
 /** The media table as SQLite reads it: its root page and its definition (which columns a row's values are). */
 interface MediaTable {

@@ -8,6 +8,9 @@ export interface StoreSchema {
   readonly hasMedia: boolean;
 }
 
+/** The snapshot's state as a result column: `state`, or the literal 'complete' where the table has none. */
+export const stateCell = (schema: StoreSchema): string => (schema.hasState ? 'state' : "'complete'");
+
 const RUN_COLUMNS = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'metadata', 'started_at'];
 const SNAPSHOT_COLUMNS = ['seq', 'run_id', 'step_index', 'timestamp', 'messages'];
 

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DigestRow } from '../content.js';
 import type { RunSnapshotStats, SnapshotMark, SnapshotStateCounts, StoreSnapshot } from '../reader.js';
-import type { StoreSchema } from './schema.js';
+import { type StoreSchema, stateCell } from './schema.js';
 import type { RawRunIds } from './raw-ids.js';
 import { stepOf } from './steps.js';
 
@@ -28,9 +28,9 @@ export class SnapshotReader {
       `SELECT seq, step_index AS stepIndex, timestamp, messages FROM snapshots WHERE run_id = CAST(? AS TEXT)${stateFilter} ORDER BY seq ASC`,
     );
     // the cells content.ts digests (sqlite/content.ts CELLS), per run
-    const stateCell = schema.hasState ? 'state' : "'complete'";
+    const state = stateCell(schema);
     this.all = db.prepare(
-      `SELECT seq, step_index AS stepIndex, timestamp, ${stateCell} AS state, typeof(messages) AS type, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) ORDER BY seq ASC`,
+      `SELECT seq, step_index AS stepIndex, timestamp, ${state} AS state, typeof(messages) AS type, messages FROM snapshots WHERE run_id = CAST(? AS TEXT) ORDER BY seq ASC`,
     );
     this.interrupted = schema.hasState
       ? db.prepare(
