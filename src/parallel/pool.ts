@@ -71,9 +71,10 @@ export class PoolWorker<T> {
    * arrived. A batch left in the port stays serialized, off this thread's heap.
    */
   receive(onBatch: (results: T[]) => void, max = Infinity): boolean {
-    let any = false;
-    for (let n = 0, m = n < max && receiveMessageOnPort(this.port); m; m = ++n < max && receiveMessageOnPort(this.port)) {
-      any = true;
+    let n = 0;
+    for (; n < max; n++) {
+      const m = receiveMessageOnPort(this.port);
+      if (m === undefined) break;
       this.received++;
       const message = m.message as Message<T>;
       if ('error' in message) this.failed = true;
@@ -81,7 +82,7 @@ export class PoolWorker<T> {
       Atomics.add(this.signal, TAKEN, 1);
       Atomics.notify(this.signal, TAKEN);
     }
-    return any;
+    return n > 0;
   }
 
   /** Its script could not be loaded: it did nothing. */
