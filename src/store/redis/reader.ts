@@ -25,7 +25,16 @@ import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { PipelineRequest, RedisConnection } from './driver.js';
 import type { RedisReply } from './reply.js';
-import { parseMember, payloadKey, runKey, type IndexesReply, type ListingReply, type ViewRequest } from './view.js';
+import {
+  existing,
+  existsCommands,
+  parseMember,
+  payloadKey,
+  runKey,
+  type IndexesReply,
+  type ListingReply,
+  type ViewRequest,
+} from './view.js';
 import { redisContent } from './content.js';
 import type { StoreContent } from '../content.js';
 
@@ -35,8 +44,6 @@ const FIRST_PAGE_KEYS = 32;
 const MAX_PAGE_KEYS = 256;
 /** Enough of a payload to hold `step_index` (second member in both layouts). */
 const HEAD_BYTES = 511;
-/** Keys per EXISTS of a stamp's probe. */
-const PROBE_KEYS = 10_000;
 
 /** An index entry; its payload's key is made when it is read (payloadKey). */
 interface Entry {
@@ -209,9 +216,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       else keys.push(payloadKey(this.prefix, runs[i]!.runId, Number(m[1])), payloadKey(this.prefix, runs[i]!.runId, Number(m[2])));
     }
     if (known && keys.length > 0) {
-      const chunks: string[][] = [];
-      for (let i = 0; i < keys.length; i += PROBE_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + PROBE_KEYS)]);
-      known = this.pipeline(chunks).reduce<number>((n, c) => n + (c as number), 0) === keys.length;
+      known = existing(this.pipeline(existsCommands(keys))) === keys.length;
     }
     this.probed.set(probe, known);
     return known;

@@ -75,11 +75,19 @@ const byBytes = (a: Buffer, b: Buffer): number => Buffer.compare(a, b);
 
 const buffers = (reply: unknown): Array<Buffer | null> => (Array.isArray(reply) ? (reply as Array<Buffer | null>) : []);
 
-/** Keys for EXISTS in commands of at most EXISTS_KEYS, and how many of them exist. */
-export async function countExisting(keys: readonly string[], exec: RawPipeline): Promise<number> {
+/** EXISTS commands of at most EXISTS_KEYS keys each, over `keys`. */
+export function existsCommands(keys: readonly string[]): string[][] {
   const chunks: string[][] = [];
   for (let i = 0; i < keys.length; i += EXISTS_KEYS) chunks.push(['EXISTS', ...keys.slice(i, i + EXISTS_KEYS)]);
-  return (await exec(chunks)).reduce<number>((n, c) => n + Number(c), 0);
+  return chunks;
+}
+
+/** How many keys existsCommands' replies say exist. */
+export const existing = (replies: readonly unknown[]): number => replies.reduce<number>((n, c) => n + Number(c), 0);
+
+/** Keys for EXISTS in commands of at most EXISTS_KEYS, and how many of them exist. */
+export async function countExisting(keys: readonly string[], exec: RawPipeline): Promise<number> {
+  return existing(await exec(existsCommands(keys)));
 }
 
 export async function readListing(prefix: string, exec: RawPipeline): Promise<ListingReply> {
