@@ -521,6 +521,24 @@ test('-o killed part way: the target is the old file or a whole export, never a 
     assert.ok(now === 'old' || now === whole, `${signal} after ${delay} ms: ${now.length} bytes`);
     if (readdirSync(dir).length > 1) killedMidway++;
   }
+  // and one kill while the temporary file is being written (polled: a fast machine beats every delay above)
+  for (const f of readdirSync(dir)) if (f !== 'out.md') unlinkSync(join(dir, f));
+  writeFileSync(out, 'old');
+  const child = spawn(process.execPath, [BIN, 'export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], {
+    env: { ...process.env, XDG_CACHE_HOME: cache },
+    stdio: 'ignore',
+  });
+  const exited = once(child, 'exit');
+  let ended = false;
+  void exited.then(() => {
+    ended = true;
+  });
+  while (!ended && readdirSync(dir).length < 2) await sleep(1);
+  child.kill('SIGKILL');
+  await exited;
+  assert.equal(readFileSync(out, 'utf8'), 'old', 'killed while writing: the target is untouched');
+  assert.equal(readdirSync(dir).length, 2, 'the killed export left its temporary file');
+  killedMidway++;
   // a finished export replaces the target and removes the temporary files of the killed ones
   const done = await runCliAsync(['export', '--conversation', 'conv-wide', '--db', db, '--format', 'md', '-o', out], {
     env: cliEnv(cache),
@@ -540,24 +558,31 @@ test('standard output is spooled outside the store directory, even with TMPDIR t
         .filter((f) => f.startsWith('.export.convsearch-'))
         .map((f) => join(d, f)),
     );
-  const before = new Set(spools());
-  let seen = 0;
-  for (const delay of [300, 500, 700, 900]) {
+  // killed while its spool exists (polled, not a fixed delay: a fast machine finishes before any delay)
+  for (let round = 0; round < 3; round++) {
     const child = spawn(process.execPath, [BIN, 'export', '--conversation', 'conv-wide', '--db', db, '--format', 'md'], {
       env: { ...process.env, XDG_CACHE_HOME: cache, TMPDIR: dir },
       stdio: 'ignore',
     });
     const exited = once(child, 'exit');
-    await Promise.race([sleep(delay), exited]);
+    let done = false;
+    void exited.then(() => {
+      done = true;
+    });
+    const mine = (): string[] => spools().filter((f) => f.includes(`-${child.pid}-`));
+    let seen: string[] = [];
+    while (!done && seen.length === 0) {
+      seen = mine();
+      if (seen.length === 0) await sleep(1);
+    }
+    assert.deepEqual(readdirSync(dir), ['wide.db'], `the spool is not beside the store (round ${round})`);
     child.kill('SIGKILL');
     await exited;
-    assert.deepEqual(readdirSync(dir), ['wide.db'], `nothing beside the store (killed after ${delay} ms)`);
-    for (const f of spools().filter((f) => !before.has(f) && f.includes(`-${child.pid}-`))) {
-      seen++;
-      unlinkSync(f);
-    }
+    assert.equal(seen.length, 1, `the export spooled elsewhere (round ${round})`);
+    assert.deepEqual(readdirSync(dir), ['wide.db'], `nothing beside the store after the kill (round ${round})`);
+    // the next export removes a dead process's spool (a concurrent test's may have already)
+    for (const f of mine()) unlinkSync(f);
   }
-  assert.ok(seen > 0, 'a killed export left its spool, elsewhere');
 });
 
 test('several stores (--db twice): records name their store, shared run ids are qualified and accepted back', async () => {
