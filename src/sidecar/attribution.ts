@@ -73,7 +73,7 @@ const slotsFor = (entries: number): Int32Array => {
  * The distinct keys met, each numbered, in flat arrays: a build's attribution meets every key of the
  * store (~400k at 50k runs), as strings in Sets ~30 MB of heap at the build's peak, here ~13 MB.
  */
-class KeyIds {
+export class KeyIds {
   private keys = new Uint8Array(KEY_BYTES * 1024);
   private slots = slotsFor(1024);
   size = 0;
@@ -127,7 +127,7 @@ class KeyIds {
 }
 
 /** Pairs (conversation number, key number), in flat arrays (see KeyIds). */
-class PairSet {
+export class PairSet {
   private pairs = new Int32Array(2 * 1024);
   private slots = slotsFor(1024);
   private size = 0;
