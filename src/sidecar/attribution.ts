@@ -1,3 +1,4 @@
+import { IndexDamagedError } from './errors.js';
 import { readVarints } from './varint.js';
 import type { IndexTables, RunKeys } from './tables.js';
 
@@ -61,6 +62,111 @@ function withinConversations(
   return redo;
 }
 
+/** An open-addressing table's slots for `entries` entries (a power of two, at most half full). */
+const slotsFor = (entries: number): Int32Array => {
+  let n = 1024;
+  while (n < 2 * entries) n *= 2;
+  return new Int32Array(n).fill(-1);
+};
+
+/**
+ * The distinct keys met, each numbered, in flat arrays: a build's attribution meets every key of the
+ * store (~400k at 50k runs), as strings in Sets ~30 MB of heap at the build's peak, here ~13 MB.
+ */
+export class KeyIds {
+  private keys = new Uint8Array(KEY_BYTES * 1024);
+  private slots = slotsFor(1024);
+  size = 0;
+
+  /** The number of the key at `at` of `src`, or -1. */
+  find(src: Uint8Array, at: number): number {
+    const mask = this.slots.length - 1;
+    // keys are SHA-1 digests: any 4 of their bytes are a hash
+    for (let s = ((src[at]! | (src[at + 1]! << 8) | (src[at + 2]! << 16)) ^ (src[at + 3]! << 24)) & mask; ; s = (s + 1) & mask) {
+      const id = this.slots[s]!;
+      if (id === -1) return -1;
+      if (this.same(id, src, at)) return id;
+    }
+  }
+
+  /** The number of the key at `at` of `src`, given one when new. */
+  add(src: Uint8Array, at: number): number {
+    const known = this.find(src, at);
+    if (known !== -1) return known;
+    if (2 * (this.size + 1) > this.slots.length) this.grow();
+    if ((this.size + 1) * KEY_BYTES > this.keys.length) {
+      const keys = new Uint8Array(this.keys.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+    }
+    const id = this.size++;
+    this.keys.set(src.subarray(at, at + KEY_BYTES), id * KEY_BYTES);
+    this.place(id);
+    return id;
+  }
+
+  private same(id: number, src: Uint8Array, at: number): boolean {
+    const o = id * KEY_BYTES;
+    for (let i = 0; i < KEY_BYTES; i++) if (this.keys[o + i] !== src[at + i]) return false;
+    return true;
+  }
+
+  private place(id: number): void {
+    const k = this.keys;
+    const o = id * KEY_BYTES;
+    const mask = this.slots.length - 1;
+    let s = ((k[o]! | (k[o + 1]! << 8) | (k[o + 2]! << 16)) ^ (k[o + 3]! << 24)) & mask;
+    while (this.slots[s] !== -1) s = (s + 1) & mask;
+    this.slots[s] = id;
+  }
+
+  private grow(): void {
+    this.slots = slotsFor(this.size + 1);
+    for (let id = 0; id < this.size; id++) this.place(id);
+  }
+}
+
+/** Pairs (conversation number, key number), in flat arrays (see KeyIds). */
+export class PairSet {
+  private pairs = new Int32Array(2 * 1024);
+  private slots = slotsFor(1024);
+  private size = 0;
+
+  has(conv: number, key: number): boolean {
+    const mask = this.slots.length - 1;
+    for (let s = hashPair(conv, key) & mask; ; s = (s + 1) & mask) {
+      const e = this.slots[s]!;
+      if (e === -1) return false;
+      if (this.pairs[2 * e] === conv && this.pairs[2 * e + 1] === key) return true;
+    }
+  }
+
+  add(conv: number, key: number): void {
+    if (this.has(conv, key)) return;
+    if (2 * (this.size + 1) > this.slots.length) {
+      this.slots = slotsFor(this.size + 1);
+      for (let e = 0; e < this.size; e++) this.place(e);
+    }
+    if (2 * (this.size + 1) > this.pairs.length) {
+      const pairs = new Int32Array(this.pairs.length * 2);
+      pairs.set(this.pairs);
+      this.pairs = pairs;
+    }
+    this.pairs[2 * this.size] = conv;
+    this.pairs[2 * this.size + 1] = key;
+    this.place(this.size++);
+  }
+
+  private place(e: number): void {
+    const mask = this.slots.length - 1;
+    let s = hashPair(this.pairs[2 * e]!, this.pairs[2 * e + 1]!) & mask;
+    while (this.slots[s] !== -1) s = (s + 1) & mask;
+    this.slots[s] = e;
+  }
+}
+
+const hashPair = (conv: number, key: number): number => Math.imul(key ^ Math.imul(conv, 0x9e3779b1), 0x85ebca6b) ^ (key >>> 13);
+
 /** The starts of the runs from `fromOrd` on, from the keys of every earlier run (see attribute). */
 function storeWide(t: IndexTables, runCount: number, fromOrd: number, rewritten: ReadonlySet<number>, read: { rows: number }): Redo[] {
   const wanted = new Set<string>();
@@ -72,36 +178,43 @@ function storeWide(t: IndexTables, runCount: number, fromOrd: number, rewritten:
       heads.add(run.keys.readInt32LE(i));
     }
   }
-  const all = new Set<string>();
-  const byConv = new Map<string, Set<string>>();
-  const convSet = (conv: string | null): Set<string> | null =>
-    conv === null ? null : (byConv.get(conv) ?? byConv.set(conv, new Set()).get(conv)!);
+  // every key met is store-wide (`all`), and its conversation's when the run has one
+  const all = new KeyIds();
+  const inConv = new PairSet();
+  const convs = new Map<string, number>();
+  const convOf = (conv: string | null): number => {
+    if (conv === null) return -1;
+    let n = convs.get(conv);
+    if (n === undefined) convs.set(conv, (n = convs.size));
+    return n;
+  };
   for (const run of keysAt(t, 0, fromOrd, read)) {
-    let conv: Set<string> | null | undefined;
+    let conv: number | undefined;
     for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) {
       if (!heads.has(run.keys.readInt32LE(i))) continue;
-      const k = run.keys.toString('latin1', i, i + KEY_BYTES);
-      if (!wanted.has(k)) continue;
-      all.add(k);
-      conv ??= convSet(run.conversation_id);
-      conv?.add(k);
+      if (!wanted.has(run.keys.toString('latin1', i, i + KEY_BYTES))) continue;
+      const key = all.add(run.keys, i);
+      conv ??= convOf(run.conversation_id);
+      if (conv !== -1) inConv.add(conv, key);
     }
   }
   const redo: Redo[] = [];
   for (const run of keysAt(t, fromOrd, runCount, read)) {
-    const keys: string[] = [];
-    for (let i = 0; i < run.keys.length; i += KEY_BYTES) keys.push(run.keys.toString('latin1', i, i + KEY_BYTES));
-    const conv = convSet(run.conversation_id);
+    const keys = run.keys;
+    if (keys.length % KEY_BYTES !== 0) throw new IndexDamagedError(`the keys of run key ${run.run_key} are not whole keys`);
+    const n = keys.length / KEY_BYTES;
+    const conv = convOf(run.conversation_id);
     let startAll = 0;
-    while (startAll < keys.length && all.has(keys[startAll]!)) startAll++;
+    while (startAll < n && all.find(keys, startAll * KEY_BYTES) !== -1) startAll++;
     let startConv = 0;
-    while (conv !== null && startConv < keys.length && conv.has(keys[startConv]!)) startConv++;
+    for (let key: number; conv !== -1 && startConv < n; startConv++)
+      if ((key = all.find(keys, startConv * KEY_BYTES)) === -1 || !inConv.has(conv, key)) break;
     // the document length sums follow from the starts and the lengths: unchanged when neither changed
     if (rewritten.has(run.run_key) || startAll !== run.start_all || startConv !== run.start_conv)
       redo.push([run.run_key, startAll, startConv]);
-    for (const k of keys) {
-      all.add(k);
-      conv?.add(k);
+    for (let i = 0; i < keys.length; i += KEY_BYTES) {
+      const key = all.add(keys, i);
+      if (conv !== -1) inConv.add(conv, key);
     }
   }
   return redo;

@@ -177,23 +177,47 @@ export function decodePostings(data: Uint8Array, visit: PostingVisitor, wantRun:
  * wanted is returned as it is. A group without entries (never written) is dropped, as decoding drops it.
  */
 export function liveGroups(data: Uint8Array, wantRun: (runKey: number) => boolean): Uint8Array {
-  const { next, offset } = varints(data);
+  // varints read inline (a merge reads every byte of every row: ~58 MB at 50k runs)
+  const n = data.length;
   const ranges: number[] = [];
   let size = 0;
-  while (offset() < data.length) {
-    const start = offset();
-    const runKey = next();
+  let i = 0;
+  while (i < n) {
+    const start = i;
+    let runKey = 0;
+    let shift = 1;
+    let b: number;
+    do {
+      if (i >= n) throw new IndexDamagedError('index postings end in the middle of an entry');
+      b = data[i++]!;
+      runKey += (b & 0x7f) * shift;
+      shift *= 128;
+    } while (b >= 0x80);
     let entries = 0;
-    for (let v = next(); v !== 0; v = next()) {
+    for (;;) {
+      let v = 0;
+      shift = 1;
+      do {
+        if (i >= n) throw new IndexDamagedError('index postings end in the middle of an entry');
+        b = data[i++]!;
+        v += (b & 0x7f) * shift;
+        shift *= 128;
+      } while (b >= 0x80);
+      if (v === 0) break;
       entries++;
-      if (v % 2 === 1) next(); // its tf
+      // its tf
+      if (v % 2 === 1)
+        do {
+          if (i >= n) throw new IndexDamagedError('index postings end in the middle of an entry');
+          b = data[i++]!;
+        } while (b >= 0x80);
     }
     if (entries > 0 && wantRun(runKey)) {
-      ranges.push(start, offset());
-      size += offset() - start;
+      ranges.push(start, i);
+      size += i - start;
     }
   }
-  if (size === data.length) return data;
+  if (size === n) return data;
   const out = Buffer.allocUnsafe(size);
   for (let k = 0, o = 0; k < ranges.length; k += 2) {
     out.set(data.subarray(ranges[k], ranges[k + 1]), o);

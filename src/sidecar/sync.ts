@@ -195,14 +195,7 @@ export class IndexSync {
     } finally {
       this.t.commit();
     }
-    if (rows?.length === 0) {
-      this.onBulkWrite?.();
-      const runs = this.store.runs();
-      this.early = this.prefetchAll(runs, !verify && this.digestedByReplay(runs));
-      // only with worker threads: a build of many light runs on this thread alone peaked ~55 MB higher
-      // at 50k runs (its rows digested run by run rather than in one pass), for no time saved
-      this.elsewhere = this.early?.digest === true;
-    }
+    if (rows?.length === 0) this.startBuild(verify);
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
     let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed, this.elsewhere);
@@ -236,20 +229,30 @@ export class IndexSync {
       const listed = (): StoreRun[] => (runs ??= this.store.runs());
       let digests: ReturnType<typeof runListDigests> | null = null;
       const listDigests = (): ReturnType<typeof runListDigests> => (digests ??= runListDigests(listed(), known?.runCount ?? 0));
+      const putMap = (): void => {
+        if (!content.pages) return;
+        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
+        // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
+        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
+      };
+      let mapPut = false;
       if (content.digest !== meta.content || content.runsElsewhere) {
         const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
         if (rows === null) marksRead += (rows = marks?.rows ?? this.t.allMarks(meta.runCount)).length;
+        // content read whole before the runs are written: its map goes in first, and its digests and
+        // decoded b-tree are let go (a build at 50k runs held ~14 MB of them to its end)
+        if (!content.runsElsewhere) {
+          putMap();
+          mapPut = true;
+          content = { ...content, pages: null, tree: null };
+        }
         const { applied, ...done } = this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress);
         // a build that digested its runs as it replayed them: their rows
         if (content.runsElsewhere) rowsDigested += applied.rowsDigested ?? 0;
         content = applied;
         report = { ...done, rowsDigested, marksRead };
       }
-      if (content.pages) {
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
-        // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
-        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
-      }
+      if (!mapPut) putMap();
       this.t.putMeta('generation', String(meta.generation + 1));
       // read in place while a writer was active, the stamp says nothing of the data: '' never matches
       this.t.putMeta('store_stamp', stamp ?? '');
@@ -261,6 +264,20 @@ export class IndexSync {
       if (this.t.inTransaction) this.t.rollback();
       throw e;
     }
+  }
+
+  /**
+   * A build from nothing: the replay of its runs is offered to worker threads now. (A method of its own:
+   * the run list read for it is let go here, not held by the caller's frame to the end of the build,
+   * beside the list read again under the write lock; at 50k runs, each is some 9 MB of heap.)
+   */
+  private startBuild(verify: boolean): void {
+    this.onBulkWrite?.();
+    const runs = this.store.runs();
+    this.early = this.prefetchAll(runs, !verify && this.digestedByReplay(runs));
+    // only with worker threads: a build of many light runs on this thread alone peaked ~55 MB higher
+    // at 50k runs (its rows digested run by run rather than in one pass), for no time saved
+    this.elsewhere = this.early?.digest === true;
   }
 
   /**

@@ -390,7 +390,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/sync.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   'src/sidecar/indexed-source.ts': ["CORPUS_RUN_COLUMNS.join(', ')"],
   // column and parameter lists built from the constant column arrays RUN_COLUMNS, MARK_COLUMNS, KEY_COLUMNS and MESSAGE_COLUMNS
-  // (MESSAGE_ROWS_PARAMS, POSTING_ROWS_PARAMS: placeholders of ROWS_A_STATEMENT rows, a numeric constant);
+  // (MESSAGE_ROWS_PARAMS, POSTING_ROWS_PARAMS: placeholders of ROWS_A_STATEMENT rows, a numeric constant;
+  // POSTING_IDS_PARAMS: POSTING_IDS_A_STATEMENT placeholders, a numeric constant);
   // n(…): the home's name for one of the index's own tables (index-db.ts: a literal, or a validated prefix)
   'src/sidecar/tables.ts': [
     'RUN_LIST',
@@ -400,6 +401,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
     'MESSAGE_PARAMS',
     'MESSAGE_ROWS_PARAMS',
     'POSTING_ROWS_PARAMS',
+    'POSTING_IDS_PARAMS',
     ...['meta', 'runs', 'messages', 'field_pieces', 'postings', 'terms', 'corpus_cache', 'pages'].map((t) => `n('${t}')`),
   ],
   // the shared index's schema name (checked against [a-z_][a-z0-9_]* in shared/target.ts) and its table names

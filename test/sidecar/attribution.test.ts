@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun } from '../../scripts/bench/mutations.js';
+import { rng } from '../../scripts/bench/synthetic-store.js';
+import { KeyIds, PairSet } from '../../src/sidecar/attribution.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -75,4 +77,42 @@ test('an appended run holding a message only another conversation holds takes th
   assert.equal(r.runsReplayed, 1);
   assert.ok(r.keysRead >= runs.length, `read the keys of ${r.keysRead} runs`);
   assertSameAnswers(path, index, runs, 57, 'quarzite');
+});
+
+test('the key table and the (conversation, key) pairs tell every key apart, whatever bytes two keys share (against a Set of their texts)', () => {
+  const random = rng(2106);
+  // 20-byte keys in families that share their first 4 bytes (one slot, then probing) and differ in any
+  // one later byte, or in none (the same key again, from another offset of another buffer)
+  const keys: Buffer[] = [];
+  for (let f = 0; f < 300; f++) {
+    const head = Buffer.from([f & 0xff, f >> 8, 7, 9]);
+    for (let k = 0; k < 20; k++) {
+      const key = Buffer.concat([head, Buffer.alloc(16)]);
+      key[4 + Math.floor(random() * 16)] = Math.floor(random() * 256);
+      keys.push(key);
+    }
+  }
+  const ids = new KeyIds();
+  const pairs = new PairSet();
+  const texts = new Map<string, number>();
+  const pairTexts = new Set<string>();
+  for (let i = 0; i < keys.length; i++) {
+    // each key read where it lies in a buffer of its own, at an odd offset
+    const at = 1 + (i % 5);
+    const src = Buffer.concat([Buffer.alloc(at), keys[i]!, Buffer.alloc(3)]);
+    const text = keys[i]!.toString('latin1');
+    const conv = i % 3;
+    assert.equal(ids.find(src, at) !== -1, texts.has(text), `key ${i} found`);
+    const id = ids.add(src, at);
+    if (!texts.has(text)) texts.set(text, id);
+    assert.equal(id, texts.get(text), `key ${i} numbered as before`);
+    assert.equal(pairs.has(conv, id), pairTexts.has(`${conv} ${text}`), `pair ${i}`);
+    pairs.add(conv, id);
+    pairTexts.add(`${conv} ${text}`);
+  }
+  assert.equal(ids.size, texts.size);
+  for (const [text, id] of texts) {
+    assert.equal(ids.find(Buffer.from(text, 'latin1'), 0), id);
+    for (let conv = 0; conv < 4; conv++) assert.equal(pairs.has(conv, id), pairTexts.has(`${conv} ${text}`));
+  }
 });

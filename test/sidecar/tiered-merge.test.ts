@@ -16,8 +16,10 @@ import { assertListedFromIndex } from '../helpers/run-listing.js';
 import { writeRun } from '../helpers/random-stores.js';
 import { addRawSnapshot, tempDir } from '../helpers/stores.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
-import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
-import { IndexTables, TERM_BUCKETS } from '../../src/sidecar/tables.js';
+import { SqliteIndexDb, type IndexStatement } from '../../src/sidecar/index-db.js';
+import { readIndexMeta } from '../../src/sidecar/meta.js';
+import { merge } from '../../src/sidecar/segments.js';
+import { IndexTables, POSTING_IDS_A_STATEMENT, TERM_BUCKETS } from '../../src/sidecar/tables.js';
 
 type Runs = Array<{ id: string; conv: string | null }>;
 
@@ -196,4 +198,89 @@ test('a tier merge whose postings name a run whose row says it was written befor
     }
   }
   assert.ok(error instanceof IndexDamagedError, `a merge noticed: ${String(error)}`);
+});
+
+/** An index home that counts the statements run that read postings rows (SELECT … FROM postings, rows fetched). */
+class CountingDb extends SqliteIndexDb {
+  postingReads = 0;
+  override prepare(sql: string): IndexStatement {
+    const s = super.prepare(sql);
+    if (!/^SELECT .* FROM postings WHERE id (=|IN)/.test(sql)) return s;
+    const count = <T>(f: () => T): T => {
+      this.postingReads++;
+      return f();
+    };
+    return {
+      run: (...a) => s.run(...a),
+      get: (...a) => count(() => s.get(...a)),
+      all: (...a) => count(() => s.all(...a)),
+      iterate: (...a) => count(() => s.iterate(...a)),
+    };
+  }
+}
+
+/** Per term, its postings rows' bytes one after another in id order (what it holds, whatever its rows). */
+function termBytes(t: IndexTables): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (let b = 0; b < TERM_BUCKETS; b++)
+    for (const [term, ids] of t.bucket(b)) out.set(term, Buffer.concat(ids.map((id) => t.posting(id, term).data)));
+  return out;
+}
+
+test('a merge reads the rows it merges a few hundred a statement, not one lookup per row (counted), and each term keeps its bytes', () => {
+  const { path, add } = store(150, 28, 2105);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  // the build's segment, then one per update (of 4 appended runs): 8 live segments, one short of a merge
+  for (let i = 0; i < 7; i++) {
+    for (let k = 0; k < 4; k++) add();
+    assert.ok(!sync(path, index).merged);
+  }
+  for (const full of [true, false]) {
+    const copy = join(tempDir(), 'copy.db');
+    copyFileSync(index, copy);
+    const db = new Database(copy);
+    try {
+      const home = new CountingDb(db);
+      const t = new IndexTables(home);
+      const before = termBytes(t);
+      const meta = readIndexMeta(t.readMeta());
+      const rows = Number(
+        db
+          .prepare(`SELECT count(*) FROM postings ${full ? '' : 'WHERE id >= ?'}`)
+          .pluck()
+          .get(...(full ? [] : [meta.tierFrom])),
+      );
+      assert.ok(rows > POSTING_IDS_A_STATEMENT, `${rows} rows to merge`);
+      home.postingReads = 0;
+      db.transaction(() => merge(t, meta.runCount, meta, meta.nextSegment, full))();
+      // ids in order, POSTING_IDS_A_STATEMENT a statement (main looked up each row: `rows` statements)
+      assert.ok(home.postingReads <= Math.ceil(rows / POSTING_IDS_A_STATEMENT) + 2, `${home.postingReads} reads for ${rows} rows`);
+      // only appends: every run's groups are live, so each term holds the same bytes as before
+      const after = termBytes(t);
+      assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort());
+      for (const [term, data] of before) assert.ok(after.get(term)!.equals(data), term);
+      const { listed, rows: left } = directoryAndRows(copy);
+      assert.deepEqual(left, listed);
+    } finally {
+      db.close();
+    }
+  }
+  // a row the directory lists that is not there: the index is damaged, whichever statement would have read it
+  const copy = join(tempDir(), 'copy.db');
+  copyFileSync(index, copy);
+  const db = new Database(copy);
+  try {
+    const t = new IndexTables(new SqliteIndexDb(db));
+    const meta = readIndexMeta(t.readMeta());
+    db.prepare('DELETE FROM postings WHERE id = (SELECT max(id) FROM postings) - 300').run();
+    assert.throws(
+      () => db.transaction(() => merge(t, meta.runCount, meta, meta.nextSegment, true))(),
+      (e: unknown) => {
+        return e instanceof IndexDamagedError && /postings row \d+ of .* is missing/.test(e.message);
+      },
+    );
+  } finally {
+    db.close();
+  }
 });
