@@ -66,16 +66,17 @@ function runsSince(
   for (const r of map.runs.values()) mapped += r.count;
   if (total !== mapped) return null;
   const rowsOf = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
-  const runs = new Map<string, RunContent>();
+  // the recorded entries, taken whole (one copy of the table, not a new entry per run), then those that
+  // changed put in their place and those gone removed: an update costs per run changed, not per run held
+  const runs = new Map<string, RunContent>(basis.runs);
+  let kept = 0;
   let rowsDigested = 0;
   // keys, then each entry (no [id, r] pair made and destructured per run: this loop runs once, over every run)
   for (const id of map.runs.keys()) {
     const r = map.runs.get(id)!;
     const known = basis.runs.get(id);
-    if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !r.changed) {
-      runs.set(id, { count: r.count, maxSeq: r.maxSeq, digest: known.digest, prefix: known.digest });
-      continue;
-    }
+    if (known !== undefined) kept++;
+    if (known !== undefined && known.count === r.count && known.maxSeq === r.maxSeq && !r.changed) continue;
     const d = new ContentDigester(cuts.get(id) ?? 0);
     for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) d.add(Number(seq), [seq, ...rest]);
     const c = d.finish();
@@ -83,6 +84,8 @@ function runsSince(
     rowsDigested += c.count;
     runs.set(id, c);
   }
+  // runs the index held whose rows are all gone
+  if (kept !== basis.runs.size) for (const id of basis.runs.keys()) if (!map.runs.has(id)) runs.delete(id);
   return { runs, rowsDigested };
 }
 
