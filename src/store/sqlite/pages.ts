@@ -25,7 +25,7 @@ export interface PageMap {
   readonly pageSize: number;
   /** Four 32-bit lanes per page, page 1 first. */
   readonly digests: Uint32Array;
-  readonly runs: Map<string, PageRun>;
+  readonly runs: PageRuns;
   /** The snapshots b-tree as decoded, for the next map. */
   readonly tree: PageTree;
   /**
@@ -35,15 +35,17 @@ export interface PageMap {
   readonly media: string | null;
 }
 
-export interface PageRun {
-  readonly count: number;
-  readonly maxSeq: number;
-  /**
-   * A page of the run (a leaf holding one of its cells, or an overflow page of one) has a digest, its
-   * role mixed in, other than the one the previous map holds for it (a page past its end included):
-   * always true without previous digests.
-   */
-  readonly changed: boolean;
+/**
+ * Per run (in the order the walk met them, `ids` being the tree's run ids): its row count, highest seq,
+ * and whether a page of it (a leaf holding one of its cells, or an overflow page of one) has a digest,
+ * its role mixed in, other than the one the previous map holds for it (a page past its end included):
+ * always true without previous digests. Arrays, not an object per run: an update reads every entry once.
+ */
+export interface PageRuns {
+  readonly ids: readonly string[];
+  readonly counts: readonly number[];
+  readonly maxSeqs: readonly number[];
+  readonly changed: readonly boolean[];
 }
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
@@ -370,7 +372,7 @@ function overflowChains(
  * The page map of the SQLite file `path`: `root` is the snapshots table's root page and `runIdColumn`
  * the position of `run_id` in its records (seq being the rowid). Null when the file is not laid out as
  * expected. With `previous` digests (a map of this file), each run says whether any of its pages
- * changed since (PageRun.changed); with the tree decoded with them too, a b-tree page whose digest and
+ * changed since (PageRuns.changed); with the tree decoded with them too, a b-tree page whose digest and
  * role are unchanged is taken as decoded then: only the changed ones are read again (their children may
  * have changed without them, so every page of the tree is still checked, never a subtree trusted
  * whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
@@ -546,8 +548,7 @@ export function readPageMap(
     }
     const values = tree.finish();
     overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, changed);
-    const runs = new Map<string, PageRun>();
-    for (let i = 0; i < runIds.length; i++) runs.set(runIds[i]!, { count: counts[i]!, maxSeq: maxSeqs[i]!, changed: changed[i]! });
+    const runs: PageRuns = { ids: runIds, counts, maxSeqs, changed };
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(fd, mediaRoot, geometry, digests, next, seen);
     return { pageSize, digests, runs, tree: { runIds, values }, media };

@@ -33,7 +33,7 @@ test('a helper thread hashing a share of the chunks gives the map this thread al
   const shared = readPageMap(path, root, runIdColumn, 1234, null, 0);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
-  assert.deepEqual([...shared.runs], [...alone.runs]);
+  assert.deepEqual(shared.runs, alone.runs);
   // another key: other digests
   assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
 });
@@ -147,7 +147,7 @@ test('the map after a helper was started ahead is the map this thread alone give
   const shared = readPageMap(path, root, runIdColumn, 4321, null, 0);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
-  assert.deepEqual([...shared.runs], [...alone.runs]);
+  assert.deepEqual(shared.runs, alone.runs);
 });
 
 test('a core is spare when the tasks runnable now (this one among them) leave one, whatever the minute average says', () => {
