@@ -6,6 +6,7 @@ import {
   type ContentBasis,
   EMPTY_DIGEST,
   knownMedia,
+  recordedContent,
   type RunContent,
   type StoreContent,
   totalDigest,
@@ -386,7 +387,7 @@ export class IndexSync {
   ): StoreContent {
     const current = pageMap !== null && pageMap.content === meta.content && meta.content !== '';
     const runs = Array.isArray(rows)
-      ? new Map(rows.map((r) => [r.run_id, { count: r.snap_count, maxSeq: r.snap_max_seq, digest: r.content }]))
+      ? new Map(rows.map((r) => [r.run_id, recordedContent(r.snap_count, r.snap_max_seq, r.content)]))
       : (rows as KnownRuns).runs;
     const basis: ContentBasis = {
       seed,

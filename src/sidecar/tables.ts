@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import type { KnownMedia, KnownRunContent, PageTree } from '../store/content.js';
+import { type KnownMedia, type KnownRunContent, type PageTree, type RunContent, recordedContent } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb, IndexStatement } from './index-db.js';
@@ -307,8 +307,12 @@ export interface KnownRuns {
   /** Digest of the run list (known-runs.ts runListDigests) and its length. */
   readonly runList: string;
   readonly runCount: number;
-  readonly runs: ReadonlyMap<string, KnownRunContent>;
+  /** As read (knownRuns): each entry a RunContent (recordedContent), taken as it is for a run that did not change. */
+  readonly runs: ReadonlyMap<string, RunContent>;
 }
+
+/** What putKnownRuns writes of each run: the prefix digest is not kept. */
+export type KnownRunsToWrite = Omit<KnownRuns, 'runs'> & { readonly runs: ReadonlyMap<string, KnownRunContent> };
 
 /**
  * `bytes` (whole words, in this machine's order, as written) read as words: a view where they are aligned
@@ -794,7 +798,7 @@ export class IndexTables {
       flat.length % 4 !== 0
     )
       throw new IndexDamagedError('the known runs row is malformed');
-    const runs = new Map<string, KnownRunContent>();
+    const runs = new Map<string, RunContent>();
     for (let i = 0; i < flat.length; i += 4) {
       // (no array made and destructured per run: at 50k runs that was most of this loop)
       const id = flat[i];
@@ -803,13 +807,13 @@ export class IndexTables {
       const digest = flat[i + 3];
       if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
         throw new IndexDamagedError('the known runs row is malformed');
-      runs.set(id, { count: count as number, maxSeq: maxSeq as number, digest });
+      runs.set(id, recordedContent(count as number, maxSeq as number, digest));
     }
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
-  putKnownRuns(k: KnownRuns, unchangedSinceRead = false): void {
+  putKnownRuns(k: KnownRunsToWrite, unchangedSinceRead = false): void {
     const flat: Array<string | number> = [];
     k.runs.forEach((r, id) => {
       flat.push(id, r.count, r.maxSeq, r.digest);

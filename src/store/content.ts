@@ -87,7 +87,8 @@ export interface ContentBasis {
   readonly pages: Uint32Array | null;
   /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
   readonly tree: PageTree | null;
-  readonly runs: ReadonlyMap<string, KnownRunContent>;
+  /** Per run what the index recorded, as the content of a run read whole (its prefix its digest): an unchanged run's entry is taken as it is. */
+  readonly runs: ReadonlyMap<string, RunContent>;
   /**
    * Every run is about to be replayed from rows that carry the digest's cells (StoreReader.snapshotRows):
    * the backend may leave the runs' digests out (StoreContent.runsElsewhere), the replay makes them.
@@ -99,6 +100,11 @@ export interface ContentBasis {
 
 /** What the index recorded of a run's content: what RunContent holds but the prefix digest. */
 export type KnownRunContent = Pick<RunContent, 'count' | 'maxSeq' | 'digest'>;
+
+/** The entry of a run the index recorded, as a RunContent of all its rows (the prefix is the whole). */
+export function recordedContent(count: number, maxSeq: number, digest: string): RunContent {
+  return { count, maxSeq, digest, prefix: digest };
+}
 
 /** The digest of nothing: `createHash('sha256').digest('base64')`, written out so that loading this module hashes nothing. */
 export const EMPTY_DIGEST = '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';

@@ -25,7 +25,7 @@ export interface PageMap {
   readonly pageSize: number;
   /** Four 32-bit lanes per page, page 1 first. */
   readonly digests: Uint32Array;
-  readonly runs: Map<string, PageRun>;
+  readonly runs: PageRuns;
   /** The snapshots b-tree as decoded, for the next map. */
   readonly tree: PageTree;
   /**
@@ -35,15 +35,17 @@ export interface PageMap {
   readonly media: string | null;
 }
 
-export interface PageRun {
-  readonly count: number;
-  readonly maxSeq: number;
-  /**
-   * A page of the run (a leaf holding one of its cells, or an overflow page of one) has a digest, its
-   * role mixed in, other than the one the previous map holds for it (a page past its end included):
-   * always true without previous digests.
-   */
-  readonly changed: boolean;
+/**
+ * Per run (in the order the walk met them, `ids` being the tree's run ids): its row count, highest seq,
+ * and whether a page of it (a leaf holding one of its cells, or an overflow page of one) has a digest,
+ * its role mixed in, other than the one the previous map holds for it (a page past its end included):
+ * always true without previous digests. Arrays, not an object per run: an update reads every entry once.
+ */
+export interface PageRuns {
+  readonly ids: readonly string[];
+  readonly counts: readonly number[];
+  readonly maxSeqs: readonly number[];
+  readonly changed: readonly boolean[];
 }
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
@@ -317,6 +319,20 @@ class Values {
     a[this.length++] = z;
   }
 
+  /** Appends `xs[from..to)` in one copy; returns where they start. */
+  copy(xs: Float64Array, from: number, to: number): number {
+    const a = this.room(to - from);
+    const at = this.length;
+    a.set(xs.subarray(from, to), at);
+    this.length += to - from;
+    return at;
+  }
+
+  /** The values so far, to be changed in place (valid until the next push). */
+  get values(): Float64Array {
+    return this.a;
+  }
+
   pushAll(xs: Float64Array | readonly number[]): void {
     const a = this.room(xs.length);
     for (let i = 0; i < xs.length; i++) a[this.length++] = xs[i]!;
@@ -370,7 +386,7 @@ function overflowChains(
  * The page map of the SQLite file `path`: `root` is the snapshots table's root page and `runIdColumn`
  * the position of `run_id` in its records (seq being the rowid). Null when the file is not laid out as
  * expected. With `previous` digests (a map of this file), each run says whether any of its pages
- * changed since (PageRun.changed); with the tree decoded with them too, a b-tree page whose digest and
+ * changed since (PageRuns.changed); with the tree decoded with them too, a b-tree page whose digest and
  * role are unchanged is taken as decoded then: only the changed ones are read again (their children may
  * have changed without them, so every page of the tree is still checked, never a subtree trusted
  * whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
@@ -456,12 +472,14 @@ export function readPageMap(
     let lastSeq = -Infinity;
     // where each cell's entry starts in `tree`: their overflow chains are walked after the tree
     const cellsAt = new Values(before.length / 4 + 1024);
-    /** A cell of a leaf (`leafChanged`: its digest is not the previous one): the row `seq` of run index `run`, its overflow chain from `first` holding `rest` bytes. */
-    const cell = (leafChanged: boolean, run: number, seq: number, first: number, rest: number): void => {
+    /**
+     * A cell of a leaf written to `tree` at `at` (`leafChanged`: its digest is not the previous one): the
+     * row `seq` of run index `run`, its overflow chain holding `rest` bytes.
+     */
+    const cell = (leafChanged: boolean, run: number, seq: number, rest: number, at: number): void => {
       if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
       lastSeq = seq;
-      if (rest > 0) cellsAt.push1(tree.length);
-      tree.push4(run, seq, first, rest);
+      if (rest > 0) cellsAt.push1(at);
       counts[run]!++;
       maxSeqs[run] = seq;
       if (leafChanged) changed[run] = true;
@@ -491,7 +509,12 @@ export function readPageMap(
         cells.push([runId!, seq, overflow, payload - local]);
       }
       tree.push3(p, LEAF, cells.length);
-      for (const [runId, seq, first, rest] of cells) cell(leafChanged, runIndexOf(runId), seq, first, rest);
+      for (const [runId, seq, first, rest] of cells) {
+        const run = runIndexOf(runId);
+        const at = tree.length;
+        tree.push4(run, seq, first, rest);
+        cell(leafChanged, run, seq, rest, at);
+      }
     };
     // the tree in pre-order, children in order: a stack of pages still to visit (each with its depth), in
     // one loop (a recursion of one call per page stays unoptimized for most of a single pass)
@@ -509,12 +532,15 @@ export function readPageMap(
         mixRole(digests, p, kind, 0, 0);
         tree.push3(p, kind, n);
         if (kind === INTERIOR) {
-          for (let i = at + 3; i < at + 3 + n; i++) tree.push1(before[i]!);
+          tree.copy(before, at + 3, at + 3 + n);
           for (let i = at + 2 + n; i > at + 2; i--) stack.push(before[i]!, depth + 1);
           continue;
         }
-        for (let i = at + 3; i < at + 3 + 4 * n; i += 4) {
-          const old = before[i]!;
+        // the leaf's cells copied in one piece, then their run indexes renumbered in place
+        const from = tree.copy(before, at + 3, at + 3 + 4 * n);
+        const cells = tree.values;
+        for (let i = from; i < from + 4 * n; i += 4) {
+          const old = cells[i]!;
           let run = renamed[old];
           if (run === undefined) throw new Unexpected('run index outside the tree');
           if (run < 0) {
@@ -522,7 +548,8 @@ export function readPageMap(
             if (runId === undefined) throw new Unexpected('run index outside the tree');
             renamed[old] = run = runIndexOf(runId);
           }
-          cell(false, run, before[i + 1]!, before[i + 2]!, before[i + 3]!);
+          cells[i] = run;
+          cell(false, run, cells[i + 1]!, cells[i + 3]!, i);
         }
         continue;
       }
@@ -546,8 +573,7 @@ export function readPageMap(
     }
     const values = tree.finish();
     overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, changed);
-    const runs = new Map<string, PageRun>();
-    for (let i = 0; i < runIds.length; i++) runs.set(runIds[i]!, { count: counts[i]!, maxSeq: maxSeqs[i]!, changed: changed[i]! });
+    const runs: PageRuns = { ids: runIds, counts, maxSeqs, changed };
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(fd, mediaRoot, geometry, digests, next, seen);
     return { pageSize, digests, runs, tree: { runIds, values }, media };

@@ -33,7 +33,7 @@ test('a helper thread hashing a share of the chunks gives the map this thread al
   const shared = readPageMap(path, root, runIdColumn, 1234, null, 0);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
-  assert.deepEqual([...shared.runs], [...alone.runs]);
+  assert.deepEqual(shared.runs, alone.runs);
   // another key: other digests
   assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
 });
@@ -147,7 +147,7 @@ test('the map after a helper was started ahead is the map this thread alone give
   const shared = readPageMap(path, root, runIdColumn, 4321, null, 0);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
-  assert.deepEqual([...shared.runs], [...alone.runs]);
+  assert.deepEqual(shared.runs, alone.runs);
 });
 
 test('a core is spare when the tasks runnable now (this one among them) leave one, whatever the minute average says', () => {
@@ -155,4 +155,62 @@ test('a core is spare when the tasks runnable now (this one among them) leave on
   assert.equal(coreToSpare('0.10 0.20 0.30 2/131 4330', 2), false);
   assert.equal(coreToSpare('0.10 0.20 0.30 7/131 4330', 8), true);
   assert.equal(coreToSpare('0.10 0.20 0.30 8/131 4330', 8), false);
+});
+
+test('a map taken with the previous one (unchanged leaves copied from its tree) is the map taken from nothing: after an append, an in-place edit, a deletion, every row of a run deleted (each later run renumbered)', () => {
+  const { path } = threadedStore(47, 60);
+  const { root, runIdColumn } = layout(path);
+  let previous = readPageMap(path, root, runIdColumn, 99, null, Infinity)!;
+  const edits: Array<[string, (db: Database.Database) => string]> = [
+    [
+      'append',
+      (db) => {
+        const last = db.prepare('SELECT run_id FROM snapshots ORDER BY seq DESC LIMIT 1').pluck().get() as string;
+        db.prepare(
+          'INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) SELECT run_id, step_index + 1, conversation_id, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+        ).run(last);
+        return last;
+      },
+    ],
+    [
+      'in-place edit',
+      (db) => {
+        const r = db.prepare('SELECT seq, run_id FROM snapshots ORDER BY seq LIMIT 1 OFFSET 7').get() as { seq: number; run_id: string };
+        db.prepare("UPDATE snapshots SET messages = replace(messages, 'a', 'b') WHERE seq = ?").run(r.seq);
+        return r.run_id;
+      },
+    ],
+    [
+      'deletion',
+      (db) => {
+        const r = db.prepare('SELECT seq, run_id FROM snapshots ORDER BY seq LIMIT 1 OFFSET 3').get() as { seq: number; run_id: string };
+        db.prepare('DELETE FROM snapshots WHERE seq = ?').run(r.seq);
+        return r.run_id;
+      },
+    ],
+    [
+      // the first run met gone: every later run numbered one less than in the previous tree
+      'the first run deleted',
+      (db) => {
+        const first = db.prepare('SELECT run_id FROM snapshots ORDER BY seq LIMIT 1').pluck().get() as string;
+        db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(first);
+        return db.prepare('SELECT run_id FROM snapshots ORDER BY seq LIMIT 1').pluck().get() as string;
+      },
+    ],
+  ];
+  for (const [what, edit] of edits) {
+    const db = new Database(path);
+    const touched = edit(db);
+    db.close();
+    const fresh = readPageMap(path, root, runIdColumn, 99, null, Infinity)!;
+    const next = readPageMap(path, root, runIdColumn, 99, previous, Infinity)!;
+    assert.ok(fresh !== null && next !== null, what);
+    assert.deepEqual(next.tree, fresh.tree, `${what}: the same tree`);
+    assert.deepEqual(Buffer.from(next.digests.buffer), Buffer.from(fresh.digests.buffer), `${what}: the same digests`);
+    assert.deepEqual([next.runs.ids, next.runs.counts, next.runs.maxSeqs], [fresh.runs.ids, fresh.runs.counts, fresh.runs.maxSeqs], what);
+    const changed = next.runs.ids.filter((_, i) => next.runs.changed[i]);
+    assert.ok(changed.includes(touched), `${what}: the run touched is marked changed`);
+    assert.ok(changed.length < next.runs.ids.length / 2, `${what}: ${changed.length} of ${next.runs.ids.length} runs marked changed`);
+    previous = next;
+  }
 });
