@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
-import { decode } from './reply.js';
+import { decodeOnce } from './reply.js';
 import { readIndexes, readListing, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
@@ -119,7 +119,12 @@ export async function open(config: unknown): Promise<DriverSession> {
   const exec = async <T = unknown>(commands: ReadonlyArray<readonly string[]>, map?: (reply: unknown) => T): Promise<T[]> => {
     const out: T[] = [];
     for (let i = 0; i < commands.length; i += PIPELINE_COMMANDS) {
-      for (const reply of await pipeline(commands.slice(i, i + PIPELINE_COMMANDS))) out.push(map ? map(reply) : (reply as T));
+      const replies = await pipeline(commands.slice(i, i + PIPELINE_COMMANDS));
+      for (let k = 0; k < replies.length; k++) {
+        out.push(map ? map(replies[k]) : (replies[k] as T));
+        // mapped: its buffers can go (see decodeOnce)
+        if (map) replies[k] = null;
+      }
     }
     return out;
   };
@@ -128,7 +133,7 @@ export async function open(config: unknown): Promise<DriverSession> {
       const r = request as PipelineRequest | ViewRequest;
       if (r.op === 'view') return r.part === 'listing' ? readListing(r.prefix, exec) : readIndexes(r.prefix, r.runIds, exec);
       if (r.op !== 'pipeline') throw new Error(`unknown request ${String((r as { op?: unknown }).op)}`);
-      return exec(r.commands, decode);
+      return exec(r.commands, decodeOnce);
     },
     async close() {
       client.disconnect();
