@@ -1,4 +1,5 @@
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { DRIVER_LIMITS } from './drivers.js';
 import { StoreError } from './errors.js';
 
 /**
@@ -100,7 +101,7 @@ function startThread(driver: URL): Spare {
   const workerData: BridgeData = { driver: driver.href, signal, port: port2 };
   // a worker inherits the process's flags; --input-type (node -e with ESM) stops it from starting
   const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-  const worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv });
+  const worker = new Worker(WORKER, { workerData, transferList: [port2], execArgv, resourceLimits: DRIVER_LIMITS.get(driver.href) });
   booting.threads.add(worker);
   // a reader that is never closed (or a spare never taken) must not keep the process alive
   worker.unref();
