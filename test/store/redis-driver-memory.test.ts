@@ -39,7 +39,7 @@ after(() => {
 
 /**
  * Loaded into every thread of the command (a driver thread inherits -r): the largest new space and
- * the most live heap (what a full collection leaves, once over 24 MB in use) and ArrayBuffer memory (its
+ * the most live heap (what a full collection leaves, once over 12 MB in use) and ArrayBuffer memory (its
  * own) a worker thread had, sampled every 2 ms.
  */
 const PRELOAD = `
@@ -53,9 +53,10 @@ else {
   const look = () => {
     const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').physical_space_size;
     const buffers = process.memoryUsage().arrayBuffers;
-    let live = getHeapStatistics().used_heap_size;
-    // what is in use counts garbage too: above 24 MB, what a full collection leaves
-    if (live > 24 * 2 ** 20) {
+    // what is in use counts garbage too: above 12 MB, what a full collection leaves is what counts
+    // (0 while the heap stays under that: live is then below 12 MB)
+    let live = 0;
+    if (getHeapStatistics().used_heap_size > 12 * 2 ** 20) {
       globalThis.gc();
       live = getHeapStatistics().used_heap_size;
     }
@@ -95,13 +96,13 @@ describe('Redis driver thread', () => {
     assert.ok(m.buffers <= 12, `the driver thread's ArrayBuffers reached ${m.buffers.toFixed(1)} MB`);
   });
 
-  it("an index build, which reads the head of every payload in one request, keeps the driver's live heap under 24 MB", (t) => {
+  it("an index build, which reads the head of every payload in one request, keeps the driver's live heap under 32 MB (one pipeline of every command: 43 MB)", (t) => {
     const s = need(t, redis);
     if (!s) return;
     assert.ok(snapshots > 20_000, `${snapshots} snapshots`);
     const m = measured(['--index', join(dir, 'r.idx'), '--db', s.url(0)]);
     t.diagnostic(JSON.stringify(m));
     assert.ok(m.count > 0, 'the search found nothing');
-    assert.ok(m.live <= 24, `the driver thread's live heap reached ${m.live.toFixed(1)} MB`);
+    assert.ok(m.live <= 32, `the driver thread's live heap reached ${m.live.toFixed(1)} MB`);
   });
 });
