@@ -98,7 +98,8 @@ function leaveTerminalAloneAtExit() {
 /**
  * V8 lets the heap grow to up to four times what survived the last full collection before it collects
  * again: an index build whose live data stays near 45 MB peaked at 350 MB RSS on 20,000 small runs. A
- * growth factor of 2 keeps it at 264 MB (8,000 runs: 270 → 227 MB) for about the same CPU time (bench: "peak RSS of a build"). A
+ * growth factor of 1.5 keeps it at 212–217 MB (50,000 runs: 260–268 MB) for the same CPU time; a factor
+ * of 2 left 236 MB and 295–317 MB (bench: "peak RSS of a build"; 1.3 saved little more). A
  * process-wide flag, so it is set here, where the process is ours, never by the library, and only when
  * the command is about to write an index in bulk (the sink's bulkWrite, WorkHooks.onBulkWrite): under a
  * changed flag V8 refuses the code caches (the bundle's, and Node's own of the modules every thread
@@ -106,7 +107,7 @@ function leaveTerminalAloneAtExit() {
  * worker thread: 124 M instructions without the flag, 292 M with it). Never while the driver threads
  * started ahead are still starting.
  */
-const HEAP_GROWING = '--heap-growing-percent=100';
+const HEAP_GROWING = '--heap-growing-percent=50';
 
 /**
  * Whether the command line (or $CONVSEARCH_DB, $CONVSEARCH_INDEX) may name a server: a store URL has a

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
@@ -301,7 +302,8 @@ fs.readFileSync = function (p, ...rest) {
   });
 
   test('the heap flag is set only for an index written in bulk: a search that builds nothing (--no-index, or an index that is current) starts its threads under no V8 flag', () => {
-    const flag = 'flag --heap-growing-percent=100';
+    const { HEAP_GROWING } = createRequire(import.meta.url)(BIN) as { HEAP_GROWING: string };
+    const flag = `flag ${HEAP_GROWING}`;
     // a driver thread started ahead loads its driver from the build's code cache, and no flag follows
     const order = startOrder(['search', 'x', '--scope', 'all', '--db', 'postgres://convsearch@127.0.0.1:1/none', '--no-index'], {}, true);
     assert.deepEqual(
