@@ -53,6 +53,8 @@ export interface IndexDb {
   table(name: IndexTable): string;
   /** The statement that inserts a row or replaces the one with the same `key`. */
   replaceSql(name: IndexTable, columns: readonly string[], key: string): string;
+  /** The statement that inserts several new rows at once (`values`: their parameter lists). */
+  insertRowsSql(name: IndexTable, columns: string, values: string): string;
   prepare(sql: string): IndexStatement;
   /** A read transaction: every read until commit() sees one commit of the index. */
   begin(): void;
@@ -109,6 +111,16 @@ export class SqliteIndexDb implements IndexDb {
 
   replaceSql(name: IndexTable, columns: readonly string[]): string {
     return `INSERT OR REPLACE INTO ${name} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+  }
+
+  /**
+   * OR FAIL: under the default (ABORT) SQLite keeps a statement journal to take back a statement's first
+   * rows if a later one breaks a constraint, and once one statement's journal passes 64 KiB, a temp
+   * file takes it for the rest of the transaction (a 613 MB store's build wrote 105 MB to one). Any
+   * error here rolls the whole transaction back, so the rows FAIL keeps are never committed.
+   */
+  insertRowsSql(name: IndexTable, columns: string, values: string): string {
+    return `INSERT OR FAIL INTO ${name} (${columns}) VALUES ${values}`;
   }
 
   prepare(sql: string): IndexStatement {

@@ -69,6 +69,10 @@ export class PgIndexDb implements IndexDb {
     return `INSERT INTO ${this.table(name)} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT (${key}) DO UPDATE SET ${set.join(', ')}`;
   }
 
+  insertRowsSql(name: IndexTable, columns: string, values: string): string {
+    return `INSERT INTO ${this.table(name)} (${columns}) VALUES ${values}`;
+  }
+
   prepare(sql: string): IndexStatement {
     const text = numbered(sql);
     const db = this;
