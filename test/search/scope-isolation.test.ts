@@ -416,8 +416,9 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {
   'src/sidecar/file.ts': ['INDEX_DDL', 'DROP_INDEX_TABLES'],
   'src/sidecar/schema.ts': ['INDEX_DDL'],
-  // the statements tables.ts prepares (checked there), the home's INSERT-or-replace of its own columns
-  'src/sidecar/tables.ts': ['db.replaceSql'],
+  // the statements tables.ts prepares (checked there), the home's INSERT-or-replace of its own columns and
+  // its multi-row INSERT of constant column and parameter lists
+  'src/sidecar/tables.ts': ['db.replaceSql', 'db.insertRowsSql'],
   'src/sidecar/index-db.ts': ['sql'],
   // a prepared statement's text (from tables.ts), and hold()'s BEGIN (literals at every call)
   'src/sidecar/shared/pg-db.ts': ['text', 'begin'],
