@@ -79,13 +79,21 @@ function postings(index: string): Map<number, { seg: number; data: Buffer }> {
   }
 }
 
+/** Every entry of the term directory: the main buckets', then each tier segment's own directory's. */
+function directory(t: IndexTables): Array<[term: string, ids: number[]]> {
+  const out: Array<[string, number[]]> = [];
+  for (let b = 0; b < TERM_BUCKETS; b++) out.push(...t.bucket(b));
+  for (const seg of readIndexMeta(t.readMeta()).tierSegments) out.push(...t.tierDirectory(seg));
+  return out;
+}
+
 /** The ids the term directory lists against the postings rows there are (a merge leaves neither a row unlisted nor a listed id without its row). */
 function directoryAndRows(index: string): { listed: number[]; rows: number[] } {
   const db = new Database(index, { readonly: true });
   try {
     const t = new IndexTables(new SqliteIndexDb(db));
     const listed: number[] = [];
-    for (let b = 0; b < TERM_BUCKETS; b++) for (const ids of t.bucket(b).values()) listed.push(...ids);
+    for (const [, ids] of directory(t)) listed.push(...ids);
     const rows = db.prepare('SELECT id FROM postings ORDER BY id').pluck().all() as number[];
     return { listed: listed.sort((a, b) => a - b), rows };
   } finally {
@@ -221,10 +229,9 @@ class CountingDb extends SqliteIndexDb {
 
 /** Per term, its postings rows' bytes one after another in id order (what it holds, whatever its rows). */
 function termBytes(t: IndexTables): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (let b = 0; b < TERM_BUCKETS; b++)
-    for (const [term, ids] of t.bucket(b)) out.set(term, Buffer.concat(ids.map((id) => t.posting(id, term).data)));
-  return out;
+  const ids = new Map<string, number[]>();
+  for (const [term, list] of directory(t)) ids.set(term, [...(ids.get(term) ?? []), ...list]);
+  return new Map([...ids].map(([term, list]) => [term, Buffer.concat(list.map((id) => t.posting(id, term).data))]));
 }
 
 test('a merge reads the rows it merges a few hundred a statement, not one lookup per row (counted), and each term keeps its bytes', () => {
@@ -253,7 +260,11 @@ test('a merge reads the rows it merges a few hundred a statement, not one lookup
       );
       assert.ok(rows > POSTING_IDS_A_STATEMENT, `${rows} rows to merge`);
       home.postingReads = 0;
-      db.transaction(() => merge(t, meta.runCount, meta, meta.nextSegment, full))();
+      db.transaction(() => {
+        merge(t, meta.runCount, meta, meta.nextSegment, full);
+        // as sync records it: the merged tier has a directory of its own, a full merge leaves none
+        t.putMeta('tier_segments', full ? '' : String(meta.nextSegment));
+      })();
       // ids in order, POSTING_IDS_A_STATEMENT a statement (main looked up each row: `rows` statements)
       assert.ok(home.postingReads <= Math.ceil(rows / POSTING_IDS_A_STATEMENT) + 2, `${home.postingReads} reads for ${rows} rows`);
       // only appends: every run's groups are live, so each term holds the same bytes as before
