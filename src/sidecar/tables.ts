@@ -386,6 +386,7 @@ export class IndexTables {
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
       deleteBuckets: db.prepare(`DELETE FROM ${n('terms')} WHERE bucket >= ? AND bucket < ?`),
       cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
+      cacheChunk: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = ?`),
       putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
       dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
       pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = ?`),
@@ -766,6 +767,15 @@ export class IndexTables {
       if (r.id !== i) throw new IndexDamagedError(`corpus cache chunk ${i} is missing`);
       return { runs: r.runs, lengths: r.lengths };
     });
+  }
+
+  /** Cache row `chunk`, checked; null when there is none. */
+  cacheChunk(chunk: number): { runs: string; lengths: Buffer } | null {
+    const r = this.s.cacheChunk.get(chunk) as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
+    if (r === undefined) return null;
+    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+    if (r.id !== chunk) throw new IndexDamagedError(`corpus cache chunk ${chunk} finds chunk ${r.id}`);
+    return { runs: r.runs, lengths: r.lengths };
   }
 
   putCache(chunk: number, runs: string, lengths: Buffer): void {
