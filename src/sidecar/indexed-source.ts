@@ -10,6 +10,7 @@ import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
 import type { RunSnapshotStats, StoreRun } from '../store/reader.js';
 import { IndexDamagedError } from './errors.js';
+import type { IndexMeta } from './meta.js';
 import { decodePostings } from './postings.js';
 import { partsFromStored } from './run-build.js';
 import { CACHE_CHUNK, type IndexTables, type MessageRecord } from './tables.js';
@@ -59,6 +60,8 @@ class IndexedCorpus implements Corpus {
 
   constructor(
     private readonly t: IndexTables,
+    /** The segments with directories of their own (meta tierSegments). */
+    private readonly tierSegments: readonly number[],
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
@@ -84,7 +87,7 @@ class IndexedCorpus implements Corpus {
     const stats = new TermStatsBuilder(terms, n);
     terms.forEach((term, k) => {
       // the rows the term's (checked) directory entry lists, each checked: none is silently missing
-      for (const id of this.t.termRows(term)) {
+      for (const id of this.t.termRows(term, this.tierSegments)) {
         const row = this.t.posting(id, term);
         decodePostings(
           row.data,
@@ -199,11 +202,18 @@ export class IndexedCorpusSource implements CorpusSource {
   /** The runs as StoreRuns, each made once (a search and `runs()` share them), by corpus position. */
   private readonly storeRuns: StoreRun[] = [];
 
-  /** `runCount`: the runs the index's meta says it holds (the cache must list as many). */
+  /** The runs the index's meta says it holds (the cache must list as many). */
+  private readonly runCount: number;
+  /** Its segments with directories of their own (meta.ts). */
+  private readonly tierSegments: readonly number[];
+
   constructor(
     private readonly t: IndexTables,
-    private readonly runCount: number,
-  ) {}
+    meta: Pick<IndexMeta, 'runCount' | 'tierSegments'>,
+  ) {
+    this.runCount = meta.runCount;
+    this.tierSegments = meta.tierSegments;
+  }
 
   private cache(): { runs: CachedRun[]; lengths: Buffer } {
     if (!this.cached) {
@@ -267,7 +277,7 @@ export class IndexedCorpusSource implements CorpusSource {
         });
       }
     }
-    return new IndexedCorpus(this.t, sections, warnings, scopeRuns, lengths);
+    return new IndexedCorpus(this.t, this.tierSegments, sections, warnings, scopeRuns, lengths);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */

@@ -14,6 +14,12 @@ export interface IndexMeta {
   readonly merged: number;
   /** The first postings row id not in the base segment (the rows a tier merge reads). */
   readonly tierFrom: number;
+  /**
+   * The segments after the base whose postings rows have a term directory of their own (tables.ts
+   * TIER_PARTS rows each), ascending: an update lists its rows there, not in the main directory, so that
+   * one appended run rewrites a few directory rows instead of most of them; a merge folds them.
+   */
+  readonly tierSegments: readonly number[];
   /** Postings bytes of the base segment, and written since it: the base is rewritten once the tier grows comparable. */
   readonly baseBytes: number;
   readonly tierBytes: number;
@@ -48,6 +54,7 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
     base: int('base'),
     merged: int('merged'),
     tierFrom: int('tier_from'),
+    tierSegments: segments(text('tier_segments')),
     baseBytes: int('base_bytes'),
     tierBytes: int('tier_bytes'),
     liveSegments: int('live_segments'),
@@ -59,6 +66,16 @@ export function readIndexMeta(meta: ReadonlyMap<string, string>): IndexMeta {
   };
 }
 
+/** `tier_segments`: segment numbers, ascending, one space between (none: empty). */
+function segments(v: string): number[] {
+  if (v === '') return [];
+  if (!/^\d+( \d+)*$/.test(v)) throw new IndexDamagedError('the index meta tier_segments is not a list of segments');
+  const out = v.split(' ').map(Number);
+  if (!out.every((s, i) => Number.isSafeInteger(s) && s > 0 && (i === 0 || s > out[i - 1]!)))
+    throw new IndexDamagedError('the index meta tier_segments is not a list of segments');
+  return out;
+}
+
 /** The meta of an index that has seen nothing yet. */
 export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['run_count', '0'],
@@ -68,6 +85,7 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
   ['base', '0'],
   ['merged', '0'],
   ['tier_from', '0'],
+  ['tier_segments', ''],
   ['base_bytes', '0'],
   ['tier_bytes', '0'],
   ['live_segments', '0'],
@@ -79,7 +97,7 @@ export const EMPTY_META: ReadonlyArray<[string, string]> = [
 ];
 
 /** Where merges put what: the base segment, the tier merged into one, the first postings id not in the base. */
-export type Layout = Pick<IndexMeta, 'compacted' | 'base' | 'merged' | 'tierFrom'>;
+export type Layout = Pick<IndexMeta, 'compacted' | 'base' | 'merged' | 'tierFrom' | 'tierSegments'>;
 
 /**
  * The segment holding a run's live postings: its own, unless a later merge took it: into the base

@@ -1,12 +1,14 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`). */
-export const INDEX_FORMAT = 'convsearch-index-12';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`). */
+export const INDEX_FORMAT = 'convsearch-index-13';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
  * `runs` row also `marks_sum`, the CRC-32 of the columns the sync compares (tables.ts MARK_COLUMNS),
  * checked when those are read alone, and `keys_sum` of KEY_COLUMNS (what attribution scans of every run). `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
- * a term that is absent is absent from a checked bucket, never just a lookup that found nothing.
+ * a term that is absent is absent from a checked bucket, never just a lookup that found nothing. The
+ * rows of a segment an update wrote (meta `tier_segments`) are listed in that segment's own TIER_PARTS
+ * rows of `terms`, keyed after the main buckets (tables.ts tierBucket), until a merge folds them.
  * A message's `fields` JSON longer than a piece (fields.ts) holds its first piece; the `pieces` that
  * follow are rows of `field_pieces`, k = 1, 2, …, each with a checksum of its own: a huge message is
  * written and read back piece by piece, never bound to one statement whole.

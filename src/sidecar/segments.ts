@@ -3,14 +3,24 @@ import { type Layout, liveSegment } from './meta.js';
 import { IndexDamagedError } from './errors.js';
 import { bucketOf, TERM_BUCKETS, type IndexTables } from './tables.js';
 
-/** Writes a finished segment's postings and lists each row in its term's directory bucket. */
-export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: number): number {
+/**
+ * Writes a finished segment's postings and lists each row in its term's directory bucket, or (`tier`:
+ * an update's segment, after the base) in the segment's own directory: an appended run's few hundred
+ * terms land in most of the main directory's buckets (about 225 of its ~250 pages rewritten), and in
+ * TIER_PARTS small rows of their own (a few pages).
+ */
+export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: number, tier: boolean): number {
   let bytes = 0;
   const added = new Map<number, Array<[string, number]>>();
+  const listed: Array<[string, number]> = [];
   let rows: Array<[string, Buffer]> = [];
   const insert = (): void => {
     const first = t.insertPostings(segment, rows);
     rows.forEach(([term], i) => {
+      if (tier) {
+        listed.push([term, first + i]);
+        return;
+      }
       const b = bucketOf(term);
       const list = added.get(b);
       if (list) list.push([term, first + i]);
@@ -24,6 +34,7 @@ export function writeSegment(t: IndexTables, builder: SegmentBuilder, segment: n
     if (rows.length === INSERT_ROWS) insert();
   }
   insert();
+  if (tier) t.putTierDirectory(segment, listed);
   for (const [b, list] of added) t.addToBucket(b, list);
   return bytes;
 }
@@ -59,9 +70,10 @@ const INSERT_ROWS = 256;
 /**
  * Merges postings rows into one row per term of segment `into`, a group of buckets at a time (memory
  * follows MERGE_ROWS rows, not the index); entries of replaced or removed runs are dropped. `full`: every row
- * (the base is rewritten); otherwise only the rows from `layout.tierFrom` on, the segments written
- * since the base (cost follows them, the base's rows are not read, nor the run rows of the runs before
- * them). Returns the postings bytes written, the corpus positions of the runs whose live segment moved,
+ * (the base is rewritten), listed in the main directory; otherwise only the rows the tier segments' own
+ * directories list (`layout.tierSegments`, written since the base: cost follows them, the base's rows
+ * and the main directory are not read, nor the run rows of the runs before them), listed in `into`'s
+ * own directory. Returns the postings bytes written, the corpus positions of the runs whose live segment moved,
  * and how many run rows it read.
  */
 export function merge(
@@ -92,10 +104,30 @@ export function merge(
     }
     return false;
   };
-  const merging = (id: number): boolean => full || id >= layout.tierFrom;
-  let buckets: Iterable<number>;
-  if (full) buckets = Array.from({ length: TERM_BUCKETS }, (_, b) => b);
-  else buckets = new Set(t.postingTermsFrom(layout.tierFrom).map(bucketOf));
+  // the tier segments' own directories, by main bucket (each term's ids in id order: segments ascending)
+  const tierEntries = new Map<number, Map<string, number[]>>();
+  let lowestTierId = Infinity;
+  for (const seg of layout.tierSegments)
+    for (const [term, ids] of t.tierDirectory(seg)) {
+      const b = bucketOf(term);
+      let entries = tierEntries.get(b);
+      if (entries === undefined) tierEntries.set(b, (entries = new Map()));
+      const list = entries.get(term);
+      if (list === undefined) entries.set(term, ids);
+      else list.push(...ids);
+      if (ids.length > 0) lowestTierId = Math.min(lowestTierId, ids[0]!);
+    }
+  // full: every row, the main directory's and the tier's, merged into the main directory; tier: the rows
+  // the tier's directories list, merged into `into`'s own (the main directory is neither read nor written)
+  const buckets = full ? Array.from({ length: TERM_BUCKETS }, (_, b) => b) : [...tierEntries.keys()].sort((a, b) => a - b);
+  const bucketEntries = (b: number): Map<string, number[]> => {
+    const tier = tierEntries.get(b);
+    if (!full) return tier!;
+    const entries = t.bucket(b);
+    for (const [term, ids] of tier ?? []) entries.set(term, [...(entries.get(term) ?? []), ...ids]);
+    return entries;
+  };
+  const listed: Array<[term: string, id: number]> = [];
   let bytes = 0;
   // every row it reads was written before the merged rows: they go in one statement at the end (at 50k
   // runs, ~700k single-row deletes were seconds of the build)
@@ -123,47 +155,45 @@ export function merge(
     );
     let k = 0;
     for (const [b, entries] of group) {
-      let changed = false;
-      for (const [term, list] of [...entries]) {
-        const kept = list.filter((id) => !merging(id));
-        if (kept.length === list.length) continue;
-        changed = true;
+      const merged = new Map<string, number[]>();
+      for (const [term, list] of entries) {
         // a run's live groups are in one row (its live segment's), rows in segment order: the merged row
         // is their bytes one after another, as encoding the decoded entries again would make them
-        const data = Buffer.concat(parts.slice(k, (k += list.length - kept.length)));
-        if (data.length > 0) {
-          bytes += data.length;
-          rows.push([term, data]);
-          kept.push(next++);
-          if (rows.length === INSERT_ROWS) {
-            t.insertPostings(into, rows); // the ids given above, in this order
-            rows = [];
-          }
+        const data = Buffer.concat(parts.slice(k, (k += list.length)));
+        if (data.length === 0) continue;
+        bytes += data.length;
+        rows.push([term, data]);
+        if (full) merged.set(term, [next]);
+        else listed.push([term, next]);
+        next++;
+        if (rows.length === INSERT_ROWS) {
+          t.insertPostings(into, rows); // the ids given above, in this order
+          rows = [];
         }
-        if (kept.length > 0) entries.set(term, kept);
-        else entries.delete(term);
       }
-      if (changed) t.putBucket(b, entries);
+      if (full) t.putBucket(b, merged);
     }
     group = [];
     ids = [];
     terms = [];
   };
   for (const b of buckets) {
-    const entries = t.bucket(b);
+    const entries = bucketEntries(b);
     if (entries.size === 0) continue;
     group.push([b, entries]);
     for (const [term, list] of entries)
-      for (const id of list)
-        if (merging(id)) {
-          ids.push(id);
-          terms.push(term);
-        }
+      for (const id of list) {
+        ids.push(id);
+        terms.push(term);
+      }
     if (ids.length >= MERGE_ROWS || group.length >= MERGE_BUCKETS) mergeGroup();
   }
   if (group.length > 0) mergeGroup();
   t.insertPostings(into, rows);
   if (full) t.deletePostingsBefore(firstMerged);
-  else t.deletePostingsFrom(layout.tierFrom, firstMerged);
+  else t.deletePostingsFrom(Math.min(layout.tierFrom, lowestTierId), firstMerged);
+  // the folded segments' own directories; the tier merged into `into` has one of its own
+  t.deleteTierDirectoriesBefore(into);
+  if (!full) t.putTierDirectory(into, listed);
   return { bytes, moved, runsRead: live.size + gone.size };
 }

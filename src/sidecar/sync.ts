@@ -17,7 +17,7 @@ import type { StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
 import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
 import { writeCorpusCache } from './corpus-cache.js';
-import { readIndexMeta, type IndexMeta } from './meta.js';
+import { type IndexMeta, type Layout, readIndexMeta } from './meta.js';
 import { SegmentBuilder } from './postings.js';
 import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
@@ -480,13 +480,16 @@ export class IndexSync {
     let segment = meta.nextSegment;
     let liveSegments = meta.liveSegments;
     let tierBytes = meta.tierBytes;
+    // an update's segments are listed in directories of their own (a build's in the main directory)
+    const tierSegments = [...meta.tierSegments];
     let builder = new SegmentBuilder();
     let runsReplayed = 0;
     let runsResumed = 0;
     let snapshotsRead = 0;
     const flush = (): void => {
       if (builder.size === 0) return;
-      tierBytes += writeSegment(this.t, builder, segment);
+      tierBytes += writeSegment(this.t, builder, segment, !build);
+      if (!build) tierSegments.push(segment);
       builder = new SegmentBuilder();
       segment++;
       liveSegments++;
@@ -564,22 +567,24 @@ export class IndexSync {
     }
     // a run removed: the last chunk holds one entry fewer, whether or not any run moved
     if (runsRemoved > 0 && runCount > 0) written.push(runCount - 1);
-    let layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom };
+    let layout: Layout = { compacted: meta.compacted, base: meta.base, merged: meta.merged, tierFrom: meta.tierFrom, tierSegments };
     let baseBytes = meta.baseBytes;
     let merged: 'none' | 'tier' | 'full' = 'none';
     let mergeRunsRead = 0;
-    if (liveSegments > MAX_SEGMENTS) {
-      merged = tierBytes * TIER_RATIO >= baseBytes ? 'full' : 'tier';
+    // a build where tier segments are still listed (their runs all gone since): folded, the build's rows are the base
+    const fold = build && tierSegments.length > 0;
+    if (liveSegments > MAX_SEGMENTS || fold) {
+      merged = fold || tierBytes * TIER_RATIO >= baseBytes ? 'full' : 'tier';
       const into = segment++;
       const done = merge(this.t, runCount, layout, into, merged === 'full');
       mergeRunsRead = done.runsRead;
       if (merged === 'full') {
-        layout = { compacted: into, base: into, merged: 0, tierFrom: this.t.nextPostingId() };
+        layout = { compacted: into, base: into, merged: 0, tierFrom: this.t.nextPostingId(), tierSegments: [] };
         baseBytes = done.bytes;
         tierBytes = 0;
         liveSegments = 1;
       } else {
-        layout = { ...layout, merged: into };
+        layout = { ...layout, merged: into, tierSegments: [into] };
         tierBytes = done.bytes;
         liveSegments = 2;
       }
@@ -587,7 +592,7 @@ export class IndexSync {
       written.push(...done.moved);
     } else if (build && segment > meta.nextSegment) {
       // a build into a few segments: they are the base, each its runs' own (runs of older segments are gone, their rows dead)
-      layout = { compacted: 0, base: segment - 1, merged: 0, tierFrom: this.t.nextPostingId() };
+      layout = { compacted: 0, base: segment - 1, merged: 0, tierFrom: this.t.nextPostingId(), tierSegments: [] };
       baseBytes = tierBytes;
       tierBytes = 0;
       liveSegments = 1;
@@ -601,6 +606,7 @@ export class IndexSync {
       ['base', String(layout.base)],
       ['merged', String(layout.merged)],
       ['tier_from', String(layout.tierFrom)],
+      ['tier_segments', layout.tierSegments.join(' ')],
       ['base_bytes', String(baseBytes)],
       ['tier_bytes', String(tierBytes)],
       ['live_segments', String(liveSegments)],

@@ -15,6 +15,14 @@ import { VarintWriter } from './varint.js';
 
 /** Term directory buckets: a term's postings rows are listed in bucket `crc32(term) % TERM_BUCKETS`. */
 export const TERM_BUCKETS = 4096;
+/**
+ * Rows of a tier segment's own term directory (meta tierSegments): a term of segment `seg` is listed in
+ * row tierBucket(seg, term), every one of the TIER_PARTS rows present (an absent term is absent from a
+ * checked row). Rows of the same `terms` table, keyed after the main buckets.
+ */
+export const TIER_PARTS = 64;
+export const tierBucket = (seg: number, part: number): number => TERM_BUCKETS + seg * TIER_PARTS + part;
+export const tierPart = (term: string): number => bucketOf(term) % TIER_PARTS;
 
 /** One `runs` row, every column. */
 export interface RunRow {
@@ -369,7 +377,6 @@ export class IndexTables {
       // the term too: a home that partitions postings by term (shared/schema.ts) reads one partition
       posting: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id = ? AND term = ?`),
       postingsByIds: db.prepare(`SELECT id, term, seg, data, sum FROM ${n('postings')} WHERE id IN (${POSTING_IDS_PARAMS}) ORDER BY id`),
-      postingTermsFrom: db.prepare(`SELECT term FROM ${n('postings')} WHERE id >= ?`),
       lastPosting: db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM ${n('postings')}`),
       insertPosting: db.prepare(`INSERT INTO ${n('postings')} (id, term, seg, data, sum) VALUES (?, ?, ?, ?, ?)`),
       insertPostings: db.prepare(db.insertRowsSql('postings', 'id, term, seg, data, sum', POSTING_ROWS_PARAMS)),
@@ -377,7 +384,9 @@ export class IndexTables {
       deletePostingsFrom: db.prepare(`DELETE FROM ${n('postings')} WHERE id >= ? AND id < ?`),
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
+      deleteBuckets: db.prepare(`DELETE FROM ${n('terms')} WHERE bucket >= ? AND bucket < ?`),
       cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
+      cacheChunk: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = ?`),
       putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
       dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
       pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = ?`),
@@ -638,9 +647,42 @@ export class IndexTables {
     this.s.putBucket.run(b, data, rowSum([b, data]));
   }
 
-  /** The ids of the postings rows of `term` (none when no document has it). */
-  termRows(term: string): number[] {
-    return this.bucket(bucketOf(term)).get(term) ?? [];
+  /** Lists each term's row of segment `seg` in that segment's own directory (tierBucket), every part written. */
+  putTierDirectory(seg: number, rows: ReadonlyArray<readonly [term: string, id: number]>): void {
+    const parts = Array.from({ length: TIER_PARTS }, () => new Map<string, number[]>());
+    for (const [term, id] of rows) {
+      const entries = parts[tierPart(term)]!;
+      const ids = entries.get(term);
+      if (ids === undefined) entries.set(term, [id]);
+      else ids.push(id);
+    }
+    for (let part = 0; part < TIER_PARTS; part++) this.putBucket(tierBucket(seg, part), parts[part]!);
+  }
+
+  /** Every entry of segment `seg`'s own directory, part by part. */
+  tierDirectory(seg: number): Array<[term: string, ids: number[]]> {
+    const out: Array<[string, number[]]> = [];
+    for (let part = 0; part < TIER_PARTS; part++) out.push(...this.bucket(tierBucket(seg, part)));
+    return out;
+  }
+
+  /** Deletes the own directories of the segments before `seg` (those a merge folded). */
+  deleteTierDirectoriesBefore(seg: number): void {
+    this.s.deleteBuckets.run(TERM_BUCKETS, tierBucket(seg, 0));
+  }
+
+  /**
+   * The ids of the postings rows of `term` (none when no document has it): the main directory's, then
+   * those of each tier segment's own directory (meta tierSegments), in id order.
+   */
+  termRows(term: string, tierSegments: readonly number[]): number[] {
+    const ids = this.bucket(bucketOf(term)).get(term) ?? [];
+    const part = tierPart(term);
+    for (const seg of tierSegments) {
+      const more = this.bucket(tierBucket(seg, part)).get(term);
+      if (more !== undefined) ids.push(...more);
+    }
+    return ids;
   }
 
   posting(id: number, term: string): { seg: number; data: Buffer } {
@@ -705,11 +747,6 @@ export class IndexTables {
     return this.nextPosting;
   }
 
-  /** The terms of the postings rows with ids from `from` on (one entry per row). */
-  postingTermsFrom(from: number): string[] {
-    return (this.s.postingTermsFrom.all(from) as Array<{ term: string }>).map((r) => r.term);
-  }
-
   /** Deletes every postings row with an id below `id` (a full merge's rows, once their merged rows are written). */
   deletePostingsBefore(id: number): void {
     this.s.deletePostingsBefore.run(id);
@@ -730,6 +767,15 @@ export class IndexTables {
       if (r.id !== i) throw new IndexDamagedError(`corpus cache chunk ${i} is missing`);
       return { runs: r.runs, lengths: r.lengths };
     });
+  }
+
+  /** Cache row `chunk`, checked; null when there is none. */
+  cacheChunk(chunk: number): { runs: string; lengths: Buffer } | null {
+    const r = this.s.cacheChunk.get(chunk) as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
+    if (r === undefined) return null;
+    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+    if (r.id !== chunk) throw new IndexDamagedError(`corpus cache chunk ${chunk} finds chunk ${r.id}`);
+    return { runs: r.runs, lengths: r.lengths };
   }
 
   putCache(chunk: number, runs: string, lengths: Buffer): void {

@@ -57,7 +57,7 @@ function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSo
       if (meta.content === report.content || attempt >= 5) {
         if (meta.content !== report.content)
           throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
-        return { db, source: new IndexedCorpusSource(tables, meta.runCount), report, path };
+        return { db, source: new IndexedCorpusSource(tables, meta), report, path };
       }
       tables.commit();
     }

@@ -11,7 +11,11 @@ import Database from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { appendRun } from '../../scripts/bench/mutations.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
-import { CACHE_CHUNK } from '../../src/sidecar/tables.js';
+import { copyFileSync } from 'node:fs';
+import { writeCorpusCache } from '../../src/sidecar/corpus-cache.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { readIndexMeta } from '../../src/sidecar/meta.js';
+import { CACHE_CHUNK, IndexTables } from '../../src/sidecar/tables.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { cli } from '../helpers/cli.js';
@@ -64,6 +68,29 @@ function assertCacheListsStore(path: string, index: string): void {
   }
 }
 
+/** The index's cache rows equal those written anew from every run row (writeCorpusCache 'all', on a copy). */
+function assertCacheAsWritten(index: string, what: string): void {
+  const copy = join(tempDir(), 'copy.db');
+  copyFileSync(index, copy);
+  const rows = (file: string): unknown[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare('SELECT id, runs, hex(lengths) AS lengths, sum FROM corpus_cache ORDER BY id').all();
+    } finally {
+      db.close();
+    }
+  };
+  const db = new Database(copy);
+  try {
+    const t = new IndexTables(new SqliteIndexDb(db));
+    const meta = readIndexMeta(t.readMeta());
+    db.transaction(() => writeCorpusCache(t, meta.runCount, meta, 'all'))();
+  } finally {
+    db.close();
+  }
+  assert.deepEqual(rows(index), rows(copy), what);
+}
+
 function cacheChunks(index: string): number[] {
   const db = new Database(index, { readonly: true });
   try {
@@ -81,6 +108,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   assert.equal(sync(path, index).runsReplayed, RUNS);
   assert.deepEqual(cacheChunks(index), [0, 1, 2]);
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 1');
   assertSameAnswers(path, index, runs, 1, 'zzearlyalpha');
   assertListedFromIndex(path, index, 'a build of many runs');
 
@@ -89,12 +117,14 @@ test('changes early, in the middle and at the end of a store of several cache ch
   const edited = sync(path, index);
   assert.equal(edited.runsReplayed, 1);
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 2');
   assertSameAnswers(path, index, runs, 2, 'zzearlybravo', 'zzearlyalpha');
 
   // one appended run: the last chunk only changes, and the answers with it
   appendRun(path);
   assert.equal(sync(path, index).runsReplayed, 1);
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 3');
   assertSameAnswers(path, index, runs, 3, 'zzearlybravo');
 
   // a deleted run in the first chunk: every later run moves one place, across the chunk boundaries
@@ -104,6 +134,7 @@ test('changes early, in the middle and at the end of a store of several cache ch
   runs.splice(1, 1);
   assert.equal(sync(path, index).runsRemoved, 1);
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 4');
   assertSameAnswers(path, index, runs, 4, 'zzearlybravo');
   assertListedFromIndex(path, index, 'a run deleted');
 
@@ -118,11 +149,29 @@ test('changes early, in the middle and at the end of a store of several cache ch
   assert.ok(removed.runsRemoved >= gone.length);
   assert.deepEqual(cacheChunks(index), [0, 1]);
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 5');
   assertSameAnswers(path, index, runs, 5, 'zzearlybravo');
   db.exec('VACUUM');
   db.close();
   assertCacheListsStore(path, index);
+  assertCacheAsWritten(index, 'step 6');
   assertSameAnswers(path, index, runs, 6, 'zzearlybravo');
+});
+
+test('twenty appended runs one after another (a tier merge among them): each time the cache rows are those written from every run row', () => {
+  const { path, runs } = chunkedStore();
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  let merges = 0;
+  for (let i = 0; i < 20; i++) {
+    appendRun(path);
+    const report = sync(path, index);
+    if (report.merged || report.compacted) merges++;
+    assertCacheAsWritten(index, `append ${i + 1}`);
+  }
+  assert.ok(merges > 0, 'a merge among the appends');
+  assertCacheListsStore(path, index);
+  assertSameAnswers(path, index, runs, 7, 'zzearlyalpha');
 });
 
 test("a run's marks or a cache chunk damaged in the index: caught by the checksums, rebuilt, the answer that of --no-index", async () => {

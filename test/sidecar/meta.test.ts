@@ -15,6 +15,7 @@ describe('sidecar/meta', () => {
       base: 0,
       merged: 0,
       tierFrom: 0,
+      tierSegments: [],
       baseBytes: 0,
       tierBytes: 0,
       liveSegments: 0,

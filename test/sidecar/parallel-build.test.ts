@@ -43,7 +43,7 @@ function build(
   writeFileSync(path, '', { mode: 0o600 });
   const { db, tables } = openIndexDatabase(path, store.identity);
   const report = new IndexSync(tables, store, options).sync();
-  return { db, source: new IndexedCorpusSource(tables, readIndexMeta(tables.readMeta()).runCount), replayed: report.runsReplayed };
+  return { db, source: new IndexedCorpusSource(tables, readIndexMeta(tables.readMeta())), replayed: report.runsReplayed };
 }
 
 describe('index build on several threads', () => {

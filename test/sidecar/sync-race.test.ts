@@ -64,7 +64,7 @@ test('a sync that read the index before another process moved it away and back b
     // the index now answers for the older store, exactly as a replay of it does
     const t = slow.tables;
     t.begin();
-    const source = new IndexedCorpusSource(t, readIndexMeta(t.readMeta()).runCount);
+    const source = new IndexedCorpusSource(t, readIndexMeta(t.readMeta()));
     const random = rng(5);
     for (let q = 0; q < 12; q++) {
       const o = randomOptions(random, runs);

@@ -13,13 +13,15 @@ import { rng } from '../../scripts/bench/synthetic-store.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { assertListedFromIndex } from '../helpers/run-listing.js';
-import { writeRun } from '../helpers/random-stores.js';
-import { addRawSnapshot, tempDir } from '../helpers/stores.js';
+import { randomOptions, writeRun } from '../helpers/random-stores.js';
+import { addRawSnapshot, searchReader, tempDir } from '../helpers/stores.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { SqliteIndexDb, type IndexStatement } from '../../src/sidecar/index-db.js';
 import { readIndexMeta } from '../../src/sidecar/meta.js';
 import { merge } from '../../src/sidecar/segments.js';
-import { IndexTables, POSTING_IDS_A_STATEMENT, TERM_BUCKETS } from '../../src/sidecar/tables.js';
+import { IndexTables, POSTING_IDS_A_STATEMENT, TERM_BUCKETS, TIER_PARTS } from '../../src/sidecar/tables.js';
+import { searchJson } from '../../src/output/json.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 
 type Runs = Array<{ id: string; conv: string | null }>;
 
@@ -79,13 +81,21 @@ function postings(index: string): Map<number, { seg: number; data: Buffer }> {
   }
 }
 
+/** Every entry of the term directory: the main buckets', then each tier segment's own directory's. */
+function directory(t: IndexTables): Array<[term: string, ids: number[]]> {
+  const out: Array<[string, number[]]> = [];
+  for (let b = 0; b < TERM_BUCKETS; b++) out.push(...t.bucket(b));
+  for (const seg of readIndexMeta(t.readMeta()).tierSegments) out.push(...t.tierDirectory(seg));
+  return out;
+}
+
 /** The ids the term directory lists against the postings rows there are (a merge leaves neither a row unlisted nor a listed id without its row). */
 function directoryAndRows(index: string): { listed: number[]; rows: number[] } {
   const db = new Database(index, { readonly: true });
   try {
     const t = new IndexTables(new SqliteIndexDb(db));
     const listed: number[] = [];
-    for (let b = 0; b < TERM_BUCKETS; b++) for (const ids of t.bucket(b).values()) listed.push(...ids);
+    for (const [, ids] of directory(t)) listed.push(...ids);
     const rows = db.prepare('SELECT id FROM postings ORDER BY id').pluck().all() as number[];
     return { listed: listed.sort((a, b) => a - b), rows };
   } finally {
@@ -221,10 +231,9 @@ class CountingDb extends SqliteIndexDb {
 
 /** Per term, its postings rows' bytes one after another in id order (what it holds, whatever its rows). */
 function termBytes(t: IndexTables): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (let b = 0; b < TERM_BUCKETS; b++)
-    for (const [term, ids] of t.bucket(b)) out.set(term, Buffer.concat(ids.map((id) => t.posting(id, term).data)));
-  return out;
+  const ids = new Map<string, number[]>();
+  for (const [term, list] of directory(t)) ids.set(term, [...(ids.get(term) ?? []), ...list]);
+  return new Map([...ids].map(([term, list]) => [term, Buffer.concat(list.map((id) => t.posting(id, term).data))]));
 }
 
 test('a merge reads the rows it merges a few hundred a statement, not one lookup per row (counted), and each term keeps its bytes', () => {
@@ -253,7 +262,11 @@ test('a merge reads the rows it merges a few hundred a statement, not one lookup
       );
       assert.ok(rows > POSTING_IDS_A_STATEMENT, `${rows} rows to merge`);
       home.postingReads = 0;
-      db.transaction(() => merge(t, meta.runCount, meta, meta.nextSegment, full))();
+      db.transaction(() => {
+        merge(t, meta.runCount, meta, meta.nextSegment, full);
+        // as sync records it: the merged tier has a directory of its own, a full merge leaves none
+        t.putMeta('tier_segments', full ? '' : String(meta.nextSegment));
+      })();
       // ids in order, POSTING_IDS_A_STATEMENT a statement (main looked up each row: `rows` statements)
       assert.ok(home.postingReads <= Math.ceil(rows / POSTING_IDS_A_STATEMENT) + 2, `${home.postingReads} reads for ${rows} rows`);
       // only appends: every run's groups are live, so each term holds the same bytes as before
@@ -283,4 +296,123 @@ test('a merge reads the rows it merges a few hundred a statement, not one lookup
   } finally {
     db.close();
   }
+});
+
+/** The index's `terms` rows, bucket → bytes. */
+function termRowsOf(index: string): Map<number, Buffer> {
+  const db = new Database(index, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT bucket, data FROM terms').all() as Array<{ bucket: number; data: Buffer }>;
+    return new Map(rows.map((r) => [r.bucket, r.data]));
+  } finally {
+    db.close();
+  }
+}
+
+test('one appended run rewrites no bucket of the main directory: its rows are listed in TIER_PARTS rows of their own, and answers stay those of --no-index', () => {
+  const { path, runs, add } = store(60, 6, 2106);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  let withRows = 0;
+  for (let i = 0; i < 6; i++) {
+    const before = termRowsOf(index);
+    add();
+    const report = sync(path, index);
+    assert.ok(!report.merged && !report.compacted);
+    const after = termRowsOf(index);
+    const changed = [...before].filter(([b, data]) => !after.get(b)?.equals(data)).map(([b]) => b);
+    const added = [...after.keys()].filter((b) => !before.has(b));
+    // (main rewrote the bucket of every term of the run: dozens to hundreds here)
+    assert.deepEqual(changed, [], `update ${i + 1}: main directory buckets rewritten`);
+    // (a run interrupted before its first complete snapshot writes no postings)
+    if (added.length > 0) withRows++;
+    assert.ok(added.length === 0 || added.length === TIER_PARTS, `update ${i + 1}: ${added.length} rows added`);
+    assert.ok(
+      added.every((b) => b >= TERM_BUCKETS),
+      `update ${i + 1}: the rows added are after the main buckets`,
+    );
+    assertSameAnswers(path, index, runs, 50 + i);
+  }
+  assert.ok(withRows >= 3, `${withRows} of 6 appended runs wrote postings`);
+});
+
+test('tier directories through merges: a tier merge folds them into its own, a base merge into the main buckets; nothing listed twice or left', () => {
+  const { path, runs, add } = store(40, 40, 2107);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  let sawTier = false;
+  let sawBase = false;
+  for (let i = 0; i < 40 && !(sawTier && sawBase); i++) {
+    add();
+    const report = sync(path, index);
+    const db = new Database(index, { readonly: true });
+    let tiers: readonly number[];
+    try {
+      const t = new IndexTables(new SqliteIndexDb(db));
+      tiers = readIndexMeta(t.readMeta()).tierSegments;
+      // exactly the listed tier segments' rows are there, after the main buckets
+      const extra = (db.prepare('SELECT bucket FROM terms WHERE bucket >= ? ORDER BY bucket').pluck().all(TERM_BUCKETS) as number[]).map(
+        (b) => Math.floor((b - TERM_BUCKETS) / TIER_PARTS),
+      );
+      assert.deepEqual([...new Set(extra)], tiers, `update ${i + 1}: tier rows`);
+      assert.equal(extra.length, tiers.length * TIER_PARTS);
+    } finally {
+      db.close();
+    }
+    if (report.merged) {
+      sawTier = true;
+      assert.equal(tiers.length, 1, 'a tier merge leaves one tier segment: its own');
+    }
+    if (report.compacted) {
+      sawBase = true;
+      assert.deepEqual(tiers, [], 'a base merge leaves none');
+    }
+    const { listed, rows } = directoryAndRows(index);
+    assert.deepEqual(rows, listed, `update ${i + 1}: postings rows against the term directory`);
+    assertSameAnswers(path, index, runs, 100 + i);
+  }
+  assert.ok(sawTier && sawBase, `both merges seen (tier ${sawTier}, base ${sawBase})`);
+});
+
+test("a tier segment's directory row missing is damage: the index is rebuilt and the answer is that of --no-index", () => {
+  const { path, runs, add } = store(40, 2, 2108);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  add();
+  sync(path, index);
+  const db = new Database(index);
+  try {
+    assert.equal(db.prepare('DELETE FROM terms WHERE bucket >= ?').run(TERM_BUCKETS).changes, TIER_PARTS);
+  } finally {
+    db.close();
+  }
+  const store2 = openSqliteReader(path);
+  try {
+    const notes: string[] = [];
+    const options = { ...randomOptions(rng(7), runs), scope: 'all' as const, conversationId: null, runId: null };
+    const indexed = searchReader(store2, options, { path: index }, { onWarning: (m: string) => notes.push(m) });
+    assert.deepEqual(searchJson(indexed), searchJson(searchReader(store2, options, false)));
+    assert.equal(notes.length, 1, notes.join(' | '));
+    assert.match(notes[0]!, /damaged \(term directory bucket \d+ is missing\); rebuilt it/);
+  } finally {
+    store2.close();
+  }
+  assertSameAnswers(path, index, runs, 7);
+});
+
+test('an index of format 12 (tier segments in the main directory, no tier_segments) is rebuilt on first use', () => {
+  const { path, runs, add } = store(30, 2, 2109);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  const db = new Database(index);
+  try {
+    new IndexTables(new SqliteIndexDb(db)).putMeta('format', 'convsearch-index-12');
+    db.prepare("DELETE FROM meta WHERE key = 'tier_segments'").run();
+  } finally {
+    db.close();
+  }
+  add();
+  const report = sync(path, index);
+  assert.equal(report.runsReplayed, runs.length, 'every run replayed: a build');
+  assertSameAnswers(path, index, runs, 9);
 });

@@ -3,7 +3,7 @@ import type { StoreReader } from '../../store/reader.js';
 import { SyncBridge } from '../../store/sync-bridge.js';
 import { readIndexMeta } from '../meta.js';
 import { INDEX_FORMAT } from '../schema.js';
-import { bucketOf, IndexTables } from '../tables.js';
+import { bucketOf, IndexTables, tierBucket, tierPart } from '../tables.js';
 import type { IndexStatementRequest } from './pg-driver.js';
 import { PgIndexDb } from './pg-db.js';
 import { findStores, missingIndex, schemaHolds, schemaTablesRead, type StoreEntry } from './schema.js';
@@ -196,25 +196,29 @@ export class ReadSession {
         return r === null ? [] : [r];
       };
       this.db.readAhead([parts.flatMap((t) => capture(() => t.readMeta()))]);
-      const current = parts.filter((t) => {
+      const current = parts.flatMap((t) => {
         try {
           const raw = t.readMeta();
-          return raw.get('format') === INDEX_FORMAT && readIndexMeta(raw).content !== '';
+          const meta = readIndexMeta(raw);
+          return raw.get('format') === INDEX_FORMAT && meta.content !== '' ? [{ t, tiers: meta.tierSegments }] : [];
         } catch {
-          return false;
+          return [];
         }
       });
-      const buckets = [...new Set(terms.map(bucketOf))];
+      // each term's main bucket, and its part of every tier segment's own directory
+      const buckets = (tiers: readonly number[]): number[] => [
+        ...new Set(terms.flatMap((term) => [bucketOf(term), ...tiers.map((seg) => tierBucket(seg, tierPart(term)))])),
+      ];
       this.db.readAhead([
-        current.flatMap((t) => capture(() => t.cache())),
-        current.flatMap((t) => buckets.flatMap((b) => capture(() => t.bucket(b)))),
+        current.flatMap(({ t }) => capture(() => t.cache())),
+        current.flatMap(({ t, tiers }) => buckets(tiers).flatMap((b) => capture(() => t.bucket(b)))),
       ]);
       const postings: IndexStatementRequest[] = [];
-      for (const t of current)
+      for (const { t, tiers } of current)
         for (const term of terms) {
           let ids: number[];
           try {
-            ids = t.termRows(term);
+            ids = t.termRows(term, tiers);
           } catch {
             continue;
           }

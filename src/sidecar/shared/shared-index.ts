@@ -90,7 +90,7 @@ export function withSharedIndex<T>(
       if (unread !== null) told = uncheckedLine(now, unread);
       else if (now.stale === true) opts.onWarning?.(behindLine(now, replay));
       if (!replay) opts.onIndexStanding?.(store.label, now);
-      source = replay ? null : new IndexedCorpusSource(tables, meta.runCount);
+      source = replay ? null : new IndexedCorpusSource(tables, meta);
     } catch (e) {
       if (e instanceof IndexRefusedError || e instanceof StoreError || store.storeError(e) !== null) throw e;
       const why = unusable(e, target.label, store.label);

@@ -145,7 +145,7 @@ export function indexStandIn(value: string, label: string, why: StoreError, env?
       const meta = readIndexMeta(raw);
       // shown as a reader shows it: a server URL without its password
       const shown = serverKind(label) === null ? label : maskedUrl(new URL(label));
-      return new IndexStandIn(shown, identity, why, new IndexedCorpusSource(tables, meta.runCount).runs());
+      return new IndexStandIn(shown, identity, why, new IndexedCorpusSource(tables, meta).runs());
     });
   } catch {
     return null;
