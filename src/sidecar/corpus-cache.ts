@@ -2,6 +2,10 @@ import { type Layout, liveSegment } from './meta.js';
 import { CORPUS_RUN_COLUMNS, SNAPSHOT_STAT_COLUMNS } from './schema.js';
 import { CACHE_CHUNK, type IndexTables } from './tables.js';
 
+/** Where an entry holds the offset and the size of its run's document lengths (after the columns and the warnings flag). */
+const LENGTHS_AT = CORPUS_RUN_COLUMNS.length + 1;
+const LENGTHS_SIZE = LENGTHS_AT + 1;
+
 /**
  * The entries of cache row `chunk` (positions `from`…) before the first position of `from`…`to` in
  * `fresh` (none: every entry), with the row's lengths; none without a row or a set of positions.
@@ -48,9 +52,10 @@ export function writeCorpusCache(t: IndexTables, runCount: number, layout: Layou
     // segments did not change: `written` names every one that did); an appended run reads its own row only
     const kept = keptEntries(t, chunk, from, to, fresh);
     for (const entry of kept.entries) {
-      const size = entry[16] as number;
-      blobs.push(kept.lengths.subarray(entry[15] as number, (entry[15] as number) + size));
-      entry[15] = offset;
+      const at = entry[LENGTHS_AT] as number;
+      const size = entry[LENGTHS_SIZE] as number;
+      blobs.push(kept.lengths.subarray(at, at + size));
+      entry[LENGTHS_AT] = offset;
       runs.push(entry);
       offset += size;
     }
