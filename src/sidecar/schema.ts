@@ -1,5 +1,5 @@
 /** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`). */
-export const INDEX_FORMAT = 'convsearch-index-13';
+export const INDEX_FORMAT = 'convsearch-index-14';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a

@@ -24,3 +24,103 @@ test('totalDigest hashes in batches the bytes hashCell makes of each key, then i
   }
   assert.equal(totalDigest(runs, media, 'table'), one.digest('base64'));
 });
+
+/** A run's rows as snapshots grow: each text the previous one's messages and one more, the JSON array closed. */
+function growingTexts(parts: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let k = 1; k <= parts.length; k++) out.push(`[${parts.slice(0, k).join(',')}]`);
+  return out;
+}
+
+function digestOf(texts: readonly unknown[], cut = 0): { digest: string; prefix: string } {
+  const d = new ContentDigester(cut);
+  for (let i = 0; i < texts.length; i++) d.add(i + 1, [i + 1, i, 'ts', 'complete', typeof texts[i], texts[i]]);
+  const { digest, prefix } = d.finish();
+  return { digest, prefix };
+}
+
+test('sharedStart: the texts agree up to what it returns, which never ends between the halves of a surrogate pair', async () => {
+  const { sharedStart } = await import('../../src/store/content.js');
+  const cases: Array<[string, string]> = [
+    ['[1]', '[1,2]'],
+    ['[1,2]', '[1,3]'],
+    ['a\uD83D\uDE00]', 'a\uD83D\uDE01]'],
+    ['\uD83D\uDE00'.repeat(9000), `${'\uD83D\uDE00'.repeat(8192)}\uD83D\uDE01${'x'.repeat(20000)}`],
+    [`${'x'.repeat(16383)}\uD83D\uDE00${'x'.repeat(30000)}`, `${'x'.repeat(16383)}\uD83D\uDE01${'x'.repeat(30000)}`],
+    ['', 'abc'],
+    ['abc', ''],
+  ];
+  for (const [prev, text] of cases) {
+    const l = sharedStart(prev, text);
+    assert.ok(l >= 0 && l <= Math.min(prev.length, text.length));
+    assert.equal(text.slice(0, l), prev.slice(0, l));
+    const c = l > 0 ? text.charCodeAt(l - 1) : 0;
+    assert.ok(!(c >= 0xd800 && c <= 0xdbff), `ends inside a pair at ${l}`);
+  }
+  // the usual append reuses all of the previous text but its closing bracket
+  assert.equal(sharedStart('[1]', '[1,2]'), 2);
+  // past it, whole steps: 16,384 characters here
+  assert.equal(sharedStart('x'.repeat(40000), `${'x'.repeat(20000)}y`), 16384);
+  // a step ending after a pair's first half stops before it
+  assert.equal(
+    sharedStart(`${'x'.repeat(16383)}\uD83D\uDE00${'x'.repeat(30000)}`, `${'x'.repeat(16383)}\uD83D\uDE01${'x'.repeat(30000)}`),
+    16383,
+  );
+});
+
+test('a row text that repeats the previous one is bound as exactly as one hashed whole: one character changed anywhere in any row changes the digest', () => {
+  // messages of a few kinds: short ASCII, long (past the 16,384-character steps), accents, emoji pairs
+  const parts = [
+    '{"a":"hello"}',
+    `{"b":"${'long text '.repeat(3000)}"}`,
+    '{"c":"é, ü and 😀 and 😁"}',
+    `{"d":"${'😀'.repeat(9000)}"}`,
+    '{"e":1}',
+  ];
+  const texts = growingTexts(parts);
+  // a restamped message: the last row rewrites its first message, so the usual append does not apply there
+  texts.push(texts[texts.length - 1]!.replace('hello', 'hellO'));
+  const base = digestOf(texts).digest;
+  assert.equal(digestOf(texts).digest, base, 'the same rows give the same digest');
+  const rnd = (() => {
+    let s = 7;
+    return (n: number) => {
+      s = (s * 1103515245 + 12345) % 2147483648;
+      return s % n;
+    };
+  })();
+  for (let trial = 0; trial < 300; trial++) {
+    const row = rnd(texts.length);
+    const t = texts[row]!;
+    const at = rnd(t.length);
+    const edits = [
+      t.slice(0, at) + (t[at] === 'x' ? 'y' : 'x') + t.slice(at + 1), // same length
+      t.slice(0, at) + t.slice(at + 1), // one character less
+      `${t.slice(0, at)}\uDE00${t.slice(at)}`, // a lone surrogate more
+    ];
+    for (const edited of edits) {
+      if (edited === t) continue;
+      const changed = texts.slice();
+      changed[row] = edited;
+      assert.notEqual(digestOf(changed).digest, base, `row ${row} edited at ${at}`);
+    }
+  }
+});
+
+test('a text whose shared start ends inside a surrogate pair: the pair is hashed whole, so two different second halves never collide', () => {
+  const prefix = 'x'.repeat(16383);
+  const a = digestOf([`${prefix}\uD83D\uDE00${'y'.repeat(20000)}`, `${prefix}\uD83D\uDE01${'y'.repeat(20000)}`]).digest;
+  const b = digestOf([`${prefix}\uD83D\uDE00${'y'.repeat(20000)}`, `${prefix}\uD83D\uDE02${'y'.repeat(20000)}`]).digest;
+  assert.notEqual(a, b);
+  const c = digestOf(['[\uD83D\uDE00]', '[\uD83D\uDE01]']).digest;
+  const d = digestOf(['[\uD83D\uDE00]', '[\uD83D\uDE02]']).digest;
+  assert.notEqual(c, d);
+});
+
+test('the prefix digest at the cut is the digest of the rows up to it, the texts after it hashed against their predecessors', () => {
+  const texts = growingTexts(['{"a":1}', '{"b":2}', '{"c":3}', '{"d":4}']);
+  for (let cut = 1; cut < texts.length; cut++) assert.equal(digestOf(texts, cut).prefix, digestOf(texts.slice(0, cut)).digest);
+  // a row that is not text between two texts: the next text is hashed whole, and still bound
+  const mixed = [texts[0]!, null, texts[1]!];
+  assert.notEqual(digestOf(mixed).digest, digestOf([texts[0]!, null, texts[2]!]).digest);
+});

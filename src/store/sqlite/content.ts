@@ -180,13 +180,18 @@ function allRuns(
   schema: StoreSchema,
   cuts: ReadonlyMap<string, number>,
 ): { runs: Map<string, RunContent>; rowsDigested: number } {
-  const rows = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots ORDER BY seq`).raw();
+  // a run's rows together (through idx_snapshots_run), so that its digester holds a previous text only
+  // while they come (ContentDigester.release), not one text per run until the end
+  const rows = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots ORDER BY run_id, seq`).raw();
   const running = new Map<string, ContentDigester>();
   let rowsDigested = 0;
+  let current: ContentDigester | undefined;
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
     let r = running.get(key);
     if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0)));
+    if (r !== current) current?.release();
+    current = r;
     r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
     rowsDigested++;
   }
