@@ -57,15 +57,16 @@ test('sharedStart: the texts agree up to what it returns, which never ends betwe
     const c = l > 0 ? text.charCodeAt(l - 1) : 0;
     assert.ok(!(c >= 0xd800 && c <= 0xdbff), `ends inside a pair at ${l}`);
   }
-  // the usual append reuses all of the previous text but its closing bracket
+  // the longest common start
   assert.equal(sharedStart('[1]', '[1,2]'), 2);
-  // past it, whole steps: 16,384 characters here
-  assert.equal(sharedStart('x'.repeat(40000), `${'x'.repeat(20000)}y`), 16384);
-  // a step ending after a pair's first half stops before it
+  assert.equal(sharedStart('x'.repeat(40000), `${'x'.repeat(20000)}y`), 20000);
+  assert.equal(sharedStart(`${'x'.repeat(17000)}ab`, `${'x'.repeat(17000)}ac`), 17001);
+  // one ending after a pair's first half stops before it
   assert.equal(
     sharedStart(`${'x'.repeat(16383)}\uD83D\uDE00${'x'.repeat(30000)}`, `${'x'.repeat(16383)}\uD83D\uDE01${'x'.repeat(30000)}`),
     16383,
   );
+  assert.equal(sharedStart('a\uD83D\uDE00]', 'a\uD83D\uDE01]'), 1);
 });
 
 test('a row text that repeats the previous one is bound as exactly as one hashed whole: one character changed anywhere in any row changes the digest', () => {
