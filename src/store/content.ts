@@ -156,10 +156,10 @@ export function sharedStart(prev: string, text: string): number {
 
 /**
  * Digests one run's snapshots as they come, in seq order, taking the prefix digest at `cut`. A row's
- * last cell is its messages text: where it starts with what the previous row's text held (sharedStart),
- * only its length, that count and the rest are hashed. The texts are
- * still bound exactly: each one is the previous one's start, compared in full, and bytes SHA-256 took;
- * a snapshot repeats its predecessor, so the hash reads the new bytes only (~1/6 of the bench store's).
+ * last cell is its messages text: of the start it shares with the previous row's (sharedStart) only the
+ * length is hashed, then the rest. Every text is still bound exactly (its shared start compared in full
+ * with a text bound before, the rest hashed), and a snapshot repeats its predecessor, so the hash reads
+ * only the new bytes (~1/6 of the bench store's).
  */
 export class ContentDigester {
   private readonly hash = createHash('sha256');
