@@ -86,7 +86,8 @@ export interface RunBuild {
  * last parse); `digest`: reading every row of the run, of any state, for its content digest too.
  */
 export function buildRun(driver: ReplayDriver, run: DriverRun, digest = false, json = false): RunBuild {
-  const digester = digest ? new ContentDigester(0) : undefined;
+  // (only a store with snapshotRows digests here: SQLite's rows, whose states and steps it counts)
+  const digester = digest ? new ContentDigester(0, true) : undefined;
   const { replayer, maxSeq } = driver.replay(run, undefined, digester);
   return {
     ...(digester ? { content: digester.finish() } : {}),

@@ -67,25 +67,41 @@ const STATS_ONE_BY_ONE = 64;
 
 type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last_step'>;
 
+/** A run that has no rows, as a content read whole counts it (StoreContent.rowStats). */
+const NO_ROWS: RunContent = {
+  count: 0,
+  maxSeq: 0,
+  digest: EMPTY_DIGEST,
+  prefix: EMPTY_DIGEST,
+  stats: { complete: 0, interrupted: 0, lastStep: null },
+};
+
 /**
- * What `runs` lists of each changed run (its snapshots by state, its last step), read with the rows the
- * content digest covers: a run whose digest holds keeps them. Run by run for a few; for many runs (a
- * build) in one pass.
+ * The content whose stats count `runId`'s rows, if any: its digest's, or none (rows of a content read
+ * whole: StoreContent.rowStats). Not for a run id read with U+FFFD: two ids whose bytes differ only where
+ * they are not UTF-8 are two groups to countsByRun, one key to a digest.
  */
-function snapshotStats(
-  store: StoreReader,
-  runIds: readonly string[],
-  read: ReturnType<StoreReader['countsByRun']> | null,
-): (runId: string) => SnapshotStats {
-  if (runIds.length > STATS_ONE_BY_ONE) {
-    const counts = read ?? store.countsByRun();
-    const steps = store.lastSteps();
-    return (id) => {
-      const c = counts.get(id);
-      return { complete_snaps: c?.complete ?? 0, interrupted_snaps: c?.interrupted ?? 0, last_step: steps.get(id) ?? null };
-    };
-  }
-  return (id) => {
+function countedRows(runId: string, digested: RunContent | undefined, content: StoreContent): RunContent | undefined {
+  if (runId.includes('\uFFFD')) return undefined;
+  return digested ?? (content.rowStats ? NO_ROWS : undefined);
+}
+
+/**
+ * What `runs` lists of each changed run (its snapshots by state, its last step): counted from the rows
+ * its content digest read where that digest was made from them (RunContent.stats: a build, a changed
+ * run), else read from the store: run by run for a few, in one pass for many (the pass is made only
+ * when a run needs it).
+ */
+function snapshotStats(store: StoreReader, runCount: number): (runId: string, digested: RunContent | undefined) => SnapshotStats {
+  let all: { counts: ReturnType<StoreReader['countsByRun']>; steps: ReturnType<StoreReader['lastSteps']> } | null = null;
+  return (id, digested) => {
+    const d = digested?.stats;
+    if (d !== undefined) return { complete_snaps: d.complete, interrupted_snaps: d.interrupted, last_step: d.lastStep };
+    if (runCount > STATS_ONE_BY_ONE) {
+      all ??= { counts: store.countsByRun(), steps: store.lastSteps() };
+      const c = all.counts.get(id);
+      return { complete_snaps: c?.complete ?? 0, interrupted_snaps: c?.interrupted ?? 0, last_step: all.steps.get(id) ?? null };
+    }
     const s = store.runSnapshotStats(id);
     return { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep };
   };
@@ -119,8 +135,6 @@ export class IndexSync {
   private readonly writer: RunWriter;
   /** A build from nothing: its runs' replay, started before the content is read (see prefetchAll). */
   private early: PrefetchedBuilds | null = null;
-  /** The store's counts by run, read to weigh the early replay's runs, kept for the snapshot stats when read from bytes other threads could share (they hold). */
-  private earlyCounts: ReturnType<StoreReader['countsByRun']> | null = null;
   /** A build whose replay digests each run (digestedByReplay). */
   private elsewhere = false;
 
@@ -151,7 +165,6 @@ export class IndexSync {
     } finally {
       this.early?.close();
       this.early = null;
-      this.earlyCounts = null;
       this.elsewhere = false;
     }
   }
@@ -305,17 +318,11 @@ export class IndexSync {
    * runs beside the read of the store's content on this thread (the second core idled through it).
    */
   private prefetchAll(runs: readonly StoreRun[], digest: boolean): PrefetchedBuilds | null {
-    let counts: ReturnType<StoreReader['countsByRun']> | null = null;
-    const weight = (r: StoreRun): number => {
-      counts ??= this.store.countsByRun();
-      const c = counts.get(r.runId);
-      return (c?.complete ?? 0) + (c?.interrupted ?? 0);
-    };
-    const early = prefetchBuilds(this.store, runs, weight, this.parallel, digest);
-    // read once: the build's snapshot stats take them too, with or without worker threads (many light
-    // runs: 0.1-0.5 s a scan at 20k-50k runs), when read from bytes other threads could share: they hold
-    if (this.store.share() !== null) this.earlyCounts = counts;
-    return early;
+    // weighed by rows of any state, as the index alone counts them (countsByRun reads every row's state:
+    // 0.2 s on the 613 MB bench store before the threads could start)
+    let marks: ReturnType<StoreReader['watermarks']> | null = null;
+    const weight = (r: StoreRun): number => (marks ??= this.store.watermarks()).get(r.runId)?.count ?? 0;
+    return prefetchBuilds(this.store, runs, weight, this.parallel, digest);
   }
 
   /**
@@ -500,11 +507,7 @@ export class IndexSync {
     const early = build ? this.early : null;
     if (early === null) this.early?.close();
     this.early = null;
-    const stats = snapshotStats(
-      this.store,
-      work.map((w) => w!.run.runId),
-      this.earlyCounts,
-    );
+    const stats = snapshotStats(this.store, work.length);
     // the runs this update writes anew (attribution reads their rows whole)
     const rewritten = new Set<number>();
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
@@ -524,19 +527,21 @@ export class IndexSync {
       for (let i = 0; i < work.length; i++) {
         const { run, ord, marks, runKey, content: c, resumed } = work[i]!;
         work[i] = null; // a written run's row is not held to the end of the build
+        // (taken first: a build's replay digested the run, and counted its rows' states and steps with it)
+        const replayed = resumed ? null : (prefetched?.take(run.runId) ?? null);
         // the blobs of a run that changed only, read as it is written
         const row = Object.assign(placed(marks !== null ? this.t.run(marks.run_key) : newRunRow(runKey, run.runId), run, ord), {
           snap_count: c.count,
           snap_max_seq: c.maxSeq,
           content: c.digest,
-          ...stats(run.runId),
+          ...stats(run.runId, countedRows(run.runId, replayed?.content ?? content.runs.get(run.runId), content)),
         });
         rewritten.add(runKey);
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
         if (resumed) snapshotsRead += this.writer.resume(run, row, builder, segment);
         else {
-          const done = this.writer.rebuild(run, row, builder, segment, prefetched?.take(run.runId) ?? null, elsewhere);
+          const done = this.writer.rebuild(run, row, builder, segment, replayed, elsewhere);
           snapshotsRead += done.snapshotsRead;
           // a run without rows has no entry in the content (as when read from the store)
           if (done.content !== undefined && done.content.count > 0) digested.set(run.runId, done.content);

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { StoreReader, StoreSnapshot } from './reader.js';
+import type { RunSnapshotStats, StoreReader, StoreSnapshot } from './reader.js';
 
 /** A snapshot row of any state with the cells the digest covers beyond StoreSnapshot's (see `completeDigested`). */
 export interface DigestRow extends StoreSnapshot {
@@ -26,6 +26,11 @@ export interface RunContent {
    * equal to the index's digest when what it read is untouched and everything else was appended.
    */
   readonly prefix: string;
+  /**
+   * The run's snapshots by state and its last step counted from the very rows digested, as SQLite's
+   * countsByRun and lastSteps count them (RowStats); absent where the digest was not made from such rows.
+   */
+  readonly stats?: RunSnapshotStats;
 }
 
 export interface StoreContent {
@@ -51,6 +56,8 @@ export interface StoreContent {
   readonly runsElsewhere?: boolean;
   /** The fingerprint of the media table's pages taken with the page map (store/sqlite/content.ts), or null. */
   readonly mediaPages?: string | null;
+  /** Every run in `runs` carries its RunContent.stats, read from all its rows: a run absent has no rows. */
+  readonly rowStats?: boolean;
 }
 
 /**
@@ -168,10 +175,18 @@ export class ContentDigester {
   private prefix: string | null = null;
   /** The previous row's messages text, when it is one and not too long to hold. */
   private previous: string | null = null;
+  private readonly stats: RowStats | null;
 
-  constructor(private readonly cut: number) {}
+  /** `stats`: the cells are a SQLite row's (seq, step_index, timestamp, state, typeof(messages), messages): count them (RunContent.stats). */
+  constructor(
+    private readonly cut: number,
+    stats = false,
+  ) {
+    this.stats = stats ? new RowStats() : null;
+  }
 
   add(seq: number, cells: readonly unknown[]): void {
+    this.stats?.add(cells[3], cells[1]);
     if (this.prefix === null && seq > this.cut) this.prefix = this.hash.copy().digest('base64');
     const last = cells.length - 1;
     // the small cells in one update (one call into the hash per row, not one or two per cell)
@@ -209,7 +224,36 @@ export class ContentDigester {
 
   finish(): RunContent {
     const digest = this.hash.digest('base64');
-    return { count: this.count, maxSeq: this.maxSeq, digest, prefix: this.prefix ?? digest };
+    const content = { count: this.count, maxSeq: this.maxSeq, digest, prefix: this.prefix ?? digest };
+    return this.stats ? { ...content, stats: this.stats.finish() } : content;
+  }
+}
+
+/**
+ * A run's snapshots by state and its last step, counted row by row exactly as SQLite's
+ * `SUM(state = 'complete'), SUM(state = 'interrupted'), MAX(step_index)` (sqlite/snapshots.ts) and
+ * stepOf count them: a state is one only as that very text; MAX orders any number below any text and
+ * any text below any BLOB, so a text or BLOB step makes the last step none, and a maximum that is not
+ * an integer is none too. What a build reads anyway: no second pass over the table for them.
+ */
+export class RowStats {
+  private complete = 0;
+  private interrupted = 0;
+  private maxStep: number | null = null;
+  /** A text or BLOB step was met: MAX is one of those, not a number. */
+  private notNumber = false;
+
+  add(state: unknown, step: unknown): void {
+    if (state === 'complete') this.complete++;
+    else if (state === 'interrupted') this.interrupted++;
+    if (typeof step === 'number') {
+      if (this.maxStep === null || step > this.maxStep) this.maxStep = step;
+    } else if (typeof step === 'string' || Buffer.isBuffer(step)) this.notNumber = true;
+  }
+
+  finish(): RunSnapshotStats {
+    const step = this.notNumber ? null : this.maxStep;
+    return { complete: this.complete, interrupted: this.interrupted, lastStep: step !== null && Number.isInteger(step) ? step : null };
   }
 }
 

@@ -187,4 +187,63 @@ describe('index build: each run digested from the rows its replay reads', () => 
       [false, true],
     );
   });
+
+  test("the build records each run's snapshots by state and last step as countsByRun and lastSteps give them, counted from the rows it digests: no pass of its own", () => {
+    const path = oddStore(11);
+    append(path, (w) => {
+      const ids = w.db.prepare('SELECT run_id FROM runs ORDER BY rowid').pluck().all() as string[];
+      // a run whose last step is a number that is not an integer, a state that is a BLOB, another state
+      addRawSnapshot(w, ids[4]!, '[]', { stepIndex: 1 });
+      w.db.prepare('UPDATE snapshots SET step_index = 99.5 WHERE seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = ?)').run(ids[4]);
+      w.db
+        .prepare("UPDATE snapshots SET state = CAST('complete' AS BLOB) WHERE seq = (SELECT MIN(seq) FROM snapshots WHERE run_id = ?)")
+        .run(ids[2]);
+      w.db.prepare("UPDATE snapshots SET state = 'paused' WHERE seq = (SELECT MIN(seq) FROM snapshots WHERE run_id = ?)").run(ids[3]);
+      // a run without snapshots
+      w.db
+        .prepare(
+          "INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES ('run-no-rows', NULL, '{}', '2027-01-01T00:00:00')",
+        )
+        .run();
+    });
+    const reader = openSqliteReader(path);
+    const counts = reader.countsByRun();
+    const steps = reader.lastSteps();
+    const want = reader
+      .runs()
+      .map((r) => ({
+        run_id: r.runId,
+        complete_snaps: counts.get(r.runId)?.complete ?? 0,
+        interrupted_snaps: counts.get(r.runId)?.interrupted ?? 0,
+        last_step: steps.get(r.runId) ?? null,
+      }))
+      .sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
+    reader.close();
+    // the odd cells are there: a step that is not an integer, a text step, a run without rows
+    assert.ok(want.some((r) => r.run_id === 'run-no-rows' && r.complete_snaps === 0 && r.last_step === null));
+    assert.ok(want.filter((r) => r.last_step === null).length >= 3);
+    for (const options of [{ threads: 2, minSnapshots: 0 }, { threads: 1 }]) {
+      const store = openSqliteReader(path);
+      const asked: string[] = [];
+      for (const name of ['countsByRun', 'lastSteps', 'runSnapshotStats'] as const) {
+        const own = (store[name] as (...a: unknown[]) => unknown).bind(store);
+        (store as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+          asked.push(name);
+          return own(...a);
+        };
+      }
+      const index = join(tempDir(), 'idx.db');
+      writeFileSync(index, '', { mode: 0o600 });
+      const { db, tables } = openIndexDatabase(index, store.identity);
+      try {
+        new IndexSync(tables, store, options).sync();
+        const got = db.prepare('SELECT run_id, complete_snaps, interrupted_snaps, last_step FROM runs ORDER BY run_id').all();
+        assert.deepEqual(got, want, `${options.threads} thread(s)`);
+        assert.deepEqual(asked, [], `${options.threads} thread(s)`);
+      } finally {
+        db.close();
+        store.close();
+      }
+    }
+  });
 });

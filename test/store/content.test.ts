@@ -125,3 +125,48 @@ test('the prefix digest at the cut is the digest of the rows up to it, the texts
   const mixed = [texts[0]!, null, texts[1]!];
   assert.notEqual(digestOf(mixed).digest, digestOf([texts[0]!, null, texts[2]!]).digest);
 });
+
+test("RowStats counts states and the last step as SQLite's SUM(state = …) and MAX(step_index) with stepOf do, over random cells of every type", async () => {
+  const { RowStats } = await import('../../src/store/content.js');
+  const { stepOf } = await import('../../src/store/sqlite/steps.js');
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(':memory:');
+  // no column affinity: every cell is stored as the type it is given
+  db.exec('CREATE TABLE t (run INTEGER, state, step)');
+  const states: unknown[] = ['complete', 'interrupted', 'Complete', 'complete ', 'paused', '', null, 1, 2.5, Buffer.from('complete')];
+  const steps: unknown[] = [null, 0, 1, 2, 7, -3, 2.5, 9.75, 2 ** 40, '3', 'two', '', Buffer.from([1]), Buffer.alloc(0)];
+  let seed = 7;
+  const random = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor(seed / 65536) % n;
+  };
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?)');
+  for (let run = 0; run < 400; run++) {
+    // a few runs of numbers only, so that a number is the maximum often
+    const only = run % 3 === 0 ? steps.filter((s) => typeof s === 'number' || s === null) : steps;
+    for (let k = random(6); k > 0; k--) insert.run(run, states[random(states.length)], only[random(only.length)]);
+  }
+  const want = db
+    .prepare(
+      "SELECT run, SUM(state = 'complete') AS complete, SUM(state = 'interrupted') AS interrupted, MAX(step) AS step FROM t GROUP BY run",
+    )
+    .all() as Array<{ run: number; complete: number | null; interrupted: number | null; step: unknown }>;
+  const got = new Map<number, InstanceType<typeof RowStats>>();
+  for (const [run, state, step] of db.prepare('SELECT run, state, step FROM t ORDER BY rowid').raw().all() as Array<
+    [number, unknown, unknown]
+  >) {
+    const s = got.get(run) ?? got.set(run, new RowStats()).get(run)!;
+    s.add(state, step);
+  }
+  assert.ok(want.length > 300);
+  let texts = 0;
+  for (const w of want) {
+    if (typeof w.step !== 'number') texts++;
+    // (a SUM of NULL comparisons only is NULL: countsAndSteps reads it as 0)
+    const expected = { complete: w.complete ?? 0, interrupted: w.interrupted ?? 0, lastStep: stepOf(w.step) };
+    assert.deepEqual(got.get(w.run)!.finish(), expected, `run ${w.run}`);
+  }
+  // both kinds of maximum were met: a number, and a text or BLOB
+  assert.ok(texts > 20 && texts < want.length - 20);
+  db.close();
+});

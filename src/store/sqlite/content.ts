@@ -77,7 +77,7 @@ function runsSince(
     const known = basis.runs.get(id);
     if (known !== undefined) kept++;
     if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !changed[i]) continue;
-    const d = new ContentDigester(cuts.get(id) ?? 0);
+    const d = new ContentDigester(cuts.get(id) ?? 0, true);
     for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) d.add(Number(seq), [seq, ...rest]);
     const c = d.finish();
     if (c.count !== counts[i] || c.maxSeq !== maxSeqs[i]) return null;
@@ -141,6 +141,8 @@ export function sqliteContent(
     tree: map?.tree ?? null,
     runsElsewhere: elsewhere,
     mediaPages,
+    // every row read (allRuns), each run's states and steps counted with it
+    rowStats: since === null && !elsewhere,
   };
 }
 
@@ -189,7 +191,7 @@ function allRuns(
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
     let r = running.get(key);
-    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0)));
+    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0, true)));
     if (r !== current) current?.release();
     current = r;
     r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
