@@ -12,6 +12,7 @@ import { openSqliteReader, type SqliteReader } from '../../src/store/sqlite/read
 import type { StepStoreWriter } from '../../scripts/lib/store-writer.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { addRawSnapshot, tempDir } from '../helpers/stores.js';
+import { FIXTURES } from '../helpers/cli.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 
 /** The digests a build recorded: the content it answers for, and each run's count, last seq and digest. */
@@ -106,8 +107,9 @@ describe('index build: each run digested from the rows its replay reads', () => 
       threadedStore(3).path,
       oddStore(5),
       oddStore(6),
-      join('..', 'shared', 'parity', 'media.db'),
-      join('..', 'shared', 'parity', 'unicode.db'),
+      // the bundled copies of the reference's stores: the repository stands alone
+      join(FIXTURES, 'parity', 'media.db'),
+      join(FIXTURES, 'parity', 'unicode.db'),
     ];
     for (const path of stores) {
       const want = contentRead(path);
