@@ -13,7 +13,7 @@ import {
   withRuns,
 } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
-import type { StoreReader, StoreRun } from '../store/reader.js';
+import type { RunSnapshotStats, StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
 import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
 import { writeCorpusCache } from './corpus-cache.js';
@@ -67,35 +67,25 @@ const STATS_ONE_BY_ONE = 64;
 
 type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last_step'>;
 
-/** A run that has no rows, as a content read whole counts it (StoreContent.rowStats). */
-const NO_ROWS: RunContent = {
-  count: 0,
-  maxSeq: 0,
-  digest: EMPTY_DIGEST,
-  prefix: EMPTY_DIGEST,
-  stats: { complete: 0, interrupted: 0, lastStep: null },
-};
-
-/**
- * The content whose stats count `runId`'s rows, if any: its digest's, or none (rows of a content read
- * whole: StoreContent.rowStats). Not for a run id read with U+FFFD: two ids whose bytes differ only where
- * they are not UTF-8 are two groups to countsByRun, one key to a digest.
- */
-function countedRows(runId: string, digested: RunContent | undefined, content: StoreContent): RunContent | undefined {
-  if (runId.includes('\uFFFD')) return undefined;
-  return digested ?? (content.rowStats ? NO_ROWS : undefined);
-}
+/** What a run without rows counts (a run absent from a content read whole: StoreContent.rowStats). */
+const NO_ROWS: RunSnapshotStats = { complete: 0, interrupted: 0, lastStep: null };
 
 /**
  * What `runs` lists of each changed run (its snapshots by state, its last step): counted from the rows
- * its content digest read where that digest was made from them (RunContent.stats: a build, a changed
- * run), else read from the store: run by run for a few, in one pass for many (the pass is made only
- * when a run needs it).
+ * its content digest read where that digest was made from them (RunContent.stats: a build's replay, a
+ * content read), else read from the store: run by run for a few, in one pass for many (made only when a
+ * run needs it). Not counted for a run id read with U+FFFD: two ids whose bytes differ only where they
+ * are not UTF-8 are two groups to countsByRun, one key to a digest.
  */
-function snapshotStats(store: StoreReader, runCount: number): (runId: string, digested: RunContent | undefined) => SnapshotStats {
+function snapshotStats(
+  store: StoreReader,
+  runCount: number,
+  content: StoreContent,
+): (runId: string, replayed: RunContent | undefined) => SnapshotStats {
   let all: { counts: ReturnType<StoreReader['countsByRun']>; steps: ReturnType<StoreReader['lastSteps']> } | null = null;
-  return (id, digested) => {
-    const d = digested?.stats;
+  return (id, replayed) => {
+    const digested = replayed ?? content.runs.get(id);
+    const d = id.includes('\uFFFD') ? undefined : (digested?.stats ?? (digested === undefined && content.rowStats ? NO_ROWS : undefined));
     if (d !== undefined) return { complete_snaps: d.complete, interrupted_snaps: d.interrupted, last_step: d.lastStep };
     if (runCount > STATS_ONE_BY_ONE) {
       all ??= { counts: store.countsByRun(), steps: store.lastSteps() };
@@ -507,7 +497,7 @@ export class IndexSync {
     const early = build ? this.early : null;
     if (early === null) this.early?.close();
     this.early = null;
-    const stats = snapshotStats(this.store, work.length);
+    const stats = snapshotStats(this.store, work.length, content);
     // the runs this update writes anew (attribution reads their rows whole)
     const rewritten = new Set<number>();
     const weight = (r: StoreRun): number => content.runs.get(r.runId)?.count ?? 0;
@@ -534,7 +524,7 @@ export class IndexSync {
           snap_count: c.count,
           snap_max_seq: c.maxSeq,
           content: c.digest,
-          ...stats(run.runId, countedRows(run.runId, replayed?.content ?? content.runs.get(run.runId), content)),
+          ...stats(run.runId, replayed?.content),
         });
         rewritten.add(runKey);
         onProgress?.(i, work.length);
