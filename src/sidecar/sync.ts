@@ -236,7 +236,8 @@ export class IndexSync {
       const putMap = (): void => {
         if (!content.pages) return;
         this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
-        // kept with the map: a store whose map cannot be taken (a live writer's -wal) keeps reading every run's marks
+        // kept with the map: a store whose map cannot be taken (a private copy, a commit between the reads of a
+        // live writer's wal-index header) keeps reading every run's marks
         if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
       };
       let mapPut = false;

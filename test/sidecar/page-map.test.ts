@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
@@ -159,6 +159,80 @@ test('a writer that keeps its -wal open, then checkpoints and leaves: answers eq
   const r = sync(path, index);
   assert.ok(r.rowsDigested < total, `read ${r.rowsDigested} of ${total}`);
   assertSameAnswers(path, index, runs, 14);
+});
+
+test('a live writer keeps its log open: the map reads the pages as its log shows them, each commit costs its own runs, answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(38);
+  const total = storeRows(path);
+  const live = liveWriter(path);
+  const grow = (): void => {
+    const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
+    live
+      .prepare(
+        'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+      )
+      .run(r);
+  };
+  try {
+    // a commit that grows the database past the main file's end: those pages are in the log only
+    grow();
+    assert.ok((live.pragma('page_count', { simple: true }) as number) * 4096 > statSync(path).size, 'the log holds pages past the file');
+    let r = sync(path, index);
+    assert.equal(r.contentChecked, true);
+    assert.ok(r.rowsDigested > 0 && r.rowsDigested < total / 2, `read ${r.rowsDigested} of ${total + 1}`);
+    assertSameAnswers(path, index, runs, 40);
+    // a run appended through another connection while the writer stays: the same
+    appendRun(path);
+    r = sync(path, index);
+    assert.equal(r.runsReplayed, 1);
+    assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    assertSameAnswers(path, index, runs, 41);
+    // a same-length edit of an old snapshot, committed to the log: seen, that run rebuilt
+    const victim = runs[4]!.id;
+    const text = live.prepare('SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1').pluck().get(victim) as string;
+    const word = /"content": "([a-z]{5,})/.exec(text)![1]!;
+    const edited = text.replace(`"content": "${word}`, `"content": "${'w'.repeat(word.length)}`);
+    live.prepare('UPDATE snapshots SET messages = ? WHERE run_id = ? AND messages = ?').run(edited, victim, text);
+    r = sync(path, index);
+    assert.ok(r.runsReplayed >= 1, 'the edited run was rebuilt');
+    assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    assertSameAnswers(path, index, runs, 42, 'w'.repeat(word.length), word);
+    // a checkpoint copies the log into the file and keeps it: the same pages, no run read
+    live.pragma('wal_checkpoint(PASSIVE)');
+    r = sync(path, index);
+    assert.equal(r.contentChecked, true, 'the file changed');
+    assert.equal(r.rowsDigested, 0);
+    assert.equal(r.runsReplayed + r.runsResumed, 0);
+    // the next commit starts the log over (new salts): followed as well
+    grow();
+    r = sync(path, index);
+    assert.ok(r.rowsDigested > 0 && r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    assertSameAnswers(path, index, runs, 43);
+    // a deletion and a VACUUM through the log
+    live.exec('DELETE FROM snapshots WHERE seq = (SELECT MIN(seq) FROM snapshots)');
+    live.exec('VACUUM');
+    r = sync(path, index);
+    assert.ok(r.runsReplayed >= 1);
+    assertSameAnswers(path, index, runs, 44);
+    // bytes of a frame changed in the log file itself, not by SQLite: SQLite reads them, and so does the map
+    // (the log's last frames are the VACUUM's, each the latest of its page)
+    const log = readFileSync(`${path}-wal`, 'latin1');
+    const at = log.lastIndexOf('"content": "') + '"content": "'.length;
+    const word2 = /^[a-z]+/.exec(log.slice(at))![0];
+    const fd = openSync(`${path}-wal`, 'r+');
+    writeSync(fd, 'x'.repeat(word2.length), at, 'latin1');
+    closeSync(fd);
+    r = sync(path, index);
+    assert.ok(r.runsReplayed >= 1, 'the run whose frame changed was rebuilt');
+    assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    assertSameAnswers(path, index, runs, 45, 'x'.repeat(word2.length), word2);
+  } finally {
+    live.close();
+  }
+  // the writer checkpointed and removed its log: the file alone holds the same pages
+  const r = sync(path, index);
+  assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+  assertSameAnswers(path, index, runs, 46);
 });
 
 test('a layout the page map does not know (a run id that is a blob): every row is read, answers equal --no-index', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
-import { type PageMap, readPageMap } from './pages.js';
+import { type PageMap, readPageMap, type WalView } from './pages.js';
 import { runsRowsText } from './runs.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
@@ -25,7 +25,13 @@ function mediaTableOf(db: BetterSqlite3.Database, schema: StoreSchema): MediaTab
 }
 
 /** The page map of the file SQLite reads, or null when its layout is not the one readPageMap knows. */
-function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis, media: MediaTable | null): PageMap | null {
+function pageMapOf(
+  db: BetterSqlite3.Database,
+  path: string,
+  wal: WalView | null,
+  basis: ContentBasis,
+  media: MediaTable | null,
+): PageMap | null {
   const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'snapshots'").pluck().get();
   const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info('snapshots') ORDER BY cid").all() as Array<{
     name: string;
@@ -46,6 +52,7 @@ function pageMapOf(db: BetterSqlite3.Database, path: string, basis: ContentBasis
     basis.pages !== null ? { digests: basis.pages, tree: basis.tree } : null,
     undefined,
     media?.root ?? null,
+    wal,
   );
 }
 
@@ -95,9 +102,10 @@ function runsSince(
 /**
  * Reads and digests every snapshot row, the media rows and the runs rows (see store/content.ts). `cuts`
  * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
- * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks) its page map is
- * taken too, and with a basis holding the previous map only the runs whose pages changed are read, and
- * the media rows not at all while their pages are those the basis names.
+ * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks, or with `wal` as
+ * the read transaction's snapshot of a live writer's log shows it) its page map is taken too, and with
+ * a basis holding the previous map only the runs whose pages changed are read, and the media rows not
+ * at all while their pages are those the basis names.
  * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
@@ -105,11 +113,11 @@ export function sqliteContent(
   schema: StoreSchema,
   cuts: ReadonlyMap<string, number>,
   mediaCut: number,
-  pages?: { readonly path: string; readonly basis: ContentBasis },
+  pages?: { readonly path: string; readonly basis: ContentBasis; readonly wal?: WalView | null },
   rowsElsewhere = false,
 ): StoreContent {
   const table = pages ? mediaTableOf(db, schema) : null;
-  const map = pages ? pageMapOf(db, pages.path, pages.basis, table) : null;
+  const map = pages ? pageMapOf(db, pages.path, pages.wal ?? null, pages.basis, table) : null;
   // the map's runs say which of their pages changed when it was taken with the previous digests
   const since = map && pages?.basis.pages ? runsSince(db, schema, map, pages.basis, cuts) : null;
   // a build digests each run from the rows its replay reads (content.ts completeDigested)

@@ -6,6 +6,7 @@ import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
+import { readWalSnapshot, sameSnapshot, type WalSnapshot } from './wal.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
@@ -34,6 +35,12 @@ export interface SqliteFile {
    * files kept being written while we looked: then nothing may be inferred from it.
    */
   readonly fileStamp: string | null;
+  /**
+   * Read in place next to a live writer (`wal-in-place`): the writer's wal-index header that the read
+   * transaction began on, read just before and just after it began and the same both times; null in
+   * the other modes, or when a commit fell between the two reads (then it is not known which one SQLite saw).
+   */
+  readonly walSnapshot: WalSnapshot | null;
   /**
    * False when the file read in place without locks (`immutable`) was written since it was opened: a
    * writer checkpointed into it, so what was read may mix two states. Run the work again with
@@ -138,6 +145,7 @@ interface Opened {
   readonly mode: OpenMode;
   readonly sharedUri: string | null;
   readonly fileStamp: string | null;
+  readonly walSnapshot: WalSnapshot | null;
   readonly cleanup: () => void;
   readonly unchanged: () => boolean;
 }
@@ -226,12 +234,14 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // One read transaction for the whole session: every query of a command sees the same committed
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
+    const before = mode === 'wal-in-place' ? readWalSnapshot(shm) : null;
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
+    const walSnapshot = before !== null && sameSnapshot(before, readWalSnapshot(shm)) ? before : null;
     // the read transaction now sees one state: the stamp names it only if nothing was written since
     // it was taken (a commit in between would be in what we read, and not in the stamp)
     if (fileStamp !== null && mode !== 'private-copy' && `${stamp(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
-    return { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged };
+    return { db, schema, mode, sharedUri, fileStamp, walSnapshot, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
@@ -294,7 +304,7 @@ export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): Sqlit
       sleepMs(5 * attempt);
     }
   }
-  const { db, schema, mode, sharedUri, fileStamp, cleanup, unchanged } = opened;
+  const { db, schema, mode, sharedUri, fileStamp, walSnapshot, cleanup, unchanged } = opened;
   let closed = false;
   return {
     path: inputPath,
@@ -304,6 +314,7 @@ export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): Sqlit
     mode,
     sharedUri,
     fileStamp,
+    walSnapshot,
     unchanged,
     close() {
       if (closed) return;
@@ -324,7 +335,18 @@ export function openSharedSqliteFile(uri: string, inputPath: string, realPath: s
     db.exec('PRAGMA cache_size = -4000');
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
-    return { path: inputPath, realPath, db, schema, mode, sharedUri: uri, fileStamp: null, unchanged: () => true, close: () => db.close() };
+    return {
+      path: inputPath,
+      realPath,
+      db,
+      schema,
+      mode,
+      sharedUri: uri,
+      fileStamp: null,
+      walSnapshot: null,
+      unchanged: () => true,
+      close: () => db.close(),
+    };
   } catch (e) {
     db.close();
     throw e;

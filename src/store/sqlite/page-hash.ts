@@ -31,6 +31,8 @@ export type HelperStart = { readonly job: HashJob } | { readonly waitMs: number 
 export const CHUNK_BYTES = 1 << 20;
 /** Whether this machine's typed arrays read words little-endian. */
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** A page's first word as read in the machine's order, as the big-endian number the file holds. */
+const firstWord = (x: number): number => (LITTLE_ENDIAN ? ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0 : x);
 const CLAIM = 0;
 const STOP = 1;
 const SLOTS = 2;
@@ -90,7 +92,7 @@ class ChunkHasher {
     const step = pageSize >> 2;
     for (let w = 0, end = count * step, p = first - base; w < end; w += step, p++) {
       const x = words[w]!;
-      next[p] = LITTLE_ENDIAN ? ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0 : x;
+      next[p] = firstWord(x);
     }
   }
 }
@@ -159,4 +161,42 @@ function helpWith(job: HashJob): void {
 /** The helper claims no further chunk (a map given up, or finished). */
 export function stopHelper(job: HashJob): void {
   Atomics.store(new Int32Array(job.state), STOP, 1);
+}
+
+/**
+ * Hashes, into `digests` and `next` (as the pass does: same seed, same lanes), the pages of `fd` at
+ * `offsets` (per page number; 0: none there): a live writer's log, whose latest frame of a page is what
+ * a reader sees in its place. False when a read falls short.
+ */
+export function hashPagesAt(
+  fd: number,
+  pageSize: number,
+  seed: number,
+  offsets: Float64Array,
+  digests: Uint32Array,
+  next: Uint32Array,
+): boolean {
+  const batch = chunkPages(pageSize);
+  const pages = new WasmPages(batch * pageSize, batch);
+  const numbers: number[] = [];
+  const flush = (): void => {
+    pages.hash(numbers.length, pageSize, seed);
+    const step = pageSize >> 2;
+    for (let k = 0; k < numbers.length; k++) {
+      const p = numbers[k]!;
+      digests.set(pages.digests.subarray(k * 4, k * 4 + 4), (p - 1) * 4);
+      const x = pages.words[k * step]!;
+      next[p - 1] = firstWord(x);
+    }
+    numbers.length = 0;
+  };
+  for (let p = 1; p < offsets.length; p++) {
+    const at = offsets[p]!;
+    if (at === 0) continue;
+    if (readSync(fd, pages.input, numbers.length * pageSize, pageSize, at) !== pageSize) return false;
+    numbers.push(p);
+    if (numbers.length === batch) flush();
+  }
+  if (numbers.length > 0) flush();
+  return true;
 }

@@ -3,8 +3,9 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
-import { type HashJob, type HelperStart, hashAll, newHashJob, stopHelper } from './page-hash.js';
+import { type HashJob, type HelperStart, hashAll, hashPagesAt, newHashJob, stopHelper } from './page-hash.js';
 import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
+import { readWalSnapshot, walPageOffsets, type WalSnapshot } from './wal.js';
 
 /**
  * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
@@ -174,8 +175,18 @@ const INTERIOR = 2;
 interface Geometry {
   readonly pageSize: number;
   readonly usable: number;
-  /** Pages in the file. */
+  /** Pages in the database. */
   readonly pages: number;
+}
+
+/** Reads page `p` of the database into `into` (a page's bytes), wherever it is: the main file or a live writer's log. */
+type PageReader = (p: number, into: Buffer) => void;
+
+/** A live writer's log and the snapshot of it SQLite reads (wal.ts): the page map then reads those very pages. */
+export interface WalView {
+  readonly wal: string;
+  readonly shm: string;
+  readonly snapshot: WalSnapshot;
 }
 
 /** A table leaf cell at `at`: its payload size, rowid, where the payload starts, how much of it is on the page, and its first overflow page (0: none). */
@@ -226,7 +237,7 @@ function overflowChain(
  * pages are known by the hashing pass's `next`). Null when a page is not what a rowid table's b-tree
  * holds, or one `seen` already claimed (the snapshots tree's pages are in it).
  */
-function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array, next: Uint32Array, seen: Uint8Array): string | null {
+function tablePages(read: PageReader, root: number, g: Geometry, digests: Uint32Array, next: Uint32Array, seen: Uint8Array): string | null {
   // per page: its number, then its four lanes (grown by doubling: a large media table has ~100k pages)
   let walked = new Uint32Array(5 * 1024);
   let n = 0;
@@ -245,7 +256,7 @@ function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array,
     if (p < 2 || p > g.pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
     seen[p] = 1;
     take(p);
-    if (readSync(fd, page, 0, g.pageSize, (p - 1) * g.pageSize) !== g.pageSize) throw new Unexpected('short page');
+    read(p, page);
     const type = page[0];
     const count = page.readUInt16BE(3);
     if (type === 0x05) {
@@ -268,6 +279,18 @@ function tablePages(fd: number, root: number, g: Geometry, digests: Uint32Array,
     return null;
   }
   return createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64');
+}
+
+function grownTo(a: Uint32Array, length: number): Uint32Array {
+  const b = new Uint32Array(length);
+  b.set(a);
+  return b;
+}
+
+/** Whether the writer's log is still the one of the snapshot (its salts: not restarted since), at or past its commit. */
+function sameLog({ shm, snapshot }: WalView): boolean {
+  const now = readWalSnapshot(shm);
+  return now?.salt.equals(snapshot.salt) === true && now.mxFrame >= snapshot.mxFrame;
 }
 
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
@@ -390,7 +413,9 @@ function overflowChains(
  * role are unchanged is taken as decoded then: only the changed ones are read again (their children may
  * have changed without them, so every page of the tree is still checked, never a subtree trusted
  * whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
- * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media.
+ * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media. `wal`: the file is
+ * read next to a live writer, as that snapshot of its log shows it (the log's latest frames of a page in
+ * its place); null when the log is no longer the snapshot's once the map is taken.
  */
 export function readPageMap(
   path: string,
@@ -400,8 +425,10 @@ export function readPageMap(
   previous: { readonly digests: Uint32Array; readonly tree: PageTree | null } | null = null,
   helperBytes = HELPER_BYTES,
   mediaRoot: number | null = null,
+  wal: WalView | null = null,
 ): PageMap | null {
   let fd: number;
+  let walFd: number | null = null;
   try {
     fd = openSync(path, 'r');
   } catch {
@@ -417,11 +444,34 @@ export function readPageMap(
     if (header.readUInt32BE(56) !== 1) return null; // text other than UTF-8
     const size = fstatSync(fd).size;
     if (pageSize < 512 || size % pageSize !== 0 || usable < 480) return null;
-    const pages = size / pageSize;
-    hashing = startHashing(fd, pageSize, pages, seed, helperBytes);
+    let pages = size / pageSize;
+    // per page, where the log holds its latest frame (0: the main file has it)
+    let inLog: Float64Array | null = null;
+    if (wal !== null && wal.snapshot.mxFrame > 0) {
+      if (wal.snapshot.pageSize !== pageSize) return null;
+      walFd = openSync(wal.wal, 'r');
+      inLog = walPageOffsets(walFd, wal.snapshot);
+      if (inLog === null) return null;
+      pages = wal.snapshot.nPage;
+      for (let p = size / pageSize + 1; p <= pages; p++) if (inLog[p] === 0) return null; // past the file, not in the log
+    }
+    hashing = startHashing(fd, pageSize, Math.min(pages, size / pageSize), seed, helperBytes);
     const hashed = finishHashing(hashing);
     if (hashed === null) return null;
-    const { digests, next } = hashed;
+    let { digests, next } = hashed;
+    if (inLog !== null) {
+      if (digests.length < pages * 4) {
+        // the log grew the database past the main file's end
+        digests = grownTo(digests, pages * 4);
+        next = grownTo(next, pages);
+      }
+      if (!hashPagesAt(walFd!, pageSize, seed, inLog, digests, next)) return null;
+    }
+    const readPage: PageReader = (p, into) => {
+      const at = inLog?.[p] ?? 0;
+      const n = at > 0 ? readSync(walFd!, into, 0, pageSize, at) : readSync(fd, into, 0, pageSize, (p - 1) * pageSize);
+      if (n !== pageSize) throw new Unexpected('short page');
+    };
     // no previous digests: every page counts as changed
     const prior = previous?.digests ?? new Uint32Array(0);
     /** Whether page `p`'s digest (its role mixed in) differs from the previous map's. */
@@ -553,7 +603,7 @@ export function readPageMap(
         }
         continue;
       }
-      if (readSync(fd, page, 0, pageSize, (p - 1) * pageSize) !== pageSize) throw new Unexpected('short page');
+      readPage(p, page);
       const h = p === 1 ? 100 : 0;
       const type = page[h];
       const count = page.readUInt16BE(h + 3);
@@ -575,7 +625,9 @@ export function readPageMap(
     overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, changed);
     const runs: PageRuns = { ids: runIds, counts, maxSeqs, changed };
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
-    const media = mediaRoot === null ? null : tablePages(fd, mediaRoot, geometry, digests, next, seen);
+    const media = mediaRoot === null ? null : tablePages(readPage, mediaRoot, geometry, digests, next, seen);
+    // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's
+    if (inLog !== null && !sameLog(wal!)) return null;
     return { pageSize, digests, runs, tree: { runIds, values }, media };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
@@ -586,5 +638,6 @@ export function readPageMap(
     if (hashing !== null) stopHelper(hashing.job);
     void hashing?.helper?.terminate();
     closeSync(fd);
+    if (walFd !== null) closeSync(walFd);
   }
 }

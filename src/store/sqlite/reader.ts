@@ -15,7 +15,7 @@ import type {
   StoreSnapshot,
 } from '../reader.js';
 import { sqliteContent } from './content.js';
-import { prestartPageHashing } from './pages.js';
+import { prestartPageHashing, type WalView } from './pages.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
 import { bytesText } from '../bytes-text.js';
@@ -153,13 +153,26 @@ export class SqliteReader implements StoreReader {
   }
 
   content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent {
-    // the page map reads the file itself: only the bytes SQLite reads without locks (no -wal, no copy)
-    const pages = basis && this.file.mode === 'immutable' ? { path: this.file.realPath, basis } : undefined;
+    const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages, basis?.rowsElsewhere === true);
   }
 
+  /**
+   * Whether the page map can read the bytes SQLite reads: the file itself when it is read without locks
+   * (no -wal), or the file and a live writer's log as the read transaction's snapshot of it shows them
+   * (not a private copy: SQLite recovers its log on open, in memory of its own).
+   */
+  private mapped(): boolean {
+    return this.file.mode === 'immutable' || this.file.walSnapshot !== null;
+  }
+
+  private walView(): WalView | null {
+    const snapshot = this.file.walSnapshot;
+    return snapshot === null ? null : { wal: `${this.file.realPath}-wal`, shm: `${this.file.realPath}-shm`, snapshot };
+  }
+
   contentAhead(): void {
-    if (this.file.mode === 'immutable') prestartPageHashing(this.byteSize() ?? 0);
+    if (this.mapped()) prestartPageHashing(this.byteSize() ?? 0);
   }
 
   byteSize(): number | null {

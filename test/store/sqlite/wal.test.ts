@@ -1,0 +1,157 @@
+/**
+ * The page map next to a live writer (wal.ts, pages.ts): the wal-index header a reader trusts, the
+ * frames of its snapshot, and a map taken through the log that is the map of the same database once
+ * the log is checkpointed into the file. A log that is not the snapshot's gives no map.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, copyFileSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { readWalSnapshot, sameSnapshot, walPageOffsets, type WalSnapshot } from '../../../src/store/sqlite/wal.js';
+import { appendRun, liveWriter } from '../../../scripts/bench/mutations.js';
+import { threadedStore } from '../../helpers/random-stores.js';
+import { tempDir } from '../../helpers/stores.js';
+
+const FRAME = 24 + 4096;
+
+function layout(db: Database.Database): { root: number; runIdColumn: number } {
+  const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'snapshots'").pluck().get() as number;
+  const cols = db.prepare("SELECT name FROM pragma_table_info('snapshots') ORDER BY cid").pluck().all() as string[];
+  return { root, runIdColumn: cols.indexOf('run_id') };
+}
+
+/** A store with a writer holding its log open, after `commits` appended runs (each a commit of its own). */
+function liveStore(seed: number, commits: number): { path: string; live: Database.Database } {
+  const { path } = threadedStore(seed, 40);
+  const live = liveWriter(path);
+  for (let i = 0; i < commits; i++) appendRun(path);
+  return { path, live };
+}
+
+function offsets(path: string, snapshot: WalSnapshot): Float64Array | null {
+  const fd = openSync(`${path}-wal`, 'r');
+  try {
+    return walPageOffsets(fd, snapshot);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+test('the wal-index header names the log a reader sees: its frames, the size of its last commit, its salts', () => {
+  const { path, live } = liveStore(61, 3);
+  try {
+    const s = readWalSnapshot(`${path}-shm`);
+    assert.ok(s !== null);
+    assert.equal(s.pageSize, 4096);
+    assert.equal(s.mxFrame, (statSync(`${path}-wal`).size - 32) / FRAME);
+    assert.equal(s.nPage, live.pragma('page_count', { simple: true }));
+    assert.deepEqual(s.salt, readFileSync(`${path}-wal`).subarray(16, 24));
+    assert.ok(sameSnapshot(s, readWalSnapshot(`${path}-shm`)), 'no commit between two reads');
+    appendRun(path);
+    assert.ok(!sameSnapshot(s, readWalSnapshot(`${path}-shm`)), 'a commit moves it');
+    // each page of the log at its latest frame
+    const at = offsets(path, s)!;
+    const log = readFileSync(`${path}-wal`);
+    const latest = new Map<number, number>();
+    for (let i = 0; i < s.mxFrame; i++) latest.set(log.readUInt32BE(32 + i * FRAME), 32 + i * FRAME + 24);
+    for (let p = 1; p <= s.nPage; p++) assert.equal(at[p], latest.get(p) ?? 0, `page ${p}`);
+  } finally {
+    live.close();
+  }
+});
+
+test('a header that cannot be trusted is none: copies that differ, a failed checksum, another version, no file', () => {
+  const { path, live } = liveStore(62, 1);
+  try {
+    const shm = readFileSync(`${path}-shm`);
+    const dir = tempDir();
+    const at = (name: string, change: (b: Buffer) => void): string => {
+      const b = Buffer.from(shm);
+      change(b);
+      const f = join(dir, name);
+      writeFileSync(f, b);
+      return f;
+    };
+    assert.ok(readWalSnapshot(at('good', () => {})) !== null);
+    assert.equal(readWalSnapshot(at('torn', (b) => (b[48 + 16] ^= 1))), null, 'the second copy differs');
+    assert.equal(
+      readWalSnapshot(
+        at('sum', (b) => {
+          b[16] ^= 1;
+          b[48 + 16] ^= 1;
+        }),
+      ),
+      null,
+      'both copies, checksum not redone',
+    );
+    assert.equal(
+      readWalSnapshot(
+        at('version', (b) => {
+          b[0] ^= 1;
+          b[48] ^= 1;
+        }),
+      ),
+      null,
+    );
+    writeFileSync(join(dir, 'short'), shm.subarray(0, 60));
+    assert.equal(readWalSnapshot(join(dir, 'short')), null);
+    assert.equal(readWalSnapshot(at('zero', (b) => b.fill(0))), null, 'not initialised');
+    assert.equal(readWalSnapshot(join(dir, 'missing')), null);
+  } finally {
+    live.close();
+  }
+});
+
+test('a map taken through the log is the map of the same database checkpointed into the file', () => {
+  const { path, live } = liveStore(63, 4);
+  const { root, runIdColumn } = layout(live);
+  const dir = tempDir();
+  try {
+    // pages past the main file's end are in the log only
+    const s = readWalSnapshot(`${path}-shm`)!;
+    assert.ok(s.nPage * 4096 > statSync(path).size);
+    const through = readPageMap(path, root, runIdColumn, 77, null, Infinity, null, { wal: `${path}-wal`, shm: `${path}-shm`, snapshot: s });
+    assert.ok(through !== null);
+    // the file alone is an older database
+    const fileAlone = readPageMap(path, root, runIdColumn, 77, null, Infinity);
+    assert.ok(fileAlone !== null);
+    assert.notDeepEqual(fileAlone.runs, through.runs);
+    live.pragma('wal_checkpoint(TRUNCATE)');
+    const copy = join(dir, 'checkpointed.db');
+    copyFileSync(path, copy);
+    const after = readPageMap(copy, root, runIdColumn, 77, null, Infinity);
+    assert.ok(after !== null);
+    assert.deepEqual(Buffer.from(through.digests.buffer), Buffer.from(after.digests.buffer));
+    assert.deepEqual(through.runs, after.runs);
+    assert.deepEqual(through.tree, after.tree);
+  } finally {
+    live.close();
+  }
+});
+
+test('a log that is not the snapshot’s gives no map: restarted since (other salts), or a snapshot past its end', () => {
+  const { path, live } = liveStore(64, 2);
+  const { root, runIdColumn } = layout(live);
+  try {
+    const s = readWalSnapshot(`${path}-shm`)!;
+    const view = (snapshot: WalSnapshot) => ({ wal: `${path}-wal`, shm: `${path}-shm`, snapshot });
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(s)) !== null);
+    // more frames than the log holds
+    assert.equal(offsets(path, { ...s, mxFrame: s.mxFrame + 1 }), null);
+    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view({ ...s, mxFrame: s.mxFrame + 1 })), null);
+    // a last frame that is not the commit the snapshot names
+    assert.equal(offsets(path, { ...s, mxFrame: s.mxFrame - 1 }), null);
+    // the log checkpointed and started over: new salts in its header and frames
+    live.pragma('wal_checkpoint(TRUNCATE)');
+    appendRun(path);
+    const now = readWalSnapshot(`${path}-shm`)!;
+    assert.notDeepEqual(now.salt, s.salt);
+    assert.equal(offsets(path, s), null);
+    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(s)), null);
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(now)) !== null);
+  } finally {
+    live.close();
+  }
+});
