@@ -214,7 +214,8 @@ test('a live writer keeps its log open: the map reads the pages as its log shows
     r = sync(path, index);
     assert.ok(r.runsReplayed >= 1);
     assertSameAnswers(path, index, runs, 44);
-    // bytes of a frame changed in the log file itself, not by SQLite: SQLite reads them, and so does the map
+    // bytes of a frame changed in the log file itself, not by SQLite: its checksum fails, so a reader
+    // that recovers the log would stop before it while SQLite next to the writer reads it: no map, every row read
     // (the log's last frames are the VACUUM's, each the latest of its page)
     const log = readFileSync(`${path}-wal`, 'latin1');
     const at = log.lastIndexOf('"content": "') + '"content": "'.length;
@@ -224,15 +225,18 @@ test('a live writer keeps its log open: the map reads the pages as its log shows
     closeSync(fd);
     r = sync(path, index);
     assert.ok(r.runsReplayed >= 1, 'the run whose frame changed was rebuilt');
-    assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    assert.equal(r.rowsDigested, storeRows(path));
     assertSameAnswers(path, index, runs, 45, 'x'.repeat(word2.length), word2);
   } finally {
     live.close();
   }
-  // the writer checkpointed and removed its log: the file alone holds the same pages
+  // the writer checkpointed and removed its log: no map was kept while the log failed its checksums, so
+  // the first search takes the file's from scratch; then a change costs its own rows again
+  assertSameAnswers(path, index, runs, 46);
+  appendRun(path);
   const r = sync(path, index);
   assert.ok(r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
-  assertSameAnswers(path, index, runs, 46);
+  assertSameAnswers(path, index, runs, 47);
 });
 
 test('a layout the page map does not know (a run id that is a blob): every row is read, answers equal --no-index', () => {

@@ -6,7 +6,7 @@ import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
-import { readWalSnapshot, sameSnapshot, type WalSnapshot } from './wal.js';
+import { readWalSnapshot, recoversAs, sameSnapshot, type WalSnapshot } from './wal.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
@@ -234,7 +234,10 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // One read transaction for the whole session: every query of a command sees the same committed
     // state, however many commits a live writer makes meanwhile (and the WAL cannot be checkpointed
     // away under us). It starts with the schema probe's first read.
-    const before = mode === 'wal-in-place' ? readWalSnapshot(shm) : null;
+    // the index's header, kept only if recovering the log gives it too (wal.ts): then SQLite reads it
+    // whether or not a writer is attached, and the same header after the transaction began names its snapshot
+    let before = mode === 'wal-in-place' ? readWalSnapshot(shm) : null;
+    if (before !== null && !recoversAs(wal, before)) before = null;
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
     const walSnapshot = before !== null && sameSnapshot(before, readWalSnapshot(shm)) ? before : null;

@@ -6,7 +6,10 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * `mxFrame` frames that writes it laid over it, `nPage` pages long. The page map (pages.ts) reads the
  * same bytes SQLite's read transaction does once it knows this header: the one SQLite read when the
  * transaction began (open.ts takes it on both sides of that moment and keeps it only when the two reads
- * agree: `iChange` moves with every commit and every restart of the log).
+ * agree: `iChange` moves with every commit and every restart of the log, and a writer attaches to the
+ * index to write at all). A reader that finds no writer attached does not trust the index: it recovers
+ * the log itself (its frames up to the last commit whose checksums hold), so the header is kept only
+ * when that recovery gives the very same snapshot (`recoversAs`).
  */
 export interface WalSnapshot {
   /** The header's first 48 bytes as read: equal bytes, the same commit of the same log. */
@@ -18,6 +21,8 @@ export interface WalSnapshot {
   readonly nPage: number;
   /** Salt-1 and salt-2 as the log's header holds them (big-endian bytes): frames of this log carry them. */
   readonly salt: Buffer;
+  /** The running checksum of the log after frame `mxFrame`. */
+  readonly checksum: readonly [number, number];
 }
 
 const HEADER_BYTES = 48;
@@ -69,7 +74,14 @@ export function readWalSnapshot(shmPath: string): WalSnapshot | null {
     const nPage = u32(b, 20);
     // an empty log (mxFrame 0) leaves the size to the main file
     if (pageSize < 512 || (nPage < 1 && mxFrame > 0)) return null;
-    return { header: Buffer.from(first), pageSize, mxFrame, nPage, salt: Buffer.from(b.subarray(32, 40)) };
+    return {
+      header: Buffer.from(first),
+      pageSize,
+      mxFrame,
+      nPage,
+      salt: Buffer.from(b.subarray(32, 40)),
+      checksum: [u32(b, 24), u32(b, 28)],
+    };
   } finally {
     closeSync(fd);
   }
@@ -123,4 +135,114 @@ function readFully(fd: number, b: Buffer, bytes: number, position: number): bool
     got += n;
   }
   return true;
+}
+
+/** The last commit recovery finds in a log: none (mxFrame 0), or its frame, size, salts and running checksum. */
+interface Recovered {
+  readonly mxFrame: number;
+  readonly nPage: number;
+  readonly salt: Buffer | null;
+  readonly checksum: readonly [number, number];
+}
+
+const NOTHING: Recovered = { mxFrame: 0, nPage: 0, salt: null, checksum: [0, 0] };
+
+const swapped = (x: number): number => ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
+
+/**
+ * SQLite's log checksum, continued from `sum` over `count` 32-bit words of `words` from `at` (pairs:
+ * s1 += x0 + s2, s2 += x1 + s1), the words read in the log's byte order (`swap`: not the machine's).
+ */
+function continueChecksum(words: Uint32Array, at: number, count: number, swap: boolean, sum: [number, number]): void {
+  let s1 = sum[0];
+  let s2 = sum[1];
+  const end = at + count;
+  // two loops rather than a test per word: this runs over every byte of the log
+  if (swap) {
+    for (let i = at; i < end; i += 2) {
+      s1 = (s1 + swapped(words[i]!) + s2) >>> 0;
+      s2 = (s2 + swapped(words[i + 1]!) + s1) >>> 0;
+    }
+  } else {
+    for (let i = at; i < end; i += 2) {
+      s1 = (s1 + words[i]! + s2) >>> 0;
+      s2 = (s2 + words[i + 1]! + s1) >>> 0;
+    }
+  }
+  sum[0] = s1;
+  sum[1] = s2;
+}
+
+/**
+ * What SQLite's recovery of the log in `fd` finds (wal.c walIndexRecover): a header with the magic,
+ * version, a page size and its own checksum, then frames while each carries the header's salts, a page
+ * number and a checksum that continues the chain; the snapshot is the last commit frame met. Read in
+ * runs of about 1 MiB.
+ */
+function recover(fd: number): Recovered {
+  const size = fstatSync(fd).size;
+  const header = Buffer.alloc(WAL_HEADER_BYTES);
+  if (size < WAL_HEADER_BYTES || !readFully(fd, header, WAL_HEADER_BYTES, 0)) return NOTHING;
+  const magic = header.readUInt32BE(0);
+  const pageSize = header.readUInt32BE(8);
+  if ((magic & ~1) >>> 0 !== WAL_MAGIC || header.readUInt32BE(4) !== WAL_INDEX_VERSION) return NOTHING;
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return NOTHING;
+  // the log's words are big-endian when the magic's low bit is set
+  const swap = (magic & 1) === 1 ? LITTLE_ENDIAN : !LITTLE_ENDIAN;
+  const sum: [number, number] = [0, 0];
+  continueChecksum(new Uint32Array(header.buffer, header.byteOffset, 8), 0, 6, swap, sum);
+  if (sum[0] !== header.readUInt32BE(24) || sum[1] !== header.readUInt32BE(28)) return NOTHING;
+  const salt = header.subarray(16, 24);
+  const frameBytes = FRAME_HEADER_BYTES + pageSize;
+  const frames = Math.floor((size - WAL_HEADER_BYTES) / frameBytes);
+  // no larger than the log (a buffer's fresh pages cost a fault each); aligned: frames are read as 32-bit words
+  const perRead = Math.max(1, Math.min(frames, Math.floor(CHUNK_BYTES / frameBytes)));
+  const chunk = Buffer.from(new ArrayBuffer(perRead * frameBytes));
+  const words = new Uint32Array(chunk.buffer);
+  let last = NOTHING;
+  for (let first = 0; first < frames; first += perRead) {
+    const count = Math.min(perRead, frames - first);
+    if (!readFully(fd, chunk, count * frameBytes, WAL_HEADER_BYTES + first * frameBytes)) return last;
+    for (let i = 0; i < count; i++) {
+      const h = i * frameBytes;
+      const page = chunk.readUInt32BE(h);
+      if (page === 0 || !chunk.subarray(h + 8, h + 16).equals(salt)) return last;
+      continueChecksum(words, h / 4, 2, swap, sum);
+      continueChecksum(words, (h + FRAME_HEADER_BYTES) / 4, pageSize / 4, swap, sum);
+      if (sum[0] !== chunk.readUInt32BE(h + 16) || sum[1] !== chunk.readUInt32BE(h + 20)) return last;
+      const nPage = chunk.readUInt32BE(h + 4);
+      if (nPage !== 0) last = { mxFrame: first + i + 1, nPage, salt: Buffer.from(salt), checksum: [sum[0], sum[1]] };
+    }
+  }
+  return last;
+}
+
+/**
+ * Whether a reader that recovers the log at `walPath` itself (no writer attached to the index) finds
+ * exactly `snapshot`: then the snapshot is what SQLite reads whichever way it reads the log. Not when
+ * the index and the log disagree: a writer that stopped between writing a commit and indexing it, a
+ * frame whose bytes no longer match its checksum, a log the index does not describe.
+ */
+export function recoversAs(walPath: string, snapshot: WalSnapshot): boolean {
+  let fd: number;
+  try {
+    fd = openSync(walPath, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const r = recover(fd);
+    if (r.mxFrame !== snapshot.mxFrame) return false;
+    if (r.mxFrame === 0) return true;
+    return (
+      r.nPage === snapshot.nPage &&
+      r.salt!.equals(snapshot.salt) &&
+      r.checksum[0] === snapshot.checksum[0] &&
+      r.checksum[1] === snapshot.checksum[1]
+    );
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }

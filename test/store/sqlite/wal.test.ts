@@ -5,11 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, copyFileSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, copyFileSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { readPageMap } from '../../../src/store/sqlite/pages.js';
-import { readWalSnapshot, sameSnapshot, walPageOffsets, type WalSnapshot } from '../../../src/store/sqlite/wal.js';
+import { readWalSnapshot, recoversAs, sameSnapshot, walPageOffsets, type WalSnapshot } from '../../../src/store/sqlite/wal.js';
 import { appendRun, liveWriter } from '../../../scripts/bench/mutations.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { tempDir } from '../../helpers/stores.js';
@@ -151,6 +151,39 @@ test('a log that is not the snapshot’s gives no map: restarted since (other sa
     assert.equal(offsets(path, s), null);
     assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(s)), null);
     assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(now)) !== null);
+  } finally {
+    live.close();
+  }
+});
+
+test('the header is kept only when recovering the log gives it: not past a commit it does not index, not over a frame whose checksum fails', () => {
+  const { path, live } = liveStore(65, 2);
+  const dir = tempDir();
+  try {
+    const s = readWalSnapshot(`${path}-shm`)!;
+    assert.equal(recoversAs(`${path}-wal`, s), true);
+    // bytes past the last commit that are no frame of this log (an unfinished write): recovery stops there
+    const log = join(dir, 'tail-wal');
+    copyFileSync(`${path}-wal`, log);
+    appendFileSync(log, Buffer.alloc(FRAME * 2, 7));
+    assert.equal(recoversAs(log, s), true);
+    // a commit the header does not know of (a writer that stopped before indexing it): recovery reads it
+    appendRun(path);
+    assert.equal(recoversAs(`${path}-wal`, s), false);
+    const now = readWalSnapshot(`${path}-shm`)!;
+    assert.equal(recoversAs(`${path}-wal`, now), true);
+    // one byte of a frame's page changed: its checksum fails, recovery ends before it
+    const bytes = readFileSync(`${path}-wal`);
+    const edited = join(dir, 'edited-wal');
+    bytes[32 + FRAME * (now.mxFrame - 1) + 24 + 100] ^= 1;
+    writeFileSync(edited, bytes);
+    assert.equal(recoversAs(edited, now), false);
+    // a log whose header checksum fails holds nothing to recovery
+    const badHeader = Buffer.from(readFileSync(`${path}-wal`));
+    badHeader[12] ^= 1;
+    writeFileSync(edited, badHeader);
+    assert.equal(recoversAs(edited, now), false);
+    assert.equal(recoversAs(join(dir, 'missing-wal'), now), false);
   } finally {
     live.close();
   }
