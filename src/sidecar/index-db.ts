@@ -93,10 +93,15 @@ class SqliteStatement implements IndexStatement {
   *iterate(...args: RowValue[]): IterableIterator<unknown> {
     const s = this.stmt;
     const it = guard(() => s.iterate(...args));
-    for (;;) {
-      const r = guard(() => it.next());
-      if (r.done) return;
-      yield r.value;
+    try {
+      for (;;) {
+        const r = guard(() => it.next());
+        if (r.done) return;
+        yield r.value;
+      }
+    } finally {
+      // a caller that stops early (a break, a throw) ends the statement: the connection is free again
+      it.return?.();
     }
   }
 }

@@ -344,6 +344,14 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   t.putPageMap('content-5', 7, digests, tree);
   db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
   assert.throws(() => t.pageMap(), IndexDamagedError);
+  // a head whose sizes its parts cannot hold (under a sound checksum): damage, before anything that large is made
+  t.putPageMap('content-6', 7, digests, tree);
+  for (const bytes of [1e12, 3 * 32768 + 1, 2 * 32768, -1]) {
+    const head = JSON.stringify({ content: 'content-6', seed: 7, parts: 3, bytes });
+    const empty = Buffer.alloc(0);
+    db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 1').run(head, rowSum([1, head, empty]));
+    assert.throws(() => t.pageMap(), IndexDamagedError, `bytes ${bytes}`);
+  }
 });
 
 test('a write in the generation the map was read in compares its parts with the bytes read, reading none back; vouched for by no one, it reads them', () => {
