@@ -307,18 +307,13 @@ export function openSqliteFile(inputPath: string, opts: OpenOptions = {}): Sqlit
       sleepMs(5 * attempt);
     }
   }
-  const { db, schema, mode, sharedUri, fileStamp, walSnapshot, cleanup, unchanged } = opened;
+  const { cleanup, ...file } = opened;
+  const { db } = file;
   let closed = false;
   return {
     path: inputPath,
     realPath,
-    db,
-    schema,
-    mode,
-    sharedUri,
-    fileStamp,
-    walSnapshot,
-    unchanged,
+    ...file,
     close() {
       if (closed) return;
       closed = true;

@@ -8,7 +8,8 @@ import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
 import { readWalSnapshot, walPageOffsets, type WalSnapshot } from './wal.js';
 
 /**
- * A map of the store file's pages: a keyed 128-bit digest of every page, mixed with what the page is
+ * A map of the database's pages (the store file's, or next to a live writer the file's with its log's
+ * latest frames in their place: WalView): a keyed 128-bit digest of every page, mixed with what the page is
  * to the snapshots table (interior, leaf, or overflow page `k` of the row `seq`), and per run (by the
  * run ids read from the leaf cells) its row count, highest seq and pages. Two maps with equal digests
  * for every page of a run, and equal counts, mean the run's rows are byte-identical: its content digest

@@ -36,17 +36,6 @@ const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 const u32 = (b: Buffer, at: number): number => (LITTLE_ENDIAN ? b.readUInt32LE(at) : b.readUInt32BE(at));
 
-/** SQLite's WAL checksum over `b` in native byte order (two running sums over pairs of 32-bit words). */
-function nativeChecksum(b: Buffer, bytes: number): [number, number] {
-  let s1 = 0;
-  let s2 = 0;
-  for (let i = 0; i < bytes; i += 8) {
-    s1 = (s1 + u32(b, i) + s2) >>> 0;
-    s2 = (s2 + u32(b, i + 4) + s1) >>> 0;
-  }
-  return [s1, s2];
-}
-
 /**
  * The writer's current wal-index header from `-shm`, or null when there is none to trust: the file is
  * missing or short, its two copies differ (a writer was between them), it is not initialised, its
@@ -54,20 +43,17 @@ function nativeChecksum(b: Buffer, bytes: number): [number, number] {
  * descriptor: no lock taken, nothing written).
  */
 export function readWalSnapshot(shmPath: string): WalSnapshot | null {
-  let fd: number;
-  try {
-    fd = openSync(shmPath, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const b = Buffer.alloc(2 * HEADER_BYTES);
+  return readingFile(shmPath, null, (fd) => {
+    // its own memory, aligned: the checksum reads it as 32-bit words
+    const b = Buffer.from(new ArrayBuffer(2 * HEADER_BYTES));
     if (readSync(fd, b, 0, b.length, 0) !== b.length) return null;
     const first = b.subarray(0, HEADER_BYTES);
     if (!first.equals(b.subarray(HEADER_BYTES))) return null;
     if (u32(b, 0) !== WAL_INDEX_VERSION || b[12] !== 1) return null;
-    const [c1, c2] = nativeChecksum(b, 40);
-    if (c1 !== u32(b, 40) || c2 !== u32(b, 44)) return null;
+    // the index's own checksum, over its first 40 bytes in the machine's byte order
+    const sum: [number, number] = [0, 0];
+    continueChecksum(new Uint32Array(b.buffer, 0, 10), 0, 10, false, sum);
+    if (sum[0] !== u32(b, 40) || sum[1] !== u32(b, 44)) return null;
     const raw = LITTLE_ENDIAN ? b.readUInt16LE(14) : b.readUInt16BE(14);
     const pageSize = (raw & 0xfe00) + ((raw & 1) << 16);
     const mxFrame = u32(b, 16);
@@ -82,6 +68,21 @@ export function readWalSnapshot(shmPath: string): WalSnapshot | null {
       salt: Buffer.from(b.subarray(32, 40)),
       checksum: [u32(b, 24), u32(b, 28)],
     };
+  });
+}
+
+/** `read` of the file at `path` (its descriptor closed after), or `fallback` when it cannot be opened or read. */
+function readingFile<T>(path: string, fallback: T, read: (fd: number) => T): T {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return fallback;
+  }
+  try {
+    return read(fd);
+  } catch {
+    return fallback;
   } finally {
     closeSync(fd);
   }
@@ -181,7 +182,8 @@ function continueChecksum(words: Uint32Array, at: number, count: number, swap: b
  */
 function recover(fd: number): Recovered {
   const size = fstatSync(fd).size;
-  const header = Buffer.alloc(WAL_HEADER_BYTES);
+  // its own memory, aligned: read as 32-bit words
+  const header = Buffer.from(new ArrayBuffer(WAL_HEADER_BYTES));
   if (size < WAL_HEADER_BYTES || !readFully(fd, header, WAL_HEADER_BYTES, 0)) return NOTHING;
   const magic = header.readUInt32BE(0);
   const pageSize = header.readUInt32BE(8);
@@ -190,7 +192,7 @@ function recover(fd: number): Recovered {
   // the log's words are big-endian when the magic's low bit is set
   const swap = (magic & 1) === 1 ? LITTLE_ENDIAN : !LITTLE_ENDIAN;
   const sum: [number, number] = [0, 0];
-  continueChecksum(new Uint32Array(header.buffer, header.byteOffset, 8), 0, 6, swap, sum);
+  continueChecksum(new Uint32Array(header.buffer), 0, 6, swap, sum);
   if (sum[0] !== header.readUInt32BE(24) || sum[1] !== header.readUInt32BE(28)) return NOTHING;
   const salt = header.subarray(16, 24);
   const frameBytes = FRAME_HEADER_BYTES + pageSize;
@@ -224,13 +226,7 @@ function recover(fd: number): Recovered {
  * frame whose bytes no longer match its checksum, a log the index does not describe.
  */
 export function recoversAs(walPath: string, snapshot: WalSnapshot): boolean {
-  let fd: number;
-  try {
-    fd = openSync(walPath, 'r');
-  } catch {
-    return false;
-  }
-  try {
+  return readingFile(walPath, false, (fd) => {
     const r = recover(fd);
     if (r.mxFrame !== snapshot.mxFrame) return false;
     if (r.mxFrame === 0) return true;
@@ -240,9 +236,5 @@ export function recoversAs(walPath: string, snapshot: WalSnapshot): boolean {
       r.checksum[0] === snapshot.checksum[0] &&
       r.checksum[1] === snapshot.checksum[1]
     );
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
