@@ -19,9 +19,10 @@ const FRAME_MS = 80;
  * Only on a terminal (stderr), never with `-q` or `TERM=dumb`, and only when the terminal reports its
  * width: ora divides by it (a pty of 0 columns, as `script` without a terminal gives, would spin forever).
  */
-export function progressWanted(quiet: boolean, runs: number, stream: TextStream, env: NodeJS.ProcessEnv): boolean {
+export function progressWanted(quiet: boolean, runs: () => number, stream: TextStream, env: NodeJS.ProcessEnv): boolean {
+  // the stores' runs counted last: only for a terminal (a count reads every store's runs table)
   return (
-    !quiet && runs >= MIN_RUNS && Boolean(stream.isTTY) && stream.stream !== undefined && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb'
+    !quiet && Boolean(stream.isTTY) && stream.stream !== undefined && (stream.columns ?? 0) > 0 && env.TERM !== 'dumb' && runs() >= MIN_RUNS
   );
 }
 

@@ -24,7 +24,7 @@ export function withCliSession<T>(
     cliStores(io, db, quiet ?? false),
     { ...rest, env: io.env, ...(io.sink.bulkWrite ? { onBulkWrite: io.sink.bulkWrite } : {}) },
     async (session) => {
-      const wanted = progressWanted(quiet ?? false, session.runCount(), io.stderr, io.env);
+      const wanted = progressWanted(quiet ?? false, () => session.runCount(), io.stderr, io.env);
       const progress = await startProgress(wanted ? io.stderr.stream : undefined, colorEnabled(color ?? 'auto', io.stderr, io.env));
       try {
         return fn(session, { onProgress: progress.onProgress });

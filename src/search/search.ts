@@ -6,7 +6,7 @@ import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
 import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
-import { DocumentIds, sectionSize, type Corpus, type CorpusSource } from './corpus.js';
+import { DocumentIds, type Corpus, type CorpusSource } from './corpus.js';
 import { queryTokensWith, tokenizerNamed, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, type Fold, FoldBlock, Peekable, type HitLocation } from './collapse.js';
@@ -175,7 +175,9 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
     (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
   const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
   if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
-  const total = corpus.sections.reduce((n, s) => n + sectionSize(s), 0);
+  // document ids over the sections, made once (a store-wide search of 50k runs has 50k sections)
+  const ids = new DocumentIds(corpus.sections);
+  const total = ids.count;
   if (total === 0) return { ...base, kind: 'no-history', searched: 0 };
 
   const terms = queryTokensWith(tok, options.query);
@@ -184,13 +186,13 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   if (ranked.length === 0) return { ...base, kind: 'no-matches', searched: total };
   const test = filter ? new HitTest(filter, corpus, tree, ctx, tok) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
-  const selected = selectWindows(corpus, ranked, new Set(terms), tok, options, test, explain, ctx);
+  const selected = selectWindows(corpus, ids, ranked, new Set(terms), tok, options, test, explain, ctx);
   const { ranking } = selected;
   const hits =
     options.sort === 'time' || options.reverse
       ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse))
       : selected.hits;
-  const matches = countMatches(corpus, ranked, test, Boolean(options.collapse));
+  const matches = countMatches(corpus, ids, ranked, test, Boolean(options.collapse));
   const outcome = { ...base, matches, kind: 'found' as const, searched: total, hits, ranking: [] as RankedHit[] };
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
@@ -229,6 +231,7 @@ interface Chosen {
  */
 function selectWindows(
   corpus: Corpus,
+  ids: DocumentIds,
   ranked: RankedList,
   terms: ReadonlySet<string>,
   tok: Tokenizer,
@@ -237,7 +240,6 @@ function selectWindows(
   explain: ((doc: number) => Explain) | null,
   ctx: SearchContext,
 ): { hits: Hit[]; ranking: () => RankedHit[] } {
-  const ids = new DocumentIds(corpus.sections);
   const shown = new Set<number>(); // document ids already displayed
   const chosen: Chosen[] = [];
   const consumed: RankedHit[] = [];
@@ -329,8 +331,7 @@ function selectWindows(
  * Counts every ranked message the filter accepts, in document order (a corpus that replays documents on
  * demand then replays each run once); each test reads only what it needs.
  */
-function countMatches(corpus: Corpus, ranked: RankedList, test: HitTest | null, collapse: boolean): MatchCounts {
-  const ids = new DocumentIds(corpus.sections);
+function countMatches(corpus: Corpus, ids: DocumentIds, ranked: RankedList, test: HitTest | null, collapse: boolean): MatchCounts {
   const docs = new Int32Array(ranked.length);
   const scoreOf = new Float64Array(ids.count);
   let n = 0;

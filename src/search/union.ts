@@ -65,24 +65,33 @@ export function qualifiedName(labels: readonly string[], store: number, runId: s
 
 /** How run ids read across the stores of a union: which are shared, and how to qualify and resolve them. */
 export class RunNames {
-  /** Run id → the indexes of the stores holding it. */
-  private readonly holders = new Map<string, number[]>();
+  /** Run id → the indexes of the stores holding it: made when first asked (see shared). */
+  private holding: Map<string, number[]> | null = null;
 
   constructor(
     readonly labels: readonly string[],
-    runsByStore: ReadonlyArray<readonly StoreRun[]>,
-  ) {
-    runsByStore.forEach((runs, i) => {
-      for (const r of runs) {
-        const h = this.holders.get(r.runId);
-        if (!h) this.holders.set(r.runId, [i]);
-        else if (h[h.length - 1] !== i) h.push(i);
-      }
-    });
+    private readonly runsByStore: ReadonlyArray<readonly StoreRun[]>,
+  ) {}
+
+  private get holders(): Map<string, number[]> {
+    if (this.holding === null) {
+      const holders = new Map<string, number[]>();
+      this.runsByStore.forEach((runs, i) => {
+        for (const r of runs) {
+          const h = holders.get(r.runId);
+          if (!h) holders.set(r.runId, [i]);
+          else if (h[h.length - 1] !== i) h.push(i);
+        }
+      });
+      this.holding = holders;
+    }
+    return this.holding;
   }
 
   shared(runId: string): boolean {
-    return (this.holders.get(runId)?.length ?? 0) > 1;
+    // one store holds each of its runs once: a store-wide search of one store never makes the map
+    // (at 50k runs, a Map of 50k entries and an array each)
+    return this.labels.length > 1 && (this.holders.get(runId)?.length ?? 0) > 1;
   }
 
   /** The qualified names of a bare id that several stores hold (what to say instead of "no such run"); empty otherwise. */
@@ -198,8 +207,14 @@ class UnionCorpus implements Corpus {
   readonly sections: SectionView[] = [];
   readonly warnings: Warning[] = [];
   readonly scopeRuns: number;
-  /** Union section → (store, the store's section). */
+  /** Union section → (store, the store's section); empty for a union of one store (`one`). */
   private readonly origin: Array<{ store: number; section: number }> = [];
+  /**
+   * A union of one store: its sections are the union's, in its order and under its names, so each
+   * section and document is the store's own (no mapping made per run: a store-wide search of 50k runs
+   * made 100k objects and two document maps for it).
+   */
+  private readonly one: boolean;
 
   constructor(
     private readonly stores: ReadonlyArray<Corpus | null>,
@@ -208,13 +223,16 @@ class UnionCorpus implements Corpus {
     private readonly tok: Tokenizer = tokenizerNamed(undefined),
   ) {
     this.scopeRuns = stores.reduce((n, c) => n + (c?.scopeRuns ?? 0), 0);
-    for (const { store, item, index } of mergeOrder(
-      stores.map((c) => c?.sections ?? []),
-      (s) => s.run.startedAt,
-    )) {
-      this.sections.push({ run: names.run(store, item.run), start: item.start, end: item.end });
-      this.origin.push({ store, section: index });
-    }
+    this.one = stores.length === 1 && stores[0] !== null && names.labels.length === 1;
+    if (this.one) this.sections = stores[0]!.sections.slice();
+    else
+      for (const { store, item, index } of mergeOrder(
+        stores.map((c) => c?.sections ?? []),
+        (s) => s.run.startedAt,
+      )) {
+        this.sections.push({ run: names.run(store, item.run), start: item.start, end: item.end });
+        this.origin.push({ store, section: index });
+      }
     stores.forEach((c, store) => {
       for (const w of c?.warnings ?? []) this.warnings.push(renameRun(w, (id) => names.qualified(store, id)));
     });
@@ -241,11 +259,14 @@ class UnionCorpus implements Corpus {
   }
 
   private at(section: number): { corpus: Corpus; section: number } {
+    if (this.one) return { corpus: this.corpusOf(0), section };
     const o = this.origin[section]!;
     return { corpus: this.corpusOf(o.store), section: o.section };
   }
 
   termStats(terms: readonly string[]): TermStats {
+    // the store's documents are the union's, numbered alike
+    if (this.one) return this.corpusOf(0).termStats(terms);
     const ids = new DocumentIds(this.sections);
     const builder = new TermStatsBuilder(terms, ids.count);
     // each store's section → the union's, to map the store's document ids onto the union's
@@ -283,6 +304,10 @@ class UnionCorpus implements Corpus {
 
   /** Each store's windows told to its corpus (a shared index's read them all in one round trip: indexed-source.ts). */
   prefetch(windows: readonly Window[]): void {
+    if (this.one) {
+      this.corpusOf(0).prefetch?.(windows);
+      return;
+    }
     const byStore = new Map<number, Window[]>();
     for (const w of windows) {
       const o = this.origin[w.section]!;

@@ -28,10 +28,13 @@ export class RawRunIds {
     if (this.byText !== null) return this.byText;
     const found = new Map<string, { raw: Buffer; rowid: number }>();
     const rows = this.db
-      // only ids with a byte outside printable ASCII are looked at here (SQLite reads any other byte as a character past '~')
-      .prepare("SELECT rowid, CAST(run_id AS BLOB) FROM runs WHERE typeof(run_id) = 'text' AND run_id GLOB '*[^ -~]*' ORDER BY rowid")
+      // only ids with a byte outside printable ASCII are looked at here (SQLite reads any other byte as a
+      // character past '~'); in no order, so that SQLite scans the run id's index, not the whole table
+      // (at 50k runs, 11 against 22 ms from a cold cache), then in rowid order here
+      .prepare("SELECT rowid, CAST(run_id AS BLOB) FROM runs WHERE typeof(run_id) = 'text' AND run_id GLOB '*[^ -~]*'")
       .raw()
-      .iterate() as IterableIterator<[number | bigint, Buffer | null]>;
+      .all() as Array<[number | bigint, Buffer | null]>;
+    rows.sort((a, b) => Number(a[0]) - Number(b[0]));
     for (const [rowid, raw] of rows) {
       if (raw === null || isUtf8(raw)) continue;
       const text = raw.toString('utf8');
