@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, closeSync, copyFileSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { readPageMap } from '../../../src/store/sqlite/pages.js';
 import { readWalSnapshot, recoversAs, sameSnapshot, walPageOffsets, type WalSnapshot } from '../../../src/store/sqlite/wal.js';
 import { appendRun, liveWriter } from '../../../scripts/bench/mutations.js';
@@ -184,6 +184,62 @@ test('the header is kept only when recovering the log gives it: not past a commi
     writeFileSync(edited, badHeader);
     assert.equal(recoversAs(edited, now), false);
     assert.equal(recoversAs(join(dir, 'missing-wal'), now), false);
+  } finally {
+    live.close();
+  }
+});
+
+/** SQLite's log checksum over `b` (pairs of 32-bit words read big- or little-endian), continued from `s`. */
+function logChecksum(b: Buffer, bigEndian: boolean, s: [number, number]): [number, number] {
+  let [s1, s2] = s;
+  for (let i = 0; i < b.length; i += 8) {
+    const x0 = bigEndian ? b.readUInt32BE(i) : b.readUInt32LE(i);
+    const x1 = bigEndian ? b.readUInt32BE(i + 4) : b.readUInt32LE(i + 4);
+    s1 = (s1 + x0 + s2) >>> 0;
+    s2 = (s2 + x1 + s1) >>> 0;
+  }
+  return [s1, s2];
+}
+
+test('a log whose checksums are big-endian (written on such a machine) recovers as SQLite recovers it', () => {
+  const { path, live } = liveStore(66, 2);
+  const dir = tempDir();
+  try {
+    // the same log, its magic and every checksum made big-endian, beside a copy of the file
+    const log = Buffer.from(readFileSync(`${path}-wal`));
+    log.writeUInt32BE(0x377f0683, 0);
+    let sum = logChecksum(log.subarray(0, 24), true, [0, 0]);
+    log.writeUInt32BE(sum[0], 24);
+    log.writeUInt32BE(sum[1], 28);
+    const frames = (log.length - 32) / FRAME;
+    let last = 0;
+    for (let i = 0; i < frames; i++) {
+      const h = 32 + i * FRAME;
+      sum = logChecksum(log.subarray(h, h + 8), true, sum);
+      sum = logChecksum(log.subarray(h + 24, h + FRAME), true, sum);
+      log.writeUInt32BE(sum[0], h + 16);
+      log.writeUInt32BE(sum[1], h + 20);
+      if (log.readUInt32BE(h + 4) !== 0) last = i;
+    }
+    const copy = join(dir, 'sessions.db');
+    copyFileSync(path, copy);
+    writeFileSync(`${copy}-wal`, log);
+    const h = 32 + last * FRAME;
+    const s = readWalSnapshot(`${path}-shm`)!;
+    const snapshot: WalSnapshot = { ...s, checksum: [log.readUInt32BE(h + 16), log.readUInt32BE(h + 20)] };
+    assert.equal(snapshot.mxFrame, last + 1);
+    assert.equal(recoversAs(`${copy}-wal`, snapshot), true);
+    assert.equal(recoversAs(`${copy}-wal`, s), false, 'the little-endian checksum is not this log’s');
+    // SQLite reads the log as it recovers it: every row the writer committed
+    const db = new Database(copy, { readonly: true });
+    try {
+      assert.equal(
+        db.prepare('SELECT COUNT(*) FROM snapshots').pluck().get(),
+        live.prepare('SELECT COUNT(*) FROM snapshots').pluck().get(),
+      );
+    } finally {
+      db.close();
+    }
   } finally {
     live.close();
   }
