@@ -41,6 +41,10 @@ export interface RenderedTable {
 /** Narrowest a shortened text column gets (its header still shows whole when it is narrower). */
 const MIN_TEXT = 6;
 
+/** Runs of spaces by length, each made once: a table of thousands of rows pads every cell. */
+const SPACES: string[] = [''];
+const spaces = (n: number): string => (n <= 0 ? '' : (SPACES[n] ??= ' '.repeat(n)));
+
 /** Columns a grid of `n` columns spends on borders and padding: `│ a │ b │`. */
 const chrome = (n: number): number => 3 * n + 1;
 
@@ -85,17 +89,22 @@ export function layoutColumns(
 export function renderTable(columns: readonly Column[], rows: readonly (readonly Cell[])[], style: TableStyle): RenderedTable {
   const c = style.chalk;
   const natural = columns.map((col) => displayWidth(col.header));
-  const cellWidths = rows.map((r) =>
-    r.map((cell, i) => {
+  // every cell's width, row after row (one array, not one per row)
+  const stride = columns.length;
+  const cellWidths = new Int32Array(rows.length * stride);
+  for (let ri = 0; ri < rows.length; ri++) {
+    const r = rows[ri]!;
+    for (let i = 0; i < stride; i++) {
+      const cell = r[i]!;
       const w = cell.width ?? displayWidth(cell.text);
       if (w > natural[i]!) natural[i] = w;
-      return w;
-    }),
-  );
+      cellWidths[ri * stride + i] = w;
+    }
+  }
   const { visible, widths } = layoutColumns(columns, natural, style.width);
   const fit = (text: string, w: number, width: number, right: boolean): string => {
     const shown = w > width ? truncateToWidth(text, width) : text;
-    const pad = ' '.repeat(Math.max(0, width - (w > width ? displayWidth(shown) : w)));
+    const pad = spaces(width - (w > width ? displayWidth(shown) : w));
     return right ? pad + shown : shown + pad;
   };
   const line = (cells: string[]): string => `│ ${cells.join(' │ ')} │`;
@@ -107,7 +116,7 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
         const h = columns[i]!.header;
         const hw = displayWidth(h);
         const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
-        return c.bold(shown) + ' '.repeat(Math.max(0, widths[k]! - displayWidth(shown)));
+        return c.bold(shown) + spaces(widths[k]! - displayWidth(shown));
       }),
     ),
   );
@@ -117,11 +126,10 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
   const dims = c.level > 0; // without colour a dimmed cell is the cell
   for (let ri = 0; ri < rows.length; ri++) {
     const r = rows[ri]!;
-    const w = cellWidths[ri]!;
     let row = '│ ';
     for (let k = 0; k < visible.length; k++) {
       const cell = r[visible[k]!]!;
-      const text = fit(cell.text, w[visible[k]!]!, widths[k]!, right[k]!);
+      const text = fit(cell.text, cellWidths[ri * stride + visible[k]!]!, widths[k]!, right[k]!);
       row += (k === 0 ? '' : ' │ ') + (cell.dim && dims ? dimText(text, c) : text);
     }
     out.push(`${row} │`);
