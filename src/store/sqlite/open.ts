@@ -6,7 +6,7 @@ import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
-import { readWalSnapshot, recoversAs, sameSnapshot, type WalSnapshot } from './wal.js';
+import { readWalSnapshot, recoveredLog, sameSnapshot, type WalLog } from './wal.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
@@ -39,8 +39,9 @@ export interface SqliteFile {
    * Read in place next to a live writer (`wal-in-place`): the writer's wal-index header that the read
    * transaction began on, read just before and just after it began and the same both times; null in
    * the other modes, or when a commit fell between the two reads (then it is not known which one SQLite saw).
+   * With the page of each of its frames (wal.ts WalLog).
    */
-  readonly walSnapshot: WalSnapshot | null;
+  readonly walLog: WalLog | null;
   /**
    * False when the file read in place without locks (`immutable`) was written since it was opened: a
    * writer checkpointed into it, so what was read may mix two states. Run the work again with
@@ -145,7 +146,7 @@ interface Opened {
   readonly mode: OpenMode;
   readonly sharedUri: string | null;
   readonly fileStamp: string | null;
-  readonly walSnapshot: WalSnapshot | null;
+  readonly walLog: WalLog | null;
   readonly cleanup: () => void;
   readonly unchanged: () => boolean;
 }
@@ -236,15 +237,15 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     // away under us). It starts with the schema probe's first read.
     // the index's header, kept only if recovering the log gives it too (wal.ts): then SQLite reads it
     // whether or not a writer is attached, and the same header after the transaction began names its snapshot
-    let before = mode === 'wal-in-place' ? readWalSnapshot(shm) : null;
-    if (before !== null && !recoversAs(wal, before)) before = null;
+    const header = mode === 'wal-in-place' ? readWalSnapshot(shm) : null;
+    const before = header === null ? null : recoveredLog(wal, header);
     db.exec('BEGIN');
     const schema = probeSchema(db, inputPath);
-    const walSnapshot = before !== null && sameSnapshot(before, readWalSnapshot(shm)) ? before : null;
+    const walLog = before !== null && sameSnapshot(before, readWalSnapshot(shm)) ? before : null;
     // the read transaction now sees one state: the stamp names it only if nothing was written since
     // it was taken (a commit in between would be in what we read, and not in the stamp)
     if (fileStamp !== null && mode !== 'private-copy' && `${stamp(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
-    return { db, schema, mode, sharedUri, fileStamp, walSnapshot, cleanup, unchanged };
+    return { db, schema, mode, sharedUri, fileStamp, walLog, cleanup, unchanged };
   } catch (e) {
     db.close();
     cleanup();
@@ -341,7 +342,7 @@ export function openSharedSqliteFile(uri: string, inputPath: string, realPath: s
       mode,
       sharedUri: uri,
       fileStamp: null,
-      walSnapshot: null,
+      walLog: null,
       unchanged: () => true,
       close: () => db.close(),
     };

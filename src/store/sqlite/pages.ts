@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { PageTree } from '../content.js';
 import { type HashJob, type HelperStart, hashAll, hashPagesAt, newHashJob, stopHelper } from './page-hash.js';
 import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
-import { readWalSnapshot, walPageOffsets, type WalSnapshot } from './wal.js';
+import { readWalSnapshot, type WalLog, walPageOffsets } from './wal.js';
 
 /**
  * A map of the database's pages (the store file's, or next to a live writer the file's with its log's
@@ -187,7 +187,7 @@ type PageReader = (p: number, into: Buffer) => void;
 export interface WalView {
   readonly wal: string;
   readonly shm: string;
-  readonly snapshot: WalSnapshot;
+  readonly log: WalLog;
 }
 
 /** A table leaf cell at `at`: its payload size, rowid, where the payload starts, how much of it is on the page, and its first overflow page (0: none). */
@@ -289,9 +289,9 @@ function grownTo(a: Uint32Array, length: number): Uint32Array {
 }
 
 /** Whether the writer's log is still the one of the snapshot (its salts: not restarted since), at or past its commit. */
-function sameLog({ shm, snapshot }: WalView): boolean {
+function sameLog({ shm, log }: WalView): boolean {
   const now = readWalSnapshot(shm);
-  return now?.salt.equals(snapshot.salt) === true && now.mxFrame >= snapshot.mxFrame;
+  return now?.salt.equals(log.salt) === true && now.mxFrame >= log.mxFrame;
 }
 
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
@@ -448,12 +448,11 @@ export function readPageMap(
     let pages = size / pageSize;
     // per page, where the log holds its latest frame (0: the main file has it)
     let inLog: Float64Array | null = null;
-    if (wal !== null && wal.snapshot.mxFrame > 0) {
-      if (wal.snapshot.pageSize !== pageSize) return null;
+    if (wal !== null && wal.log.mxFrame > 0) {
+      if (wal.log.pageSize !== pageSize) return null;
       walFd = openSync(wal.wal, 'r');
-      inLog = walPageOffsets(walFd, wal.snapshot);
-      if (inLog === null) return null;
-      pages = wal.snapshot.nPage;
+      inLog = walPageOffsets(wal.log);
+      pages = wal.log.nPage;
       for (let p = size / pageSize + 1; p <= pages; p++) if (inLog[p] === 0) return null; // past the file, not in the log
     }
     hashing = startHashing(fd, pageSize, Math.min(pages, size / pageSize), seed, helperBytes);

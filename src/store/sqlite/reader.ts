@@ -163,12 +163,12 @@ export class SqliteReader implements StoreReader {
    * (not a private copy: SQLite recovers its log on open, in memory of its own).
    */
   private mapped(): boolean {
-    return this.file.mode === 'immutable' || this.file.walSnapshot !== null;
+    return this.file.mode === 'immutable' || this.file.walLog !== null;
   }
 
   private walView(): WalView | null {
-    const snapshot = this.file.walSnapshot;
-    return snapshot === null ? null : { wal: `${this.file.realPath}-wal`, shm: `${this.file.realPath}-shm`, snapshot };
+    const log = this.file.walLog;
+    return log === null ? null : { wal: `${this.file.realPath}-wal`, shm: `${this.file.realPath}-shm`, log };
   }
 
   contentAhead(): void {

@@ -93,38 +93,27 @@ export const sameSnapshot = (a: WalSnapshot | null, b: WalSnapshot | null): bool
   a !== null && b !== null && a.header.equals(b.header);
 
 /**
- * Where the snapshot's pages that the log holds are: per page number (index), the byte offset of its
- * latest frame's page data within the first `mxFrame` frames, 0 for a page read from the main file.
- * Null when the log is not the one the snapshot names: a header or a frame with other salts (the log
- * restarted), another page size, fewer frames than the snapshot holds, or a last frame that is not the
- * commit of `nPage` pages.
+ * A snapshot its log recovers as (recoveredLog), with the page each of its frames writes: enough to lay
+ * the log over the main file without reading the log again. The read transaction that took the snapshot
+ * keeps those frames in place (a writer restarts the log only once no reader reads it); the page map
+ * still checks the salts after its read (pages.ts sameLog).
  */
-export function walPageOffsets(fd: number, snapshot: WalSnapshot): Float64Array | null {
-  const { pageSize, mxFrame, nPage, salt } = snapshot;
+export interface WalLog extends WalSnapshot {
+  /** Per frame of the snapshot (`mxFrame` of them), the page number it writes. */
+  readonly framePages: Uint32Array;
+}
+
+/**
+ * Where the log's pages are: per page number (index), the byte offset of its latest frame's page data
+ * within the snapshot's frames, 0 for a page read from the main file.
+ */
+export function walPageOffsets({ pageSize, nPage, framePages }: WalLog): Float64Array {
   const at = new Float64Array(nPage + 1);
-  if (mxFrame === 0) return at; // the log holds nothing the snapshot reads
-  const header = Buffer.alloc(WAL_HEADER_BYTES);
-  if (readSync(fd, header, 0, WAL_HEADER_BYTES, 0) !== WAL_HEADER_BYTES) return null;
-  if ((header.readUInt32BE(0) & ~1) >>> 0 !== WAL_MAGIC || header.readUInt32BE(8) !== pageSize) return null;
-  if (!header.subarray(16, 24).equals(salt)) return null;
   const frameBytes = FRAME_HEADER_BYTES + pageSize;
-  if (fstatSync(fd).size < WAL_HEADER_BYTES + mxFrame * frameBytes) return null;
-  // the frames in runs of about 1 MiB: one read each, however many frames the log holds
-  const perRead = Math.max(1, Math.floor(CHUNK_BYTES / frameBytes));
-  const chunk = Buffer.allocUnsafe(perRead * frameBytes);
-  for (let first = 0; first < mxFrame; first += perRead) {
-    const count = Math.min(perRead, mxFrame - first);
-    const base = WAL_HEADER_BYTES + first * frameBytes;
-    if (!readFully(fd, chunk, count * frameBytes, base)) return null;
-    for (let i = 0; i < count; i++) {
-      const h = i * frameBytes;
-      if (!chunk.subarray(h + 8, h + 16).equals(salt)) return null;
-      const page = chunk.readUInt32BE(h);
-      if (page < 1) return null;
-      // a page past the size of the snapshot's commit is not in the database it reads
-      if (page <= nPage) at[page] = base + h + FRAME_HEADER_BYTES;
-      if (first + i === mxFrame - 1 && chunk.readUInt32BE(h + 4) !== nPage) return null;
-    }
+  for (let i = 0; i < framePages.length; i++) {
+    const page = framePages[i]!;
+    // a page past the size of the snapshot's commit is not in the database it reads
+    if (page <= nPage) at[page] = WAL_HEADER_BYTES + i * frameBytes + FRAME_HEADER_BYTES;
   }
   return at;
 }
@@ -141,12 +130,14 @@ function readFully(fd: number, b: Buffer, bytes: number, position: number): bool
 /** The last commit recovery finds in a log: none (mxFrame 0), or its frame, size, salts and running checksum. */
 interface Recovered {
   readonly mxFrame: number;
+  /** Per frame up to the last commit, its page number. */
+  readonly framePages: Uint32Array;
   readonly nPage: number;
   readonly salt: Buffer | null;
   readonly checksum: readonly [number, number];
 }
 
-const NOTHING: Recovered = { mxFrame: 0, nPage: 0, salt: null, checksum: [0, 0] };
+const NOTHING: Recovered = { mxFrame: 0, framePages: new Uint32Array(0), nPage: 0, salt: null, checksum: [0, 0] };
 
 const swapped = (x: number): number => ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
 
@@ -178,7 +169,7 @@ function continueChecksum(words: Uint32Array, at: number, count: number, swap: b
  * What SQLite's recovery of the log in `fd` finds (wal.c walIndexRecover): a header with the magic,
  * version, a page size and its own checksum, then frames while each carries the header's salts, a page
  * number and a checksum that continues the chain; the snapshot is the last commit frame met. Read in
- * runs of about 1 MiB.
+ * runs of about 1 MiB; each frame's page number is kept (4 bytes a frame) for walPageOffsets.
  */
 function recover(fd: number): Recovered {
   const size = fstatSync(fd).size;
@@ -201,6 +192,7 @@ function recover(fd: number): Recovered {
   const perRead = Math.max(1, Math.min(frames, Math.floor(CHUNK_BYTES / frameBytes)));
   const chunk = Buffer.from(new ArrayBuffer(perRead * frameBytes));
   const words = new Uint32Array(chunk.buffer);
+  const pages = new Uint32Array(frames);
   let last = NOTHING;
   for (let first = 0; first < frames; first += perRead) {
     const count = Math.min(perRead, frames - first);
@@ -212,29 +204,33 @@ function recover(fd: number): Recovered {
       continueChecksum(words, h / 4, 2, swap, sum);
       continueChecksum(words, (h + FRAME_HEADER_BYTES) / 4, pageSize / 4, swap, sum);
       if (sum[0] !== chunk.readUInt32BE(h + 16) || sum[1] !== chunk.readUInt32BE(h + 20)) return last;
+      pages[first + i] = page;
       const nPage = chunk.readUInt32BE(h + 4);
-      if (nPage !== 0) last = { mxFrame: first + i + 1, nPage, salt: Buffer.from(salt), checksum: [sum[0], sum[1]] };
+      if (nPage !== 0) {
+        const mxFrame = first + i + 1;
+        last = { mxFrame, framePages: pages.subarray(0, mxFrame), nPage, salt: Buffer.from(salt), checksum: [sum[0], sum[1]] };
+      }
     }
   }
   return last;
 }
 
 /**
- * Whether a reader that recovers the log at `walPath` itself (no writer attached to the index) finds
- * exactly `snapshot`: then the snapshot is what SQLite reads whichever way it reads the log. Not when
- * the index and the log disagree: a writer that stopped between writing a commit and indexing it, a
- * frame whose bytes no longer match its checksum, a log the index does not describe.
+ * `snapshot` with its frames' pages when a reader that recovers the log at `walPath` itself (no writer
+ * attached to the index) finds exactly it: then the snapshot is what SQLite reads whichever way it reads
+ * the log. Null when the index and the log disagree: a writer that stopped between writing a commit and
+ * indexing it, a frame whose bytes no longer match its checksum, a log the index does not describe.
  */
-export function recoversAs(walPath: string, snapshot: WalSnapshot): boolean {
-  return readingFile(walPath, false, (fd) => {
+export function recoveredLog(walPath: string, snapshot: WalSnapshot): WalLog | null {
+  return readingFile(walPath, null, (fd) => {
     const r = recover(fd);
-    if (r.mxFrame !== snapshot.mxFrame) return false;
-    if (r.mxFrame === 0) return true;
-    return (
-      r.nPage === snapshot.nPage &&
-      r.salt!.equals(snapshot.salt) &&
-      r.checksum[0] === snapshot.checksum[0] &&
-      r.checksum[1] === snapshot.checksum[1]
-    );
+    if (r.mxFrame !== snapshot.mxFrame) return null;
+    const same =
+      r.mxFrame === 0 ||
+      (r.nPage === snapshot.nPage &&
+        r.salt!.equals(snapshot.salt) &&
+        r.checksum[0] === snapshot.checksum[0] &&
+        r.checksum[1] === snapshot.checksum[1]);
+    return same ? { ...snapshot, framePages: r.framePages } : null;
   });
 }

@@ -5,11 +5,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, closeSync, copyFileSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { readPageMap } from '../../../src/store/sqlite/pages.js';
-import { readWalSnapshot, recoversAs, sameSnapshot, walPageOffsets, type WalSnapshot } from '../../../src/store/sqlite/wal.js';
+import {
+  readWalSnapshot,
+  recoveredLog,
+  sameSnapshot,
+  walPageOffsets,
+  type WalLog,
+  type WalSnapshot,
+} from '../../../src/store/sqlite/wal.js';
 import { appendRun, liveWriter } from '../../../scripts/bench/mutations.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { tempDir } from '../../helpers/stores.js';
@@ -30,13 +37,14 @@ function liveStore(seed: number, commits: number): { path: string; live: Databas
   return { path, live };
 }
 
-function offsets(path: string, snapshot: WalSnapshot): Float64Array | null {
-  const fd = openSync(`${path}-wal`, 'r');
-  try {
-    return walPageOffsets(fd, snapshot);
-  } finally {
-    closeSync(fd);
-  }
+/** Whether recovering the log at `wal` itself finds `snapshot` (then it comes with its frames' pages). */
+const recoversAs = (wal: string, snapshot: WalSnapshot): boolean => recoveredLog(wal, snapshot) !== null;
+
+/** The snapshot its log recovers as, with its frames' pages: what open.ts keeps for the map. */
+function checked(path: string, snapshot: WalSnapshot): WalLog {
+  const log = recoveredLog(`${path}-wal`, snapshot);
+  assert.ok(log !== null, 'the log recovers as the header says');
+  return log;
 }
 
 test('the wal-index header names the log a reader sees: its frames, the size of its last commit, its salts', () => {
@@ -49,14 +57,16 @@ test('the wal-index header names the log a reader sees: its frames, the size of 
     assert.equal(s.nPage, live.pragma('page_count', { simple: true }));
     assert.deepEqual(s.salt, readFileSync(`${path}-wal`).subarray(16, 24));
     assert.ok(sameSnapshot(s, readWalSnapshot(`${path}-shm`)), 'no commit between two reads');
-    appendRun(path);
-    assert.ok(!sameSnapshot(s, readWalSnapshot(`${path}-shm`)), 'a commit moves it');
-    // each page of the log at its latest frame
-    const at = offsets(path, s)!;
+    // each page of the log at its latest frame, from the pages recovery met
+    const at = walPageOffsets(checked(path, s));
+    assert.equal(at.length, s.nPage + 1);
     const log = readFileSync(`${path}-wal`);
     const latest = new Map<number, number>();
     for (let i = 0; i < s.mxFrame; i++) latest.set(log.readUInt32BE(32 + i * FRAME), 32 + i * FRAME + 24);
+    assert.ok(latest.size > 0);
     for (let p = 1; p <= s.nPage; p++) assert.equal(at[p], latest.get(p) ?? 0, `page ${p}`);
+    appendRun(path);
+    assert.ok(!sameSnapshot(s, readWalSnapshot(`${path}-shm`)), 'a commit moves it');
   } finally {
     live.close();
   }
@@ -112,7 +122,11 @@ test('a map taken through the log is the map of the same database checkpointed i
     // pages past the main file's end are in the log only
     const s = readWalSnapshot(`${path}-shm`)!;
     assert.ok(s.nPage * 4096 > statSync(path).size);
-    const through = readPageMap(path, root, runIdColumn, 77, null, Infinity, null, { wal: `${path}-wal`, shm: `${path}-shm`, snapshot: s });
+    const through = readPageMap(path, root, runIdColumn, 77, null, Infinity, null, {
+      wal: `${path}-wal`,
+      shm: `${path}-shm`,
+      log: checked(path, s),
+    });
     assert.ok(through !== null);
     // the file alone is an older database
     const fileAlone = readPageMap(path, root, runIdColumn, 77, null, Infinity);
@@ -136,21 +150,21 @@ test('a log that is not the snapshot’s gives no map: restarted since (other sa
   const { root, runIdColumn } = layout(live);
   try {
     const s = readWalSnapshot(`${path}-shm`)!;
-    const view = (snapshot: WalSnapshot) => ({ wal: `${path}-wal`, shm: `${path}-shm`, snapshot });
-    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(s)) !== null);
-    // more frames than the log holds
-    assert.equal(offsets(path, { ...s, mxFrame: s.mxFrame + 1 }), null);
-    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view({ ...s, mxFrame: s.mxFrame + 1 })), null);
-    // a last frame that is not the commit the snapshot names
-    assert.equal(offsets(path, { ...s, mxFrame: s.mxFrame - 1 }), null);
+    const log = checked(path, s);
+    const view = (l: WalLog) => ({ wal: `${path}-wal`, shm: `${path}-shm`, log: l });
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(log)) !== null);
+    // more frames than the log holds, or a last frame that is not the commit the snapshot names
+    assert.equal(recoveredLog(`${path}-wal`, { ...s, mxFrame: s.mxFrame + 1 }), null);
+    assert.equal(recoveredLog(`${path}-wal`, { ...s, mxFrame: s.mxFrame - 1 }), null);
     // the log checkpointed and started over: new salts in its header and frames
     live.pragma('wal_checkpoint(TRUNCATE)');
     appendRun(path);
     const now = readWalSnapshot(`${path}-shm`)!;
     assert.notDeepEqual(now.salt, s.salt);
-    assert.equal(offsets(path, s), null);
-    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(s)), null);
-    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(now)) !== null);
+    assert.equal(recoveredLog(`${path}-wal`, s), null);
+    // a map whose log restarted after its snapshot was checked (frames read where the old ones were)
+    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(log)), null);
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(checked(path, now))) !== null);
   } finally {
     live.close();
   }
