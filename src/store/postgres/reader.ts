@@ -116,14 +116,15 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     if (this.runList) return this.runList;
     // one JSON text, not a row per run: one value to decode and hand across threads, where 1,860 rows of six
     // values cost the driver thread as much as its start (callgrind); JSON keeps each text exactly and says
-    // a column's type as the rows did (a string is a string, NULL is null)
+    // a column's type as the rows did (a string is a string, NULL is null); of metadata only its JSON type
+    // comes back ('string' for text): no listing shows it, and a harness's metadata may be large
     const [[listing]] = this.select(
-      `SELECT json_agg(json_build_array(run_id, conversation_id, parent_run_id, agent_name, metadata, started_at))::text FROM ${this.t.runs}`,
+      `SELECT json_agg(json_build_array(run_id, conversation_id, parent_run_id, agent_name, json_typeof(to_json(metadata)), started_at))::text FROM ${this.t.runs}`,
     ) as [[string | null]];
     const rows = (listing === null ? [] : JSON.parse(listing)) as Row[];
-    const fields: RunFields[] = rows.map(([runId, conversationId, parentRunId, agentName, metadata, startedAt]) => {
+    const fields: RunFields[] = rows.map(([runId, conversationId, parentRunId, agentName, metadataType, startedAt]) => {
       // the columns are TEXT (NOT NULL where upstream says so); a changed schema is a bad record
-      if (typeof runId !== 'string' || typeof startedAt !== 'string' || typeof metadata !== 'string') {
+      if (typeof runId !== 'string' || typeof startedAt !== 'string' || metadataType !== 'string') {
         throw new StoreError(`${this.label}: ${this.t.runs} row has wrong types (run_id ${JSON.stringify(String(runId))})`);
       }
       return { runId, conversationId: text(conversationId), parentRunId: text(parentRunId), agentName: text(agentName), startedAt };

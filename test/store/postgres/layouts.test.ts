@@ -34,6 +34,14 @@ before(async () => {
     `CREATE TABLE "Steps_runs" (LIKE steps_runs); CREATE TABLE "Steps_snapshots" (LIKE steps_snapshots);
      INSERT INTO "Steps_runs" VALUES ('twin-run', NULL, NULL, NULL, '{}', '2025-01-01T00:00:00+00:00', NULL)`,
   );
+  // metadata no listing shows: one run's is large, then NULL, then the column turned jsonb
+  for (const db of ['meta_large', 'meta_null', 'meta_jsonb']) pg.createDb(db, join(FIXTURES, 'postgres', 'small.sql'));
+  pg.psql('meta_large', "UPDATE step_persistence_runs SET metadata = json_build_object('notes', repeat('x', 2000000))::text");
+  pg.psql(
+    'meta_null',
+    'ALTER TABLE step_persistence_runs ALTER metadata DROP NOT NULL; UPDATE step_persistence_runs SET metadata = NULL WHERE run_id = (SELECT max(run_id) FROM step_persistence_runs)',
+  );
+  pg.psql('meta_jsonb', 'ALTER TABLE step_persistence_runs ALTER metadata TYPE jsonb USING metadata::jsonb');
   pg.createDb('only_twins');
   pg.psql('only_twins', `CREATE TABLE "Steps_runs" (run_id text); CREATE TABLE "Steps_snapshots" (seq bigint)`);
   pg.psql('postgres', "CREATE ROLE layout_reader LOGIN PASSWORD 'layout-pw'");
@@ -160,6 +168,22 @@ describe('Postgres table layouts', () => {
       withReader(s.url('twins', undefined, undefined, '?table=steps'), (r) => r.notices()),
       [],
     );
+  });
+
+  it('a run whose metadata is not text fails the listing, as upstream’s list_runs does; large metadata lists as any other', (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    const listing = (db: string): string => withReader(s.url(db), (r) => JSON.stringify(r.runs()));
+    assert.equal(
+      listing('meta_large'),
+      withReader(s.url('old_small'), (r) => JSON.stringify(r.runs())),
+    );
+    for (const db of ['meta_null', 'meta_jsonb'])
+      assert.throws(
+        () => listing(db),
+        (e: unknown) => e instanceof StoreError && /step_persistence_runs" row has wrong types \(run_id "/.test(e.message),
+        db,
+      );
   });
 
   it('only exact-case twins: refused, saying why (PostgresStepStore never reads them)', (t) => {

@@ -1,0 +1,14 @@
+const f = () => process.resourceUsage().minorPageFault;
+const { readFileSync } = require('node:fs'); const { Script } = require('node:vm'); const { wrap, createRequire } = require('node:module'); const { dirname } = require('node:path');
+const BUNDLE = require('node:path').join('/work/main', 'dist', 'bundle', 'convsearch.cjs');
+const mode = process.argv[2];
+let f0 = f(), t0 = performance.now();
+const src = readFileSync(BUNDLE, 'utf8');
+const cachedData = mode === 'nocache' ? undefined : readFileSync(BUNDLE + '.cache');
+let f1 = f(), t1 = performance.now();
+const script = new Script(wrap(src), { filename: BUNDLE, cachedData });
+let f2 = f(), t2 = performance.now();
+const mod = { exports: {} };
+script.runInThisContext().call(mod.exports, mod.exports, createRequire(BUNDLE), mod, BUNDLE, dirname(BUNDLE));
+let f3 = f(), t3 = performance.now();
+console.log(mode, 'read', f1 - f0, (t1 - t0).toFixed(1), '| compile', f2 - f1, (t2 - t1).toFixed(1), 'rejected', script.cachedDataRejected, '| run', f3 - f2, (t3 - t2).toFixed(1));
