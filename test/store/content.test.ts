@@ -170,3 +170,43 @@ test("RowStats counts states and the last step as SQLite's SUM(state = …) and 
   assert.ok(texts > 20 && texts < want.length - 20);
   db.close();
 });
+
+test('runsTableDigest hashes the runs rows as they come: the SHA-256 of the one text SQLite built of them before (rowid order, odd values, an empty table)', async () => {
+  const { default: Database } = await import('better-sqlite3');
+  const { runsTableDigest } = await import('../../src/store/sqlite/runs.js');
+  const db = new Database(':memory:');
+  db.exec('CREATE TABLE runs (run_id TEXT, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT, started_at TEXT)');
+  /** What convsearch hashed before: every row quoted inside SQLite, joined by newlines in one group_concat. */
+  const whole = (): string => {
+    const text = db
+      .prepare(
+        `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
+           quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
+      )
+      .pluck()
+      .get() as string | null;
+    return createHash('sha256')
+      .update(text ?? '')
+      .digest('base64');
+  };
+  assert.equal(runsTableDigest(db), whole());
+  assert.equal(runsTableDigest(db), EMPTY_DIGEST);
+  const insert = db.prepare(
+    'INSERT INTO runs (rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  // rowids inserted out of order, with gaps; more text than one batch of the hash (64K characters)
+  for (let i = 0; i < 2000; i++)
+    insert.run(7 * ((i * 811) % 2000) + 3, `run-${i}`, `c-${i % 9}`, i % 3 ? null : `p-${i}`, 'agent', '{}', `2025-01-01T00:00:${i}`);
+  insert.run(1, 'it\'s, "quoted"\nand newlined', null, null, null, Buffer.from('blob'), 42);
+  insert.run(2, 7, 'é日本\u0000z', '\uD83D\uDE00', '', null, '');
+  db.prepare('INSERT INTO runs (rowid, run_id, metadata, started_at) VALUES (?, CAST(? AS TEXT), ?, ?)').run(
+    99_999,
+    Buffer.from([0x61, 0xff, 0xfe, 0x62]),
+    '{}',
+    't',
+  );
+  assert.equal(runsTableDigest(db), whole());
+  db.prepare('UPDATE runs SET agent_name = ? WHERE rowid = 3').run('other');
+  assert.equal(runsTableDigest(db), whole());
+  db.close();
+});

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
 import { type PageMap, readPageMap, type WalView } from './pages.js';
-import { runsRowsText } from './runs.js';
+import { runsTableDigest } from './runs.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
 /** The cells a run's digest covers, as the replay receives them (text as JS strings: SQLite's blob copies cost more memory). */
@@ -137,7 +137,7 @@ export function sqliteContent(
     media = mediaContent(db, mediaCut);
     mediaDigested = media.count;
   }
-  const runsTable = createHash('sha256').update(runsRowsText(db)).digest('base64');
+  const runsTable = runsTableDigest(db);
   return {
     runs,
     media,

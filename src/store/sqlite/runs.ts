@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import { BatchedHash } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { StoreRun } from '../reader.js';
 
@@ -34,16 +36,22 @@ export function readRuns(db: BetterSqlite3.Database, label: string): StoreRun[] 
 }
 
 /**
- * Every runs row as one string built inside SQLite (quote() keeps NULLs and separators apart; column
- * types included, so a row that turned malformed shows): what the store's digests take of the runs.
+ * The SHA-256 (base64) of every runs row as one text, each row built inside SQLite (quote() keeps NULLs
+ * and separators apart; column types included, so a row that turned malformed shows), rows in rowid
+ * order joined by newlines: what the store's digests take of the runs. Hashed as the rows come, not
+ * built into one string first (at 50k runs that string, SQLite's copy of it and its UTF-8 for the hash
+ * touched ~16 MB of fresh memory: ~4,000 page faults).
  */
-export function runsRowsText(db: BetterSqlite3.Database): string {
-  const text = db
-    .prepare(
-      `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
-         quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata), char(10) ORDER BY rowid) FROM runs`,
-    )
-    .pluck()
-    .get() as string | null;
-  return text ?? '';
+export function runsTableDigest(db: BetterSqlite3.Database): string {
+  const rows = db.prepare(
+    `SELECT rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
+       quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata) FROM runs ORDER BY rowid`,
+  );
+  const h = new BatchedHash(createHash('sha256'));
+  let first = true;
+  for (const line of rows.pluck().iterate() as IterableIterator<string>) {
+    h.add(first ? line : `\n${line}`);
+    first = false;
+  }
+  return h.flush().digest('base64');
 }
