@@ -362,8 +362,9 @@ class Values {
     for (let i = 0; i < xs.length; i++) a[this.length++] = xs[i]!;
   }
 
+  /** The values (a view: the room past them was never written, so it was never touched). */
   finish(): Float64Array {
-    return this.a.slice(0, this.length);
+    return this.a.subarray(0, this.length);
   }
 }
 
@@ -485,15 +486,17 @@ export function readPageMap(
         prior[i + 3] !== digests[i + 3]
       );
     };
-    // where each page of the previous tree is described in it (-1: nowhere)
+    // where each page of the previous tree is described in it, plus one (0: nowhere): a zeroed array is
+    // touched only at the tree's pages (a fresh page of memory costs a fault: README)
     const before = previous?.tree?.values ?? new Float64Array(0);
     const beforeRunIds = previous?.tree?.runIds ?? [];
-    const beforeAt = new Float64Array(pages + 1).fill(-1);
+    if (before.length >= 2 ** 32 - 1) throw new Unexpected('a previous tree too large');
+    const beforeAt = new Uint32Array(pages + 1);
     for (let i = 0; i < before.length; ) {
       const n = before[i + 2]!;
       if (!(Number.isInteger(n) && n >= 0)) throw new Unexpected('a malformed previous tree');
       const p = before[i]!;
-      if (Number.isInteger(p) && p >= 1 && p <= pages) beforeAt[p] = i;
+      if (Number.isInteger(p) && p >= 1 && p <= pages) beforeAt[p] = i + 1;
       i += 3 + n * (before[i + 1] === LEAF ? 4 : 1);
     }
     // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
@@ -574,7 +577,7 @@ export function readPageMap(
       const p = stack.pop()!;
       if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
       seen[p] = 1;
-      const at = beforeAt[p]!;
+      const at = beforeAt[p]! - 1;
       if (at >= 0 && sameAs(prior, digests, p, before[at + 1]!)) {
         // the bytes this page had when it was decoded last: its children or cells are those
         const kind = before[at + 1]!;
