@@ -99,6 +99,7 @@ function phaseSync(store: string, index: string): PhaseResult {
       resumed: r.runsResumed,
       snapshots: r.snapshotsRead,
       digested: r.rowsDigested,
+      hashed: r.pagesHashed,
       marks: r.marksRead,
       ...(r.merged || r.compacted ? { merge: r.compacted ? 'base' : 'tier', mergeRuns: r.mergeRunsRead } : {}),
     },

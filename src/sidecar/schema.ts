@@ -12,11 +12,13 @@ export const INDEX_FORMAT = 'convsearch-index-14';
  * A message's `fields` JSON longer than a piece (fields.ts) holds its first piece; the `pieces` that
  * follow are rows of `field_pieces`, k = 1, 2, …, each with a checksum of its own: a huge message is
  * written and read back piece by piece, never bound to one statement whole.
- * `pages` holds three heads: 1, the SQLite store's page map (store/sqlite/pages.ts) with its key
+ * `pages` holds four heads: 1, the SQLite store's page map (store/sqlite/pages.ts) with its key
  * and the content digest it was taken with (and `media`, the media table's fingerprint with the media
  * count and digest read with it: store/sqlite/content.ts; absent, the media are read); 2, the
  * snapshots b-tree decoded with it (its decoded pages, then its run ids), taken only with a row 1 of
- * the same content; 3, what that content was made of (known-runs.ts). A head's bytes are in rows
+ * the same content; 3, what that content was made of (known-runs.ts); 4, next to a live writer, the
+ * pass over the store file the map was taken with (store/content.ts FilePass: raw page digests and first
+ * words, with the file's stamp), taken instead of reading the file while its stamp stays. A head's bytes are in rows
  * id·2^24 + k, k = 0, 1, … of 32 KiB (tables.ts); a head without parts (an older convsearch's) holds
  * its bytes in `digests`, its tree's run ids in `head`.
  */

@@ -5,6 +5,7 @@ import { randomInt } from 'node:crypto';
 import {
   type ContentBasis,
   EMPTY_DIGEST,
+  type FilePass,
   knownMedia,
   recordedContent,
   type RunContent,
@@ -13,6 +14,7 @@ import {
   withRuns,
 } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
+import { IndexDamagedError } from './errors.js';
 import type { RunSnapshotStats, StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
 import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
@@ -37,6 +39,11 @@ export interface SyncReport {
   readonly snapshotsRead: number;
   /** Snapshot rows read and digested by the content check (0 when the stamp vouched for everything). */
   readonly rowsDigested: number;
+  /**
+   * Pages of the store file the content check's page map read and hashed (StoreContent.pagesHashed): 0
+   * when no map was taken, or next to a live writer when the pass kept from the last check stood for them.
+   */
+  readonly pagesHashed: number;
   /** Runs whose marks (what the sync compares of each run it holds) were read from the index: all of them, or (known-runs.ts) those that changed. */
   readonly marksRead: number;
   /** Runs whose keys cross-run attribution read (attribution.ts): those of the conversations of a few appended runs, or every run's. */
@@ -161,6 +168,7 @@ export class IndexSync {
 
   private syncOnce(verify: boolean, onProgress?: ProgressFn): SyncReport {
     let rowsDigested = 0;
+    let pagesHashed = 0;
     let marksRead = 0;
     const none = (contentChecked: boolean, content: string): SyncReport => ({
       upToDate: true,
@@ -171,6 +179,7 @@ export class IndexSync {
       runsRemoved: 0,
       snapshotsRead: 0,
       rowsDigested,
+      pagesHashed,
       marksRead,
       keysRead: 0,
       mergeRunsRead: 0,
@@ -204,6 +213,7 @@ export class IndexSync {
     const seed = pageMap?.seed ?? randomInt(2 ** 31);
     let content = this.scan(rows ?? known!, meta, verify ? null : pageMap, seed, this.elsewhere);
     rowsDigested = content.rowsDigested ?? 0;
+    pagesHashed = content.pagesHashed ?? 0;
     const stampSame = stamp !== null && meta.storeStamp === stamp;
     // (runs left to the replay: the digest stands for nothing yet)
     if (!content.runsElsewhere && content.digest === meta.content && (stamp === null || stampSame)) return none(true, meta.content);
@@ -226,6 +236,7 @@ export class IndexSync {
       if (now.content !== meta.content || (content.runsElsewhere && rows!.length > 0)) {
         content = this.scan(rows!, now, verify ? null : this.t.pageMap(), seed);
         rowsDigested += content.rowsDigested ?? 0;
+        pagesHashed += content.pagesHashed ?? 0;
       }
       meta = now;
       let report = none(true, content.digest);
@@ -236,6 +247,7 @@ export class IndexSync {
       const putMap = (): void => {
         if (!content.pages) return;
         this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
+        if (content.filePass !== undefined) this.t.putFilePass(content.filePass, unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a private copy, a commit between the reads of a
         // live writer's wal-index header) keeps reading every run's marks
         if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
@@ -255,7 +267,7 @@ export class IndexSync {
         // a build that digested its runs as it replayed them: their rows
         if (content.runsElsewhere) rowsDigested += applied.rowsDigested ?? 0;
         content = applied;
-        report = { ...done, rowsDigested, marksRead };
+        report = { ...done, rowsDigested, pagesHashed, marksRead };
       }
       if (!mapPut) putMap();
       this.t.putMeta('generation', String(meta.generation + 1));
@@ -394,12 +406,35 @@ export class IndexSync {
       runs,
       media: current ? pageMap.media : null,
       rowsElsewhere,
+      filePass: () => this.keptFilePass(),
     };
     const cuts = new Map<string, number>();
     runs.forEach((r, id) => {
       cuts.set(id, r.maxSeq);
     });
     return this.store.content(cuts, meta.mediaCount, basis);
+  }
+
+  /**
+   * The file pass the index keeps (row 4), read in a transaction of its own unless one is open. A row
+   * that fails its checks is none: the pass is taken again, and the row written anew with the map.
+   */
+  private keptFilePass(): FilePass | null {
+    const read = (): FilePass | null => {
+      try {
+        return this.t.filePass();
+      } catch (e) {
+        if (e instanceof IndexDamagedError) return null;
+        throw e;
+      }
+    };
+    if (this.t.inTransaction) return read();
+    this.t.begin();
+    try {
+      return read();
+    } finally {
+      this.t.commit();
+    }
   }
 
   /**
@@ -622,6 +657,7 @@ export class IndexSync {
       runsRemoved,
       snapshotsRead,
       rowsDigested: content.rowsDigested ?? 0,
+      pagesHashed: content.pagesHashed ?? 0,
       keysRead,
       mergeRunsRead,
       compacted: merged === 'full',

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { type KnownMedia, type KnownRunContent, type PageTree, type RunContent, recordedContent } from '../store/content.js';
+import { type FilePass, type KnownMedia, type KnownRunContent, type PageTree, type RunContent, recordedContent } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb, IndexStatement } from './index-db.js';
@@ -286,7 +286,7 @@ export interface PageMapRow {
 }
 
 /**
- * Pages rows 1-3 are heads; their bytes are kept in parts of PART_BYTES, rows partRow(id, k), so that an
+ * Pages rows 1-4 are heads; their bytes are kept in parts of PART_BYTES, rows partRow(id, k), so that an
  * update rewrites the parts that changed (an append: a few), not the whole map (16 bytes a store page).
  */
 const PART_BYTES = 32 * 1024;
@@ -856,6 +856,48 @@ export class IndexTables {
       runs.set(id, recordedContent(count as number, maxSeq as number, digest));
     }
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
+  }
+
+  /**
+   * The store file's pass the index keeps (row 4: store/content.ts FilePass), or null when none is kept:
+   * its raw page digests, then its pages' first words.
+   */
+  filePass(): FilePass | null {
+    const r = this.readPart(4);
+    if (r === null) return null;
+    const { head, bytes } = r;
+    const pages = head.pages;
+    if (
+      typeof head.stamp !== 'string' ||
+      !Number.isInteger(head.seed) ||
+      !Number.isInteger(head.pageSize) ||
+      !Number.isSafeInteger(pages) ||
+      bytes.length !== (pages as number) * 20
+    )
+      throw new IndexDamagedError('the file pass row is malformed');
+    const words = wordsOf(bytes, Uint32Array);
+    const n = pages as number;
+    return {
+      stamp: head.stamp,
+      seed: head.seed as number,
+      pageSize: head.pageSize as number,
+      digests: words.subarray(0, n * 4),
+      next: words.subarray(n * 4, n * 5),
+    };
+  }
+
+  /** Keeps `pass` as row 4, or (null) drops the one kept. `unchangedSinceRead`: see writePart. */
+  putFilePass(pass: FilePass | null, unchangedSinceRead = false): void {
+    if (pass === null) {
+      this.s.dropPart.run(4, partRow(4, 0), partRow(5, 0));
+      return;
+    }
+    const { digests, next } = pass;
+    const bytes = Buffer.concat([
+      Buffer.from(digests.buffer, digests.byteOffset, digests.byteLength),
+      Buffer.from(next.buffer, next.byteOffset, next.byteLength),
+    ]);
+    this.writePart(4, { stamp: pass.stamp, seed: pass.seed, pageSize: pass.pageSize, pages: next.length }, bytes, unchangedSinceRead);
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */

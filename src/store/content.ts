@@ -45,6 +45,8 @@ export interface StoreContent {
   readonly rowsDigested?: number;
   /** Media rows read and digested to get here (none when a page map vouched for them). */
   readonly mediaDigested?: number;
+  /** Pages of the store file read and hashed for the page map (none when a kept FilePass stood for them, or no map was taken). */
+  readonly pagesHashed?: number;
   /** The page map's digests for the next comparison (SQLite read without locks), or null. */
   readonly pages?: Uint32Array | null;
   /** The b-tree the page map decoded, kept with its digests (store/sqlite/pages.ts), or null. */
@@ -58,6 +60,12 @@ export interface StoreContent {
   readonly mediaPages?: string | null;
   /** Every run in `runs` carries its RunContent.stats, read from all its rows: a run absent has no rows. */
   readonly rowStats?: boolean;
+  /**
+   * The file pass to keep for the next map (FilePass), null when none is to be kept (the file is read
+   * without a live writer, or changed during the pass), absent when the file was not hashed (the pass
+   * kept was taken, or no map was made).
+   */
+  readonly filePass?: FilePass | null;
 }
 
 /**
@@ -103,6 +111,25 @@ export interface ContentBasis {
   readonly rowsElsewhere?: boolean;
   /** The media as the index kept them with `pages` (null: none kept, the media rows are read). */
   readonly media: KnownMedia | null;
+  /** The store file's hashing pass as the index kept it (FilePass), read only when asked. */
+  readonly filePass?: () => FilePass | null;
+}
+
+/**
+ * A page map's pass over the store file itself (store/sqlite/pages.ts), kept next to a live writer, whose
+ * commits go to its log and leave the file as it was until a checkpoint: every page's raw digest (keyed by
+ * `seed`, no role mixed in) and first word, with the file's identity when it was hashed (device, inode,
+ * size, modification and change times, unchanged from before the pass to after it). A map of a file
+ * with that same identity takes these instead of reading the file again, and hashes the log's pages only.
+ */
+export interface FilePass {
+  readonly stamp: string;
+  readonly seed: number;
+  readonly pageSize: number;
+  /** Four 32-bit lanes per page of the file, page 1 first. */
+  readonly digests: Uint32Array;
+  /** Each page's first four bytes, as the big-endian number the file holds. */
+  readonly next: Uint32Array;
 }
 
 /** What the index recorded of a run's content: what RunContent holds but the prefix digest. */

@@ -246,6 +246,92 @@ test('a live writer keeps its log open: the map reads the pages as its log shows
   assertSameAnswers(path, index, runs, 47);
 });
 
+/** Waits past the coarse clock's tick: a file last written longer ago than this is "settled" (stamp.ts). */
+function settle(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 40);
+}
+
+test('next to a live writer the file is hashed once: commits to its log cost the log; an edit of the file itself, times set back, a checkpoint or a damaged kept pass hash it again', () => {
+  const { path, index, runs } = indexedStore(39);
+  const live = liveWriter(path);
+  const grow = (): void => {
+    const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
+    live
+      .prepare(
+        'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+      )
+      .run(r);
+  };
+  const filePages = (): number => statSync(path).size / 4096;
+  try {
+    settle();
+    grow();
+    let r = sync(path, index);
+    assert.equal(r.pagesHashed, filePages(), 'the first check next to the writer hashes the file');
+    assertSameAnswers(path, index, runs, 50);
+    // commits to the log leave the file as it was: the pass kept stands for it
+    for (let i = 0; i < 2; i++) {
+      grow();
+      r = sync(path, index);
+      assert.equal(r.contentChecked, true);
+      assert.equal(r.pagesHashed, 0, 'the file was not read again');
+      assert.ok(r.rowsDigested > 0 && r.rowsDigested < storeRows(path) / 2, `read ${r.rowsDigested} of ${storeRows(path)}`);
+    }
+    assertSameAnswers(path, index, runs, 51);
+    // a same-length edit committed to the log: seen without reading the file
+    const victim = runs[3]!.id;
+    const text = live.prepare('SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1').pluck().get(victim) as string;
+    const word = /"content": "([a-z]{5,})/.exec(text)![1]!;
+    live
+      .prepare('UPDATE snapshots SET messages = ? WHERE run_id = ? AND messages = ?')
+      .run(text.replace(`"content": "${word}`, `"content": "${'v'.repeat(word.length)}`), victim, text);
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, 0);
+    assert.ok(r.runsReplayed >= 1, 'the edited run was rebuilt');
+    assertSameAnswers(path, index, runs, 52, 'v'.repeat(word.length), word);
+    // the file itself edited under the writer (a page the log does not hold), its modification time set back:
+    // its change time moved, so the pass kept is not taken, and the edit is seen
+    const other = runs[8]!.id;
+    const old = live.prepare('SELECT messages FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1').pluck().get(other) as string;
+    const word2 = /"content": "([a-z]{5,})/.exec(old)![1]!;
+    patchFile(path, `"content": "${word2}`, `"content": "${'k'.repeat(word2.length)}`);
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, filePages(), 'an edited file is hashed again');
+    assert.ok(r.runsReplayed >= 1, 'the run edited in the file was rebuilt');
+    assertSameAnswers(path, index, runs, 53, 'k'.repeat(word2.length), word2);
+    // a checkpoint writes the file: hashed again (and kept once it has settled)
+    live.pragma('wal_checkpoint(PASSIVE)');
+    settle();
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, filePages());
+    assert.equal(r.rowsDigested, 0, 'the same pages');
+    grow();
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, 0);
+    assertSameAnswers(path, index, runs, 54);
+    // a damaged part of the kept pass: taken for none, the file hashed, the pass written anew
+    const idx = new Database(index);
+    idx.prepare('UPDATE pages SET digests = zeroblob(length(digests)) WHERE id = ?').run(4 * 2 ** 24);
+    idx.close();
+    grow();
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, filePages());
+    assertSameAnswers(path, index, runs, 55);
+    grow();
+    r = sync(path, index);
+    assert.equal(r.pagesHashed, 0, 'the pass was written again');
+    assertSameAnswers(path, index, runs, 56);
+  } finally {
+    live.close();
+  }
+  // the writer checkpointed and left: no log, the file read without locks keeps no pass
+  appendRun(path);
+  const r = sync(path, index);
+  assert.equal(r.pagesHashed, filePages());
+  assert.equal(storeValue(index, 'SELECT COUNT(*) FROM pages WHERE id >= ?', 4 * 2 ** 24), 0, 'no pass is kept without a live writer');
+  assertSameAnswers(path, index, runs, 57);
+});
+
 test('a writer killed with its log open (-wal and -shm left, no writer attached): the map follows the log as SQLite recovers it, and touches nothing', async () => {
   const { path, index, runs } = indexedStore(39);
   const total = storeRows(path);

@@ -53,6 +53,7 @@ function pageMapOf(
     undefined,
     media?.root ?? null,
     wal,
+    basis.filePass ?? null,
   );
 }
 
@@ -151,6 +152,9 @@ export function sqliteContent(
     mediaPages,
     // every row read (allRuns), each run's states and steps counted with it
     rowStats: since === null && !elsewhere,
+    pagesHashed: map?.pagesHashed ?? 0,
+    // a pass taken to be kept, or none to keep; nothing to say when the kept one was taken (or no map made)
+    ...(map !== null && map.pagesHashed > 0 ? { filePass: map.filePass } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
+import { settledAt, stampOf } from './stamp.js';
 import { readWalSnapshot, recoveredLog, sameSnapshot, type WalLog } from './wal.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -82,10 +83,8 @@ function oneLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-/** What changes when a file is written: identity, size and times (nanoseconds). */
 function stamp(path: string): string {
-  const st = statSync(path, { bigint: true });
-  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  return stampOf(statSync(path, { bigint: true }));
 }
 
 function sleepMs(ms: number): void {
@@ -120,7 +119,7 @@ function walStamp(path: string): string {
 /** Whether the file was last changed long enough ago (see settledStamps), by its change or modification time. */
 function settled(path: string, time: 'ctimeNs' | 'mtimeNs'): boolean {
   try {
-    return BigInt(Date.now()) * 1_000_000n - statSync(path, { bigint: true })[time] > 25_000_000n;
+    return settledAt(statSync(path, { bigint: true }), time);
   } catch {
     return true;
   }

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { PageTree } from '../content.js';
+import type { FilePass, PageTree } from '../content.js';
 import { type HashJob, type HelperStart, hashAll, hashPagesAt, newHashJob, stopHelper } from './page-hash.js';
 import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
+import { settledAt, stampOf } from './stamp.js';
 import { readWalSnapshot, type WalLog, walPageOffsets } from './wal.js';
 
 /**
@@ -35,6 +36,10 @@ export interface PageMap {
    * null when no media root was given or its tree is not one the walk knows.
    */
   readonly media: string | null;
+  /** Pages of the file this map read and hashed (0: it took the file pass it was given). */
+  readonly pagesHashed: number;
+  /** The pass to keep for the next map: taken next to a live writer from a file that held still, else null. */
+  readonly filePass: FilePass | null;
 }
 
 /**
@@ -428,6 +433,7 @@ export function readPageMap(
   helperBytes = HELPER_BYTES,
   mediaRoot: number | null = null,
   wal: WalView | null = null,
+  filePass: (() => FilePass | null) | null = null,
 ): PageMap | null {
   let fd: number;
   let walFd: number | null = null;
@@ -456,10 +462,44 @@ export function readPageMap(
       pages = wal.log.nPage;
       for (let p = size / pageSize + 1; p <= pages; p++) if (inLog[p] === 0) return null; // past the file, not in the log
     }
-    hashing = startHashing(fd, pageSize, Math.min(pages, size / pageSize), seed, helperBytes);
-    const hashed = finishHashing(hashing);
-    if (hashed === null) return null;
-    let { digests, next } = hashed;
+    const filePages = Math.min(pages, size / pageSize);
+    // next to a live writer the file changes only when the log is checkpointed into it: a pass kept of
+    // this very file (the same stamp, settled when taken) stands for reading it again
+    const held = wal !== null ? fstatSync(fd, { bigint: true }) : null;
+    const stamp = held !== null ? stampOf(held) : null;
+    const kept = stamp !== null ? (filePass?.() ?? null) : null;
+    let digests: Uint32Array;
+    let next: Uint32Array;
+    let pagesHashed = 0;
+    let keep: FilePass | null = null;
+    if (
+      kept !== null &&
+      kept.stamp === stamp &&
+      kept.seed === seed &&
+      kept.pageSize === pageSize &&
+      kept.next.length === filePages &&
+      kept.digests.length === filePages * 4
+    ) {
+      // no pass: a helper started ahead for it is not needed
+      void spare?.terminate();
+      spare = null;
+      // copies, as long as the database the log makes (past the file's end, often): the walk mixes roles
+      // into the digests, and the log's pages are laid over both
+      digests = new Uint32Array(Math.max(pages, filePages) * 4);
+      digests.set(kept.digests);
+      next = new Uint32Array(Math.max(pages, filePages));
+      next.set(kept.next);
+    } else {
+      hashing = startHashing(fd, pageSize, filePages, seed, helperBytes);
+      const hashed = finishHashing(hashing);
+      if (hashed === null) return null;
+      ({ digests, next } = hashed);
+      pagesHashed = filePages;
+      // kept only if no write can have fallen inside the pass unseen: the file's stamp, settled before it
+      // began, the same after it
+      if (stamp !== null && settledAt(held!, 'ctimeNs') && stampOf(fstatSync(fd, { bigint: true })) === stamp)
+        keep = { stamp, seed, pageSize, digests: digests.slice(0, filePages * 4), next: next.slice(0, filePages) };
+    }
     if (inLog !== null) {
       if (digests.length < pages * 4) {
         // the log grew the database past the main file's end
@@ -631,7 +671,7 @@ export function readPageMap(
     const media = mediaRoot === null ? null : tablePages(readPage, mediaRoot, geometry, digests, next, seen);
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's
     if (inLog !== null && !sameLog(wal!)) return null;
-    return { pageSize, digests, runs, tree: { runIds, values }, media };
+    return { pageSize, digests, runs, tree: { runIds, values }, media, pagesHashed, filePass: keep };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
