@@ -406,7 +406,8 @@ export class IndexSync {
       runs,
       media: current ? pageMap.media : null,
       rowsElsewhere,
-      filePass: () => this.keptFilePass(),
+      // `--verify` passes no map: nor the file's pass kept with it, the file is read again
+      ...(pageMap !== null ? { filePass: () => this.keptFilePass() } : {}),
     };
     const cuts = new Map<string, number>();
     runs.forEach((r, id) => {

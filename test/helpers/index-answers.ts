@@ -9,11 +9,11 @@ import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { randomOptions } from './random-stores.js';
 import { searchReader } from './stores.js';
 
-/** Brings the index up to date with the store as it is now; what the sync did. */
-export function sync(path: string, index: string): SyncReport {
+/** Brings the index up to date with the store as it is now (`verify`: as `--verify` does); what the sync did. */
+export function sync(path: string, index: string, verify = false): SyncReport {
   const store = openSqliteReader(path);
   try {
-    const opened = openIndexedSource(store, { path: index });
+    const opened = openIndexedSource(store, { path: index, verify });
     opened.db.close();
     return opened.report;
   } finally {

@@ -321,6 +321,9 @@ test('next to a live writer the file is hashed once: commits to its log cost the
     r = sync(path, index);
     assert.equal(r.pagesHashed, 0, 'the pass was written again');
     assertSameAnswers(path, index, runs, 56);
+    // --verify takes no map's word, nor the pass kept with it
+    grow();
+    assert.equal(sync(path, index, true).pagesHashed, filePages());
   } finally {
     live.close();
   }
