@@ -893,11 +893,13 @@ export class IndexTables {
       return;
     }
     const { digests, next } = pass;
-    const bytes = Buffer.concat([
-      Buffer.from(digests.buffer, digests.byteOffset, digests.byteLength),
-      Buffer.from(next.buffer, next.byteOffset, next.byteLength),
-    ]);
-    this.writePart(4, { stamp: pass.stamp, seed: pass.seed, pageSize: pass.pageSize, pages: next.length }, bytes, unchangedSinceRead);
+    const head = { stamp: pass.stamp, seed: pass.seed, pageSize: pass.pageSize, pages: next.length };
+    this.writePart(
+      4,
+      head,
+      [digests, next].map((a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength)),
+      unchangedSinceRead,
+    );
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
@@ -909,7 +911,7 @@ export class IndexTables {
     this.writePart(
       3,
       { content: k.content, runList: k.runList, runCount: k.runCount },
-      Buffer.from(JSON.stringify(flat), 'utf8'),
+      [Buffer.from(JSON.stringify(flat), 'utf8')],
       unchangedSinceRead,
     );
   }
@@ -927,7 +929,7 @@ export class IndexTables {
     this.writePart(
       1,
       media === null ? { content, seed } : { content, seed, media },
-      Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength),
+      [Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength)],
       unchangedSinceRead,
     );
     if (tree === null) {
@@ -937,7 +939,7 @@ export class IndexTables {
     const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
     const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
     // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, Buffer.concat([values, ids]), unchangedSinceRead);
+    this.writePart(2, { content, runIds: [], ids: ids.length }, [values, ids], unchangedSinceRead);
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
@@ -991,16 +993,19 @@ export class IndexTables {
   }
 
   /**
-   * Writes `bytes` as the parts of row `id`: only a part whose bytes differ from the ones kept is written.
-   * The kept parts are read one by one, unless `unchangedSinceRead` (the caller knows no pages row was
-   * written since this process read row `id`): then they are the bytes readPart read.
+   * Writes `pieces`, one after the other, as the parts of row `id`: only a part whose bytes differ from the
+   * ones kept is written. The kept parts are read one by one, unless `unchangedSinceRead` (the caller knows
+   * no pages row was written since this process read row `id`): then they are the bytes readPart read.
+   * The pieces are not joined first: a part is a view of the piece holding it (one straddling two is copied).
    */
-  private writePart(id: number, head: Record<string, unknown>, bytes: Buffer, unchangedSinceRead = false): void {
-    const parts = Math.ceil(bytes.length / PART_BYTES);
+  private writePart(id: number, head: Record<string, unknown>, pieces: readonly Uint8Array[], unchangedSinceRead = false): void {
+    const total = pieces.reduce((n, p) => n + p.byteLength, 0);
+    const parts = Math.ceil(total / PART_BYTES);
     const read = unchangedSinceRead ? this.partsRead.get(id) : undefined;
     this.partsRead.delete(id);
+    const bytes = new PieceReader(pieces);
     for (let k = 0; k < parts; k++) {
-      const data = bytes.subarray(k * PART_BYTES, (k + 1) * PART_BYTES);
+      const data = bytes.next(PART_BYTES);
       if (read?.subarray(k * PART_BYTES, (k + 1) * PART_BYTES).equals(data)) continue;
       const sum = rowSum([partRow(id, k), '', data]);
       if (read !== undefined) {
@@ -1013,8 +1018,33 @@ export class IndexTables {
       this.s.putPageMap.run(partRow(id, k), '', data, sum);
     }
     this.s.dropPart.run(-1, partRow(id, parts), partRow(id + 1, 0));
-    const text = JSON.stringify({ ...head, parts, bytes: bytes.length });
+    const text = JSON.stringify({ ...head, parts, bytes: total });
     const empty = Buffer.alloc(0);
     this.s.putPageMap.run(id, text, empty, rowSum([id, text, empty]));
+  }
+}
+
+/** Bytes of several pieces read in order, `n` at a time: a view when they lie in one piece, else a copy. */
+class PieceReader {
+  private piece = 0;
+  private at = 0;
+
+  constructor(private readonly pieces: readonly Uint8Array[]) {}
+
+  next(n: number): Buffer {
+    const got: Buffer[] = [];
+    let left = n;
+    while (left > 0 && this.piece < this.pieces.length) {
+      const p = this.pieces[this.piece]!;
+      const take = Math.min(left, p.byteLength - this.at);
+      got.push(Buffer.from(p.buffer, p.byteOffset + this.at, take));
+      this.at += take;
+      left -= take;
+      if (this.at === p.byteLength) {
+        this.piece++;
+        this.at = 0;
+      }
+    }
+    return got.length === 1 ? got[0]! : Buffer.concat(got, n - left);
   }
 }

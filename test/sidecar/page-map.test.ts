@@ -460,6 +460,20 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   assert.equal(map.content, 'content-2');
   assert.deepEqual(map.pages, digests);
   assert.deepEqual(map.tree, tree);
+  // the file pass (row 4): its digests and first words in parts, the part between them holding both
+  const pass = { stamp: '12:4096:5:6', seed: 7, pageSize: 4096, digests, next: Uint32Array.from({ length: 6000 }, (_, i) => i * 7919) };
+  t.putFilePass(pass);
+  assert.deepEqual(t.filePass(), pass);
+  t.putFilePass(null);
+  assert.equal(t.filePass(), null);
+  assert.equal(
+    db
+      .prepare('SELECT COUNT(*) FROM pages WHERE id >= ?')
+      .pluck()
+      .get(4 * 16777216),
+    0,
+    'its head and parts are gone',
+  );
   // a shorter map (a VACUUM): the parts past its end go
   t.putPageMap('content-3', 7, digests.subarray(0, 100 * 4), null);
   assert.deepEqual(t.pageMap()!.pages, digests.subarray(0, 100 * 4));
