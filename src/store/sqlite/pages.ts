@@ -467,6 +467,8 @@ export function readPageMap(
     // this very file (the same stamp, settled when taken) stands for reading it again
     const held = wal !== null ? fstatSync(fd, { bigint: true }) : null;
     const stamp = held !== null ? stampOf(held) : null;
+    // settled now, before the pass: a write after this moment cannot share the last one's coarse tick
+    const settled = held !== null && settledAt(held, 'ctimeNs');
     const kept = stamp !== null ? (filePass?.() ?? null) : null;
     let digests: Uint32Array;
     let next: Uint32Array;
@@ -497,7 +499,7 @@ export function readPageMap(
       pagesHashed = filePages;
       // kept only if no write can have fallen inside the pass unseen: the file's stamp, settled before it
       // began, the same after it
-      if (stamp !== null && settledAt(held!, 'ctimeNs') && stampOf(fstatSync(fd, { bigint: true })) === stamp)
+      if (stamp !== null && settled && stampOf(fstatSync(fd, { bigint: true })) === stamp)
         keep = { stamp, seed, pageSize, digests: digests.slice(0, filePages * 4), next: next.slice(0, filePages) };
     }
     if (inLog !== null) {
