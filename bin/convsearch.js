@@ -119,8 +119,23 @@ function mayNameServer(args, env) {
   return [...args, env.CONVSEARCH_DB, env.CONVSEARCH_INDEX].some((a) => typeof a === 'string' && a.includes(':'));
 }
 
+/** The spellings of the version flag (src/cli/flags.ts; the bundle test checks they agree). */
+const VERSION_FLAGS = ['-V', '--version'];
+
+/**
+ * `convsearch --version` alone: package.json's version, which the build also puts in the bundle (the
+ * bundle test checks they agree), printed without loading the bundle (~30 ms of a 150 ms process).
+ */
+function printVersionAlone(args) {
+  if (args.length !== 1 || !VERSION_FLAGS.includes(args[0])) return false;
+  process.stdout.on('error', () => {}); // a reader gone (`| head -0`) is not an error
+  process.stdout.write(`${require('../package.json').version}\n`);
+  return true;
+}
+
 if (require.main === module) {
   leaveTerminalAloneAtExit();
+  if (printVersionAlone(process.argv.slice(2))) return;
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
   // (the prestart bundle only when the command line may name a server: otherwise it would start nothing)
   const early = mayNameServer(process.argv.slice(2), process.env) ? require(PRESTART) : null;
@@ -136,4 +151,4 @@ if (require.main === module) {
   bundle.main(process.argv, processSink(bulkWrite)).then((status) => {
     process.exitCode = status;
   });
-} else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING };
+} else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING, VERSION_FLAGS };

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
 import { installPacked } from '../helpers/packed.js';
+import { FLAGS } from '../../src/cli/flags.js';
 import { tempDir } from '../helpers/stores.js';
 import { FIXTURES, SQLITE_FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer } from '../helpers/servers.js';
 
@@ -20,6 +21,30 @@ describe('the bundled command line (npm run build: scripts/bundle.mjs)', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, `${version}\n`);
     assert.ok(readFileSync(join(BUNDLE, 'convsearch.cjs'), 'utf8').includes(JSON.stringify(version)), 'the version is built in');
+  });
+
+  test('--version alone is answered without loading the bundle, with the version the bundle carries; with more, the bundle answers', () => {
+    const require = createRequire(import.meta.url);
+    const { VERSION_FLAGS } = require(BIN) as { VERSION_FLAGS: string[] };
+    assert.deepEqual([...VERSION_FLAGS].sort(), FLAGS.version.spelling.split(', ').sort(), 'the spellings flags.ts declares');
+    const dir = tempDir();
+    // a preload that says whether the bundle was read
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      `const fs = require('node:fs'); const read = fs.readFileSync;
+fs.readFileSync = function (p, ...a) { if (String(p).endsWith('convsearch.cjs')) process.stderr.write('bundle read\\n'); return read.call(this, p, ...a); };`,
+    );
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['-V']]) {
+      const r = spawnSync(process.execPath, ['-r', probe, BIN, ...args], { encoding: 'utf8' });
+      assert.equal(r.status, 0);
+      assert.equal(r.stdout, `${version}\n`);
+      assert.equal(r.stderr, '', `${args[0]}: the bundle was not read`);
+    }
+    const more = spawnSync(process.execPath, ['-r', probe, BIN, '--version', '--no-color'], { encoding: 'utf8' });
+    assert.equal(more.stdout, `${version}\n`);
+    assert.equal(more.stderr, 'bundle read\n');
   });
 
   test('the bundle compiles from the code cache the build wrote: V8 accepts it under the flags bin/convsearch.js loads it with (none)', () => {
