@@ -133,9 +133,8 @@ function printVersionAlone(args) {
   return true;
 }
 
-if (require.main === module) {
-  leaveTerminalAloneAtExit();
-  if (printVersionAlone(process.argv.slice(2))) return;
+/** Runs the command line: the bundle's main() with this process as its sink. */
+function run() {
   // a server's driver thread starts and imports its driver while the bundle loads: it is taken from there
   // (the prestart bundle only when the command line may name a server: otherwise it would start nothing)
   const early = mayNameServer(process.argv.slice(2), process.env) ? require(PRESTART) : null;
@@ -151,4 +150,9 @@ if (require.main === module) {
   bundle.main(process.argv, processSink(bulkWrite)).then((status) => {
     process.exitCode = status;
   });
+}
+
+if (require.main === module) {
+  leaveTerminalAloneAtExit();
+  if (!printVersionAlone(process.argv.slice(2))) run();
 } else module.exports = { loadBundle, processSink, mayNameServer, HEAP_GROWING, VERSION_FLAGS };
