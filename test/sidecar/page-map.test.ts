@@ -168,18 +168,21 @@ test('a writer that keeps its -wal open, then checkpoints and leaves: answers eq
   assertSameAnswers(path, index, runs, 14);
 });
 
+/** A commit through `live`: the latest run's last snapshot written again as its next step. */
+function growLastRun(live: Database.Database): void {
+  const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
+  live
+    .prepare(
+      'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+    )
+    .run(r);
+}
+
 test('a live writer keeps its log open: the map reads the pages as its log shows them, each commit costs its own runs, answers equal --no-index', () => {
   const { path, index, runs } = indexedStore(38);
   const total = storeRows(path);
   const live = liveWriter(path);
-  const grow = (): void => {
-    const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
-    live
-      .prepare(
-        'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
-      )
-      .run(r);
-  };
+  const grow = (): void => growLastRun(live);
   try {
     // a commit that grows the database past the main file's end: those pages are in the log only
     grow();
@@ -254,14 +257,7 @@ function settle(): void {
 test('next to a live writer the file is hashed once: commits to its log cost the log; an edit of the file itself, times set back, a checkpoint or a damaged kept pass hash it again', () => {
   const { path, index, runs } = indexedStore(39);
   const live = liveWriter(path);
-  const grow = (): void => {
-    const r = live.prepare('SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1').pluck().get() as string;
-    live
-      .prepare(
-        'INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) SELECT run_id, step_index + 1, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
-      )
-      .run(r);
-  };
+  const grow = (): void => growLastRun(live);
   const filePages = (): number => statSync(path).size / 4096;
   try {
     settle();
