@@ -894,12 +894,7 @@ export class IndexTables {
     }
     const { digests, next } = pass;
     const head = { stamp: pass.stamp, seed: pass.seed, pageSize: pass.pageSize, pages: next.length };
-    this.writePart(
-      4,
-      head,
-      [digests, next].map((a) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength)),
-      unchangedSinceRead,
-    );
+    this.writePart(4, head, [digests, next], unchangedSinceRead);
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
@@ -926,20 +921,14 @@ export class IndexTables {
     unchangedSinceRead = false,
   ): void {
     // `media` in the head: a convsearch that knows nothing of it writes the head without it
-    this.writePart(
-      1,
-      media === null ? { content, seed } : { content, seed, media },
-      [Buffer.from(pages.buffer, pages.byteOffset, pages.byteLength)],
-      unchangedSinceRead,
-    );
+    this.writePart(1, media === null ? { content, seed } : { content, seed, media }, [pages], unchangedSinceRead);
     if (tree === null) {
       this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
       return;
     }
     const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
-    const values = Buffer.from(tree.values.buffer, tree.values.byteOffset, tree.values.byteLength);
     // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, [values, ids], unchangedSinceRead);
+    this.writePart(2, { content, runIds: [], ids: ids.length }, [tree.values, ids], unchangedSinceRead);
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {
@@ -998,7 +987,7 @@ export class IndexTables {
    * no pages row was written since this process read row `id`): then they are the bytes readPart read.
    * The pieces are not joined first: a part is a view of the piece holding it (one straddling two is copied).
    */
-  private writePart(id: number, head: Record<string, unknown>, pieces: readonly Uint8Array[], unchangedSinceRead = false): void {
+  private writePart(id: number, head: Record<string, unknown>, pieces: readonly ArrayBufferView[], unchangedSinceRead = false): void {
     const total = pieces.reduce((n, p) => n + p.byteLength, 0);
     const parts = Math.ceil(total / PART_BYTES);
     const read = unchangedSinceRead ? this.partsRead.get(id) : undefined;
@@ -1029,7 +1018,7 @@ class PieceReader {
   private piece = 0;
   private at = 0;
 
-  constructor(private readonly pieces: readonly Uint8Array[]) {}
+  constructor(private readonly pieces: readonly ArrayBufferView[]) {}
 
   next(n: number): Buffer {
     const got: Buffer[] = [];

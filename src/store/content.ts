@@ -118,8 +118,8 @@ export interface ContentBasis {
 /**
  * A page map's pass over the store file itself (store/sqlite/pages.ts), kept next to a live writer, whose
  * commits go to its log and leave the file as it was until a checkpoint: every page's raw digest (keyed by
- * `seed`, no role mixed in) and first word, with the file's identity when it was hashed (device, inode,
- * size, modification and change times, unchanged from before the pass to after it). A map of a file
+ * `seed`, no role mixed in) and first word, with the file's stamp when it was hashed (inode, size,
+ * modification and change times: stamp.ts; unchanged from before the pass to after it). A map of a file
  * with that same identity takes these instead of reading the file again, and hashes the log's pages only.
  */
 export interface FilePass {

@@ -30,9 +30,11 @@ export type HelperStart = { readonly job: HashJob } | { readonly waitMs: number 
 
 export const CHUNK_BYTES = 1 << 20;
 /** Whether this machine's typed arrays read words little-endian. */
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** A 32-bit word with its bytes in the other order. */
+export const swapped = (x: number): number => ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
 /** A page's first word as read in the machine's order, as the big-endian number the file holds. */
-const firstWord = (x: number): number => (LITTLE_ENDIAN ? ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0 : x);
+const firstWord = (x: number): number => (LITTLE_ENDIAN ? swapped(x) : x);
 const CLAIM = 0;
 const STOP = 1;
 const SLOTS = 2;

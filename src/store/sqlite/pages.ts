@@ -487,9 +487,9 @@ export function readPageMap(
       spare = null;
       // copies, as long as the database the log makes (past the file's end, often): the walk mixes roles
       // into the digests, and the log's pages are laid over both
-      digests = new Uint32Array(Math.max(pages, filePages) * 4);
+      digests = new Uint32Array(pages * 4);
       digests.set(kept.digests);
-      next = new Uint32Array(Math.max(pages, filePages));
+      next = new Uint32Array(pages);
       next.set(kept.next);
     } else {
       hashing = startHashing(fd, pageSize, filePages, seed, helperBytes);

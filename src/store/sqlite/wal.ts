@@ -1,4 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+// the -shm is in the machine's byte order, a log's checksums in either
+import { LITTLE_ENDIAN, swapped } from './page-hash.js';
 
 /**
  * What a reader of a WAL-mode file next to a live writer sees, told by the writer's shared-memory
@@ -31,8 +33,6 @@ const WAL_HEADER_BYTES = 32;
 const FRAME_HEADER_BYTES = 24;
 const CHUNK_BYTES = 1 << 20;
 const WAL_MAGIC = 0x377f0682;
-/** Whether typed arrays read this machine's words little-endian: the -shm is in native byte order. */
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 const u32 = (b: Buffer, at: number): number => (LITTLE_ENDIAN ? b.readUInt32LE(at) : b.readUInt32BE(at));
 
@@ -138,8 +138,6 @@ interface Recovered {
 }
 
 const NOTHING: Recovered = { mxFrame: 0, framePages: new Uint32Array(0), nPage: 0, salt: null, checksum: [0, 0] };
-
-const swapped = (x: number): number => ((x << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24)) >>> 0;
 
 /**
  * SQLite's log checksum, continued from `sum` over `count` 32-bit words of `words` from `at` (pairs:
