@@ -409,11 +409,8 @@ export class IndexSync {
       // `--verify` passes no map: nor the file's pass kept with it, the file is read again
       ...(pageMap !== null ? { filePass: () => this.keptFilePass() } : {}),
     };
-    const cuts = new Map<string, number>();
-    runs.forEach((r, id) => {
-      cuts.set(id, r.maxSeq);
-    });
-    return this.store.content(cuts, meta.mediaCount, basis);
+    // each recorded entry is the run's cut (its maxSeq)
+    return this.store.content(runs, meta.mediaCount, basis);
   }
 
   /**

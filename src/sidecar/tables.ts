@@ -286,11 +286,40 @@ export interface PageMapRow {
 }
 
 /**
- * Pages rows 1-4 are heads; their bytes are kept in parts of PART_BYTES, rows partRow(id, k), so that an
+ * Pages rows 1-5 are heads; their bytes are kept in parts of PART_BYTES, rows partRow(id, k), so that an
  * update rewrites the parts that changed (an append: a few), not the whole map (16 bytes a store page).
  */
 const PART_BYTES = 32 * 1024;
 const partRow = (id: number, k: number): number => id * 2 ** 24 + k;
+
+/**
+ * The known runs (KnownRuns) are pages row 5, in the binary layout putKnownRuns writes (row 3 held them
+ * as JSON: 115 ms to read at 50k runs, 58 ms to write; an older convsearch that finds no row 3 reads
+ * every run's marks, as with none kept).
+ */
+const KNOWN_RUNS = 5;
+/** A known run's record: count and last seq (doubles), the UTF-16 lengths of its id and digest (32-bit). */
+const KNOWN_RECORD = 24;
+/** `bytes` rounded up to whole parts. */
+const padded = (bytes: number): number => Math.ceil(bytes / PART_BYTES) * PART_BYTES;
+
+/** How a block of text is kept: its byte length, and whether it is UTF-16 (some char above U+00FF) or Latin-1. */
+interface TextBlock {
+  readonly bytes: number;
+  readonly wide: boolean;
+}
+
+function isTextBlock(b: unknown): b is TextBlock {
+  const t = b as Partial<Record<keyof TextBlock, unknown>> | null;
+  return typeof t === 'object' && t !== null && Number.isSafeInteger(t.bytes) && (t.bytes as number) >= 0 && typeof t.wide === 'boolean';
+}
+
+/** `text` as bytes that give it back exactly (UTF-16 keeps lone surrogates; Latin-1 when every char fits a byte). */
+function textBlock(text: string): { block: TextBlock; bytes: Buffer } {
+  const wide = /[^\u0000-\u00ff]/.test(text);
+  const bytes = Buffer.from(text, wide ? 'utf16le' : 'latin1');
+  return { block: { bytes: bytes.length, wide }, bytes };
+}
 
 /** The media row 1's head keeps (absent: an older convsearch wrote it, or no fingerprint was taken). */
 function knownMediaOf(m: unknown): KnownMedia | null {
@@ -828,33 +857,50 @@ export class IndexTables {
   }
 
   /**
-   * What the index compared of the content it answers for (row 3, known-runs.ts): per run its count,
-   * last seq and digest, and the digest of the run list; null when none was kept.
+   * What the index compared of the content it answers for (row 5, known-runs.ts): per run its count,
+   * last seq and digest, and the digest of the run list; null when none was kept (an older convsearch
+   * kept it as JSON in row 3, which is not read: the update reads every run's marks, and writes row 5).
    */
   knownRuns(): KnownRuns | null {
-    const r = this.readPart(3);
+    const r = this.readPart(KNOWN_RUNS);
     if (r === null) return null;
-    const { head } = r;
-    const flat = parseJson(r.bytes.toString('utf8'), 'the known runs row is malformed');
+    const { head, bytes } = r;
+    const n = head.runs;
+    const malformed = (): IndexDamagedError => new IndexDamagedError('the known runs row is malformed');
     if (
       typeof head.content !== 'string' ||
       typeof head.runList !== 'string' ||
       !Number.isSafeInteger(head.runCount) ||
-      !Array.isArray(flat) ||
-      flat.length % 4 !== 0
+      !Number.isSafeInteger(n) ||
+      (n as number) < 0 ||
+      !isTextBlock(head.ids) ||
+      !isTextBlock(head.digests)
     )
-      throw new IndexDamagedError('the known runs row is malformed');
+      throw malformed();
+    const records = (n as number) * KNOWN_RECORD;
+    const idsAt = padded(records);
+    const digestsAt = idsAt + padded(head.ids.bytes);
+    if (bytes.length !== digestsAt + head.digests.bytes) throw malformed();
+    const nums = wordsOf(bytes.subarray(0, records), Float64Array);
+    const lengths = new Uint32Array(nums.buffer, nums.byteOffset, nums.length * 2);
+    // each block decoded once; every id and digest a slice of it (V8 makes no copy of a slice that long)
+    const ids = bytes.toString(head.ids.wide ? 'utf16le' : 'latin1', idsAt, idsAt + head.ids.bytes);
+    const digests = bytes.toString(head.digests.wide ? 'utf16le' : 'latin1', digestsAt, digestsAt + head.digests.bytes);
     const runs = new Map<string, RunContent>();
-    for (let i = 0; i < flat.length; i += 4) {
-      // (no array made and destructured per run: at 50k runs that was most of this loop)
-      const id = flat[i];
-      const count = flat[i + 1];
-      const maxSeq = flat[i + 2];
-      const digest = flat[i + 3];
-      if (typeof id !== 'string' || !Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || typeof digest !== 'string')
-        throw new IndexDamagedError('the known runs row is malformed');
-      runs.set(id, recordedContent(count as number, maxSeq as number, digest));
+    let id = 0;
+    let digest = 0;
+    for (let i = 0; i < (n as number); i++) {
+      const count = nums[i * 3]!;
+      const maxSeq = nums[i * 3 + 1]!;
+      const idEnd = id + lengths[i * 6 + 4]!;
+      const digestEnd = digest + lengths[i * 6 + 5]!;
+      if (!Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || idEnd > ids.length || digestEnd > digests.length)
+        throw malformed();
+      runs.set(ids.slice(id, idEnd), recordedContent(count, maxSeq, digests.slice(digest, digestEnd)));
+      id = idEnd;
+      digest = digestEnd;
     }
+    if (id !== ids.length || digest !== digests.length || runs.size !== n) throw malformed();
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
@@ -897,18 +943,38 @@ export class IndexTables {
     this.writePart(4, head, [digests, next], unchangedSinceRead);
   }
 
-  /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */
+  /**
+   * Keeps `k` as row 5 (and drops an older convsearch's row 3). Each run a record (count and last seq as
+   * doubles, the lengths of its id and digest), then the ids, then the digests, each block from a part
+   * boundary on: an appended run changes the last part of each. `unchangedSinceRead`: see writePart.
+   */
   putKnownRuns(k: KnownRunsToWrite, unchangedSinceRead = false): void {
-    const flat: Array<string | number> = [];
+    const n = k.runs.size;
+    const nums = new Float64Array(n * 3);
+    const lengths = new Uint32Array(nums.buffer);
+    const ids: string[] = new Array(n);
+    const digests: string[] = new Array(n);
+    let i = 0;
     k.runs.forEach((r, id) => {
-      flat.push(id, r.count, r.maxSeq, r.digest);
+      nums[i * 3] = r.count;
+      nums[i * 3 + 1] = r.maxSeq;
+      lengths[i * 6 + 4] = id.length;
+      lengths[i * 6 + 5] = r.digest.length;
+      ids[i] = id;
+      digests[i] = r.digest;
+      i++;
     });
+    const idText = textBlock(ids.join(''));
+    const digestText = textBlock(digests.join(''));
+    const head = { content: k.content, runList: k.runList, runCount: k.runCount, runs: n, ids: idText.block, digests: digestText.block };
+    const gap = (bytes: number): Uint8Array => new Uint8Array(padded(bytes) - bytes);
     this.writePart(
-      3,
-      { content: k.content, runList: k.runList, runCount: k.runCount },
-      [Buffer.from(JSON.stringify(flat), 'utf8')],
+      KNOWN_RUNS,
+      head,
+      [nums, gap(nums.byteLength), idText.bytes, gap(idText.bytes.length), digestText.bytes],
       unchangedSinceRead,
     );
+    this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */

@@ -1,4 +1,4 @@
-import { readerContent, type StoreContent } from './content.js';
+import { readerContent, type RunCut, type StoreContent } from './content.js';
 import type { ConversationMeta } from './conversation-meta.js';
 import type { StoreError } from './errors.js';
 import type { StoreReader, StoreShare } from './reader.js';
@@ -27,7 +27,7 @@ export abstract class SeamDefaults {
     return this.times.bySeq.get(seq) ?? null;
   }
 
-  content(cuts: ReadonlyMap<string, number>): StoreContent {
+  content(cuts: ReadonlyMap<string, RunCut>): StoreContent {
     return readerContent(this as unknown as StoreReader, cuts);
   }
 

@@ -8,7 +8,7 @@
  */
 import type { StoreNotice } from './notices.js';
 import type { ConversationMeta } from './conversation-meta.js';
-import type { ContentBasis, DigestRow, StoreContent } from './content.js';
+import type { ContentBasis, DigestRow, RunCut, StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
 
 /** One run record, as every backend lists it. */
@@ -116,7 +116,7 @@ export interface StoreReader {
    * Reads every snapshot: asked for only when the stamp does not vouch for the content. With a `basis`
    * (what the index knows), a backend that can prove which runs are untouched reads only the others.
    */
-  content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent;
+  content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent;
   /** Roughly how many bytes the store holds (SQLite: the file), to plan an index's disk space; null when unknown. */
   byteSize(): number | null;
   /**

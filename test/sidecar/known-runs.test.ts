@@ -15,6 +15,11 @@ import { BIN, runCliAsync } from '../helpers/cli.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
+import { rowSum } from '../../src/sidecar/checksum.js';
+import { IndexDamagedError } from '../../src/sidecar/errors.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { INDEX_DDL } from '../../src/sidecar/schema.js';
+import { type KnownRunsToWrite, IndexTables } from '../../src/sidecar/tables.js';
 
 function indexedStore(seed: number): { path: string; index: string; runs: Array<{ id: string; conv: string | null }> } {
   const { path, runs } = threadedStore(seed);
@@ -174,4 +179,134 @@ test('runListDigests hashes the run list in batches: the same prefix and whole d
     return { prefix: prefix ?? all, all };
   };
   for (const n of [0, 1, 999, 1700, 2499, 2500, 3000]) assert.deepEqual(runListDigests(runs, n), oneByOne(n), `cut at ${n}`);
+});
+
+/** Ids and digests whose text a byte encoding could get wrong: Latin-1, wider chars, lone surrogates, NUL, empty, long. */
+function oddRuns(n: number): KnownRunsToWrite {
+  const odd = ['', 'caf\u00e9', '\u5bfe\u8a71-\u{1F600}', 'lone-\uD800', '\uDFFF', 'nul\u0000x', 'x'.repeat(5000)];
+  const runs = new Map<string, { count: number; maxSeq: number; digest: string }>();
+  for (let i = 0; i < n; i++) {
+    const id = i < odd.length ? odd[i]! : `run-${i}-${'y'.repeat(i % 40)}`;
+    runs.set(id, { count: i % 9, maxSeq: i === 3 ? Number.MAX_SAFE_INTEGER : i * 7, digest: i % 5 === 0 ? `d\u0101${i}` : `digest-${i}=` });
+  }
+  return { content: `content-${n}`, runList: `list-${n}`, runCount: n, runs };
+}
+
+test('the known runs row (5) gives back every id, digest, count and last seq exactly, in order; an appended run rewrites the last part of each block; row 3 of an older convsearch is not read and is dropped', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const partsWritten = (): number[] =>
+    db
+      .prepare('SELECT id FROM pages WHERE id >= ? AND id < ? ORDER BY id')
+      .pluck()
+      .all(5 * 2 ** 24, 6 * 2 ** 24) as number[];
+  const check = (k: KnownRunsToWrite): void => {
+    const got = t.knownRuns()!;
+    assert.deepEqual([got.content, got.runList, got.runCount], [k.content, k.runList, k.runCount]);
+    assert.deepEqual(
+      [...got.runs],
+      [...k.runs].map(([id, r]) => [id, { ...r, prefix: r.digest }]),
+    );
+  };
+  // an older convsearch's row 3 (JSON) is not taken for row 5
+  const old = JSON.stringify({ content: 'old', runList: 'l', runCount: 0 });
+  const none = Buffer.alloc(0);
+  db.prepare('INSERT INTO pages (id, head, digests, sum) VALUES (3, ?, ?, ?)').run(old, none, rowSum([3, old, none]));
+  assert.equal(t.knownRuns(), null);
+  // wide ids (one block in UTF-16) and Latin-1 digests, across several parts
+  const k = oddRuns(4000);
+  t.putKnownRuns(k);
+  check(k);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 3').pluck().get(), 0, 'row 3 is dropped');
+  const before = new Map(
+    db
+      .prepare('SELECT id, digests FROM pages WHERE id > ? AND id < ?')
+      .raw()
+      .all(5 * 2 ** 24 - 1, 6 * 2 ** 24) as Array<[number, Buffer]>,
+  );
+  assert.ok(before.size >= 6, `${before.size} parts`);
+  // one more run: the last part of each block changes, every other part keeps its bytes
+  const more = oddRuns(4001);
+  t.knownRuns();
+  t.putKnownRuns(more, true);
+  check(more);
+  const changed = partsWritten().filter(
+    (id) => !before.get(id)?.equals(db.prepare('SELECT digests FROM pages WHERE id = ?').pluck().get(id) as Buffer),
+  );
+  assert.equal(changed.length, 3, `changed parts ${changed.join(', ')}`);
+  // Latin-1 only, and no runs at all
+  const narrow: KnownRunsToWrite = {
+    content: 'c',
+    runList: 'l',
+    runCount: 2,
+    runs: new Map([['a\u00ff', { count: 1, maxSeq: 2, digest: 'x' }]]),
+  };
+  t.putKnownRuns(narrow);
+  check(narrow);
+  const empty: KnownRunsToWrite = { content: 'e', runList: 'l', runCount: 0, runs: new Map() };
+  t.putKnownRuns(empty);
+  check(empty);
+});
+
+test('a known runs row whose records, lengths or head do not add up is damage, never a shorter list', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const k = oddRuns(50);
+  const part = (p: number): Buffer =>
+    db
+      .prepare('SELECT digests FROM pages WHERE id = ?')
+      .pluck()
+      .get(5 * 2 ** 24 + p) as Buffer;
+  const putPart = (p: number, bytes: Buffer): void => {
+    db.prepare('UPDATE pages SET digests = ?, sum = ? WHERE id = ?').run(bytes, rowSum([5 * 2 ** 24 + p, '', bytes]), 5 * 2 ** 24 + p);
+  };
+  const records = (edit: (nums: Float64Array, lengths: Uint32Array) => void): void => {
+    t.putKnownRuns(k);
+    const bytes = Buffer.from(part(0));
+    const nums = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8);
+    edit(nums, new Uint32Array(nums.buffer, nums.byteOffset, nums.length * 2));
+    putPart(0, bytes);
+    assert.throws(() => t.knownRuns(), IndexDamagedError);
+  };
+  records((nums) => {
+    nums[3 * 10] = 1.5; // a count that is no integer
+  });
+  records((nums) => {
+    nums[3 * 11 + 1] = 2 ** 60; // a last seq past the safe integers
+  });
+  records((_, lengths) => {
+    lengths[6 * 12 + 4]! += 1; // an id longer than its block leaves: every later one shifted
+  });
+  records((_, lengths) => {
+    lengths[6 * 49 + 5]! -= 1; // the last digest short: its block not used up
+  });
+  records((_, lengths) => {
+    lengths[6 * 2 + 4] = 0; // two ids that come out the same
+    lengths[6 * 3 + 4]! += '\u5bfe\u8a71-\u{1F600}'.length;
+  });
+  // a head whose sizes do not fit its bytes
+  for (const change of [{ runs: 1500 }, { runs: -1 }, { ids: { bytes: 3, wide: true } }, { digests: { bytes: 1, wide: 'no' } }]) {
+    t.putKnownRuns(k);
+    const head = { ...JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 5').pluck().get() as string), ...change };
+    const text = JSON.stringify(head);
+    const none = Buffer.alloc(0);
+    db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 5').run(text, rowSum([5, text, none]));
+    assert.throws(() => t.knownRuns(), IndexDamagedError, JSON.stringify(change));
+  }
+});
+
+test('an index whose known runs are gone (as an older convsearch leaves it) reads every mark once, keeps them again, and answers equal --no-index', () => {
+  const { path, index, runs } = indexedStore(46);
+  const idx = new Database(index);
+  const kept = idx.prepare('DELETE FROM pages WHERE id = 5 OR (id >= ? AND id < ?)').run(5 * 2 ** 24, 6 * 2 ** 24).changes;
+  idx.close();
+  assert.ok(kept >= 4, 'row 5 was kept with the build');
+  appendRun(path);
+  assert.equal(sync(path, index).marksRead, runs.length, "every run's marks");
+  assertSameAnswers(path, index, runs, 50);
+  appendRun(path);
+  assert.equal(sync(path, index).marksRead, 0, 'vouched for again');
+  assertSameAnswers(path, index, runs, 51);
 });

@@ -48,7 +48,7 @@ test('a sync that read the index before another process moved it away and back b
     // while the slow sync reads the store, the index goes to the older state and back to the newer one
     let moved = false;
     const slowStore: StoreReader = Object.assign(Object.create(olderStore) as StoreReader, {
-      content(cuts: ReadonlyMap<string, number>, mediaCut: number) {
+      content(cuts: Parameters<StoreReader['content']>[0], mediaCut: number) {
         if (!moved) {
           moved = true;
           new IndexSync(other.tables, olderStore2).sync();

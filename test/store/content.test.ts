@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { ContentDigester, EMPTY_DIGEST } from '../../src/store/content.js';
+import { ContentDigester, EMPTY_DIGEST, OverlaidMap } from '../../src/store/content.js';
 
 test('a run with no rows digests to EMPTY_DIGEST (what the readers write for no media), the SHA-256 of nothing in base64', () => {
   assert.deepEqual(new ContentDigester(0).finish(), { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST });
@@ -209,4 +209,51 @@ test('runsTableDigest hashes the runs rows as they come: the SHA-256 of the one 
   db.prepare('UPDATE runs SET agent_name = ? WHERE rowid = 3').run('other');
   assert.equal(runsTableDigest(db), whole());
   db.close();
+});
+
+test('OverlaidMap holds what a copy of its base changed the same way holds, in the same order, for every kind of change', () => {
+  let seed = 7;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  for (let round = 0; round < 200; round++) {
+    const base = new Map<string, number>();
+    for (let i = rand(30); i > 0; i--) base.set(`k${rand(40)}`, rand(100));
+    const changes = new Map<string, number>();
+    const gone = new Set<string>();
+    const copy = new Map(base);
+    for (let i = rand(8); i > 0; i--) {
+      const k = `k${rand(50)}`;
+      // (a key is changed or gone, never both: a run is either present or not)
+      if (rand(3) === 0) {
+        if (changes.has(k)) continue;
+        gone.add(k);
+        copy.delete(k);
+      } else {
+        if (gone.has(k)) continue;
+        // an undefined value is a value
+        const v = rand(4) === 0 ? (undefined as unknown as number) : rand(100);
+        changes.set(k, v);
+        copy.set(k, v);
+      }
+    }
+    const o = new OverlaidMap(base, changes, gone);
+    const what = `round ${round}`;
+    assert.deepEqual([...o], [...copy], what);
+    assert.deepEqual([...o.keys()], [...copy.keys()], what);
+    assert.deepEqual([...o.values()], [...copy.values()], what);
+    const seen: Array<[string, number]> = [];
+    o.forEach((v, k, m) => {
+      assert.equal(m, o);
+      seen.push([k, v]);
+    });
+    assert.deepEqual(seen, [...copy], what);
+    assert.equal(o.size, copy.size, what);
+    for (let i = 0; i < 55; i++) {
+      const k = `k${i}`;
+      assert.equal(o.has(k), copy.has(k), `${what} has ${k}`);
+      assert.equal(o.get(k), copy.get(k), `${what} get ${k}`);
+    }
+  }
 });

@@ -8,7 +8,7 @@
  * sha256 order (no insertion order is stored, so any media change counts as a rewrite).
  */
 import { createHash } from 'node:crypto';
-import { EMPTY_DIGEST, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { EMPTY_DIGEST, totalDigest, type RunContent, type RunCut, type StoreContent } from '../content.js';
 
 type Select = (sql: string, values?: readonly unknown[]) => unknown[][];
 
@@ -24,7 +24,7 @@ const ROW = `concat_ws(':', seq, COALESCE(step_index::text, '~'), COALESCE(quote
   COALESCE(encode(sha256(convert_to(timestamp, 'UTF8')), 'hex'), '~'), COALESCE(encode(sha256(convert_to(messages, 'UTF8')), 'hex'), '~'))`;
 const digestOf = (agg: string): string => `encode(sha256(convert_to(${agg}, 'UTF8')), 'base64')`;
 
-export function postgresContent(select: Select, t: Tables, cuts: ReadonlyMap<string, number>, runsTable: string): StoreContent {
+export function postgresContent(select: Select, t: Tables, cuts: ReadonlyMap<string, RunCut>, runsTable: string): StoreContent {
   const ids = [...cuts.keys()];
   const rows = select(
     `SELECT r.run_id, count(s.seq), COALESCE(max(s.seq), 0),
@@ -35,7 +35,7 @@ export function postgresContent(select: Select, t: Tables, cuts: ReadonlyMap<str
      LEFT JOIN (SELECT run_id, seq, ${ROW} AS d FROM ${t.snapshots}) s ON s.run_id = r.run_id
      LEFT JOIN unnest($1::text[], $2::bigint[]) AS c(run_id, cut) ON c.run_id = r.run_id
      GROUP BY r.run_id`,
-    [ids, ids.map((id) => cuts.get(id)!)],
+    [ids, ids.map((id) => cuts.get(id)!.maxSeq)],
   );
   const runs = new Map<string, RunContent>();
   for (const [runId, count, maxSeq, digest, cutCount, prefix] of rows) {

@@ -18,7 +18,7 @@ import { SyncBridge } from '../sync-bridge.js';
 import { DRIVERS } from '../drivers.js';
 import type { SelectRequest } from './driver.js';
 import { postgresContent, type Tables } from './content.js';
-import type { StoreContent } from '../content.js';
+import type { RunCut, StoreContent } from '../content.js';
 
 /** Snapshot rows per round trip: adapted so that one page holds about this many bytes of messages. */
 const PAGE_BYTES = 16 << 20;
@@ -296,7 +296,7 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /** Computed by the server (content.ts): the messages are digested where they are, not sent. */
-  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+  override content(cuts: ReadonlyMap<string, RunCut>): StoreContent {
     return postgresContent((sql, values) => this.select(sql, values), this.t, cuts, JSON.stringify(this.runs()) + this.rowStamp());
   }
 

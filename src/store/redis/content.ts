@@ -6,7 +6,7 @@
  * out, as a read leaves it out.
  */
 import { createHash } from 'node:crypto';
-import { EMPTY_DIGEST, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import { EMPTY_DIGEST, ContentDigester, totalDigest, type RunContent, type RunCut, type StoreContent } from '../content.js';
 import type { RedisReply } from './reply.js';
 
 export interface RunIndex {
@@ -21,12 +21,12 @@ const KEYS_PER_CALL = 128;
 export function redisContent(
   runs: readonly RunIndex[],
   mget: (keys: string[]) => RedisReply[],
-  cuts: ReadonlyMap<string, number>,
+  cuts: ReadonlyMap<string, RunCut>,
   runsTable: string,
 ): StoreContent {
   const out = new Map<string, RunContent>();
   for (const run of runs) {
-    const d = new ContentDigester(cuts.get(run.runId) ?? 0);
+    const d = new ContentDigester(cuts.get(run.runId)?.maxSeq ?? 0);
     for (let i = 0; i < run.entries.length; i += KEYS_PER_CALL) {
       const page = run.entries.slice(i, i + KEYS_PER_CALL);
       const values = mget(page.map((e) => e.key));

@@ -36,7 +36,7 @@ import {
   type ViewRequest,
 } from './view.js';
 import { redisContent } from './content.js';
-import type { StoreContent } from '../content.js';
+import type { RunCut, StoreContent } from '../content.js';
 
 /** Payloads per MGET: adapted so that one page holds about this many characters. */
 const PAGE_CHARS = 16 << 20;
@@ -459,7 +459,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
-  override content(cuts: ReadonlyMap<string, number>): StoreContent {
+  override content(cuts: ReadonlyMap<string, RunCut>): StoreContent {
     const { runs, digest } = this.listing();
     const v = this.view();
     const indexed = runs.map((run) => ({

@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { type ContentBasis, EMPTY_DIGEST, hashCell, ContentDigester, totalDigest, type RunContent, type StoreContent } from '../content.js';
+import {
+  type ContentBasis,
+  EMPTY_DIGEST,
+  hashCell,
+  ContentDigester,
+  OverlaidMap,
+  totalDigest,
+  type RunContent,
+  type RunCut,
+  type StoreContent,
+} from '../content.js';
 import { type PageMap, readPageMap, type WalView } from './pages.js';
 import { runsTableDigest } from './runs.js';
 import { type StoreSchema, stateCell } from './schema.js';
@@ -67,17 +77,17 @@ function runsSince(
   schema: StoreSchema,
   map: PageMap,
   basis: ContentBasis,
-  cuts: ReadonlyMap<string, number>,
-): { runs: Map<string, RunContent>; rowsDigested: number } | null {
+  cuts: ReadonlyMap<string, RunCut>,
+): { runs: ReadonlyMap<string, RunContent>; rowsDigested: number } | null {
   const total = db.prepare('SELECT COUNT(*) FROM snapshots').pluck().get() as number;
   let mapped = 0;
   const { ids, counts, maxSeqs, changed } = map.runs;
   for (let i = 0; i < counts.length; i++) mapped += counts[i]!;
   if (total !== mapped) return null;
   const rowsOf = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
-  // the recorded entries, taken whole (one copy of the table), then those that changed put in their place
-  // and those gone removed: no entry made per run held (at 50k runs, 50k objects and Map inserts an update)
-  const runs = new Map<string, RunContent>(basis.runs);
+  // the recorded entries as they are, with those that changed put in their place and those gone taken
+  // out (OverlaidMap): no copy of the table, no entry made per run held
+  const changes = new Map<string, RunContent>();
   let kept = 0;
   let rowsDigested = 0;
   for (let i = 0; i < ids.length; i++) {
@@ -85,18 +95,20 @@ function runsSince(
     const known = basis.runs.get(id);
     if (known !== undefined) kept++;
     if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !changed[i]) continue;
-    const d = new ContentDigester(cuts.get(id) ?? 0, true);
+    const d = new ContentDigester(cuts.get(id)?.maxSeq ?? 0, true);
     for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) d.add(Number(seq), [seq, ...rest]);
     const c = d.finish();
     if (c.count !== counts[i] || c.maxSeq !== maxSeqs[i]) return null;
     rowsDigested += c.count;
-    runs.set(id, c);
+    changes.set(id, c);
   }
   // runs the index held whose rows are all gone
+  const gone = new Set<string>();
   if (kept !== basis.runs.size) {
     const present = new Set(ids);
-    for (const id of basis.runs.keys()) if (!present.has(id)) runs.delete(id);
+    for (const id of basis.runs.keys()) if (!present.has(id)) gone.add(id);
   }
+  const runs = changes.size === 0 && gone.size === 0 ? basis.runs : new OverlaidMap(basis.runs, changes, gone);
   return { runs, rowsDigested };
 }
 
@@ -112,7 +124,7 @@ function runsSince(
 export function sqliteContent(
   db: BetterSqlite3.Database,
   schema: StoreSchema,
-  cuts: ReadonlyMap<string, number>,
+  cuts: ReadonlyMap<string, RunCut>,
   mediaCut: number,
   pages?: { readonly path: string; readonly basis: ContentBasis; readonly wal?: WalView | null },
   rowsElsewhere = false,
@@ -192,7 +204,7 @@ function mediaContent(db: BetterSqlite3.Database, mediaCut: number): RunContent 
 function allRuns(
   db: BetterSqlite3.Database,
   schema: StoreSchema,
-  cuts: ReadonlyMap<string, number>,
+  cuts: ReadonlyMap<string, RunCut>,
 ): { runs: Map<string, RunContent>; rowsDigested: number } {
   // a run's rows together (through idx_snapshots_run), so that its digester holds a previous text only
   // while they come (ContentDigester.release), not one text per run until the end
@@ -203,7 +215,7 @@ function allRuns(
   for (const [runId, seq, step, timestamp, st, type, messages] of rows.iterate() as IterableIterator<unknown[]>) {
     const key = typeof runId === 'string' ? runId : `\u0000${typeof runId}:${String(runId)}`;
     let r = running.get(key);
-    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key) ?? 0, true)));
+    if (!r) running.set(key, (r = new ContentDigester(cuts.get(key)?.maxSeq ?? 0, true)));
     if (r !== current) current?.release();
     current = r;
     r.add(Number(seq), [seq, step, timestamp, st, type, messages]);

@@ -2,7 +2,7 @@ import { Notices, type StoreNotice } from '../notices.js';
 import type { ConversationMeta } from '../conversation-meta.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ContentBasis, DigestRow, StoreContent } from '../content.js';
+import type { ContentBasis, DigestRow, RunCut, StoreContent } from '../content.js';
 import { StoreError } from '../errors.js';
 import type {
   OpenReaderOptions,
@@ -152,7 +152,7 @@ export class SqliteReader implements StoreReader {
     return this.catalog.read(ids);
   }
 
-  content(cuts: ReadonlyMap<string, number>, mediaCut: number, basis?: ContentBasis): StoreContent {
+  content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages, basis?.rowsElsewhere === true);
   }
