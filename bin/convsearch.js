@@ -147,9 +147,26 @@ function run() {
     require('node:v8').setFlagsFromString(HEAP_GROWING);
   };
   const bulkWrite = () => (early ? early.whenThreadsUp(heap) : heap());
-  bundle.main(process.argv, processSink(bulkWrite)).then((status) => {
-    process.exitCode = status;
-  });
+  bundle.main(process.argv, processSink(bulkWrite)).then(exitWhenFlushed);
+}
+
+/**
+ * Ends the process with `status` once stdout and stderr have taken everything written to them (writes
+ * to a pipe are asynchronous), without the teardown of a natural exit: V8 frees its heap, and first
+ * runs the collections it had put off for idle time (a search at 50,000 runs: 0.49 s, of which ~40 ms
+ * after its output). The command has closed what it opened; 'exit' handlers still run.
+ */
+function exitWhenFlushed(status) {
+  process.exitCode = status;
+  let pending = 2;
+  const flushed = () => {
+    if (--pending === 0) process.exit(status);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    // an empty write's callback comes after every write before it (or with the error of a stream gone)
+    if (stream.writableLength === 0 || stream.destroyed) flushed();
+    else stream.write('', flushed);
+  }
 }
 
 if (require.main === module) {

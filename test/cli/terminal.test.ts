@@ -135,6 +135,28 @@ describe('pipes and signals', () => {
     }
   });
 
+  test('a reader that starts late still gets every byte of stdout and stderr, and the status: the process ends only once its pipes took them', () => {
+    const args = `search needle --db ${sq(wide)} --scope all --no-index -m 5000 -C 0`;
+    const dir = tempDir();
+    const run = (to: string): ReturnType<typeof spawnSync> =>
+      spawnSync('bash', ['-c', `${node} ${args} ${to}; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, encoding: 'utf8' });
+    // written to files, every write is synchronous: the reference
+    const direct = run(`>${sq(join(dir, 'out'))} 2>${sq(join(dir, 'err'))}`);
+    assert.equal(direct.stderr, 'status=0\n');
+    const out = readFileSync(join(dir, 'out'), 'utf8');
+    const err = readFileSync(join(dir, 'err'), 'utf8');
+    assert.ok(out.length > 128 * 1024, `${out.length} bytes: more than a pipe holds (64 KiB)`);
+    assert.match(err, /matching messages/);
+    // through pipes nobody reads for half a second: the writes left pending when the command is done
+    const late = run(`2> >(sleep 0.5; cat >${sq(join(dir, 'err2'))}) | (sleep 0.5; cat >${sq(join(dir, 'out2'))})`);
+    assert.equal(late.stderr, 'status=0\n');
+    assert.equal(readFileSync(join(dir, 'out2'), 'utf8'), out);
+    // (the process substitution may still be writing when bash returns)
+    const deadline = Date.now() + 5000;
+    while (readFileSync(join(dir, 'err2'), 'utf8') !== err && Date.now() < deadline) spawnSync('sleep', ['0.05']);
+    assert.equal(readFileSync(join(dir, 'err2'), 'utf8'), err);
+  });
+
   test('Ctrl+C stops a long replay promptly', async () => {
     const child = spawn(process.execPath, [BIN, 'search', 'needle', '--db', big, '--scope', 'all', '--no-index', '-q'], {
       stdio: 'ignore',
