@@ -60,6 +60,8 @@ export interface IndexDb {
   begin(): void;
   /** The write lock: one writer at a time; readers keep reading the last commit. */
   beginWrite(): void;
+  /** The write lock if no one holds it now (false: another writer does; nothing is waited for). */
+  tryBeginWrite(): boolean;
   commit(): void;
   rollback(): void;
   readonly inTransaction: boolean;
@@ -138,6 +140,21 @@ export class SqliteIndexDb implements IndexDb {
 
   beginWrite(): void {
     guard(() => this.db.exec('BEGIN IMMEDIATE'));
+  }
+
+  tryBeginWrite(): boolean {
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch (e) {
+      const error = indexError(e);
+      if (error instanceof IndexBusyError) return false;
+      throw error;
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
   }
 
   commit(): void {

@@ -14,7 +14,7 @@ import {
   withRuns,
 } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
-import { IndexDamagedError } from './errors.js';
+import { IndexDamagedError, IndexUnavailableError } from './errors.js';
 import type { RunSnapshotStats, StoreReader, StoreRun } from '../store/reader.js';
 import { attribute } from './attribution.js';
 import { type PrefetchedBuilds, prefetchBuilds } from './build-threads.js';
@@ -195,11 +195,16 @@ export class IndexSync {
     let rows: RunMarks[] | null = null;
     let known: KnownRuns | null = null;
     let pageMap: PageMapRow | null;
+    // a stamp that proves the recorded one's state more cheaply (StoreReader.freshStamp)
+    let fresh: string | undefined;
     try {
       meta = readIndexMeta(this.t.readMeta());
       // taken before any content is read; the recorded one lets a server prove cheaply that nothing changed
       stamp = this.store.stamp(meta.storeStamp);
-      if (stamp !== null && meta.storeStamp === stamp && !verify) return none(false, meta.content);
+      if (stamp !== null && meta.storeStamp === stamp && !verify) {
+        fresh = this.store.freshStamp?.();
+        return none(false, meta.content);
+      }
       this.store.contentAhead?.();
       known = verify || meta.runCount === 0 ? null : this.t.knownRuns();
       if (known?.content !== meta.content) known = null;
@@ -207,6 +212,7 @@ export class IndexSync {
       pageMap = this.t.pageMap();
     } finally {
       this.t.commit();
+      if (fresh !== undefined) this.keepFresh(meta!, fresh);
     }
     if (rows?.length === 0) this.startBuild(verify);
     // the page map's key stays with the index; `--verify` never takes the map's word for anything
@@ -280,6 +286,28 @@ export class IndexSync {
     } catch (e) {
       if (this.t.inTransaction) this.t.rollback();
       throw e;
+    }
+  }
+
+  /**
+   * Records `fresh` in place of the stamp `meta` holds, when the index is still that state and no other
+   * writer holds it (nothing is waited for: the next check would only pay the store's dearer proof again).
+   * An index that cannot be written here (read-only, full, a shared index outside `index sync`) keeps its stamp.
+   */
+  private keepFresh(meta: IndexMeta, fresh: string): void {
+    try {
+      if (!this.t.tryBeginImmediate()) return;
+    } catch (e) {
+      if (e instanceof IndexUnavailableError) return;
+      throw e;
+    }
+    try {
+      const now = readIndexMeta(this.t.readMeta());
+      if (now.generation === meta.generation && now.storeStamp === meta.storeStamp) this.t.putMeta('store_stamp', fresh);
+      this.t.commit();
+    } catch (e) {
+      if (this.t.inTransaction) this.t.rollback();
+      if (!(e instanceof IndexUnavailableError)) throw e;
     }
   }
 

@@ -437,6 +437,12 @@ export class IndexTables {
     this.db.beginWrite();
   }
 
+  /** The write lock if it is free now; false (and no transaction) when another writer holds it. */
+  tryBeginImmediate(): boolean {
+    this.nextPosting = null;
+    return this.db.tryBeginWrite();
+  }
+
   commit(): void {
     this.nextPosting = null;
     this.db.commit();

@@ -131,6 +131,13 @@ export interface StoreReader {
    */
   stamp(recorded?: string | null): string | null;
   /**
+   * After `stamp(recorded)` returned `recorded` on a proof other than its cheap one (Postgres: the rows,
+   * after a commit elsewhere on the server moved the transaction snapshot): the stamp that proves the same
+   * state cheaply from now on. The index records it, or every later check pays that proof again.
+   * Undefined when there is none newer.
+   */
+  freshStamp?(): string | undefined;
+  /**
    * Told that content() comes next (the stamp differs from the index's): a backend may start ahead
    * what that read needs (SQLite: the page map's helper thread, whose start-up then overlaps the caller's work).
    */

@@ -15,6 +15,7 @@ import { cli } from '../helpers/cli.js';
 import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer, need } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
 import pgDriver from 'pg';
+import Database from 'better-sqlite3';
 
 let pg: PgServer | string = 'not started';
 let redis: RedisServer | string = 'not started';
@@ -140,8 +141,33 @@ describe('index over other backends: the stamp', () => {
       assert.equal(sync(target, index).contentChecked, false, `${what}: and vouches again`);
     };
     let stamp = assertWarm(target, index);
-    // a commit elsewhere on the server moves the snapshot, not these rows: no content check, the stamp kept
+    // a commit elsewhere on the server moves the snapshot, not these rows: no content check; while another
+    // writer holds the index, the stamp is kept as it is, and the search waits for no one
+    const rows = (st: string): string => st.slice(st.indexOf(':', 4) + 1);
     s.psql('elsewhere', 'CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+    const holder = new Database(index);
+    holder.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    try {
+      assert.deepEqual(sync(target, index), { contentChecked: false, replayed: 0, resumed: 0, stamp });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    assert.ok(Date.now() - started < 10_000, 'the index busy: not waited for (its busy timeout is 60 s)');
+    // then the stamp of this snapshot is recorded in its place (the same rows), which proves it alone next time
+    const fresh = sync(target, index);
+    assert.deepEqual({ ...fresh, stamp: rows(fresh.stamp!) }, { contentChecked: false, replayed: 0, resumed: 0, stamp: rows(stamp) });
+    assert.notEqual(fresh.stamp, stamp, 'the snapshot part moved');
+    const reader = openStoreReader(target);
+    try {
+      assert.equal(reader.stamp(fresh.stamp), fresh.stamp);
+      assert.equal(reader.freshStamp?.(), undefined, 'proved by the snapshot: the rows were not queried');
+      assert.equal(reader.stamp(stamp), stamp, 'the stale stamp still vouches, by its rows');
+    } finally {
+      reader.close();
+    }
+    stamp = fresh.stamp!;
     assert.deepEqual(sync(target, index), { contentChecked: false, replayed: 0, resumed: 0, stamp });
 
     // a row deleted and inserted again under its seq, one word changed (same count, same last seq)

@@ -258,6 +258,13 @@ export class PgIndexDb implements IndexDb {
     this.depth++;
   }
 
+  /** Within `convsearch index sync`'s transaction, which holds the lock; a search never writes. */
+  tryBeginWrite(): boolean {
+    if (!this.outer) return false;
+    this.depth++;
+    return true;
+  }
+
   commit(): void {
     this.depth = Math.max(0, this.depth - 1);
     if (!this.outer) this.query('COMMIT');

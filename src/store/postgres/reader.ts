@@ -44,6 +44,8 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   private readonly ahead: ReadAhead;
   private readonly mediaCache = new Map<string, Buffer | null>();
   private stamped: string | null = null;
+  /** The stamp with this transaction's signal, when `stamp` vouched for a recorded one by its rows (freshStamp). */
+  private fresh: string | undefined;
   /** What proves that nothing committed since a recorded stamp (see `stamp`), taken by the transaction's first query. */
   private signal = '';
 
@@ -268,9 +270,17 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     const head = `pg2:${this.signal}:`;
     if (recorded?.startsWith(head)) return recorded;
     const rows = this.rowStamp();
-    // a commit elsewhere on the server (another database, an ANALYZE) moved the signal, not these rows
-    if (recorded?.startsWith('pg2:') && recorded.slice(head.length) === rows) return recorded;
+    // a commit elsewhere on the server (another database, an ANALYZE) moved the signal, not these rows:
+    // the recorded stamp stands, and the one with this signal is offered to the index (freshStamp)
+    if (recorded?.startsWith('pg2:') && recorded.slice(head.length) === rows) {
+      this.fresh = head + rows;
+      return recorded;
+    }
     return head + rows;
+  }
+
+  freshStamp(): string | undefined {
+    return this.fresh;
   }
 
   /**
