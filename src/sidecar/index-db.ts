@@ -143,7 +143,9 @@ export class SqliteIndexDb implements IndexDb {
   }
 
   tryBeginWrite(): boolean {
-    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    // (a pragma's argument cannot be bound: the number SQLite gave, checked to be one, is put back)
+    const timeout = Number(this.db.pragma('busy_timeout', { simple: true }));
+    if (!Number.isSafeInteger(timeout)) return false;
     this.db.pragma('busy_timeout = 0');
     try {
       this.db.exec('BEGIN IMMEDIATE');

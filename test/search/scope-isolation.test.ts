@@ -409,6 +409,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/shared/shared-index.ts': ['schema'],
   // PRAGMA arguments cannot be bound: INDEX_APPLICATION_ID (src/sidecar/signature.ts) is a numeric constant
   'src/sidecar/file.ts': ['INDEX_APPLICATION_ID'],
+  // PRAGMA arguments cannot be bound: `timeout` is the busy timeout SQLite reported, checked to be an integer, put back
+  'src/sidecar/index-db.ts': ['timeout'],
   // CELLS(schema) is a column list of literals, 'state' or the literal 'complete' by the probed schema
   'src/store/sqlite/content.ts': ['CELLS(schema)'],
 };
