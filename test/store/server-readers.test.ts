@@ -96,6 +96,54 @@ describe('Postgres reader', () => {
     }
   });
 
+  it('noteRuns tells what runs() tells, and lists no run when every started_at has an offset', (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    s.createDb('naive', join(FIXTURES, 'postgres', 'small.sql'));
+    const url = s.url('naive');
+    const told = (r: StoreReader): unknown => r.notices().map((n) => [n.kind, n.runId, n.detail]);
+    const compare = (what: string, listed: boolean): void => {
+      const noted = openStoreReader(url);
+      const read = openStoreReader(url);
+      try {
+        noted.noteRuns!();
+        read.runs();
+        assert.deepEqual(told(noted), told(read), what);
+        // (the listing a reader keeps once read)
+        assert.equal((noted as unknown as { runList: unknown }).runList !== null, listed, `${what}: listed`);
+      } finally {
+        noted.close();
+        read.close();
+      }
+    };
+    compare('every started_at with an offset', false);
+    const first = s.psql('naive', 'SELECT min(run_id) FROM step_persistence_runs').trim();
+    for (const naive of ['2025-03-01T09:30:00', '2025-03-01', '2025-03-01T09:30:00.5', '2025-03-01 09:30']) {
+      s.psql('naive', `UPDATE step_persistence_runs SET started_at = '${naive}' WHERE run_id = '${first}'`);
+      compare(`a naive ${naive}`, true);
+      assert.ok(
+        (() => {
+          const r = openStoreReader(url);
+          try {
+            r.noteRuns!();
+            return r.notices().some((n) => n.kind === 'naive-started-at');
+          } finally {
+            r.close();
+          }
+        })(),
+        `${naive}: told`,
+      );
+    }
+    // a form only the listing can judge (lowercase z: not an offset to the parser) is listed, and fails as runs() does
+    s.psql('naive', `UPDATE step_persistence_runs SET started_at = '2025-03-01T09:30:00z' WHERE run_id = '${first}'`);
+    const r = openStoreReader(url);
+    try {
+      assert.throws(() => r.noteRuns!(), StoreError);
+    } finally {
+      r.close();
+    }
+  });
+
   it('holds one read-only transaction (no transaction id: nothing written), rolled back on close', (t) => {
     const s = need(t, pg);
     if (!s) return;

@@ -31,6 +31,9 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** int8 and count(*) arrive as text (they may exceed 2^53 in principle). */
 const num = (v: unknown): number => Number(v);
 
+/** A started_at that, parsed at all (instant.ts), has an offset: date, time, then `Z` or `±hh:mm` (POSIX regex). */
+const WITH_OFFSET = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})$';
+
 export class PostgresStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
@@ -134,6 +137,20 @@ export class PostgresStoreReader extends SeamDefaults implements StoreReader {
     this.runList = orderRuns(fields, this.label, this.notes);
     this.position = new Map(this.runList.map((run, i) => [run.runId, i]));
     return this.runList;
+  }
+
+  /**
+   * What runs() would tell (run-order.ts: a notice for each naive started_at when others have an offset),
+   * without the listing when one count shows it would tell nothing: every started_at is a date-time with
+   * an explicit offset (or Z), the form the harness writes. Otherwise the runs are listed. (A started_at
+   * of that form that fails to parse fails runs(): on a store the index vouches for, it parsed when read.)
+   */
+  noteRuns(): void {
+    if (this.runList !== null) return;
+    const [[others]] = this.select(`SELECT count(*) FILTER (WHERE started_at IS NULL OR started_at !~ $1) FROM ${this.t.runs}`, [
+      WITH_OFFSET,
+    ]) as [[string | number]];
+    if (Number(others) > 0) this.runs();
   }
 
   /** From the listing: every command that counts the runs lists them too, so one query (and one scan) serves both. */
