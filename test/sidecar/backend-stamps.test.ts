@@ -11,7 +11,8 @@ import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStoreReader } from '../../src/store/open-reader.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
-import { cli } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { BIN, cli, runCliAsync } from '../helpers/cli.js';
 import { FIXTURES, startPostgres, startRedis, type PgServer, type RedisServer, need } from '../helpers/servers.js';
 import { tempDir } from '../helpers/stores.js';
 import pgDriver from 'pg';
@@ -237,6 +238,43 @@ describe('index over other backends: the stamp', () => {
     const limited = s.url('signal', 'stamp_reader', 'stamp-pw');
     assert.equal(sync(limited, index).contentChecked, true, 'rows another role cannot see are other content');
     assert.deepEqual(await hits(limited, index, 'kubernetez'), [0, 0]);
+  });
+
+  it('Postgres: after a commit elsewhere, 8 searches at once (2 more killed) answer as --no-index; the index ends with the new snapshot, sound', async (t) => {
+    const s = need(t, pg);
+    if (!s) return;
+    s.createDb('fresh', join(FIXTURES, 'postgres', 'small.sql'));
+    s.createDb('fresh_elsewhere');
+    const target = s.url('fresh');
+    const index = join(tempDir(), 'idx.db');
+    const args = ['search', 'kubernetes', '--db', target, '--scope', 'all', '--json'];
+    for (let round = 0; round < 3; round++) {
+      const before = round === 0 ? assertWarm(target, index) : sync(target, index).stamp!;
+      s.psql('fresh_elsewhere', `CREATE TABLE t${round} (x int)`);
+      const want = await runCliAsync([...args, '--no-index']);
+      assert.equal(want.status, 0, want.stderr);
+      const killed = [60, 140].map((ms) => {
+        const p = spawn(process.execPath, [BIN, ...args, '--index', index], { stdio: 'ignore' });
+        const timer = setTimeout(() => p.kill('SIGKILL'), ms + round * 30);
+        return new Promise((resolve) => p.on('close', resolve)).finally(() => clearTimeout(timer));
+      });
+      const answers = await Promise.all(Array.from({ length: 8 }, () => runCliAsync([...args, '--index', index])));
+      await Promise.all(killed);
+      for (const [i, r] of answers.entries()) {
+        assert.equal(r.stderr, want.stderr, `round ${round} search ${i}`);
+        assert.equal(r.stdout, want.stdout, `round ${round} search ${i}`);
+      }
+      const after = sync(target, index);
+      assert.equal(after.contentChecked, false, `round ${round}: the content was never read again`);
+      assert.notEqual(after.stamp, before, `round ${round}: the new snapshot is recorded`);
+      assert.equal(after.stamp!.slice(after.stamp!.indexOf(':', 4)), before.slice(before.indexOf(':', 4)), 'the same rows');
+      const db = new Database(index, { readonly: true });
+      try {
+        assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+      } finally {
+        db.close();
+      }
+    }
   });
 
   it('Redis: a new snapshot, an expired payload, a changed run record each change it', (t) => {
