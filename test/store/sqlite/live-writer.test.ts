@@ -253,7 +253,11 @@ function checkSession(s: Session, label: string): string {
     assert.deepEqual(f.after, f.before, `${label}, ${f.phase}: store files changed`);
   }
   const closed = s.finalChecks[s.finalChecks.length - 1]!;
-  assert.equal(closed.after['-shm'], '-', 'a -shm was left after the writer closed');
+  // which side files each final round found, to tell a left -shm's origin should this ever fail
+  const present = s.finalChecks
+    .map((f) => `${f.phase}: ${['-wal', '-shm'].filter((k) => f.before[k] !== '-').join('+') || 'none'}`)
+    .join('; ');
+  assert.equal(closed.after['-shm'], '-', `a -shm was left after the writer closed (side files found: ${present})`);
   let note = '';
   if (label.startsWith('long')) assert.equal(closed.after['-wal'], '-', 'a -wal was left after the writer closed');
   else if (closed.after['-wal'] !== '-') {
