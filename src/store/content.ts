@@ -10,12 +10,6 @@ export interface DigestRow extends StoreSnapshot {
 }
 
 /**
- * What a store holds, digested: per run, a digest over every snapshot a replay could read (seq, step,
- * timestamp, state, and the messages), plus digests of the runs and the media. Two reads with equal
- * digests give the same index; any edit, a same-length in-place rewrite included, changes them. This
- * reads everything, so the sidecar asks for it only when the store's stamp says it may have changed.
- */
-/**
  * Where the index stopped reading a run: the last seq it saw (the prefix digest is taken there). Its
  * recorded RunContent is one, so the index's entries are passed as they are, not copied into a map of numbers.
  */
@@ -23,6 +17,12 @@ export interface RunCut {
   readonly maxSeq: number;
 }
 
+/**
+ * What a store holds, digested: per run, a digest over every snapshot a replay could read (seq, step,
+ * timestamp, state, and the messages), plus digests of the runs and the media. Two reads with equal
+ * digests give the same index; any edit, a same-length in-place rewrite included, changes them. This
+ * reads everything, so the sidecar asks for it only when the store's stamp says it may have changed.
+ */
 export interface RunContent {
   /** Snapshots of any state, and the highest seq. */
   readonly count: number;
@@ -332,14 +332,10 @@ export class BatchedHash {
 }
 
 /**
- * The one digest of everything (runs in key order): per run the bytes hashCell makes of its key, then
- * its count, last seq and digest (a key's lone surrogates stay lone in a line: a NUL and digits stand on
- * either side of it).
- */
-/**
  * `base` with some entries put in place (`changes`: a key of base keeps its place, a new key comes after
- * them all, in order) and `gone` keys (none of them in `changes`) removed: what a copy of base changed so would hold, in its order,
- * made without copying base (at 50k runs the copy was 44 ms of an update that changed one run).
+ * them all, in order) and `gone` keys (none of them in `changes`) removed: what a copy of base changed so
+ * would hold, in its order, made without copying base (at 50k runs the copy was 44 ms of an update that
+ * changed one run).
  */
 export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   readonly size: number;
@@ -392,6 +388,11 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   }
 }
 
+/**
+ * The one digest of everything (runs in key order): per run the bytes hashCell makes of its key, then
+ * its count, last seq and digest (a key's lone surrogates stay lone in a line: a NUL and digits stand on
+ * either side of it).
+ */
 export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunContent, runsTable: string): string {
   const total = new BatchedHash(createHash('sha256'));
   total.add(`${runsTable}\n${media.count}:${media.digest}\n`);
