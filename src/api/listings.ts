@@ -1,11 +1,9 @@
-import { NotFoundError } from './errors.js';
 import { DEFAULTS } from './defaults.js';
 import { replayCounts, type RecordCounts } from '../history/counts.js';
 import type { HistorySource, Warning } from '../history/source.js';
 import { delegateTree } from '../history/delegates.js';
 import { parseInstant } from '../history/timestamps.js';
 import { isoMicros, parseTimeBound } from '../history/time.js';
-import { scopeMiss } from '../search/scope.js';
 import { withIndex, type IndexChoice } from '../sidecar/with-index.js';
 import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
@@ -73,16 +71,17 @@ export function selectRuns(runs: readonly StoreRun[], f: RunFilter): StoreRun[] 
 
 export function summarizeRuns(source: HistorySource, runs: readonly StoreRun[], counts: RecordCounts): RunSummary[] {
   const known = counts.snapshotStats?.() ?? null;
-  const snapshotCounts = known ?? source.store.countsByRun();
-  const steps = known === null ? source.store.lastSteps() : null;
+  // without the index's: the store counts every run's snapshots at once
+  const stored = known === null ? { counts: source.store.countsByRun(), steps: source.store.lastSteps() } : null;
   return runs.map((run) => {
-    const c = snapshotCounts.get(run.runId);
+    const s = known?.get(run.runId);
+    const c = s ?? stored?.counts.get(run.runId);
     return {
       run,
       snapshots: c?.complete ?? 0,
       interruptedSnapshots: c?.interrupted ?? 0,
       messages: counts.recordLength(run.runId),
-      lastStep: (steps === null ? known?.get(run.runId)?.lastStep : steps.get(run.runId)) ?? null,
+      lastStep: (stored === null ? s?.lastStep : stored.steps.get(run.runId)) ?? null,
     };
   });
 }
@@ -106,9 +105,9 @@ export function sortConversations(convs: readonly ConversationSummary[], sort: C
     .map((x) => x.c);
 }
 
-export function summarizeConversations(source: HistorySource, counts: RecordCounts): ConversationSummary[] {
+export function summarizeConversations(counts: RecordCounts): ConversationSummary[] {
   const groups = new Map<string | null, StoreRun[]>();
-  for (const run of source.runs()) {
+  for (const run of counts.runs()) {
     const g = groups.get(run.conversationId);
     if (g) g.push(run);
     else groups.set(run.conversationId, [run]);
@@ -166,20 +165,21 @@ function arrange<T>(items: T[], reverse: boolean | undefined, limit: number | nu
   return limit === null ? ordered : ordered.slice(0, limit);
 }
 
-/** The runs of one store a query picks, with their counts (Session.listRuns merges the stores'). */
-export function runsOfStore(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing {
-  const all = source.runs();
-  const missing =
-    (query.conversationId !== undefined
-      ? scopeMiss(all, { scope: 'conversation', conversationId: query.conversationId, runId: null })
-      : null) ?? (query.parent !== undefined ? scopeMiss(all, { scope: 'all', conversationId: null, runId: query.parent }) : null);
-  if (missing) throw new NotFoundError(missing);
+/**
+ * The runs of one store a query picks, with their counts (Session.listRuns merges the stores'); null
+ * when the store holds no run of the conversation or `parent` asked for (the session tells which no
+ * store holds). The runs are the counts' own: through the index, the store's runs table is not read.
+ */
+export function runsOfStore(source: HistorySource, query: RunQuery, index: IndexChoice, hooks: WorkHooks): RunListing | null {
   const sort = query.sort ?? DEFAULTS.runSort;
   const limit = query.limit ?? null;
-  let runs = selectRuns(source.runs(), query);
-  // corpus order needs no replay to cut: replay only what is shown
-  if (sort === 'started') runs = arrange(runs, query.reverse, limit);
   return withRecordCounts(source, index, hooks, (counts) => {
+    const all = counts.runs();
+    if (query.conversationId !== undefined && !all.some((r) => r.conversationId === query.conversationId)) return null;
+    if (query.parent !== undefined && !all.some((r) => r.runId === query.parent)) return null;
+    let runs = selectRuns(all, query);
+    // corpus order needs no replay to cut: replay only what is shown
+    if (sort === 'started') runs = arrange(runs, query.reverse, limit);
     let summaries = summarizeRuns(source, runs, counts);
     if (sort !== 'started') summaries = arrange(sortRuns(summaries, sort), query.reverse, limit);
     return { runs: summaries, warnings: counts.warnings(summaries.map((s) => s.run.runId)) };
@@ -195,7 +195,7 @@ export function conversationsOfStore(
 ): ConversationListing {
   return withRecordCounts(source, index, hooks, (counts) => {
     const conversations = arrange(
-      sortConversations(summarizeConversations(source, counts), query.sort ?? DEFAULTS.conversationSort),
+      sortConversations(summarizeConversations(counts), query.sort ?? DEFAULTS.conversationSort),
       query.reverse,
       query.limit ?? null,
     );
@@ -203,7 +203,7 @@ export function conversationsOfStore(
     return {
       conversations,
       warnings: counts.warnings(
-        source
+        counts
           .runs()
           .filter((r) => shown.has(r.conversationId))
           .map((r) => r.runId),

@@ -108,8 +108,22 @@ export class Session {
   private names(): RunNames {
     return (this.runNames ??= new RunNames(
       this.stores.map((s) => s.label),
-      this.storeRuns(),
+      () => this.storeRuns(),
     ));
+  }
+
+  /**
+   * Adds to the notices what reading every store's runs would add, without reading them where the
+   * store can tell (noteRuns): a search or listing through the index needs none of them.
+   */
+  private noteRuns(): void {
+    for (const s of this.stores) if (s.store.noteRuns) s.store.noteRuns();
+    if (this.stores.some((s) => !s.store.noteRuns)) this.storeRuns();
+  }
+
+  /** Store `i`'s history; its runs, where it needs them (not through the index), are the session's. */
+  private source(i: number, h: WorkHooks): HistorySource {
+    return new HistorySource(this.stores[i]!.store, { onProgress: h.onProgress, runs: () => this.storeRuns()[i]! });
   }
 
   /** A bare run id that several stores hold names no run: say which qualified names do. */
@@ -197,8 +211,7 @@ export class Session {
   private searchNames(request: SearchRequest): string | null | undefined {
     const parent = request.filter?.parent;
     if ((request.runId ?? null) === null && (parent ?? null) === null) {
-      for (const s of this.stores) if (s.store.noteRuns) s.store.noteRuns();
-      if (this.stores.some((s) => !s.store.noteRuns)) this.names();
+      this.noteRuns();
       return parent;
     }
     const names = this.names();
@@ -218,29 +231,30 @@ export class Session {
 
   private runListing(query: RunQuery, hooks: WorkHooks): RunListing {
     const h = this.hooks(hooks);
+    this.noteRuns();
     const names = this.names();
     this.unambiguous(query.parent, names);
     if (query.parent !== undefined) query = { ...query, parent: shownName(query.parent, names)! };
-    // every run, named, only to say what a conversation or parent that no store holds is close to
-    const missing =
-      (query.conversationId !== undefined
-        ? scopeMiss(this.runs(), { scope: 'conversation', conversationId: query.conversationId, runId: null })
-        : null) ??
-      (query.parent !== undefined ? scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: query.parent }) : null);
-    if (missing) throw new NotFoundError(missing);
     const parent = query.parent === undefined ? null : names.resolve(query.parent);
     const sort = query.sort ?? DEFAULTS.runSort;
     // in corpus order each store need count only the runs that can be shown: the first (or last) `limit` of its own
     const ends = sort === DEFAULTS.runSort ? { reverse: query.reverse, limit: query.limit ?? null } : { reverse: false, limit: null };
-    const perStore = this.stores.map((s, i): RunListing | null => {
+    const perStore = this.stores.map((_, i): RunListing | null => {
       if (parent !== null && parent.store !== i) return null;
-      // a conversation this store lacks: nothing of it here
-      if (query.conversationId !== undefined && !this.storeRuns()[i]!.some((r) => r.conversationId === query.conversationId)) return null;
       const q: RunQuery = { ...query, sort: DEFAULTS.runSort, ...ends, ...(parent ? { parent: parent.runId } : {}) };
-      const source = new HistorySource(s.store, { onProgress: h.onProgress, runs: this.storeRuns()[i] });
-      const listing = runsOfStore(source, q, this.index, h);
-      return ends.reverse ? { ...listing, runs: listing.runs.reverse() } : listing;
+      // null: a conversation (or parent) this store lacks, nothing of it here
+      const listing = runsOfStore(this.source(i, h), q, this.index, h);
+      return listing && ends.reverse ? { ...listing, runs: listing.runs.reverse() } : listing;
     });
+    if (perStore.every((l) => l === null)) {
+      // every run, named, only to say what a conversation or parent that no store holds is close to
+      const missing =
+        (query.conversationId !== undefined
+          ? scopeMiss(this.runs(), { scope: 'conversation', conversationId: query.conversationId, runId: null })
+          : null) ??
+        (query.parent !== undefined ? scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: query.parent }) : null);
+      if (missing) throw new NotFoundError(missing);
+    }
     // one store names its runs as the store does: its rows are the listing's as they are
     const merged =
       perStore.length === 1
@@ -271,16 +285,10 @@ export class Session {
 
   private conversationListing(query: ConversationQuery, hooks: WorkHooks): ConversationListing {
     const h = this.hooks(hooks);
+    this.noteRuns();
     const names = this.names();
     const several = this.stores.length > 1;
-    const perStore = this.stores.map((s, i) =>
-      conversationsOfStore(
-        new HistorySource(s.store, { onProgress: h.onProgress, runs: this.storeRuns()[i] }),
-        { sort: DEFAULTS.conversationSort },
-        this.index,
-        h,
-      ),
-    );
+    const perStore = this.stores.map((_, i) => conversationsOfStore(this.source(i, h), { sort: DEFAULTS.conversationSort }, this.index, h));
     const merged = mergeOrder(
       perStore.map((l) => l.conversations),
       (c) => c.firstStartedAt,
@@ -321,10 +329,7 @@ export class Session {
     this.unambiguous(name, names);
     const at = names.resolve(name);
     if (at === null) throw new NotFoundError(scopeMiss(this.runs(), { scope: 'all', conversationId: null, runId: name })!);
-    const source = new HistorySource(this.stores[at.store]!.store, {
-      onProgress: this.hooks(hooks).onProgress,
-      runs: this.storeRuns()[at.store],
-    });
+    const source = this.source(at.store, this.hooks(hooks));
     let view: ShowView;
     try {
       view = showRun(source, at.runId, request);

@@ -7,6 +7,8 @@ import type { HistorySource, Warning } from './source.js';
  * (src/sidecar), which holds the same numbers without replaying.
  */
 export interface RecordCounts {
+  /** The runs counted, in corpus order: the index's list (the store's, as of the index's sync) or the source's. */
+  runs(): readonly StoreRun[];
   /** Length of the run's replayed full record. */
   recordLength(runId: string): number;
   /**
@@ -19,12 +21,13 @@ export interface RecordCounts {
    * Per run, its snapshots by state and its last step, when known without asking the store (the
    * index keeps them); null or absent: the store's countsByRun and lastSteps give them.
    */
-  snapshotStats?(): ReadonlyMap<string, RunSnapshotStats> | null;
+  snapshotStats?(): Pick<ReadonlyMap<string, RunSnapshotStats>, 'get'> | null;
 }
 
 /** Counts from replaying the runs (with the source's progress reporting). */
 export function replayCounts(source: HistorySource): RecordCounts {
   return {
+    runs: () => source.runs(),
     recordLength: (runId) => source.replay(runId).messages.length,
     conversationMessages(conversationId, runs) {
       const replays = source.replayAll(runs.map((r) => r.runId));

@@ -37,8 +37,8 @@ export interface HistorySourceOptions {
   readonly retain?: boolean;
   /** Keep each record message's exact stored text (`RecordMessage.json`), for export. */
   readonly keepJson?: boolean;
-  /** The store's runs (`StoreReader.runs()`), when the caller has read them already: not read a second time. */
-  readonly runs?: readonly StoreRun[];
+  /** How the store's runs are read when first needed (default: `StoreReader.runs()`): a session reads them once for all its calls. */
+  readonly runs?: () => readonly StoreRun[];
 }
 
 /** One interrupted snapshot parsed on its own: never part of the searchable record. */
@@ -54,7 +54,7 @@ export interface InterruptedSnapshot {
 export class HistorySource {
   private readonly driver: ReplayDriver;
   private readonly replays = new Map<string, RunReplay>();
-  private runList: readonly StoreRun[] | null;
+  private runList: readonly StoreRun[] | null = null;
   private conversationOf: Map<string, string | null> | null = null;
 
   constructor(
@@ -62,11 +62,10 @@ export class HistorySource {
     private readonly options: HistorySourceOptions = {},
   ) {
     this.driver = new ReplayDriver(store, options.keepJson === true);
-    this.runList = options.runs ?? null;
   }
 
   runs(): readonly StoreRun[] {
-    return (this.runList ??= this.store.runs());
+    return (this.runList ??= this.options.runs?.() ?? this.store.runs());
   }
 
   /** Where replay progress goes (the CLI's spinner); work done on the source's behalf reports there too. */

@@ -68,15 +68,16 @@ export class RunNames {
   /** Run id → the indexes of the stores holding it: made when first asked (see shared). */
   private holding: Map<string, number[]> | null = null;
 
+  /** `runsByStore` is asked only when an id must be looked up among the stores' runs (a session of one store that names no run never reads them). */
   constructor(
     readonly labels: readonly string[],
-    private readonly runsByStore: ReadonlyArray<readonly StoreRun[]>,
+    private readonly runsByStore: () => ReadonlyArray<readonly StoreRun[]>,
   ) {}
 
   private get holders(): Map<string, number[]> {
     if (this.holding === null) {
       const holders = new Map<string, number[]>();
-      this.runsByStore.forEach((runs, i) => {
+      this.runsByStore().forEach((runs, i) => {
         for (const r of runs) {
           const h = holders.get(r.runId);
           if (!h) holders.set(r.runId, [i]);
@@ -180,7 +181,7 @@ export class UnionCorpusSource implements CorpusSource {
     this.byStore = members.map((m, i) => guard(i, () => m.source.runs()));
     this.names = new RunNames(
       members.map((m) => m.label),
-      this.byStore,
+      () => this.byStore,
     );
   }
 

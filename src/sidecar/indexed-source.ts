@@ -284,6 +284,7 @@ export class IndexedCorpusSource implements CorpusSource {
   recordCounts(): RecordCounts {
     const byId = new Map(this.cache().runs.map((r) => [r[1], r]));
     return {
+      runs: () => this.runs(),
       recordLength: (runId) => byId.get(runId)?.[7] ?? 0,
       conversationMessages: (conversationId, runs) =>
         runs.reduce((n, run) => {
@@ -296,12 +297,14 @@ export class IndexedCorpusSource implements CorpusSource {
           return r?.[14] ? this.warningsOf(r[0]) : [];
         }),
       snapshotStats: () => {
-        const out = new Map<string, RunSnapshotStats>();
-        for (const r of byId.values()) {
-          if (r[17] < 0) return null; // not read for this run: the store tells
-          out.set(r[1], { complete: r[17], interrupted: r[18], lastStep: r[19] });
-        }
-        return out;
+        for (const r of byId.values()) if (r[17] < 0) return null; // not read for some run: the store tells
+        // made as asked, not a second map of every run (a listing of 50k runs asks for each once)
+        return {
+          get: (runId: string): RunSnapshotStats | undefined => {
+            const r = byId.get(runId);
+            return r && { complete: r[17], interrupted: r[18], lastStep: r[19] };
+          },
+        };
       },
     };
   }

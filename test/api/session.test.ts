@@ -190,7 +190,7 @@ describe('api/session', () => {
     }
   });
 
-  test("a listing or a show reads the store's runs once (the session's list serves the counts too), through the index or not", () => {
+  test("a listing or a show reads the store's runs at most once (the session's list serves the replay too); a listing through the index reads none", () => {
     for (const index of [false, {}] as const) {
       const open = () => openSession(SMALL, { index, env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE } });
       // an index built or updated reads the runs for itself: the listings below find it current
@@ -210,6 +210,9 @@ describe('api/session', () => {
         assert.ok(runs.length > 1);
         session.listRuns({ sort: 'messages', limit: 1 });
         assert.ok(session.listConversations().conversations.length > 0);
+        session.listRuns({ conversationId: runs[0]!.run.conversationId! });
+        // the index lists the runs as of its sync with the store: the store's runs table is not read again
+        assert.equal(reads, index === false ? 1 : 0, `index ${JSON.stringify(index)}`);
         session.showRun(runs[0]!.run.runId);
         assert.equal(reads, 1, `index ${JSON.stringify(index)}`);
       } finally {

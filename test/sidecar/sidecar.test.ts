@@ -43,7 +43,7 @@ function assertSameListings(dbPath: string, indexPath: string, label: string): v
     const source = new HistorySource(store);
     const listing = (counts: RecordCounts) => ({
       runs: summarizeRuns(source, source.runs(), counts),
-      conversations: summarizeConversations(source, counts),
+      conversations: summarizeConversations(counts),
       warnings: counts.warnings(source.runs().map((r) => r.runId)),
     });
     const indexed = withRecordCounts(source, { path: indexPath }, {}, listing);
