@@ -2,9 +2,11 @@
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { rng } from '../../scripts/bench/synthetic-store.js';
+import { openSession } from '../../src/api/session.js';
+import { conversationsJson, runsJson } from '../../src/output/listing-json.js';
 import { searchJson } from '../../src/output/json.js';
 import type { SyncReport } from '../../src/sidecar/sync.js';
-import { openIndexedSource } from '../../src/sidecar/with-index.js';
+import { type IndexChoice, openIndexedSource } from '../../src/sidecar/with-index.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { randomOptions } from './random-stores.js';
 import { searchReader } from './stores.js';
@@ -43,6 +45,18 @@ export function assertSameAnswers(
       store.close();
     }
   }
+  // the listings too: through the index, they list the index's own runs, not the store's runs table
+  const listings = (index: IndexChoice): string => {
+    const session = openSession(path, { index });
+    try {
+      const runs = session.listRuns();
+      const conversations = session.listConversations();
+      return JSON.stringify([runsJson(runs.runs, runs.warnings), conversationsJson(conversations.conversations, conversations.warnings)]);
+    } finally {
+      session.close();
+    }
+  };
+  assert.equal(listings({ path: index }), listings(false), 'runs and conversations');
 }
 
 /** Overwrites the first occurrence of `from` in the file with `to` (same length), bypassing SQLite, and puts the times back. */
