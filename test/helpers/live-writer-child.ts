@@ -22,6 +22,7 @@ import Database from 'better-sqlite3';
 import { pyIsoformat, request, response, textPart, userPromptPart, type JsonObject } from '../../scripts/lib/messages.js';
 import { pyJsonDumpsAscii } from '../../scripts/lib/py-json.js';
 import { StepStoreWriter } from '../../scripts/lib/store-writer.js';
+import { pathModeCall } from './path-mode.js';
 import { mulberry32 as prng } from '../../scripts/lib/random.js';
 
 interface Args {
@@ -175,8 +176,8 @@ async function main(args: Args): Promise<void> {
   }
   (conn as Database.Database | null)?.close();
   // Per call, the last close deletes -wal/-shm only if no reader had the file open at that moment; one
-  // more call (what the Python store's next operation does) makes the end state not depend on that race.
-  if (args.mode === 'per-call') new Database(args.db).close();
+  // more call (what the Python store's next operation does) makes the end state not depend on that race
+  if (args.mode === 'per-call') pathModeCall(args.db);
   emit({ closed: true });
 }
 

@@ -17,11 +17,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+import Database from 'better-sqlite3';
+import { StepStoreWriter } from '../../../scripts/lib/store-writer.js';
 import { runCliAsync, type CliResult } from '../../helpers/cli.js';
+import { pathModeCall } from '../../helpers/path-mode.js';
 import { cliEnv, STACK_LINE, storeDigest, tempDir } from '../../helpers/hardening.js';
 
 const CHILD = fileURLToPath(new URL('../../helpers/live-writer-child.js', import.meta.url));
@@ -297,4 +301,34 @@ test('a live writer with a connection per call (Python path mode): the same, whi
   const s = await liveSession('per-call', 6000, 120, 23);
   const summary = checkSession(s, 'connection per call');
   console.log(`# ${summary}`);
+});
+
+test("the per-call writer's last operation removes the -wal and -shm a reader's lock left at the close before it (a bare open and close would not)", async () => {
+  const db = join(tempDir('path-mode-close'), 'store.db');
+  new StepStoreWriter(db).close();
+  const sideFiles = (): string[] => ['-wal', '-shm'].filter((s) => existsSync(db + s));
+  // another process in a read transaction while the writer's connection closes: that close cannot checkpoint
+  const reader = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+       const d = new D(${JSON.stringify(db)}, { readonly: true });
+       d.exec('BEGIN'); d.prepare('SELECT COUNT(*) FROM runs').get(); process.stdout.write('reading\\n');
+       process.stdin.on('end', () => { d.exec('COMMIT'); d.close(); }); process.stdin.resume();`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve) => reader.stdout.once('data', () => resolve()));
+  const writer = new Database(db);
+  writer.prepare("INSERT INTO runs (run_id, metadata, started_at) VALUES ('r', '{}', '2026-01-01T00:00:00+00:00')").run();
+  writer.close();
+  assert.deepEqual(sideFiles(), ['-wal', '-shm'], 'the close beside a reader left the side files');
+  const exited = new Promise((resolve) => reader.on('exit', resolve));
+  reader.stdin.end();
+  await exited;
+  new Database(db).close();
+  assert.deepEqual(sideFiles(), ['-wal', '-shm'], 'a connection that never read never opened the log');
+  pathModeCall(db);
+  assert.deepEqual(sideFiles(), [], 'the next operation of the store removed them');
 });
