@@ -5,8 +5,7 @@
  * build wrote beside it: one file to load, and little to compile, at every start. CommonJS (see
  * bin/package.json): an ES module entry would start Node's module loader too.
  */
-const { closeSync, readFileSync } = require('node:fs');
-const { isatty } = require('node:tty');
+const { closeSync, fstatSync, readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 const { createRequire, wrap } = require('node:module');
@@ -76,14 +75,18 @@ function processSink(bulkWrite) {
 
 /**
  * At exit Node puts back the terminal modes it found at start on every stdio fd that is a terminal
- * (its ResetStdio). When convsearch feeds a pipe (`| fzf`, `| less`), the program reading it shares that
- * terminal and has switched it to raw mode in the meantime: the reset would undo that under it (keys
- * echoed, Enter read as Ctrl-J). Node leaves alone an fd that no longer refers to what it found, so a
- * convsearch writing into a pipe closes its terminal fds as it exits. Nothing is written after 'exit'.
+ * (its ResetStdio). When convsearch feeds a pipe (`| fzf`, `| less`, fzf's preview), the program reading
+ * it shares that terminal and has switched it to raw mode in the meantime: the reset would undo that
+ * under it (keys echoed, Enter read as Ctrl-J). Node leaves alone an fd that no longer refers to what it
+ * found, so a convsearch writing into a pipe closes its terminal fds as it exits. Nothing is written
+ * after 'exit'. Writing to files or /dev/null only, it feeds no program: node:tty (which loads node:net,
+ * ~8 ms) is not loaded for it.
  */
 function leaveTerminalAloneAtExit() {
   if (process.stdout.isTTY) return; // convsearch draws on the terminal itself: nobody downstream to disturb
+  if (!feedsProgram()) return;
   process.on('exit', () => {
+    const { isatty } = require('node:tty');
     for (const fd of [0, 2]) {
       if (!isatty(fd)) continue;
       try {
@@ -91,6 +94,18 @@ function leaveTerminalAloneAtExit() {
       } catch {
         // already closed: nothing to protect
       }
+    }
+  });
+}
+
+/** Whether stdout or stderr is a pipe or a socket: another program may read what convsearch writes. */
+function feedsProgram() {
+  return [1, 2].some((fd) => {
+    try {
+      const s = fstatSync(fd);
+      return s.isFIFO() || s.isSocket();
+    } catch {
+      return false; // closed: nobody reads it
     }
   });
 }
