@@ -327,7 +327,17 @@ describe('shared index in Postgres', () => {
     const db = indexDb('append');
     const dir = tempDir();
     const store = wordyStore(join(dir, 'sessions.db'), 30);
+    // the runs and conversations listed (without the index's standing, which only a listing through it has)
+    const listings = async (extra: string[]): Promise<unknown[]> =>
+      Promise.all(
+        ['runs', 'conversations'].map(async (cmd) => {
+          const r = await cli([cmd, '--json', '--db', store, ...extra]);
+          assert.equal(r.status, 0, r.stderr);
+          return (JSON.parse(r.stdout) as Record<string, unknown>)[cmd];
+        }),
+      );
     const before = (await cli(search(store, ['--no-index']))).stdout;
+    const listedBefore = await listings(['--no-index']);
     assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
     copyFileSync(wordyStore(join(tempDir(), 'more.db'), 31), store);
     const after = await cli(search(store, ['--no-index']));
@@ -335,6 +345,9 @@ describe('shared index in Postgres', () => {
     const stale = await cli(search(store, ['--index', readerUrl(db)]));
     assert.equal(stale.stdout, before, 'answers as of the last sync');
     assert.match(stale.stderr, /index postgresql:\/\/searcher@.* is behind .*sessions\.db by 1 run and \d+ min .*index sync/);
+    // the listings too: the runs of the last sync with their counts, not the store's runs with counts of another state
+    assert.deepEqual(await listings(['--index', readerUrl(db)]), listedBefore, 'listed as of the last sync');
+    assert.notDeepEqual(await listings(['--no-index']), listedBefore);
     const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
     assert.match(synced.stderr, /: (0 runs replayed, 1 resumed|1 runs replayed, 0 resumed)/);
     const fresh = await cli(search(store, ['--index', readerUrl(db)]));
