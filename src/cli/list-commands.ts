@@ -84,7 +84,16 @@ export function machineFormat(flags: ListFlags): 'json' | 'ndjson' | null {
 export function printTable(io: Io, flags: ListFlags, render: (style: TableStyle) => RenderedTable): void {
   const width = flags.wide ? null : terminalWidth(io.stdout, io.env);
   const table = render({ chalk: makeChalk(colorEnabled(flags.color, io.stdout, io.env)), width });
-  io.out(table.text + '\n');
+  // written as drawn, ~64 KB at a time: a table of every run of a large store is never one string
+  let chunk = '';
+  for (const line of table.lines) {
+    chunk += `${line}\n`;
+    if (chunk.length >= 1 << 16) {
+      io.out(chunk);
+      chunk = '';
+    }
+  }
+  io.out(chunk);
   const note = width === null ? null : omittedNote(table.omitted, width);
   if (note !== null) io.err(wrapText(note, terminalWidth(io.stderr, io.env), '  ') + '\n');
 }

@@ -32,8 +32,11 @@ export interface Cell {
 }
 
 export interface RenderedTable {
-  /** The grid, one line per row, without a final newline. */
-  readonly text: string;
+  /**
+   * The grid's lines, top border first, each without its newline: made as they are read (a table of
+   * 50,000 runs is written as it is drawn, never held whole), and made again if read again.
+   */
+  readonly lines: Iterable<string>;
   /** Headers of the columns left out to fit the width, in table order. */
   readonly omitted: readonly string[];
 }
@@ -84,7 +87,8 @@ export function layoutColumns(
 
 /**
  * A bordered table, one line per row whatever the width: cells are measured without escape codes and
- * styled after they are cut, so no escape sequence is ever split. Linear in the number of rows.
+ * styled after they are cut, so no escape sequence is ever split. Linear in the number of rows; the
+ * widths are measured now, the lines drawn as they are read.
  */
 export function renderTable(columns: readonly Column[], rows: readonly (readonly Cell[])[], style: TableStyle): RenderedTable {
   const c = style.chalk;
@@ -109,33 +113,36 @@ export function renderTable(columns: readonly Column[], rows: readonly (readonly
   };
   const line = (cells: string[]): string => `│ ${cells.join(' │ ')} │`;
   const rule = (l: string, m: string, r: string): string => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
-  const out: string[] = [rule('┌', '┬', '┐')];
-  out.push(
-    line(
-      visible.map((i, k) => {
-        const h = columns[i]!.header;
-        const hw = displayWidth(h);
-        const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
-        return c.bold(shown) + spaces(widths[k]! - displayWidth(shown));
-      }),
-    ),
+  const header = line(
+    visible.map((i, k) => {
+      const h = columns[i]!.header;
+      const hw = displayWidth(h);
+      const shown = hw > widths[k]! ? truncateToWidth(h, widths[k]!) : h;
+      return c.bold(shown) + spaces(widths[k]! - displayWidth(shown));
+    }),
   );
-  out.push(rule('├', '┼', '┤'));
-  // one string per row, built as it goes: a listing has thousands of rows and is drawn once
   const right = visible.map((i) => columns[i]!.kind === 'number');
   const dims = c.level > 0; // without colour a dimmed cell is the cell
-  for (let ri = 0; ri < rows.length; ri++) {
-    const r = rows[ri]!;
-    let row = '│ ';
-    for (let k = 0; k < visible.length; k++) {
-      const cell = r[visible[k]!]!;
-      const text = fit(cell.text, cellWidths[ri * stride + visible[k]!]!, widths[k]!, right[k]!);
-      row += (k === 0 ? '' : ' │ ') + (cell.dim && dims ? dimText(text, c) : text);
+  function* draw(): Generator<string> {
+    yield rule('┌', '┬', '┐');
+    yield header;
+    yield rule('├', '┼', '┤');
+    for (let ri = 0; ri < rows.length; ri++) {
+      const r = rows[ri]!;
+      let row = '│ ';
+      for (let k = 0; k < visible.length; k++) {
+        const cell = r[visible[k]!]!;
+        const text = fit(cell.text, cellWidths[ri * stride + visible[k]!]!, widths[k]!, right[k]!);
+        row += (k === 0 ? '' : ' │ ') + (cell.dim && dims ? dimText(text, c) : text);
+      }
+      yield `${row} │`;
     }
-    out.push(`${row} │`);
+    yield rule('└', '┴', '┘');
   }
-  out.push(rule('└', '┴', '┘'));
-  return { text: out.join('\n'), omitted: columns.filter((_, i) => !visible.includes(i)).map((col) => col.header) };
+  return {
+    lines: { [Symbol.iterator]: draw },
+    omitted: columns.filter((_, i) => !visible.includes(i)).map((col) => col.header),
+  };
 }
 
 /** Dims the text of a padded cell, not its padding. */

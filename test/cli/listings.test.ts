@@ -1,6 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cli } from '../helpers/cli.js';
+import { addRun, addSnapshot, buildStore, userMsg } from '../helpers/stores.js';
 import { buildUxStore, EVIL_RUN } from '../helpers/ux-store.js';
 
 let db: string;
@@ -65,6 +66,28 @@ describe('runs', () => {
     const doc = JSON.parse((await cli(['runs', '--db', db, '--json'])).stdout) as RunsDoc;
     const b1 = doc.runs.find((r) => r.run_id === 'run-b1')!;
     assert.deepEqual([b1.snapshots, b1.interrupted_snapshots, b1.messages, b1.last_step], [1, 1, 2, 2]);
+  });
+
+  test('a table larger than one write (1,200 runs, ~120 KB) is written whole and in order, every line of the grid once', async () => {
+    const many = buildStore((w) => {
+      for (let i = 0; i < 1200; i++) {
+        addRun(w, `run-${String(i).padStart(4, '0')}`, `conv-${i % 7}`, i);
+        addSnapshot(w, `run-${String(i).padStart(4, '0')}`, [userMsg(`question ${i}`, i)]);
+      }
+    });
+    const r = await cli(['runs', '--db', many, '--color', 'never']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.length > 1 << 16, `${r.stdout.length} characters`);
+    assert.ok(r.stdout.endsWith('┘\n'));
+    const lines = r.stdout.slice(0, -1).split('\n');
+    assert.equal(lines.length, 1200 + 4);
+    assert.equal(new Set(lines.map((l) => [...l].length)).size, 1, 'every row of the grid has the same width');
+    const shown = lines.slice(3, -1).map((l) => /^│ (\S+)/.exec(l)![1]);
+    const json = JSON.parse((await cli(['runs', '--db', many, '--json'])).stdout) as RunsDoc;
+    assert.deepEqual(
+      shown,
+      json.runs.map((x) => x.run_id),
+    );
   });
 
   test('--wide is accepted and changes nothing off a terminal', async () => {

@@ -2,10 +2,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Chalk } from 'chalk';
 import type { RunSummary } from '../../src/api/listings.js';
-import { layoutColumns, omittedNote, renderTable, runsTable, type Column } from '../../src/output/tables.js';
+import { layoutColumns, omittedNote, renderTable, runsTable, type Column, type RenderedTable } from '../../src/output/tables.js';
 import { displayWidth } from '../../src/output/width.js';
 
 const SGR = /\x1b\[[0-9;]*m/g;
+
+/** The table as printed, without its last newline. */
+const text = (t: RenderedTable): string => [...t.lines].join('\n');
 const colours = [new Chalk({ level: 0 }), new Chalk({ level: 1 })];
 
 function run(id: string, over: Partial<RunSummary['run']> = {}, summary: Partial<Omit<RunSummary, 'run'>> = {}): RunSummary {
@@ -52,7 +55,7 @@ describe('tables', () => {
   test('off a terminal: every column at full width, nothing left out', () => {
     for (const chalk of colours) {
       const t = runsTable(RUNS, { chalk, width: null });
-      const lines = assertSound(t.text, null, chalk.level > 0);
+      const lines = assertSound(text(t), null, chalk.level > 0);
       assert.deepEqual(t.omitted, []);
       assert.match(lines[1]!, /^│ run +│ conversation +│ agent +│ parent +│ started +│ snapshots +│ messages +│ last step │$/);
       assert.ok(lines.some((l) => l.includes('a very long agent name that goes on and on')));
@@ -67,7 +70,7 @@ describe('tables', () => {
     test(`at ${width} columns, colour on and off: fits, ids and timestamps whole, left-out columns named`, () => {
       for (const chalk of colours) {
         const t = runsTable(RUNS, { chalk, width });
-        const lines = assertSound(t.text, width, chalk.level > 0);
+        const lines = assertSound(text(t), width, chalk.level > 0);
         const headers = lines[1]!
           .split('│')
           .slice(1, -1)
@@ -124,8 +127,8 @@ describe('tables', () => {
 
   test('a terminal too narrow for the required columns shortens them as the last resort', () => {
     const t = runsTable([run('run-'.padEnd(50, 'x'))], { chalk: colours[1]!, width: 30 });
-    for (const l of t.text.split('\n')) assert.ok(displayWidth(l) <= 30, l);
-    assert.match(t.text.replace(SGR, ''), /│ run-x+… │/);
+    for (const l of text(t).split('\n')) assert.ok(displayWidth(l) <= 30, l);
+    assert.match(text(t).replace(SGR, ''), /│ run-x+… │/);
   });
 
   test('layout: text gives way before anything is left out; numbers align right', () => {
@@ -147,12 +150,12 @@ describe('tables', () => {
       ],
       { chalk: colours[0]!, width: null },
     );
-    assert.deepEqual(t.text.split('\n').slice(3, 5), ['│ a  │ x    │   7 │', '│ b  │ y    │ 123 │']);
+    assert.deepEqual(text(t).split('\n').slice(3, 5), ['│ a  │ x    │   7 │', '│ b  │ y    │ 123 │']);
   });
 
   test('rendering is one pass over the rows: 20,000 runs render whole', () => {
     const many = Array.from({ length: 20_000 }, (_, i) => run(`run-${i}`));
     const t = runsTable(many, { chalk: colours[1]!, width: 100 });
-    assert.equal(t.text.split('\n').length, 20_004);
+    assert.equal(text(t).split('\n').length, 20_004);
   });
 });
