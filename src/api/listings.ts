@@ -186,13 +186,17 @@ export function runsOfStore(source: HistorySource, query: RunQuery, index: Index
   });
 }
 
-/** One store's conversations (runs without one grouped under null) with their counts, ordered and cut as asked (metadata: see withCatalog). */
+/**
+ * One store's conversations (runs without one grouped under null) with their counts, ordered and cut as
+ * asked (metadata: see withCatalog); `conversationOf` names the conversation of each run a warning is
+ * about, from the runs listed (the session keeps the warnings of the rows it shows).
+ */
 export function conversationsOfStore(
   source: HistorySource,
   query: ConversationQuery,
   index: IndexChoice,
   hooks: WorkHooks,
-): ConversationListing {
+): ConversationListing & { readonly conversationOf: ReadonlyMap<string, string | null> } {
   return withRecordCounts(source, index, hooks, (counts) => {
     const conversations = arrange(
       sortConversations(summarizeConversations(counts), query.sort ?? DEFAULTS.conversationSort),
@@ -200,14 +204,13 @@ export function conversationsOfStore(
       query.limit ?? null,
     );
     const shown = new Set(conversations.map((c) => c.conversationId));
+    const runs = counts.runs().filter((r) => shown.has(r.conversationId));
+    const warnings = counts.warnings(runs.map((r) => r.runId));
+    const told = new Set(warnings.map((w) => w.runId));
     return {
       conversations,
-      warnings: counts.warnings(
-        counts
-          .runs()
-          .filter((r) => shown.has(r.conversationId))
-          .map((r) => r.runId),
-      ),
+      warnings,
+      conversationOf: new Map(runs.filter((r) => told.has(r.runId)).map((r) => [r.runId, r.conversationId])),
     };
   });
 }

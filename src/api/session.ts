@@ -302,10 +302,9 @@ export class Session {
     const shown = new Set(rows.map((c) => key(c.store, c.conversationId)));
     const warnings = perStore.flatMap((l, i) => {
       if (l.warnings.length === 0) return [];
-      const conversationOf = new Map(this.storeRuns()[i]!.map((r) => [r.runId, r.conversationId]));
       const label = several ? this.stores[i]!.label : undefined;
       return l.warnings
-        .filter((w) => w.runId !== null && conversationOf.has(w.runId) && shown.has(key(label, conversationOf.get(w.runId))))
+        .filter((w) => w.runId !== null && l.conversationOf.has(w.runId) && shown.has(key(label, l.conversationOf.get(w.runId))))
         .map((w) => renameRun(w, (id) => names.qualified(i, id)));
     });
     return withNotices({ conversations: rows, warnings }, this.notices());

@@ -10,7 +10,7 @@ import type { StoreReader } from '../../src/store/reader.js';
 import { warningNotices } from '../../src/api/warnings.js';
 import { toolText } from '../../src/output/tool-text.js';
 import { cli as runInProcess, FIXTURES, TEST_CACHE } from '../helpers/cli.js';
-import { addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
+import { addRawSnapshot, addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
 
 const SMALL = join(FIXTURES, 'parity', 'small.db');
 
@@ -26,6 +26,48 @@ describe('api/session', () => {
         assert.deepEqual(outcome.options.bm25, DEFAULTS.bm25);
         const cli = await runInProcess(['search', 'billing', '--scope', 'all', '--format', 'tool', '--db', SMALL]);
         assert.equal(toolText(outcome) + '\n', cli.stdout);
+      } finally {
+        session.close();
+      }
+    }
+  });
+
+  test("a conversation listing keeps the warnings of the conversations it shows, through the index or not, and reads the store's runs only without it", () => {
+    const db = buildStore((w) => {
+      addRun(w, 'quiet', 'c-quiet', 0);
+      addSnapshot(w, 'quiet', [userMsg('a question', 1), assistantMsg('an answer', 2)]);
+      addRun(w, 'broken', 'c-broken', 10);
+      addSnapshot(w, 'broken', [userMsg('first', 11)]);
+      addRawSnapshot(w, 'broken', '[{"not json', { stepIndex: 2 });
+    });
+    const cache = tempDir();
+    for (const index of [false, {}] as const) {
+      const open = (): Session => openSession(db, { index, env: { ...process.env, XDG_CACHE_HOME: cache } });
+      // the build reads the runs for itself: the listings below find the index current
+      const first = open();
+      first.listConversations();
+      first.close();
+      const session = open();
+      try {
+        const store = session.stores[0]!.store;
+        const read = store.runs.bind(store);
+        let reads = 0;
+        store.runs = () => {
+          reads++;
+          return read();
+        };
+        const what = `index ${JSON.stringify(index)}`;
+        const warned = (l: ReturnType<Session['listConversations']>): string[] => l.warnings.map((w) => `${w.kind}:${w.runId}`);
+        const all = session.listConversations();
+        assert.deepEqual(
+          all.conversations.map((c) => c.conversationId),
+          ['c-quiet', 'c-broken'],
+          what,
+        );
+        assert.deepEqual(warned(all), ['unreadable-snapshot:broken'], what);
+        assert.deepEqual(warned(session.listConversations({ limit: 1 })), [], `${what}: c-broken not shown`);
+        assert.deepEqual(warned(session.listConversations({ reverse: true, limit: 1 })), ['unreadable-snapshot:broken'], what);
+        assert.equal(reads, index === false ? 1 : 0, what);
       } finally {
         session.close();
       }
