@@ -6,6 +6,7 @@ import { DEFAULTS } from '../../src/api/defaults.js';
 import { NotFoundError, PastEndError, RequestError, StoreError } from '../../src/api/errors.js';
 import { openSession, Session, withSession } from '../../src/api/session.js';
 import { openStoreReader } from '../../src/store/open-reader.js';
+import type { IndexChoice } from '../../src/sidecar/with-index.js';
 import type { StoreReader } from '../../src/store/reader.js';
 import { warningNotices } from '../../src/api/warnings.js';
 import { toolText } from '../../src/output/tool-text.js';
@@ -13,6 +14,24 @@ import { cli as runInProcess, FIXTURES, TEST_CACHE } from '../helpers/cli.js';
 import { addRawSnapshot, addRun, addSnapshot, assistantMsg, buildStore, tempDir, userMsg } from '../helpers/stores.js';
 
 const SMALL = join(FIXTURES, 'parity', 'small.db');
+
+/** A session over `db` whose index (when it has one) is current, and how often its store's runs() is called from then on. */
+function countingSession(db: string, index: IndexChoice, cache: string): { session: Session; reads: () => number } {
+  const open = (): Session => openSession(db, { index, env: { ...process.env, XDG_CACHE_HOME: cache } });
+  // a build or an update reads the runs for itself: the calls after it find the index current
+  const first = open();
+  first.listRuns();
+  first.close();
+  const session = open();
+  const store = session.stores[0]!.store;
+  const read = store.runs.bind(store);
+  let reads = 0;
+  store.runs = () => {
+    reads++;
+    return read();
+  };
+  return { session, reads: () => reads };
+}
 
 /** The library and the CLI over one store: the CLI is only a caller of the API. */
 describe('api/session', () => {
@@ -42,20 +61,8 @@ describe('api/session', () => {
     });
     const cache = tempDir();
     for (const index of [false, {}] as const) {
-      const open = (): Session => openSession(db, { index, env: { ...process.env, XDG_CACHE_HOME: cache } });
-      // the build reads the runs for itself: the listings below find the index current
-      const first = open();
-      first.listConversations();
-      first.close();
-      const session = open();
+      const { session, reads } = countingSession(db, index, cache);
       try {
-        const store = session.stores[0]!.store;
-        const read = store.runs.bind(store);
-        let reads = 0;
-        store.runs = () => {
-          reads++;
-          return read();
-        };
         const what = `index ${JSON.stringify(index)}`;
         const warned = (l: ReturnType<Session['listConversations']>): string[] => l.warnings.map((w) => `${w.kind}:${w.runId}`);
         const all = session.listConversations();
@@ -67,7 +74,7 @@ describe('api/session', () => {
         assert.deepEqual(warned(all), ['unreadable-snapshot:broken'], what);
         assert.deepEqual(warned(session.listConversations({ limit: 1 })), [], `${what}: c-broken not shown`);
         assert.deepEqual(warned(session.listConversations({ reverse: true, limit: 1 })), ['unreadable-snapshot:broken'], what);
-        assert.equal(reads, index === false ? 1 : 0, what);
+        assert.equal(reads(), index === false ? 1 : 0, what);
       } finally {
         session.close();
       }
@@ -234,29 +241,17 @@ describe('api/session', () => {
 
   test("a listing or a show reads the store's runs at most once (the session's list serves the replay too); a listing through the index reads none", () => {
     for (const index of [false, {}] as const) {
-      const open = () => openSession(SMALL, { index, env: { ...process.env, XDG_CACHE_HOME: TEST_CACHE } });
-      // an index built or updated reads the runs for itself: the listings below find it current
-      const first = open();
-      first.listRuns();
-      first.close();
-      const session = open();
+      const { session, reads } = countingSession(SMALL, index, TEST_CACHE);
       try {
-        const store = session.stores[0]!.store;
-        const read = store.runs.bind(store);
-        let reads = 0;
-        store.runs = () => {
-          reads++;
-          return read();
-        };
         const runs = session.listRuns().runs;
         assert.ok(runs.length > 1);
         session.listRuns({ sort: 'messages', limit: 1 });
         assert.ok(session.listConversations().conversations.length > 0);
         session.listRuns({ conversationId: runs[0]!.run.conversationId! });
         // the index lists the runs as of its sync with the store: the store's runs table is not read again
-        assert.equal(reads, index === false ? 1 : 0, `index ${JSON.stringify(index)}`);
+        assert.equal(reads(), index === false ? 1 : 0, `index ${JSON.stringify(index)}`);
         session.showRun(runs[0]!.run.runId);
-        assert.equal(reads, 1, `index ${JSON.stringify(index)}`);
+        assert.equal(reads(), 1, `index ${JSON.stringify(index)}`);
       } finally {
         session.close();
       }
