@@ -67,6 +67,9 @@ function closingQuote(text: string, q: number): number {
   }
 }
 
+/** How deep containers may nest: Python's `json.loads` raises RecursionError past about this many. */
+export const MAX_NESTING = 1000;
+
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LITERAL = /true|false|null|NaN|Infinity|-Infinity/y;
 
@@ -83,7 +86,7 @@ function skipValue(text: string, i: number): number {
       i = skipWs(text, i + 1);
       if (text.charCodeAt(i) === (obj ? RBRACE : RBRACKET)) i++;
       else {
-        if (stack.length >= 1000) throw new PayloadError('nesting too deep');
+        if (stack.length >= MAX_NESTING) throw new PayloadError('nesting too deep');
         stack.push(obj);
         if (obj) i = memberColon(text, i);
         continue;

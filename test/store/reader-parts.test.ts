@@ -219,6 +219,43 @@ describe('records', () => {
     }
   });
 
+  it('a run record reads the same by JSON.parse as by the scan (padding past 2,000 characters forces the scan)', () => {
+    const scanned = (text: string): string => text + ' '.repeat(2000);
+    const outcome = (text: string): unknown => {
+      try {
+        return runFromJson(text, 'w');
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    };
+    const rec = (members: string): string => `{${members}, "started_at": "2025-01-01T00:00:00+00:00"}`;
+    const cases = [
+      rec('"run_id": "r", "conversation_id": "c", "parent_run_id": null, "agent_name": "a", "metadata": {"k": [1, {"x": null}]}'),
+      rec('"run\\u005fid": "escaped key"'),
+      rec('"run_id": "first", "run_id": "last"'),
+      rec('"run_id": "\\ud800 lone surrogate", "agent_name": "\\u00e9t\\u00e9"'),
+      rec('"__proto__": {"run_id": "not this"}, "run_id": "own"'),
+      rec('"run_id": "r", "extra": NaN'),
+      rec('"run_id": "r", "metadata": NaN'),
+      rec('"run_id": "r", "metadata": []'),
+      rec('"run_id": "r", "metadata": "text"'),
+      rec('"run_id": "r", "registration_id": 7'),
+      rec('"run_id": 1'),
+      rec('"run_id": "tab\tinside"'),
+      '["run_id", "r"]',
+      '{"run_id": "r", "started_at": 5}',
+    ];
+    for (const text of cases) assert.deepEqual(outcome(text), outcome(scanned(text)), text);
+    assert.equal((outcome(cases[1]!) as { runId: string }).runId, 'escaped key');
+    assert.equal((outcome(cases[2]!) as { runId: string }).runId, 'last');
+    assert.equal((outcome(cases[4]!) as { runId: string }).runId, 'own');
+    assert.equal((outcome(cases[5]!) as { runId: string }).runId, 'r', 'NaN elsewhere: json.loads takes it');
+    for (const k of [6, 7, 8, 9, 10, 11, 12, 13]) assert.ok('error' in (outcome(cases[k]!) as object), cases[k]);
+    // nested as deep as json.loads gives up: refused, however short the rest
+    const deep = `{"run_id": "r", "started_at": "x", "metadata": {"a": ${'['.repeat(1001)}${']'.repeat(1001)}}}`;
+    assert.match((outcome(deep) as { error: string }).error, /nesting too deep/);
+  });
+
   it('a File snapshot: missing state is complete, bool is an int (Python), the rest must be right', () => {
     const base = { run_id: 'r', step_index: 1, timestamp: '2025-01-01T00:00:00+00:00', messages: [] as unknown[] };
     const snap = (o: object): ReturnType<typeof fileSnapshot> => fileSnapshot(4, JSON.stringify({ ...base, ...o }));
