@@ -6,11 +6,9 @@
  * Copies: File payloads and Postgres rows carry the SQLite `messages` text unchanged (both are
  * `json.dumps`); Redis payloads are the older `json.dumps` layout under the newer `runs:all` set.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -273,30 +271,4 @@ export function phaseBackendStamp(_kind: string, target: string): { ms: number; 
   const first = times[0]!;
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   return { ms: median(times), extra: { firstMs: first, stampMs: median(stampTimes) } };
-}
-
-const BIN = fileURLToPath(new URL('../../../bin/convsearch.js', import.meta.url));
-
-/**
- * Phase (own process): a warm search as a user runs it, the whole `convsearch search` process (node's
- * start, loading, the store's open and stamp, the query, the exit), 15 times over varied words; p50/p95.
- */
-export function phaseCliWarm(_kind: string, target: string, index: string, words: string[]): { ms: number; extra: Record<string, number> } {
-  const times: number[] = [];
-  for (let i = 0; i < 15; i++) {
-    const t = performance.now();
-    const r = spawnSync(
-      process.execPath,
-      [BIN, 'search', words[i % words.length]!, '--db', target, '--index', index, '--scope', 'all', '--json'],
-      {
-        encoding: 'utf8',
-        maxBuffer: 64 << 20,
-      },
-    );
-    times.push(performance.now() - t);
-    if (r.status !== 0 && r.status !== 1) throw new Error(`convsearch search failed: ${r.stderr}`);
-  }
-  times.sort((a, b) => a - b);
-  const pct = (p: number): number => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!;
-  return { ms: pct(50), extra: { p50: pct(50), p95: pct(95), n: times.length } };
 }

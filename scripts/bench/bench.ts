@@ -30,18 +30,21 @@ import { defaultThreads } from '../../src/parallel/threads.js';
 import { DEFAULTS } from '../../src/api/defaults.js';
 import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
-import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, phaseCliWarm, prepareBackends } from './backends.js';
+import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, prepareBackends } from './backends.js';
 import { writeHugeMessageStore } from './huge-message.js';
 import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
 import { arg, bulkWrite, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
 import { sharedIndexBench } from './shared-index.js';
 import { targetsTable } from './targets.js';
-import { cliProbes, latencyTable, measureLatencies } from './whole-process.js';
+import { BIN, cliProbes, latencyTable, measureLatencies, type Probe } from './whole-process.js';
 
 const require = createRequire(import.meta.url);
 /** Appends measured one after another (`--appends-only`): more than MAX_SEGMENTS, so merges land among them. */
 const CONSECUTIVE_APPENDS = 16;
+/** Whole-process searches of each backend (the issue's Postgres and Redis rows), and the queries they cycle through. */
+const BACKEND_SEARCHES = 15;
+const WARM_WORDS = ['kalo', 'quarzite', 'kalo quarzite'];
 
 function options(query: string, scope: Partial<SearchOptions>): SearchOptions {
   return {
@@ -257,6 +260,7 @@ async function main(): Promise<void> {
       phase('replay of every run (1 thread): sqlite', ['backend-replay', 'sqlite', work]);
       for (const [kind, target] of targets) phase(`replay of every run (1 thread): ${kind}`, ['backend-replay', kind, target]);
       // the issue's targets: index build, warm search and peak RSS on each backend, against SQLite's
+      const warmSearches: Probe[] = [{ label: 'node -e 0', args: () => ['-e', '0'] }];
       for (const [kind, target] of [['sqlite', work] as const, ...targets]) {
         const backendIndex = join(indexDir, `backend-${kind}.index.db`);
         phase(`open + stamp (median of 7): ${kind}`, ['backend-stamp', kind, target], { once: true });
@@ -266,8 +270,31 @@ async function main(): Promise<void> {
           },
         });
         phase(`warm indexed query (50 store-wide): ${kind}`, ['warm', target, backendIndex, 'all', work], { once: true });
-        const w = phase(`warm search, whole CLI process (15): ${kind}`, ['cli-warm', kind, target, backendIndex], { once: true });
-        backendWarm.set(kind, w.ms);
+        warmSearches.push({
+          label: kind,
+          args: (i) => [
+            BIN,
+            'search',
+            WARM_WORDS[i % WARM_WORDS.length]!,
+            '--db',
+            target,
+            '--index',
+            backendIndex,
+            '--scope',
+            'all',
+            '--json',
+          ],
+        });
+      }
+      // whole processes of every backend in turn (round-robin, with `node -e 0`): a machine that drifts
+      // over the minutes between one backend's runs and the next moves them all alike, and Postgres and
+      // Redis are held against the SQLite search measured beside them
+      process.stderr.write('  warm search, whole CLI process, every backend in turn ...\n');
+      const [node, ...warm] = measureLatencies(warmSearches, BACKEND_SEARCHES);
+      for (const w of warm) {
+        const extra = { p50: w.median, p95: w.p95, n: w.n, overNode: w.median - node!.median };
+        rows.push([`warm search, whole CLI process (${w.n}, backends in turn): ${w.label}`, { ms: w.median, rssMb: NaN, extra }]);
+        backendWarm.set(w.label, w.median);
       }
     } finally {
       stop();
@@ -443,7 +470,8 @@ function printTable(
           .join(' ')
       : '';
     const time = label.startsWith('warm') ? `p50 ${fmt(Number(r.extra!.p50))}, p95 ${fmt(Number(r.extra!.p95))}` : fmt(r.ms);
-    lines.push(`| ${label} | ${time} | ${floors ? (r.ms / floor).toFixed(3) : '–'} | ${r.rssMb.toFixed(0)} MB | ${extra} |`);
+    const rss = Number.isFinite(r.rssMb) ? `${r.rssMb.toFixed(0)} MB` : '–'; // whole processes of their own: not measured
+    lines.push(`| ${label} | ${time} | ${floors ? (r.ms / floor).toFixed(3) : '–'} | ${rss} | ${extra} |`);
   }
   if (floors) {
     lines.push(
@@ -491,7 +519,6 @@ if (process.argv[2] === '--phase') {
   else if (name === 'warm') r = phaseWarm(store!, a!, queriesFor(c ?? store!, b === 'all'));
   else if (name === 'backend-read') r = { ...phaseBackendRead(store!, a!), rssMb: rssMb() };
   else if (name === 'backend-replay') r = { ...phaseBackendReplay(store!, a!), rssMb: rssMb() };
-  else if (name === 'cli-warm') r = { ...phaseCliWarm(store!, a!, b!, ['kalo', 'quarzite', 'kalo quarzite']), rssMb: rssMb() };
   else if (name === 'backend-stamp') r = { ...phaseBackendStamp(store!, a!), rssMb: rssMb() };
   else throw new Error(`unknown phase ${name}`);
   // what the phase touched and ran, all its threads: steadier than its wall time on a shared VM, where a
