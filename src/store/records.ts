@@ -103,7 +103,13 @@ function parsedRun(text: string): RunFields | null {
     const v = member(key);
     return typeof v === 'string' ? v : null;
   };
-  return { runId, conversationId: textOf('conversation_id'), parentRunId: textOf('parent_run_id'), agentName: textOf('agent_name'), startedAt };
+  return {
+    runId,
+    conversationId: textOf('conversation_id'),
+    parentRunId: textOf('parent_run_id'),
+    agentName: textOf('agent_name'),
+    startedAt,
+  };
 }
 
 export type SnapshotState = 'complete' | 'interrupted';
