@@ -201,6 +201,8 @@ export class IndexedCorpusSource implements CorpusSource {
   private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
   /** The runs as StoreRuns, each made once (a search and `runs()` share them), by corpus position. */
   private readonly storeRuns: StoreRun[] = [];
+  /** runs(), made once: a search's union and a listing's counts ask for it more than once. */
+  private runList: readonly StoreRun[] | null = null;
 
   /** The runs the index's meta says it holds (the cache must list as many). */
   private readonly runCount: number;
@@ -240,8 +242,8 @@ export class IndexedCorpusSource implements CorpusSource {
   }
 
   /** Runs in corpus order, as the store lists them. */
-  runs(): StoreRun[] {
-    return this.cache().runs.map((_, i) => this.storeRun(i));
+  runs(): readonly StoreRun[] {
+    return (this.runList ??= this.cache().runs.map((_, i) => this.storeRun(i)));
   }
 
   private storeRun(i: number): StoreRun {
