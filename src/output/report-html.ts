@@ -143,7 +143,7 @@ export function reportHtml(input: ReportInput): string {
 <style>${STYLE}</style></head>
 <body><header><h1>convsearch report</h1>
 <p class="sub">Query <span class="query">${query}</span> over ${scope} in ${input.stores.map(escapeHtml).join(', ')}${input.generatedAt !== undefined ? ` · made ${escapeHtml(input.generatedAt)}` : ''}</p>
-<div class="stats">${stat(stats.hits, 'hits shown')}${stat(stats.matches, 'matching messages')}${stat(stats.matchingRuns, 'runs with matches')}${stat(outcome.runs.length, 'runs searched')}${range ? stat(range, 'days with matches') : ''}</div></header>
+<div class="stats">${stat(stats.hits, 'hits shown')}${stat(stats.matches, 'matching messages')}${stat(stats.matchingRuns, 'runs with matches')}${stat(outcome.runCount, 'runs searched')}${range ? stat(range, 'days with matches') : ''}</div></header>
 <main><h2>Timeline</h2><div class="charts">${chartCard(byDay, 'Matches per day (by run start)')}${chartCard(byRun, 'Matches per run')}</div>
 <h2>Hits</h2>${hitCards || '<p class="empty">No hit.</p>'}
 <h2>Transcripts</h2>${transcripts || '<p class="empty">No transcript.</p>'}</main>

@@ -20,7 +20,7 @@ export function outcomeStats(outcome: SearchOutcome): OutcomeStats {
     matches: outcome.matches.total,
     matchingRuns: outcome.matches.byRun.length,
     messages: outcome.kind === 'found' || outcome.kind === 'no-matches' ? outcome.searched : 0,
-    runs: outcome.runs.length,
+    runs: outcome.runCount,
     skippedSnapshots: outcome.warnings.filter((w) => w.kind === 'unreadable-snapshot').length,
   };
 }

@@ -6,7 +6,7 @@ import { messageTime } from '../history/time.js';
 import type { Warning } from '../history/source.js';
 import type { ConversationMeta } from '../store/conversation-meta.js';
 import type { StoreRun } from '../store/reader.js';
-import { DocumentIds, type Corpus, type CorpusSource } from './corpus.js';
+import { DocumentIds, type Corpus, type CorpusSource, type SectionView } from './corpus.js';
 import { queryTokensWith, tokenizerNamed, type Tokenizer, type TokenizerName } from '../text/tokenizer.js';
 import { scopeMiss, type ScopeMiss } from './scope.js';
 import { collapseKey, distinctTexts, type Fold, FoldBlock, Peekable, type HitLocation } from './collapse.js';
@@ -121,11 +121,24 @@ export interface MatchCounts {
 
 const NO_MATCHES: MatchCounts = { total: 0, byRun: [], unfiltered: 0 };
 
+/**
+ * A section's matches, its run made when first read: a store-wide search through the index counts the
+ * matches of hundreds of runs and most printers show only how many (their runs' texts stay unread).
+ */
+function runMatches(section: SectionView, count: number, best: number): RunMatches {
+  let run: StoreRun | null = null;
+  // an own enumerable property in its place, as a plain object's: JSON.stringify and spreads see it as before
+  const m = { run: null, count, best } as unknown as RunMatches;
+  return Object.defineProperty(m, 'run', { enumerable: true, get: () => (run ??= section.run) });
+}
+
 interface OutcomeBase {
   readonly options: SearchOptions;
   readonly warnings: readonly Warning[];
-  /** The runs whose sections were searched, in corpus order. */
+  /** The runs whose sections were searched, in corpus order (made when first read: a store-wide search of 50k runs shows a few). */
   readonly runs: readonly StoreRun[];
+  /** How many: `runs.length`, without making them. */
+  readonly runCount: number;
   /**
    * Set when the scope names a conversation or run the store does not hold: the outcome still carries
    * the reference's reply, but a caller must treat it as an error (a typo must never pass a check).
@@ -157,7 +170,7 @@ export type SearchOutcome = OutcomeBase &
  */
 export function search(source: CorpusSource, options: SearchOptions, ctx: SearchContext = {}): SearchOutcome {
   if (options.scope === 'conversation' && options.conversationId === null) {
-    return { kind: 'no-conversation-id', options, warnings: [], runs: [], missing: null, matches: NO_MATCHES };
+    return { kind: 'no-conversation-id', options, warnings: [], runs: [], runCount: 0, missing: null, matches: NO_MATCHES };
   }
   const filter = options.filter && !isEmptyFilter(options.filter) ? options.filter : null;
   const needs = filterNeeds(filter);
@@ -173,17 +186,21 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   const tree = parent === null ? null : delegateTree(source.runs(), parent);
   const missing =
     (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
-  const base = { options, warnings: corpus.warnings, runs: corpus.sections.map((s) => s.run), missing, matches: NO_MATCHES };
-  if (options.runId !== null && corpus.sections.length === 0) return { ...base, kind: 'no-run-history', runId: options.runId };
+  const base = { options, warnings: corpus.warnings, runs: [], runCount: corpus.sections.length, missing, matches: NO_MATCHES };
+  const outcome = (o: SearchOutcome): SearchOutcome => {
+    let runs: readonly StoreRun[] | null = null;
+    return Object.defineProperty(o, 'runs', { enumerable: true, get: () => (runs ??= corpus.sections.map((s) => s.run)) });
+  };
+  if (options.runId !== null && corpus.sections.length === 0) return outcome({ ...base, kind: 'no-run-history', runId: options.runId });
   // document ids over the sections, made once (a store-wide search of 50k runs has 50k sections)
   const ids = new DocumentIds(corpus.sections);
   const total = ids.count;
-  if (total === 0) return { ...base, kind: 'no-history', searched: 0 };
+  if (total === 0) return outcome({ ...base, kind: 'no-history', searched: 0 });
 
   const terms = queryTokensWith(tok, options.query);
   const stats = corpus.termStats(terms);
   const ranked = rankBm25(stats, terms, options.bm25);
-  if (ranked.length === 0) return { ...base, kind: 'no-matches', searched: total };
+  if (ranked.length === 0) return outcome({ ...base, kind: 'no-matches', searched: total });
   const test = filter ? new HitTest(filter, corpus, tree, ctx, tok) : null;
   const explain = options.explain ? (doc: number) => explainScore(stats, terms, options.bm25, doc) : null;
   const selected = selectWindows(corpus, ids, ranked, new Set(terms), tok, options, test, explain, ctx);
@@ -193,11 +210,10 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
       ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse))
       : selected.hits;
   const matches = countMatches(corpus, ids, ranked, test, Boolean(options.collapse));
-  const outcome = { ...base, matches, kind: 'found' as const, searched: total, hits, ranking: [] as RankedHit[] };
+  const found = outcome({ ...base, matches, kind: 'found', searched: total, hits, ranking: [] });
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
   let full: RankedHit[] | null = null;
-  Object.defineProperty(outcome, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
-  return outcome;
+  return Object.defineProperty(found, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
 }
 
 /** The outcome with other hits (the same ones, told more): the full ranking stays computed on first use only. */
@@ -369,7 +385,7 @@ function countMatches(corpus: Corpus, ids: DocumentIds, ranked: RankedList, test
   }
   const byRun: RunMatches[] = [];
   perSection.forEach((count, si) => {
-    if (count > 0) byRun.push({ run: corpus.sections[si]!.run, count, best: best[si]! });
+    if (count > 0) byRun.push(runMatches(corpus.sections[si]!, count, best[si]!));
   });
   return { total, byRun, unfiltered: ranked.length };
 }

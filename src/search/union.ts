@@ -175,18 +175,22 @@ export function mergeOrder<T>(
 /** The union of the members' corpus sources. */
 export class UnionCorpusSource implements CorpusSource {
   readonly names: RunNames;
-  private readonly byStore: ReadonlyArray<readonly StoreRun[]>;
+  /** Every member's runs, read when first asked: a store-wide search through an index reads only its hits' runs. */
+  private runLists: ReadonlyArray<readonly StoreRun[]> | null = null;
 
   constructor(readonly members: readonly UnionMember[]) {
-    this.byStore = members.map((m, i) => guard(i, () => m.source.runs()));
     this.names = new RunNames(
       members.map((m) => m.label),
-      () => this.byStore,
+      () => this.byStore(),
     );
   }
 
+  private byStore(): ReadonlyArray<readonly StoreRun[]> {
+    return (this.runLists ??= this.members.map((m, i) => guard(i, () => m.source.runs())));
+  }
+
   runs(): readonly StoreRun[] {
-    return mergeOrder(this.byStore, (r) => r.startedAt).map(({ store, item }) => this.names.run(store, item));
+    return mergeOrder(this.byStore(), (r) => r.startedAt).map(({ store, item }) => this.names.run(store, item));
   }
 
   corpus(scope: ScopeFilter, needs?: CorpusNeeds): Corpus {

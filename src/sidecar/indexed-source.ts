@@ -5,54 +5,47 @@ import { searchText } from '../render/message.js';
 import type { RenderedMessage } from '../render/record.js';
 import type { PartRole, Role } from '../render/roles.js';
 import type { TermStats } from '../search/bm25.js';
-import type { Corpus, CorpusNeeds, CorpusSource, DocumentFacts, SectionView, Window } from '../search/corpus.js';
+import {
+  type Corpus,
+  type CorpusNeeds,
+  type CorpusSource,
+  type DocumentFacts,
+  DocumentIds,
+  type SectionView,
+  type Window,
+} from '../search/corpus.js';
 import type { ScopeFilter } from '../search/scope.js';
 import { TermStatsBuilder } from '../search/term-stats.js';
 import type { RunSnapshotStats, StoreRun } from '../store/reader.js';
+import { CachedRuns, COL, TEXT_AT } from './corpus-cache.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexMeta } from './meta.js';
 import { decodePostings } from './postings.js';
 import { partsFromStored } from './run-build.js';
-import { CACHE_CHUNK, type IndexTables, type MessageRecord } from './tables.js';
+import type { IndexTables, MessageRecord } from './tables.js';
 import { readVarints } from './varint.js';
 
-/** One entry of `corpus_cache.runs`: CORPUS_RUN_COLUMNS, then warn, lengths offset and size, SNAPSHOT_STAT_COLUMNS. */
-type CachedRun = [
-  runKey: number,
-  runId: string,
-  storeRowid: number,
-  conversationId: string | null,
-  parentRunId: string | null,
-  agentName: string | null,
-  startedAt: string,
-  len: number,
-  startAll: number,
-  startConv: number,
-  dlFull: number,
-  dlAll: number,
-  dlConv: number,
-  seg: number,
-  warn: number,
-  lengthsOffset: number,
-  lengthsSize: number,
-  completeSnaps: number,
-  interruptedSnaps: number,
-  lastStep: number | null,
-];
+/** A run's searchable section: its run made only when asked (a store-wide search of 50k runs shows a few). */
+class IndexedSection implements SectionView {
+  constructor(
+    private readonly source: IndexedCorpusSource,
+    /** Its run's corpus position (CachedRuns). */
+    readonly ord: number,
+    readonly start: number,
+    readonly end: number,
+    readonly docLengthSum: number,
+  ) {}
 
-interface IndexedSection extends SectionView {
-  readonly runKey: number;
-  readonly seg: number;
-  readonly docLengthSum: number;
-  /** Where its document lengths by position (varints) lie in the corpus cache's lengths: decoded only for a run a query term is in. */
-  readonly lengthsAt: number;
-  readonly lengthsSize: number;
+  get run(): StoreRun {
+    return this.source.storeRun(this.ord);
+  }
 }
 
 /** A corpus read from the persistent index: only the query terms' postings and the shown windows are touched. */
 class IndexedCorpus implements Corpus {
-  private readonly byRunKey = new Map<number, number>();
-  private readonly firsts: number[] = [];
+  /** Section by run key: an array while the keys are dense (as a build numbers them), else a map. */
+  private readonly byRunKey: { get(key: number): number | undefined };
+  private readonly ids: DocumentIds;
   private readonly docs = new Map<string, RenderedMessage>();
   private readonly lengthCache = new Map<number, number[]>();
   /** Windows told (prefetch) and not read yet. */
@@ -65,26 +58,21 @@ class IndexedCorpus implements Corpus {
     readonly sections: readonly IndexedSection[],
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
-    /** Every run's document lengths (see IndexedSection.lengthsAt). */
-    private readonly lengths: Buffer,
+    private readonly cache: CachedRuns,
   ) {
-    let acc = 0;
-    sections.forEach((s, i) => {
-      this.byRunKey.set(s.runKey, i);
-      this.firsts.push(acc);
-      acc += s.end - s.start;
-    });
+    this.ids = new DocumentIds(sections);
+    this.byRunKey = keyIndex(sections.length, (i) => this.runKey(i));
+  }
+
+  private runKey(section: number): number {
+    return this.cache.num(this.sections[section]!.ord, COL.run_key);
   }
 
   termStats(terms: readonly string[]): TermStats {
-    let n = 0;
     let total = 0;
-    for (const s of this.sections) {
-      n += s.end - s.start;
-      total += s.docLengthSum;
-    }
+    for (const s of this.sections) total += s.docLengthSum;
     // only the documents that hold a query term have their length looked up
-    const stats = new TermStatsBuilder(terms, n);
+    const stats = new TermStatsBuilder(terms, this.ids.count);
     terms.forEach((term, k) => {
       // the rows the term's (checked) directory entry lists, each checked: none is silently missing
       for (const id of this.t.termRows(term, this.tierSegments)) {
@@ -98,14 +86,14 @@ class IndexedCorpus implements Corpus {
               if (pos >= s.end) throw new IndexDamagedError(`a posting of run key ${runKey} points past its record`);
               return;
             }
-            const doc = this.firsts[si]! + pos - s.start;
+            const doc = this.ids.first(si) + pos - s.start;
             stats.add(k, doc, tf);
             stats.setLength(doc, this.lengthsOf(si)[pos]!);
           },
           // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
           (runKey) => {
             const si = this.byRunKey.get(runKey);
-            return si !== undefined && this.sections[si]!.seg === row.seg;
+            return si !== undefined && this.cache.num(this.sections[si]!.ord, COL.seg) === row.seg;
           },
         );
       }
@@ -117,8 +105,9 @@ class IndexedCorpus implements Corpus {
     let l = this.lengthCache.get(section);
     if (!l) {
       const s = this.sections[section]!;
-      l = readVarints(this.lengths.subarray(s.lengthsAt, s.lengthsAt + s.lengthsSize));
-      if (l.length !== s.end) throw new IndexDamagedError(`run key ${s.runKey} has ${l.length} document lengths for ${s.end} messages`);
+      l = readVarints(this.cache.lengths(s.ord));
+      if (l.length !== s.end)
+        throw new IndexDamagedError(`run key ${this.runKey(section)} has ${l.length} document lengths for ${s.end} messages`);
       this.lengthCache.set(section, l);
     }
     return l;
@@ -126,29 +115,29 @@ class IndexedCorpus implements Corpus {
 
   /** Parts, timestamp and first snapshot without the fields (what hit filters test). */
   facts(section: number, position: number): DocumentFacts {
-    const s = this.sections[section]!;
-    const d = this.docs.get(`${s.runKey}:${position}`);
+    const runKey = this.runKey(section);
+    const d = this.docs.get(`${runKey}:${position}`);
     if (d) return d;
     // the whole row: its checksum covers every column
-    const row = this.t.message(s.runKey, position);
+    const row = this.t.message(runKey, position);
     return { parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq };
   }
 
   sectionFacts(section: number): DocumentFacts[] {
     const s = this.sections[section]!;
     const out: DocumentFacts[] = [];
-    for (const row of this.t.messages(s.runKey, s.start, s.end))
+    for (const row of this.t.messages(this.runKey(section), s.start, s.end))
       out.push({ parts: partsFromJson(row.roles), timestamp: row.timestamp, firstSeq: row.first_seq });
     return out;
   }
 
   document(section: number, position: number): RenderedMessage {
-    const s = this.sections[section]!;
-    const key = `${s.runKey}:${position}`;
+    const runKey = this.runKey(section);
+    const key = `${runKey}:${position}`;
     let d = this.docs.get(key);
     if (!d) {
       this.readWindow(section, position);
-      d = this.docs.get(key) ?? toDocument(this.t.message(s.runKey, position));
+      d = this.docs.get(key) ?? toDocument(this.t.message(runKey, position));
       this.docs.set(key, d);
     }
     return d;
@@ -163,7 +152,7 @@ class IndexedCorpus implements Corpus {
     const ranges: Window[] = [];
     const sorted = [...windows].sort((a, b) => a.section - b.section || a.start - b.start);
     for (const w of sorted) {
-      const { runKey } = this.sections[w.section]!;
+      const runKey = this.runKey(w.section);
       let { start, end } = w;
       while (start < end && this.docs.has(`${runKey}:${start}`)) start++;
       while (end > start && this.docs.has(`${runKey}:${end - 1}`)) end--;
@@ -174,7 +163,7 @@ class IndexedCorpus implements Corpus {
       else ranges.push({ section: w.section, start, end });
     }
     this.pending.push(...ranges);
-    this.t.db.readSoon?.(ranges.map((r) => () => this.t.messageRange(this.sections[r.section]!.runKey, r.start, r.end)));
+    this.t.db.readSoon?.(ranges.map((r) => () => this.t.messageRange(this.runKey(r.section), r.start, r.end)));
   }
 
   /** Reads the told window holding the document, when one does (all its documents kept). */
@@ -182,9 +171,31 @@ class IndexedCorpus implements Corpus {
     const i = this.pending.findIndex((w) => w.section === section && w.start <= position && position < w.end);
     if (i < 0) return;
     const [w] = this.pending.splice(i, 1);
-    const { runKey } = this.sections[section]!;
+    const runKey = this.runKey(section);
     for (const row of this.t.messageRange(runKey, w!.start, w!.end)) this.docs.set(`${runKey}:${row.pos}`, toDocument(row));
   }
+}
+
+/**
+ * Index `0 .. n-1` by key: an array while the keys are dense, as a build numbers them (a lookup per
+ * posting, and no map of 50k entries made for a store-wide search), else a map.
+ */
+function keyIndex(n: number, keyOf: (i: number) => number): { get(key: number): number | undefined } {
+  let maxKey = -1;
+  let dense = true;
+  for (let i = 0; i < n && dense; i++) {
+    const key = keyOf(i);
+    dense = Number.isInteger(key) && key >= 0;
+    if (key > maxKey) maxKey = key;
+  }
+  if (dense && maxKey < 4 * n + 1024) {
+    const at = new Int32Array(maxKey + 1).fill(-1);
+    for (let i = 0; i < n; i++) at[keyOf(i)] = i;
+    return { get: (key) => (key >= 0 && key <= maxKey && at[key]! >= 0 ? at[key] : undefined) };
+  }
+  const map = new Map<number, number>();
+  for (let i = 0; i < n; i++) map.set(keyOf(i), i);
+  return map;
 }
 
 function toDocument(row: MessageRecord): RenderedMessage {
@@ -198,7 +209,7 @@ function partsFromJson(roles: string): PartRole[] {
 
 /** Corpus source over an up-to-date index (the caller syncs it first). */
 export class IndexedCorpusSource implements CorpusSource {
-  private cached: { runs: CachedRun[]; lengths: Buffer } | null = null;
+  private cached: CachedRuns | null = null;
   /** The runs as StoreRuns, each made once (a search and `runs()` share them), by corpus position. */
   private readonly storeRuns: StoreRun[] = [];
   /** runs(), made once: a search's union and a listing's counts ask for it more than once. */
@@ -217,94 +228,95 @@ export class IndexedCorpusSource implements CorpusSource {
     this.tierSegments = meta.tierSegments;
   }
 
-  private cache(): { runs: CachedRun[]; lengths: Buffer } {
-    if (!this.cached) {
-      if (this.runCount === 0) this.cached = { runs: [], lengths: Buffer.alloc(0) };
-      else {
-        const runs: CachedRun[] = [];
-        const blobs: Buffer[] = [];
-        let base = 0;
-        for (const row of this.t.cache()) {
-          const chunk = JSON.parse(row.runs) as CachedRun[];
-          if (!Array.isArray(chunk) || (chunk.length !== CACHE_CHUNK && runs.length + chunk.length !== this.runCount))
-            throw new IndexDamagedError('the corpus cache does not list every run');
-          // offsets into the row's own lengths, made offsets into all of them
-          for (const r of chunk) r[15] += base;
-          runs.push(...chunk);
-          blobs.push(row.lengths);
-          base += row.lengths.length;
-        }
-        if (runs.length !== this.runCount) throw new IndexDamagedError('the corpus cache does not list every run');
-        this.cached = { runs, lengths: Buffer.concat(blobs) };
-      }
-    }
-    return this.cached;
+  private cache(): CachedRuns {
+    return (this.cached ??= new CachedRuns(this.runCount === 0 ? [] : this.t.cache(), this.runCount));
   }
 
   /** Runs in corpus order, as the store lists them. */
   runs(): readonly StoreRun[] {
-    return (this.runList ??= this.cache().runs.map((_, i) => this.storeRun(i)));
+    return (this.runList ??= Array.from({ length: this.cache().count }, (_, i) => this.storeRun(i)));
   }
 
-  private storeRun(i: number): StoreRun {
-    return (this.storeRuns[i] ??= toStoreRun(this.cache().runs[i]!));
+  /** The run at corpus position `ord`. */
+  storeRun(ord: number): StoreRun {
+    let run = this.storeRuns[ord];
+    if (run === undefined) {
+      const c = this.cache();
+      const t = c.textsOf(ord);
+      run = this.storeRuns[ord] = {
+        runId: t[TEXT_AT.run_id]!,
+        conversationId: t[TEXT_AT.conversation_id]!,
+        parentRunId: t[TEXT_AT.parent_run_id]!,
+        agentName: t[TEXT_AT.agent_name]!,
+        startedAt: t[TEXT_AT.started_at]!,
+        rowid: c.num(ord, COL.store_rowid),
+      };
+    }
+    return run;
   }
 
   corpus(scope: ScopeFilter, needs: CorpusNeeds = {}): Corpus {
     // the postings are the default tokenizer's: counting another's terms in them would be silently wrong
     if ((needs.tokenizer ?? 'default') !== 'default')
       throw new Error(`the index holds default-tokenizer postings, not ${needs.tokenizer}'s`);
-    const { runs, lengths } = this.cache();
+    const c = this.cache();
     const sections: IndexedSection[] = [];
     const warnings: Warning[] = [];
     let scopeRuns = 0;
-    for (let i = 0; i < runs.length; i++) {
-      const r = runs[i]!;
-      // scope test on the raw entry: only in-scope runs become records
-      if (scope.scope === 'conversation' && r[3] !== scope.conversationId) continue;
-      if (scope.runId !== null && r[1] !== scope.runId) continue;
+    // the columns a section starts at and sums its lengths over, by scope
+    const [startAt, sumAt] =
+      scope.runId !== null
+        ? [-1, COL.dl_full]
+        : scope.scope === 'conversation'
+          ? [COL.start_conv, COL.dl_conv]
+          : [COL.start_all, COL.dl_all];
+    for (let i = 0; i < c.count; i++) {
+      // scope test on the cache: only in-scope runs become records, and only the runs shown get their texts read
+      if (scope.scope === 'conversation' && c.text(i, 'conversation_id') !== scope.conversationId) continue;
+      if (scope.runId !== null && c.text(i, 'run_id') !== scope.runId) continue;
       scopeRuns++;
-      if (r[14]) warnings.push(...this.warningsOf(r[0]));
-      const [start, docLengthSum] = scope.runId !== null ? [0, r[10]] : scope.scope === 'conversation' ? [r[9], r[12]] : [r[8], r[11]];
-      if (start < r[7]) {
-        sections.push({
-          run: this.storeRun(i),
-          start,
-          end: r[7],
-          runKey: r[0],
-          seg: r[13],
-          docLengthSum,
-          lengthsAt: r[15],
-          lengthsSize: r[16],
-        });
-      }
+      if (c.num(i, COL.warn)) warnings.push(...this.warningsOf(c.num(i, COL.run_key)));
+      const start = startAt < 0 ? 0 : c.num(i, startAt);
+      const len = c.num(i, COL.len);
+      if (start < len) sections.push(new IndexedSection(this, i, start, len, c.num(i, sumAt)));
     }
-    return new IndexedCorpus(this.t, this.tierSegments, sections, warnings, scopeRuns, lengths);
+    return new IndexedCorpus(this.t, this.tierSegments, sections, warnings, scopeRuns, c);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
   recordCounts(): RecordCounts {
-    const byId = new Map(this.cache().runs.map((r) => [r[1], r]));
+    const c = this.cache();
+    const byId = new Map(this.runs().map((r, i) => [r.runId, i]));
+    const num = (runId: string, column: number): number | undefined => {
+      const i = byId.get(runId);
+      return i === undefined ? undefined : c.num(i, column);
+    };
     return {
       runs: () => this.runs(),
-      recordLength: (runId) => byId.get(runId)?.[7] ?? 0,
+      recordLength: (runId) => num(runId, COL.len) ?? 0,
       conversationMessages: (conversationId, runs) =>
         runs.reduce((n, run) => {
-          const r = byId.get(run.runId);
-          return r ? n + r[7] - (conversationId === null ? 0 : r[9]) : n;
+          const len = num(run.runId, COL.len);
+          return len === undefined ? n : n + len - (conversationId === null ? 0 : num(run.runId, COL.start_conv)!);
         }, 0),
       warnings: (runIds) =>
         runIds.flatMap((id) => {
-          const r = byId.get(id);
-          return r?.[14] ? this.warningsOf(r[0]) : [];
+          const i = byId.get(id);
+          return i !== undefined && c.num(i, COL.warn) ? this.warningsOf(c.num(i, COL.run_key)) : [];
         }),
       snapshotStats: () => {
-        for (const r of byId.values()) if (r[17] < 0) return null; // not read for some run: the store tells
+        for (let i = 0; i < c.count; i++) if (c.num(i, COL.complete_snaps) < 0) return null; // not read for some run: the store tells
         // made as asked, not a second map of every run (a listing of 50k runs asks for each once)
         return {
           get: (runId: string): RunSnapshotStats | undefined => {
-            const r = byId.get(runId);
-            return r && { complete: r[17], interrupted: r[18], lastStep: r[19] };
+            const i = byId.get(runId);
+            if (i === undefined) return undefined;
+            const lastStep = c.num(i, COL.last_step);
+            return {
+              complete: c.num(i, COL.complete_snaps),
+              interrupted: c.num(i, COL.interrupted_snaps),
+              lastStep: Number.isNaN(lastStep) ? null : lastStep,
+            };
           },
         };
       },
@@ -324,8 +336,4 @@ export class IndexedCorpusSource implements CorpusSource {
     }
     return out;
   }
-}
-
-function toStoreRun(r: CachedRun): StoreRun {
-  return { runId: r[1], conversationId: r[3], parentRunId: r[4], agentName: r[5], startedAt: r[6], rowid: r[2] };
 }

@@ -1,10 +1,10 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's). */
-export const INDEX_FORMAT = 'convsearch-index-14';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers binary, its texts a flat list). */
+export const INDEX_FORMAT = 'convsearch-index-15';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
  * `runs` row also `marks_sum`, the CRC-32 of the columns the sync compares (tables.ts MARK_COLUMNS),
- * checked when those are read alone, and `keys_sum` of KEY_COLUMNS (what attribution scans of every run). `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order.
+ * checked when those are read alone, and `keys_sum` of KEY_COLUMNS (what attribution scans of every run). `corpus_cache` holds one row per CACHE_CHUNK runs in corpus order (corpus-cache.ts).
  * `terms` lists, per term, the ids of its `postings` rows, in fixed hash buckets that always exist:
  * a term that is absent is absent from a checked bucket, never just a lookup that found nothing. The
  * rows of a segment an update wrote (meta `tier_segments`) are listed in that segment's own TIER_PARTS
@@ -76,26 +76,22 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_pos ON messages(run_key, pos);
 CREATE TABLE field_pieces (run_key INTEGER NOT NULL, pos INTEGER NOT NULL, k INTEGER NOT NULL, data TEXT NOT NULL, sum INTEGER NOT NULL);
 CREATE UNIQUE INDEX field_pieces_key ON field_pieces(run_key, pos, k);
-CREATE TABLE corpus_cache (id INTEGER PRIMARY KEY, runs TEXT NOT NULL, lengths BLOB NOT NULL, sum INTEGER NOT NULL);
+CREATE TABLE corpus_cache (id INTEGER PRIMARY KEY, numbers BLOB NOT NULL, lengths BLOB NOT NULL, runs BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE postings (id INTEGER PRIMARY KEY, term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE terms (bucket INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER NOT NULL);
 CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT NULL, sum INTEGER NOT NULL);
 `;
 
 /**
- * Columns of the per-search run summary (`corpus_cache.runs`), in this order, followed by `warn`
- * (the run has warnings to report), the offset and size of its document lengths in its row's
- * `corpus_cache.lengths`, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS).
- * `seg` is the segment that holds the run's live postings.
+ * What the per-search run summary (`corpus_cache`, corpus-cache.ts) keeps of each run: its texts, and its
+ * numbers, followed there by `warn` (the run has warnings to report), the offset and size of its document
+ * lengths, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS). `seg` is the segment that holds the
+ * run's live postings.
  */
-export const CORPUS_RUN_COLUMNS = [
+export const CORPUS_RUN_TEXTS = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at'] as const;
+export const CORPUS_RUN_NUMBERS = [
   'run_key',
-  'run_id',
   'store_rowid',
-  'conversation_id',
-  'parent_run_id',
-  'agent_name',
-  'started_at',
   'len',
   'start_all',
   'start_conv',

@@ -180,6 +180,13 @@ export const KEY_COLUMNS = ['run_key', 'ord', 'conversation_id', 'start_all', 's
 
 export type RunKeys = Pick<RunRow, (typeof KEY_COLUMNS)[number]>;
 
+/** A `corpus_cache` row as corpus-cache.ts lays it out: its runs' numbers, document lengths and texts. */
+export interface CacheRow {
+  readonly numbers: Buffer;
+  readonly lengths: Buffer;
+  readonly runs: Buffer;
+}
+
 /** Runs per `corpus_cache` row: an update rewrites the rows from the first run it changed on, not the whole cache. */
 export const CACHE_CHUNK = 256;
 
@@ -414,9 +421,9 @@ export class IndexTables {
       bucket: db.prepare(`SELECT bucket, data, sum FROM ${n('terms')} WHERE bucket = ?`),
       putBucket: db.prepare(db.replaceSql('terms', ['bucket', 'data', 'sum'], 'bucket')),
       deleteBuckets: db.prepare(`DELETE FROM ${n('terms')} WHERE bucket >= ? AND bucket < ?`),
-      cache: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} ORDER BY id`),
-      cacheChunk: db.prepare(`SELECT id, runs, lengths, sum FROM ${n('corpus_cache')} WHERE id = ?`),
-      putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'runs', 'lengths', 'sum'], 'id')),
+      cache: db.prepare(`SELECT id, numbers, lengths, runs, sum FROM ${n('corpus_cache')} ORDER BY id`),
+      cacheChunk: db.prepare(`SELECT id, numbers, lengths, runs, sum FROM ${n('corpus_cache')} WHERE id = ?`),
+      putCache: db.prepare(db.replaceSql('corpus_cache', ['id', 'numbers', 'lengths', 'runs', 'sum'], 'id')),
       dropCache: db.prepare(`DELETE FROM ${n('corpus_cache')} WHERE id >= ?`),
       pageMap: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id = ?`),
       parts: db.prepare(`SELECT id, head, digests, sum FROM ${n('pages')} WHERE id >= ? AND id < ? ORDER BY id`),
@@ -795,26 +802,26 @@ export class IndexTables {
   // --- corpus cache -----------------------------------------------------------------------------
 
   /** The cache's rows (chunk 0, 1, ... each of CACHE_CHUNK runs in corpus order), every one present and sound. */
-  cache(): Array<{ runs: string; lengths: Buffer }> {
-    const rows = this.s.cache.all() as Array<{ id: number; runs: string; lengths: Buffer; sum: number }>;
+  cache(): CacheRow[] {
+    const rows = this.s.cache.all() as Array<CacheRow & { id: number; sum: number }>;
     return rows.map((r, i) => {
-      verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+      verifyRow('corpus_cache', [r.id, r.numbers, r.lengths, r.runs], r.sum);
       if (r.id !== i) throw new IndexDamagedError(`corpus cache chunk ${i} is missing`);
-      return { runs: r.runs, lengths: r.lengths };
+      return { numbers: r.numbers, lengths: r.lengths, runs: r.runs };
     });
   }
 
   /** Cache row `chunk`, checked; null when there is none. */
-  cacheChunk(chunk: number): { runs: string; lengths: Buffer } | null {
-    const r = this.s.cacheChunk.get(chunk) as { id: number; runs: string; lengths: Buffer; sum: number } | undefined;
+  cacheChunk(chunk: number): CacheRow | null {
+    const r = this.s.cacheChunk.get(chunk) as (CacheRow & { id: number; sum: number }) | undefined;
     if (r === undefined) return null;
-    verifyRow('corpus_cache', [r.id, r.runs, r.lengths], r.sum);
+    verifyRow('corpus_cache', [r.id, r.numbers, r.lengths, r.runs], r.sum);
     if (r.id !== chunk) throw new IndexDamagedError(`corpus cache chunk ${chunk} finds chunk ${r.id}`);
-    return { runs: r.runs, lengths: r.lengths };
+    return { numbers: r.numbers, lengths: r.lengths, runs: r.runs };
   }
 
-  putCache(chunk: number, runs: string, lengths: Buffer): void {
-    this.s.putCache.run(chunk, runs, lengths, rowSum([chunk, runs, lengths]));
+  putCache(chunk: number, row: CacheRow): void {
+    this.s.putCache.run(chunk, row.numbers, row.lengths, row.runs, rowSum([chunk, row.numbers, row.lengths, row.runs]));
   }
 
   /** Removes the cache rows from `chunk` on (the corpus shrank). */

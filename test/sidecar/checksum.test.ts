@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { rowSum, verifyRow } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 
@@ -30,6 +31,21 @@ describe('sidecar/checksum', () => {
     }
     assert.notEqual(rowSum(['terM', 3, blob]), base);
     assert.notEqual(rowSum(['term', 4, blob]), base);
+  });
+
+  test('an empty blob after another sums the same written and read back from SQLite (which hands it out with no data pointer)', () => {
+    const db = new Database(':memory:');
+    try {
+      db.exec('CREATE TABLE t (a BLOB NOT NULL, b BLOB NOT NULL, sum INTEGER NOT NULL)');
+      const written = [Buffer.from('numbers'), Buffer.concat([])];
+      db.prepare('INSERT INTO t VALUES (?, ?, ?)').run(...written, rowSum(written));
+      const r = db.prepare('SELECT a, b, sum FROM t').get() as { a: Buffer; b: Buffer; sum: number };
+      assert.equal(r.b.length, 0);
+      verifyRow('corpus_cache', [r.a, r.b], r.sum);
+      assert.notEqual(rowSum([r.a, r.b]), rowSum([r.a]), 'the empty blob still counts as a value');
+    } finally {
+      db.close();
+    }
   });
 
   test('verifyRow passes the right sum and names the table otherwise', () => {

@@ -75,7 +75,9 @@ function assertCacheAsWritten(index: string, what: string): void {
   const rows = (file: string): unknown[] => {
     const db = new Database(file, { readonly: true });
     try {
-      return db.prepare('SELECT id, runs, hex(lengths) AS lengths, sum FROM corpus_cache ORDER BY id').all();
+      return db
+        .prepare('SELECT id, hex(numbers) AS numbers, hex(lengths) AS lengths, hex(runs) AS runs, sum FROM corpus_cache ORDER BY id')
+        .all();
     } finally {
       db.close();
     }
