@@ -33,7 +33,6 @@ class IndexedSection implements SectionView {
     readonly ord: number,
     readonly start: number,
     readonly end: number,
-    readonly docLengthSum: number,
   ) {}
 
   get run(): StoreRun {
@@ -59,6 +58,8 @@ class IndexedCorpus implements Corpus {
     readonly warnings: readonly Warning[],
     readonly scopeRuns: number,
     private readonly cache: CachedRuns,
+    /** The number (COL) that sums the scope's document lengths of a run. */
+    private readonly sumAt: number,
   ) {
     this.ids = new DocumentIds(sections);
     this.byRunKey = keyIndex(sections.length, (i) => this.runKey(i));
@@ -69,8 +70,9 @@ class IndexedCorpus implements Corpus {
   }
 
   termStats(terms: readonly string[]): TermStats {
+    // indexed, not for-of: this runs once over every section, before V8 optimizes it (an iterator result each)
     let total = 0;
-    for (const s of this.sections) total += s.docLengthSum;
+    for (let i = 0; i < this.sections.length; i++) total += this.cache.num(this.sections[i]!.ord, this.sumAt);
     // only the documents that hold a query term have their length looked up
     const stats = new TermStatsBuilder(terms, this.ids.count);
     terms.forEach((term, k) => {
@@ -278,9 +280,11 @@ export class IndexedCorpusSource implements CorpusSource {
       if (c.num(i, COL.warn)) warnings.push(...this.warningsOf(c.num(i, COL.run_key)));
       const start = startAt < 0 ? 0 : c.num(i, startAt);
       const len = c.num(i, COL.len);
-      if (start < len) sections.push(new IndexedSection(this, i, start, len, c.num(i, sumAt)));
+      // positions within a run: int32 (`| 0` keeps them small integers, not a boxed double each)
+      if ((start | 0) !== start || (len | 0) !== len) throw new IndexDamagedError(`corpus position ${i} has no record length`);
+      if (start < len) sections.push(new IndexedSection(this, i, start | 0, len | 0));
     }
-    return new IndexedCorpus(this.t, this.tierSegments, sections, warnings, scopeRuns, c);
+    return new IndexedCorpus(this.t, this.tierSegments, sections, warnings, scopeRuns, c, sumAt);
   }
 
   /** Listing counts straight from the index: the same numbers a replay gives (see RecordCounts). */
