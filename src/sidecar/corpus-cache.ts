@@ -10,9 +10,8 @@ import { CACHE_CHUNK, type CacheRow, type IndexTables, type RunRow } from './tab
  * `lengths_at`, `lengths_size`); `runs`, a JSON array (UTF-8) holding the array of each run's
  * CORPUS_RUN_TEXTS. A search reads the numbers as they lie in the rows and parses the texts of the rows
  * holding the runs it shows only: at 50,000 runs, rows of JSON tuples per run cost ~80 ms to parse and
- * as much again in garbage collection.
+ * as much again in garbage collection. NUMBERS are a run's numbers, in their order there.
  */
-/** A run's numbers; `lengths_size` right after `lengths_at`. */
 export const NUMBERS = [...CORPUS_RUN_NUMBERS, 'warn', 'lengths_at', 'lengths_size', ...SNAPSHOT_STAT_COLUMNS] as const;
 export type NumberColumn = (typeof NUMBERS)[number];
 export type TextColumn = (typeof CORPUS_RUN_TEXTS)[number];
