@@ -1,12 +1,11 @@
-import { endianness } from 'node:os';
 import { IndexDamagedError } from './errors.js';
 import { type Layout, liveSegment } from './meta.js';
 import { CORPUS_RUN_NUMBERS, CORPUS_RUN_TEXTS, SNAPSHOT_STAT_COLUMNS } from './schema.js';
-import { CACHE_CHUNK, type CacheRow, type IndexTables, type RunRow } from './tables.js';
+import { CACHE_CHUNK, type CacheRow, type IndexTables, type RunRow, wordsOf } from './tables.js';
 
 /**
  * A `corpus_cache` row, three blobs: `numbers`, the run count (u32, then 4 bytes of padding) and every
- * run's NUMBERS as float64 LE, run after run; `lengths`, the runs' document lengths (varints;
+ * run's NUMBERS as float64 in this machine's order (as the page map's words, tables.ts wordsOf), run after run; `lengths`, the runs' document lengths (varints;
  * `lengths_at`, `lengths_size`); `runs`, a JSON array (UTF-8) holding the array of each run's
  * CORPUS_RUN_TEXTS. A search reads the numbers as they lie in the rows and parses the texts of the rows
  * holding the runs it shows only: at 50,000 runs, rows of JSON tuples per run cost ~80 ms to parse and
@@ -23,7 +22,6 @@ const WIDTH_TEXTS = CORPUS_RUN_TEXTS.length;
 export const COL = Object.fromEntries(NUMBERS.map((c, i) => [c, i])) as Record<NumberColumn, number>;
 /** Where each text lies in a run's CORPUS_RUN_TEXTS (what CachedRuns.textsOf gives). */
 export const TEXT_AT = Object.fromEntries(CORPUS_RUN_TEXTS.map((c, i) => [c, i])) as Record<TextColumn, number>;
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** One run's entry: its texts and its numbers (`last_step` null as NaN). */
 interface Entry {
@@ -34,20 +32,18 @@ interface Entry {
 }
 
 function encodeChunk(entries: readonly Entry[]): CacheRow {
-  const numbers = Buffer.alloc(HEADER + entries.length * WIDTH * 8);
-  numbers.writeUInt32LE(entries.length, 0);
+  const head = Buffer.alloc(HEADER);
+  head.writeUInt32LE(entries.length, 0);
+  const values = new Float64Array(entries.length * WIDTH);
   let lengthsAt = 0;
   entries.forEach((e, i) => {
-    const values = [...e.numbers];
-    values[COL.lengths_at] = lengthsAt;
-    values[COL.lengths_size] = e.lengths.length;
+    values.set(e.numbers, i * WIDTH);
+    values[i * WIDTH + COL.lengths_at] = lengthsAt;
+    values[i * WIDTH + COL.lengths_size] = e.lengths.length;
     lengthsAt += e.lengths.length;
-    values.forEach((v, k) => {
-      numbers.writeDoubleLE(v, HEADER + (i * WIDTH + k) * 8);
-    });
   });
   const runs = Buffer.from(JSON.stringify(entries.map((e) => e.texts)));
-  return { numbers, lengths: Buffer.concat(entries.map((e) => e.lengths)), runs };
+  return { numbers: Buffer.concat([head, Buffer.from(values.buffer)]), lengths: Buffer.concat(entries.map((e) => e.lengths)), runs };
 }
 
 /** The run count of a row, checked against the size of its numbers. */
@@ -88,8 +84,9 @@ function rowTexts(json: Buffer, n: number): Array<Array<string | null>> {
 function decodeChunk(row: CacheRow): Entry[] {
   const n = chunkCount(row);
   const texts = rowTexts(row.runs, n);
+  const values = wordsOf(row.numbers.subarray(HEADER), Float64Array);
   return Array.from({ length: n }, (_, i) => {
-    const numbers = NUMBERS.map((_c, k) => row.numbers.readDoubleLE(HEADER + (i * WIDTH + k) * 8));
+    const numbers = Array.from(values.subarray(i * WIDTH, (i + 1) * WIDTH));
     return { texts: texts[i]!, numbers, lengths: slice(row.lengths, numbers[COL.lengths_at]!, numbers[COL.lengths_size]!) };
   });
 }
@@ -156,7 +153,7 @@ export function writeCorpusCache(t: IndexTables, runCount: number, layout: Layou
 /** Every run's cache entry, in corpus order: the numbers as the rows hold them, a row's texts parsed when one of them is asked for. */
 export class CachedRuns {
   readonly count: number;
-  /** Each row's numbers (a view of its blob where aligned, else a copy). */
+  /** Each row's numbers (tables.ts wordsOf: a view of its blob where aligned, else a copy). */
   private readonly numbers: Float64Array[];
   private readonly rows: readonly CacheRow[];
   /** The rows' texts parsed so far. */
@@ -169,13 +166,8 @@ export class CachedRuns {
     });
     this.count = counts.reduce((a, b) => a + b, 0);
     if (this.count !== runCount) throw new IndexDamagedError('the corpus cache does not list every run');
-    // a view, not a copy: at 50,000 runs a copy is 6.8 MB of fresh pages, each a fault
-    this.numbers = rows.map((r, i) => {
-      const at = r.numbers.byteOffset + HEADER;
-      const size = counts[i]! * WIDTH;
-      if (LITTLE_ENDIAN && at % 8 === 0) return new Float64Array(r.numbers.buffer, at, size);
-      return Float64Array.from({ length: size }, (_, k) => r.numbers.readDoubleLE(HEADER + k * 8));
-    });
+    // a view, not a copy, where aligned: at 50,000 runs a copy is 6.8 MB of fresh pages, each a fault
+    this.numbers = rows.map((r) => wordsOf(r.numbers.subarray(HEADER), Float64Array));
     this.rows = rows;
   }
 

@@ -362,7 +362,7 @@ export type KnownRunsToWrite = Omit<KnownRuns, 'runs'> & { readonly runs: Readon
  * `bytes` (whole words, in this machine's order, as written) read as words: a view where they are aligned
  * (parts read are joined into a buffer of their own: no second copy of a few MB), else a copy. Only read.
  */
-function wordsOf<T extends Uint32Array | Float64Array>(
+export function wordsOf<T extends Uint32Array | Float64Array>(
   bytes: Buffer,
   kind: { new (buffer: ArrayBufferLike, offset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number },
 ): T {
