@@ -100,7 +100,8 @@ export class KeyIds {
       this.keys = keys;
     }
     const id = this.size++;
-    this.keys.set(src.subarray(at, at + KEY_BYTES), id * KEY_BYTES);
+    // byte by byte: a subarray to copy from is an object per key
+    for (let i = 0, o = id * KEY_BYTES; i < KEY_BYTES; i++) this.keys[o + i] = src[at + i]!;
     this.place(id);
     return id;
   }
@@ -167,17 +168,27 @@ export class PairSet {
 
 const hashPair = (conv: number, key: number): number => Math.imul(key ^ Math.imul(conv, 0x9e3779b1), 0x85ebca6b) ^ (key >>> 13);
 
-/** The starts of the runs from `fromOrd` on, from the keys of every earlier run (see attribute). */
+/**
+ * The keys of `runs`, numbered: the only keys of earlier runs that can move a later run's starts (a
+ * KeyIds, not a Set of their texts: no string made per key).
+ */
+function keysOf(runs: readonly RunKeys[]): KeyIds {
+  const ids = new KeyIds();
+  for (const run of runs) for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) ids.add(run.keys, i);
+  return ids;
+}
+
+/**
+ * The starts of the runs from `fromOrd` on, from the keys of every earlier run (see attribute). Each run's
+ * row is read once. When the later runs are the fewer (an appended run), they are read first and held,
+ * and the earlier runs' keys are kept only where a later run holds them; otherwise (an edit of an early
+ * run, a build) every earlier key is kept, which the later keys could only ever be looked up against
+ * alike, and the later runs are streamed.
+ */
 function storeWide(t: IndexTables, runCount: number, fromOrd: number, rewritten: ReadonlySet<number>, read: { rows: number }): Redo[] {
-  const wanted = new Set<string>();
-  const heads = new Set<number>();
-  // from the first run (a build): no earlier run to scan, and no key set to hold twice
-  for (const run of fromOrd > 0 ? keysAt(t, fromOrd, runCount, read) : []) {
-    for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) {
-      wanted.add(run.keys.toString('latin1', i, i + KEY_BYTES));
-      heads.add(run.keys.readInt32LE(i));
-    }
-  }
+  const fewerLater = runCount - fromOrd < fromOrd;
+  const held = fewerLater ? [...keysAt(t, fromOrd, runCount, read)] : null;
+  const wanted = held === null ? null : keysOf(held);
   // every key met is store-wide (`all`), and its conversation's when the run has one
   const all = new KeyIds();
   const inConv = new PairSet();
@@ -191,15 +202,14 @@ function storeWide(t: IndexTables, runCount: number, fromOrd: number, rewritten:
   for (const run of keysAt(t, 0, fromOrd, read)) {
     let conv: number | undefined;
     for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) {
-      if (!heads.has(run.keys.readInt32LE(i))) continue;
-      if (!wanted.has(run.keys.toString('latin1', i, i + KEY_BYTES))) continue;
+      if (wanted !== null && wanted.find(run.keys, i) === -1) continue;
       const key = all.add(run.keys, i);
       conv ??= convOf(run.conversation_id);
       if (conv !== -1) inConv.add(conv, key);
     }
   }
   const redo: Redo[] = [];
-  for (const run of keysAt(t, fromOrd, runCount, read)) {
+  for (const run of held ?? keysAt(t, fromOrd, runCount, read)) {
     const keys = run.keys;
     if (keys.length % KEY_BYTES !== 0) throw new IndexDamagedError(`the keys of run key ${run.run_key} are not whole keys`);
     const n = keys.length / KEY_BYTES;
@@ -225,10 +235,10 @@ function storeWide(t: IndexTables, runCount: number, fromOrd: number, rewritten:
  * a run's section starts after the leading prefix of its record that earlier runs already hold,
  * store-wide and within its conversation. Reads the runs' key blobs (with their section starts), never
  * the messages, and the whole row only of a run `rewritten` (its record changed) or whose starts move.
- * Only the keys of the runs from `fromOrd` on are ever looked up, so the earlier runs' keys are scanned
- * for those alone (a 32-bit head first, no string made for a key that cannot be one of them): an
- * appended run costs a scan of the key blobs, not a set of every key; one that only continues its
- * conversation, a read of that conversation's runs (withinConversations). Returns the corpus positions
+ * Only the keys of the runs from `fromOrd` on are ever looked up, so when those runs are the fewer the
+ * earlier runs' keys are kept for them alone: an appended run costs a scan of the key blobs, not a
+ * table of every key; one that only continues its conversation, a read of that conversation's runs
+ * (withinConversations). Each run's key row is read once. Returns the corpus positions
  * of the rows it rewrote, and how many runs' keys it read.
  */
 export function attribute(

@@ -116,3 +116,62 @@ test('the key table and the (conversation, key) pairs tell every key apart, what
     for (let conv = 0; conv < 4; conv++) assert.equal(pairs.has(conv, id), pairTexts.has(`${conv} ${text}`));
   }
 });
+
+/** Each run's starts as the index holds them, by run id. */
+function starts(index: string): Map<string, string> {
+  const db = new Database(index, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT run_id, start_all, start_conv FROM runs').all() as Array<{
+      run_id: string;
+      start_all: number;
+      start_conv: number;
+    }>;
+    return new Map(rows.map((r) => [r.run_id, `${r.start_all}/${r.start_conv}`]));
+  } finally {
+    db.close();
+  }
+}
+
+test('an in-place edit of an early run whose messages later runs repeat: their starts move, each key row is read once; answers equal --no-index', () => {
+  let moved = 0;
+  for (const seed of [58, 59, 60]) {
+    const { path, runs } = threadedStore(seed, 24);
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const before = starts(index);
+    const db = new Database(path);
+    let edited: string;
+    try {
+      // the earliest run whose first user text a later run repeats: that text, changed in every snapshot of
+      // that run (same length, no row added), is no longer held before the later run
+      const first = db
+        .prepare(
+          `SELECT r.run_id AS run_id, substr(s.messages, instr(s.messages, '"content": "') + 12, 6) AS word
+           FROM runs r JOIN snapshots s ON s.run_id = r.run_id
+           WHERE instr(s.messages, '"content": "') > 0
+             AND EXISTS (SELECT 1 FROM snapshots t JOIN runs q ON q.run_id = t.run_id
+                         WHERE q.started_at > r.started_at AND instr(t.messages, substr(s.messages, instr(s.messages, '"content": "'), 40)) > 0)
+           ORDER BY r.started_at, s.seq LIMIT 1`,
+        )
+        .get() as { run_id: string; word: string };
+      edited = first.run_id;
+      db.prepare('UPDATE snapshots SET messages = replace(messages, ?, ?) WHERE run_id = ?').run(
+        `"content": "${first.word}`,
+        `"content": "${'q'.repeat(first.word.length)}`,
+        edited,
+      );
+    } finally {
+      db.close();
+    }
+    const r = sync(path, index);
+    assert.equal(r.runsReplayed, 1, `seed ${seed}: the edited run alone is rebuilt`);
+    const position = runs.findIndex((x) => x.id === edited);
+    assert.ok(position < runs.length / 2, `seed ${seed}: an early run (${position} of ${runs.length}) was edited`);
+    // the store-wide scan reads every run's key row once (earlier runs, then the later ones)
+    assert.equal(r.keysRead, runs.length, `seed ${seed}: key rows read`);
+    const after = starts(index);
+    moved += [...after].filter(([id, s]) => id !== edited && before.get(id) !== s).length;
+    assertSameAnswers(path, index, runs, seed, 'quarzite', 'qqqqqq');
+  }
+  assert.ok(moved > 0, 'a later run’s starts moved with the edit');
+});
