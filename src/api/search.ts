@@ -138,7 +138,9 @@ export function searchStores(
  * Runs `fn` over the union of the stores' corpus sources: each store's index opened in turn (`fn` runs
  * inside the last), a store whose index cannot be used read through `replayed`. What fails is handled
  * by the guard of the store it belongs to, and passed on by the others. `ctx` dates messages by their
- * snapshot in their own store.
+ * snapshot in their own store. `fn` answers from the sources alone: when every source before the last
+ * store's is an index, it may run ahead over that store's index while the store's stamp is read, and
+ * again if the index then changed (IndexOptions.answerAhead).
  */
 export function withUnion<T>(
   stores: readonly NamedStore[],
@@ -158,25 +160,26 @@ export function withUnion<T>(
     };
     return fn(union, ctx);
   };
-  const open = (i: number, sources: readonly CorpusSource[]): T => {
+  /** `replays`: some source of `sources` is a replay (run twice, it would read its store twice). */
+  const open = (i: number, sources: readonly CorpusSource[], replays = false): T => {
     if (i === stores.length) return run(sources);
     const s = stores[i]!;
-    if (index === false) return open(i + 1, [...sources, replayed(s)]);
+    if (index === false) return open(i + 1, [...sources, replayed(s)], true);
     return withIndex(
       s.store,
       // an index file named by path serves one store: the session refuses it with several; a shared
       // index reads ahead what every store needs for these terms (sidecar/shared/read-session.ts)
-      { ...index, ...hooks, peers: stores.map((p) => p.store), terms },
+      { ...index, ...hooks, peers: stores.map((p) => p.store), terms, answerAhead: i === stores.length - 1 && !replays },
       (source) => {
         try {
-          return open(i + 1, [...sources, source]);
+          return open(i + 1, [...sources, source], replays);
         } catch (e) {
           const carried = e instanceof ForeignError ? e.inner : e;
           if (carried instanceof MemberError && carried.store === i) throw carried.inner;
           throw e instanceof ForeignError ? e : new ForeignError(e);
         }
       },
-      () => open(i + 1, [...sources, replayed(s)]),
+      () => open(i + 1, [...sources, replayed(s)], true),
     );
   };
   try {

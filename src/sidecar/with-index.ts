@@ -16,6 +16,7 @@ import { withSharedIndex } from './shared/shared-index.js';
 import type { IndexStanding } from './shared/standing.js';
 import { isSharedIndex } from './shared/target.js';
 import { IndexSync, type SyncReport } from './sync.js';
+import type { IndexTables } from './tables.js';
 
 export interface IndexOptions extends ReadAhead {
   /** Index file to use; default: one per store in the user cache directory. */
@@ -35,6 +36,13 @@ export interface IndexOptions extends ReadAhead {
   readonly onIndexStanding?: (store: string, standing: IndexStanding | null) => void;
   /** Told before the index is written in bulk (see IndexSync's onBulkWrite). */
   readonly onBulkWrite?: () => void;
+  /**
+   * withIndex's `fn` answers from its source alone, with no effect beyond its answer (a search), so it
+   * may be run twice: for a store whose stamp is read on another thread (StoreReader.stampAhead) it runs
+   * over the index as it stands while the stamp is read, and again only if bringing the index up to
+   * date changed the content it answers for.
+   */
+  readonly answerAhead?: boolean;
 }
 
 export interface IndexedSource {
@@ -43,10 +51,38 @@ export interface IndexedSource {
   readonly path: string;
 }
 
-/** Opens the index at a checked `path`, folds in what changed in the store, and hands back a corpus source over it. */
-function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSource & { db: BetterSqlite3.Database } {
+/**
+ * Runs `ahead` over the index as it stands (one read transaction, ended before any update), and gives the
+ * content it answered for; null when it threw (it is asked again once the index is up to date, and
+ * throws there if it must).
+ */
+function answeredAhead(tables: IndexTables, ahead: (source: IndexedCorpusSource) => void): string | null {
+  tables.begin();
+  try {
+    const meta = readIndexMeta(tables.readMeta());
+    ahead(new IndexedCorpusSource(tables, meta));
+    return meta.content;
+  } catch {
+    return null;
+  } finally {
+    tables.commit();
+  }
+}
+
+/**
+ * Opens the index at a checked `path`, folds in what changed in the store, and hands back a corpus source
+ * over it. `ahead`, if given, is first run over the index as it stands; `aheadStands` tells whether the
+ * index still answers for the content it was run on (then its answer is this source's).
+ */
+function openAt(
+  store: StoreReader,
+  path: string,
+  opts: IndexOptions,
+  ahead?: (source: IndexedCorpusSource) => void,
+): IndexedSource & { db: BetterSqlite3.Database; aheadStands: boolean } {
   const { db, tables } = openIndexDatabase(path, store.identity);
   try {
+    const aheadContent = ahead === undefined ? null : answeredAhead(tables, ahead);
     const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env), opts.onBulkWrite);
     for (let attempt = 1; ; attempt++) {
       const report = sync.sync(opts.onProgress, opts.verify === true);
@@ -57,7 +93,7 @@ function openAt(store: StoreReader, path: string, opts: IndexOptions): IndexedSo
       if (meta.content === report.content || attempt >= 5) {
         if (meta.content !== report.content)
           throw new IndexUnavailableError('other processes keep updating the index to another state of the store');
-        return { db, source: new IndexedCorpusSource(tables, meta), report, path };
+        return { db, source: new IndexedCorpusSource(tables, meta), report, path, aheadStands: aheadContent === meta.content };
       }
       tables.commit();
     }
@@ -209,11 +245,14 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
   }
   let damage: string | null = null;
   let busyTries = 0;
+  // the stamp is read elsewhere meanwhile: the index answers first (see answerAhead)
+  const aheadFirst = opts.answerAhead === true && store.stampAhead === true && opts.verify !== true;
   for (;;) {
     let opened: ReturnType<typeof openAt> | null = null;
+    let early: { value: T } | null = null;
     try {
-      opened = openAt(store, path, opts);
-      const result = fn(opened.source);
+      opened = openAt(store, path, opts, aheadFirst ? (source) => void (early = { value: fn(source) }) : undefined);
+      const result = opened.aheadStands && early !== null ? (early as { value: T }).value : fn(opened.source);
       if (damage !== null) opts.onWarning?.(`index ${path} was damaged (${damage}); rebuilt it`);
       return result;
     } catch (e) {

@@ -131,6 +131,12 @@ export interface StoreReader {
    */
   stamp(recorded?: string | null): string | null;
   /**
+   * True when the stamp is read on another thread, asked for as the reader opens (a server's driver
+   * thread): an index is then searched while it is read, the answer kept when the index proves to answer
+   * for the content the stamp vouches for.
+   */
+  readonly stampAhead?: boolean;
+  /**
    * After `stamp(recorded)` returned `recorded` on a proof other than its cheap one (Postgres: the rows,
    * after a commit elsewhere on the server moved the transaction snapshot): the stamp that proves the same
    * state cheaply from now on. The index records it, or every later check pays that proof again.

@@ -384,4 +384,57 @@ describe('index over other backends: the stamp', () => {
     await changed('the last payload of a run gone', 'zanzibarite', 0);
     s.cli(6, ['FLUSHDB']);
   });
+  it('Redis: a search that meets a change itself drops what it answered ahead from the index as it stood, and answers with the store’s new text', async (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    s.load(7, join(FIXTURES, 'redis', 'small.redis'));
+    const target = s.url(7);
+    const index = join(tempDir(), 'idx.db');
+    assertWarm(target, index);
+    // the index is searched while the stamp is read (StoreReader.stampAhead); no sync between the change and the search
+    const payload = (word: string): string =>
+      JSON.stringify({
+        run_id: 'run-alpha-1',
+        step_index: 4,
+        timestamp: '2025-03-01T09:09:00Z',
+        messages: [
+          { parts: [{ content: `the ${word} report`, timestamp: '2025-03-01T09:09:00Z', part_kind: 'user-prompt' }], kind: 'request' },
+        ],
+        state: 'complete',
+      });
+    s.cli(7, ['INCR', `${PREFIX}:snapshots:seq:{run-alpha-1}`]);
+    s.cli(7, ['SET', `${PREFIX}:snapshot:{run-alpha-1}:4`, payload('xylophonite')]);
+    s.cli(7, ['ZADD', `${PREFIX}:snapshots:{run-alpha-1}`, '4', '4:complete']);
+    assert.deepEqual(await hits(target, index, 'xylophonite'), [1, 1], 'a word the change added');
+    s.cli(7, ['SET', `${PREFIX}:snapshot:{run-alpha-1}:4`, payload('quillwortite')]);
+    s.cli(7, ['INCR', `${PREFIX}:snapshots:seq:{run-alpha-1}`]);
+    assert.deepEqual(await hits(target, index, 'xylophonite'), [0, 0], 'a word the change took away');
+    assert.deepEqual(await hits(target, index, 'quillwortite'), [1, 1]);
+    assert.equal(sync(target, index).contentChecked, false, 'the searches brought the index up to date');
+    s.cli(7, ['FLUSHDB']);
+  });
+
+  it('Redis: a listing that tells something (a listed run whose record is gone) tells it on every search, warm or not; a quiet one is vouched for as such', async (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    s.load(8, join(FIXTURES, 'redis', 'small.redis'));
+    const target = s.url(8);
+    const index = join(tempDir(), 'idx.db');
+    const quiet = assertWarm(target, index);
+    assert.ok(quiet.endsWith('.q'), `a listing that told nothing is recorded as such: ${quiet.slice(-20)}`);
+    const notices = async (): Promise<string[]> => {
+      const r = await cli(['search', 'report', '--db', target, '--scope', 'all', '--json', '--index', index]);
+      assert.ok(r.status === 0 || r.status === 1, r.stderr);
+      return (JSON.parse(r.stdout) as { warnings: Array<{ notice?: string }> }).warnings.flatMap((w) => (w.notice ? [w.notice] : []));
+    };
+    assert.deepEqual(await notices(), [], 'warm, quiet: nothing to tell');
+    s.cli(8, ['SADD', `${PREFIX}:runs:all`, 'run-ghost-1']);
+    assert.deepEqual(await notices(), ['vanished-run'], 'the search that meets the change');
+    const stamp = sync(target, index).stamp!;
+    assert.ok(!stamp.endsWith('.q'), 'a listing that tells something is not vouched for as quiet');
+    assert.deepEqual(await notices(), ['vanished-run'], 'warm: the same notice, the listing read again');
+    s.cli(8, ['SREM', `${PREFIX}:runs:all`, 'run-ghost-1']);
+    assert.deepEqual(await notices(), []);
+    s.cli(8, ['FLUSHDB']);
+  });
 });

@@ -67,6 +67,8 @@ interface Listing {
   /** A record under another run's key (its run's index is read, but its counter is not). */
   readonly strays: boolean;
   readonly digest: string;
+  /** Parsing it told nothing (no record gone, repeated, or read leniently): see stamp(). */
+  readonly quiet: boolean;
 }
 
 /** Every run's entries, from the indexes part of the view. */
@@ -74,14 +76,29 @@ interface Indexed {
   readonly byId: Map<string, RunView>;
   readonly digest: string;
   /**
-   * What proves the indexes unchanged while the listing is (see stamp()): per run of the listing, its
-   * first and last seq (`f:l`, '' when it has none), joined by `,`; null when the view was not settled.
+   * What proves the indexes unchanged while the listing is (see stamp()): per run, in the order of the
+   * listing's members (listed()), its first and last seq (`f:l`, '' when it has none), joined by `,`;
+   * null when the view was not settled.
    */
   readonly probe: string | null;
 }
 
-/** The stamp's layout: `r2.<listing digest>.<indexes digest>[.<probe>]` (digests in base64: no `.`). */
-const STAMP = 'r2';
+/**
+ * The stamp's layout: `r3.<listing digest>.<indexes digest>[.<probe>[.q]]` (digests in base64: no `.`);
+ * `q`: parsing that listing told nothing. (r2's probe followed corpus order, which only the parsed
+ * listing gives.)
+ */
+const STAMP = 'r3';
+const QUIET = 'q';
+
+/**
+ * The run ids of a listing reply as it came, before any record is parsed: its members whose record is
+ * there, in member order. When no record is under another run's key (a settled view), these are the
+ * runs of the listing, each once.
+ */
+function listed(raw: ListingReply): string[] {
+  return (raw.members as string[]).filter((_, i) => raw.records[i] !== null);
+}
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
@@ -91,8 +108,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private readonly prefix: string;
   private readonly bridge: SyncBridge;
   private readonly notes = new Notices();
+  private raw: ListingReply | null = null;
   private listed: Listing | null = null;
   private indexedView: Indexed | null = null;
+  /** noteRuns() was called: notices() tells what listing the runs tells (see there). */
+  private runsNoted = false;
+  /** The listing is one a stamp vouched for as quiet: parsing it would tell nothing (see stamp()). */
+  private quietVouched = false;
+  /**
+   * The stamp is read on the driver thread, asked for as the reader opens (the listing), so an index can
+   * be searched meanwhile (StoreReader.stampAhead).
+   */
+  readonly stampAhead = true;
   /** The listing, asked for as the reader opens: read on the driver thread while this one goes on. */
   private readonly listingTicket: number;
   /** Probes of recorded stamps, answered (see stamp()). */
@@ -126,13 +153,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private pipeline(commands: string[][]): RedisReply[] {
     if (commands.length === 0) return [];
     // the listing was asked for first: its reply is taken before any other (a later call would drop it)
-    this.listing();
+    this.rawListing();
     const request: PipelineRequest = { op: 'pipeline', commands };
     return this.bridge.call<RedisReply[]>(request);
   }
 
   private keyOf(runId: string, e: Entry): string {
     return payloadKey(this.prefix, runId, e.seq);
+  }
+
+  /** The listing's reply as it came (members, records and counters as text, their digest): nothing parsed. */
+  private rawListing(): ListingReply {
+    return (this.raw ??= this.bridge.take<ListingReply>(this.listingTicket));
   }
 
   private listing(): Listing {
@@ -144,7 +176,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   private readListing(): Listing {
-    const raw = this.bridge.take<ListingReply>(this.listingTicket);
+    const raw = this.rawListing();
+    const told = this.notes.notices().length;
     for (const m of raw.members) {
       // upstream's decode raises out of list_runs here
       if (!isText(m)) throw new StoreError(`${this.label}: a run set member is not valid UTF-8`);
@@ -170,7 +203,14 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       else strays = true;
     });
     const runs = orderRuns([...records.values()], this.label, this.notes);
-    return { runs, position: new Map(runs.map((run, i) => [run.runId, i])), counters, strays, digest: raw.digest };
+    return {
+      runs,
+      position: new Map(runs.map((run, i) => [run.runId, i])),
+      counters,
+      strays,
+      digest: raw.digest,
+      quiet: this.notes.notices().length === told,
+    };
   }
 
   private readIndexes(): Indexed {
@@ -181,7 +221,6 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     const byId = new Map<string, RunView>();
     let settled = !listing.strays;
     let total = 0;
-    const probe: string[] = [];
     listing.runs.forEach((run, i) => {
       const index = raw.indexes[i]!;
       const entries = this.entries(run.runId, index);
@@ -191,21 +230,28 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       // every member read, and the run's last save (its INCR) is the last member: no save half done
       const counter = listing.counters.get(run.runId);
       settled &&= entries.length === index.length && (last === undefined ? counter === null : counter === String(last.seq));
-      probe.push(last === undefined ? '' : `${entries[0]!.seq}:${last.seq}`);
     });
     // and every indexed payload there: none pruned or expired under a member still listed
     settled &&= raw.present === total;
-    return { byId, digest: raw.digest, probe: settled ? probe.join(',') : null };
+    const probe = (): string =>
+      listed(this.rawListing())
+        .map((id) => {
+          const entries = byId.get(id)!.entries;
+          return entries.length === 0 ? '' : `${entries[0]!.seq}:${entries[entries.length - 1]!.seq}`;
+        })
+        .join(',');
+    return { byId, digest: raw.digest, probe: settled ? probe() : null };
   }
 
   /**
    * Whether the indexes are as when `probe` was taken, the listing (records, seq counters) being the
    * same: every run's first and last indexed payload still exist (one EXISTS of two keys a run).
    */
-  private probe(probe: string): boolean {
+  private probe(probe: string, quiet: boolean): boolean {
     let known = this.probed.get(probe);
     if (known !== undefined) return known;
-    const runs = this.listing().runs;
+    // the listing's digest is the recorded one (see stamp()): its members are text, its runs those the probe was taken of
+    const runs = listed(this.rawListing());
     const marks = probe === '' ? [] : probe.split(',');
     const keys: string[] = [];
     known = marks.length === runs.length || (runs.length === 0 && probe === '');
@@ -213,10 +259,13 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       if (marks[i] === '') continue;
       const m = /^([0-9]+):([0-9]+)$/.exec(marks[i]!);
       if (m === null) known = false;
-      else keys.push(payloadKey(this.prefix, runs[i]!.runId, Number(m[1])), payloadKey(this.prefix, runs[i]!.runId, Number(m[2])));
+      else keys.push(payloadKey(this.prefix, runs[i]!, Number(m[1])), payloadKey(this.prefix, runs[i]!, Number(m[2])));
     }
     if (known && keys.length > 0) {
-      known = existing(this.pipeline(existsCommands(keys))) === keys.length;
+      const ticket = this.bridge.post({ op: 'pipeline', commands: existsCommands(keys) } satisfies PipelineRequest);
+      // while the server answers: the runs, which nearly every command asks for next (or their notices)
+      if (!quiet) this.listing();
+      known = existing(this.bridge.take<RedisReply[]>(ticket)) === keys.length;
     }
     this.probed.set(probe, known);
     return known;
@@ -442,20 +491,33 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   }
 
   /**
-   * `r2.<listing>.<indexes>[.<probe>]`. The indexes cost a command a run (and an EXISTS of every payload),
+   * `r3.<listing>.<indexes>[.<probe>[.q]]`. The indexes cost a command a run (and an EXISTS of every payload),
    * so a recorded stamp whose listing digest is the current one (the same run sets, run records and
    * seq counters: every save INCRs its run's counter before it writes) and whose probe holds (every
    * run's first and last indexed payload still there: a prune deletes the first ones, a TTL expires them
    * first) is returned as it is, without reading the indexes. The probe is recorded only from a settled
-   * view (see readIndexes), so a save caught half done is never vouched for.
+   * view (see readIndexes), so a save caught half done is never vouched for. `.q` after the probe: parsing
+   * that listing told nothing (see noteRuns).
    */
   stamp(recorded?: string | null): string {
-    const listing = this.listing();
+    // proved from the listing's reply as it came: its records are parsed only when something asks for the runs
+    const digest = this.rawListing().digest;
     const parts = recorded?.split('.') ?? [];
-    if (this.indexedView === null && parts.length === 4 && parts[0] === STAMP && parts[1] === listing.digest && this.probe(parts[3]!))
+    const quiet = parts.length === 5 && parts[4] === QUIET;
+    if (
+      this.indexedView === null &&
+      (parts.length === 4 || quiet) &&
+      parts[0] === STAMP &&
+      parts[1] === digest &&
+      this.probe(parts[3]!, quiet)
+    ) {
+      // the very bytes of a listing that told nothing when parsed: they tell nothing now (noteRuns)
+      if (quiet) this.quietVouched = true;
       return recorded!;
+    }
     const v = this.view();
-    return `${STAMP}.${listing.digest}.${v.digest}${v.probe === null ? '' : `.${v.probe}`}`;
+    const listing = this.listing();
+    return `${STAMP}.${listing.digest}.${v.digest}${v.probe === null ? '' : `.${v.probe}${listing.quiet ? `.${QUIET}` : ''}`}`;
   }
 
   /** From the payloads' raw text (content.ts): nothing parsed, so a changed store is compared quickly. */
@@ -479,7 +541,17 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     return true;
   }
 
+  /**
+   * What listing the runs tells (run-order.ts, and records gone or repeated), told by notices(): a search
+   * answered by the index needs no runs, and the listing is parsed after its answer, not before; not at
+   * all when the stamp vouched for it as quiet.
+   */
+  noteRuns(): void {
+    this.runsNoted = true;
+  }
+
   notices(): readonly StoreNotice[] {
+    if (this.runsNoted && !this.quietVouched) this.listing();
     return this.notes.notices();
   }
 
