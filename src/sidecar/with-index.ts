@@ -52,14 +52,15 @@ export interface IndexedSource {
 }
 
 /**
- * Runs `ahead` over the index as it stands (one read transaction, ended before any update), and gives the
- * content it answered for; null when it threw (it is asked again once the index is up to date, and
- * throws there if it must).
+ * Tells the store the stamp the index recorded (StoreReader.stampAhead), then runs `ahead` over the index
+ * as it stands (one read transaction, ended before any update), and gives the content it answered for;
+ * null when it threw (it is asked again once the index is up to date, and throws there if it must).
  */
-function answeredAhead(tables: IndexTables, ahead: (source: IndexedCorpusSource) => void): string | null {
+function answeredAhead(tables: IndexTables, store: StoreReader, ahead: (source: IndexedCorpusSource) => void): string | null {
   tables.begin();
   try {
     const meta = readIndexMeta(tables.readMeta());
+    store.stampAhead?.(meta.storeStamp);
     ahead(new IndexedCorpusSource(tables, meta));
     return meta.content;
   } catch {
@@ -82,7 +83,7 @@ function openAt(
 ): IndexedSource & { db: BetterSqlite3.Database; aheadStands: boolean } {
   const { db, tables } = openIndexDatabase(path, store.identity);
   try {
-    const aheadContent = ahead === undefined ? null : answeredAhead(tables, ahead);
+    const aheadContent = ahead === undefined ? null : answeredAhead(tables, store, ahead);
     const sync = new IndexSync(tables, store, parallelOptionsFromEnv(opts.env), opts.onBulkWrite);
     for (let attempt = 1; ; attempt++) {
       const report = sync.sync(opts.onProgress, opts.verify === true);
@@ -246,7 +247,7 @@ export function withIndex<T>(store: StoreReader, opts: IndexOptions, fn: (source
   let damage: string | null = null;
   let busyTries = 0;
   // the stamp is read elsewhere meanwhile: the index answers first (see answerAhead)
-  const aheadFirst = opts.answerAhead === true && store.stampAhead === true && opts.verify !== true;
+  const aheadFirst = opts.answerAhead === true && store.stampAhead !== undefined && opts.verify !== true;
   for (;;) {
     let opened: ReturnType<typeof openAt> | null = null;
     let early: { value: T } | null = null;

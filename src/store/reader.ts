@@ -131,11 +131,12 @@ export interface StoreReader {
    */
   stamp(recorded?: string | null): string | null;
   /**
-   * True when the stamp is read on another thread, asked for as the reader opens (a server's driver
-   * thread): an index is then searched while it is read, the answer kept when the index proves to answer
-   * for the content the stamp vouches for.
+   * A reader whose stamp is read on another thread, asked for as it opens (a server's driver thread),
+   * has this: told the stamp an index recorded, it may start proving it there. The index is then
+   * searched while the stamp is read, the answer kept when the index proves to answer for the content
+   * the stamp vouches for (sidecar/with-index.ts, answerAhead).
    */
-  readonly stampAhead?: boolean;
+  stampAhead?(recorded: string | null): void;
   /**
    * After `stamp(recorded)` returned `recorded` on a proof other than its cheap one (Postgres: the rows,
    * after a commit elsewhere on the server moved the transaction snapshot): the stamp that proves the same

@@ -402,6 +402,28 @@ describe('index over other backends: the stamp', () => {
         ],
         state: 'complete',
       });
+    // a run whose first payload alone holds a word; that payload gone with nothing else touched (a prune's
+    // first step, an expiry): the listing is the same, and the probe asked of the driver thread ahead fails
+    s.cli(7, [
+      'SET',
+      `${PREFIX}:run:{run-delta-1}`,
+      '{"run_id": "run-delta-1", "conversation_id": null, "parent_run_id": null, "agent_name": null, "metadata": {}, "started_at": "2025-03-01T09:08:00+00:00"}',
+    ]);
+    s.cli(7, ['SADD', `${PREFIX}:runs:all`, 'run-delta-1']);
+    for (const [seq, word] of [
+      [1, 'marmotite'],
+      [2, 'other'],
+    ] as const) {
+      s.cli(7, ['INCR', `${PREFIX}:snapshots:seq:{run-delta-1}`]);
+      s.cli(7, ['SET', `${PREFIX}:snapshot:{run-delta-1}:${seq}`, payload(word).replace('"run-alpha-1"', '"run-delta-1"')]);
+      s.cli(7, ['ZADD', `${PREFIX}:snapshots:{run-delta-1}`, String(seq), `${seq}:complete`]);
+    }
+    assert.deepEqual(await hits(target, index, 'marmotite'), [1, 1]);
+    const settled = sync(target, index);
+    assert.equal(settled.contentChecked, false);
+    assert.equal(settled.stamp!.split('.').length, 5, 'a settled, quiet view: its probe is recorded');
+    s.cli(7, ['DEL', `${PREFIX}:snapshot:{run-delta-1}:1`]);
+    assert.deepEqual(await hits(target, index, 'marmotite'), [0, 0], 'a first payload gone under an unchanged listing');
     s.cli(7, ['INCR', `${PREFIX}:snapshots:seq:{run-alpha-1}`]);
     s.cli(7, ['SET', `${PREFIX}:snapshot:{run-alpha-1}:4`, payload('xylophonite')]);
     s.cli(7, ['ZADD', `${PREFIX}:snapshots:{run-alpha-1}`, '4', '4:complete']);

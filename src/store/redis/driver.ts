@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
 import { decodeOnce } from './reply.js';
-import { readIndexes, readListing, type ViewRequest } from './view.js';
+import { probeHolds, readIndexes, readListing, type ListingReply, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -128,10 +128,16 @@ export async function open(config: unknown): Promise<DriverSession> {
     }
     return out;
   };
+  /** The listing read last, kept for a probe asked for after it (ProbeRequest). */
+  let listed: ListingReply | null = null;
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest | ViewRequest;
-      if (r.op === 'view') return r.part === 'listing' ? readListing(r.prefix, exec) : readIndexes(r.prefix, r.runIds, exec);
+      if (r.op === 'view') {
+        if (r.part === 'listing') return (listed = await readListing(r.prefix, exec));
+        if (r.part === 'probe') return probeHolds(r, listed, exec);
+        return readIndexes(r.prefix, r.runIds, exec);
+      }
       if (r.op !== 'pipeline') throw new Error(`unknown request ${String((r as { op?: unknown }).op)}`);
       return exec(r.commands, decodeOnce);
     },

@@ -28,7 +28,10 @@ import type { RedisReply } from './reply.js';
 import {
   existing,
   existsCommands,
+  listedRuns,
   parseMember,
+  probeKeys,
+  type ProbeRequest,
   payloadKey,
   runKey,
   type IndexesReply,
@@ -91,15 +94,6 @@ interface Indexed {
 const STAMP = 'r3';
 const QUIET = 'q';
 
-/**
- * The run ids of a listing reply as it came, before any record is parsed: its members whose record is
- * there, in member order. When no record is under another run's key (a settled view), these are the
- * runs of the listing, each once.
- */
-function listed(raw: ListingReply): string[] {
-  return (raw.members as string[]).filter((_, i) => raw.records[i] !== null);
-}
-
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
 export class RedisStoreReader extends SeamDefaults implements StoreReader {
@@ -115,11 +109,8 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private runsNoted = false;
   /** The listing is one a stamp vouched for as quiet: parsing it would tell nothing (see stamp()). */
   private quietVouched = false;
-  /**
-   * The stamp is read on the driver thread, asked for as the reader opens (the listing), so an index can
-   * be searched meanwhile (StoreReader.stampAhead).
-   */
-  readonly stampAhead = true;
+  /** The probe of a recorded stamp, asked of the driver thread ahead (stampAhead), and its reply's ticket. */
+  private probeAhead: { readonly probe: string; readonly ticket: number } | null = null;
   /** The listing, asked for as the reader opens: read on the driver thread while this one goes on. */
   private readonly listingTicket: number;
   /** Probes of recorded stamps, answered (see stamp()). */
@@ -234,7 +225,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     // and every indexed payload there: none pruned or expired under a member still listed
     settled &&= raw.present === total;
     const probe = (): string =>
-      listed(this.rawListing())
+      listedRuns(this.rawListing())
         .map((id) => {
           const entries = byId.get(id)!.entries;
           return entries.length === 0 ? '' : `${entries[0]!.seq}:${entries[entries.length - 1]!.seq}`;
@@ -250,18 +241,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   private probe(probe: string, quiet: boolean): boolean {
     let known = this.probed.get(probe);
     if (known !== undefined) return known;
-    // the listing's digest is the recorded one (see stamp()): its members are text, its runs those the probe was taken of
-    const runs = listed(this.rawListing());
-    const marks = probe === '' ? [] : probe.split(',');
-    const keys: string[] = [];
-    known = marks.length === runs.length || (runs.length === 0 && probe === '');
-    for (let i = 0; known && i < marks.length; i++) {
-      if (marks[i] === '') continue;
-      const m = /^([0-9]+):([0-9]+)$/.exec(marks[i]!);
-      if (m === null) known = false;
-      else keys.push(payloadKey(this.prefix, runs[i]!, Number(m[1])), payloadKey(this.prefix, runs[i]!, Number(m[2])));
+    const ahead = this.probeAhead;
+    if (ahead !== null && ahead.probe === probe && this.bridge.pending(ahead.ticket)) {
+      // asked right after the listing (stampAhead): answered by now, or soon
+      if (!quiet) this.listing();
+      known = this.bridge.take<boolean>(ahead.ticket);
+      this.probed.set(probe, known);
+      return known;
     }
-    if (known && keys.length > 0) {
+    // the listing's digest is the recorded one (see stamp()): its members are text, its runs those the probe was taken of
+    const keys = probeKeys(this.prefix, listedRuns(this.rawListing()), probe);
+    known = keys !== null;
+    if (keys !== null && keys.length > 0) {
       const ticket = this.bridge.post({ op: 'pipeline', commands: existsCommands(keys) } satisfies PipelineRequest);
       // while the server answers: the runs, which nearly every command asks for next (or their notices)
       if (!quiet) this.listing();
@@ -539,6 +530,18 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   /** Always true: each run is read as one view (index, then payloads); Redis has nothing atomic across runs. */
   unchanged(): boolean {
     return true;
+  }
+
+  /**
+   * The index recorded `recorded`: its probe is asked of the driver thread now, which answers it right after
+   * the listing (the stamp is proved without a round trip of this thread's own), and an index is searched
+   * meanwhile (StoreReader.stampAhead).
+   */
+  stampAhead(recorded: string | null): void {
+    const parts = recorded?.split('.') ?? [];
+    if (this.probeAhead !== null || parts[0] !== STAMP || (parts.length !== 4 && !(parts.length === 5 && parts[4] === QUIET))) return;
+    const request: ProbeRequest = { op: 'view', part: 'probe', prefix: this.prefix, digest: parts[1]!, probe: parts[3]! };
+    this.probeAhead = { probe: parts[3]!, ticket: this.bridge.post(request) };
   }
 
   /**

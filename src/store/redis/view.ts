@@ -16,7 +16,21 @@ import { decode, type RedisReply } from './reply.js';
 
 export type ViewRequest =
   | { readonly op: 'view'; readonly part: 'listing'; readonly prefix: string }
-  | { readonly op: 'view'; readonly part: 'indexes'; readonly prefix: string; readonly runIds: readonly string[] };
+  | { readonly op: 'view'; readonly part: 'indexes'; readonly prefix: string; readonly runIds: readonly string[] }
+  | ProbeRequest;
+
+/**
+ * Whether a recorded probe (reader.ts, stamp()) holds against the listing this thread read last: asked
+ * for as soon as the index's recorded stamp is known, answered right after the listing.
+ */
+export interface ProbeRequest {
+  readonly op: 'view';
+  readonly part: 'probe';
+  readonly prefix: string;
+  /** The listing digest the probe was recorded with: another listing proves nothing. */
+  readonly digest: string;
+  readonly probe: string;
+}
 
 /** Runs the commands as one pipeline, replies undecoded (buffers); a command's error rejects. */
 export type RawPipeline = (commands: ReadonlyArray<readonly string[]>) => Promise<unknown[]>;
@@ -88,6 +102,36 @@ export const existing = (replies: readonly unknown[]): number => replies.reduce<
 /** Keys for EXISTS in commands of at most EXISTS_KEYS, and how many of them exist. */
 export async function countExisting(keys: readonly string[], exec: RawPipeline): Promise<number> {
   return existing(await exec(existsCommands(keys)));
+}
+
+/**
+ * The run ids of a listing reply as it came, before any record is parsed: its members whose record is
+ * there, in member order. When no record is under another run's key (a settled view), these are the
+ * runs of the listing, each once: a probe is recorded in this order.
+ */
+export function listedRuns(raw: ListingReply): string[] {
+  return (raw.members as string[]).filter((_, i) => raw.records[i] !== null);
+}
+
+/** The keys `probe` names: each run's first and last payload, '' for a run without any; null when it cannot be the probe of `runs`. */
+export function probeKeys(prefix: string, runs: readonly string[], probe: string): string[] | null {
+  const marks = probe === '' ? [] : probe.split(',');
+  if (marks.length !== runs.length && !(runs.length === 0 && probe === '')) return null;
+  const keys: string[] = [];
+  for (let i = 0; i < marks.length; i++) {
+    if (marks[i] === '') continue;
+    const m = /^([0-9]+):([0-9]+)$/.exec(marks[i]!);
+    if (m === null) return null;
+    keys.push(payloadKey(prefix, runs[i]!, Number(m[1])), payloadKey(prefix, runs[i]!, Number(m[2])));
+  }
+  return keys;
+}
+
+/** ProbeRequest's answer, given the listing read last (null: none, or one whose members are not all text). */
+export async function probeHolds(r: ProbeRequest, last: ListingReply | null, exec: RawPipeline): Promise<boolean> {
+  if (last === null || last.digest !== r.digest || last.members.some((m) => typeof m !== 'string')) return false;
+  const keys = probeKeys(r.prefix, listedRuns(last), r.probe);
+  return keys !== null && (keys.length === 0 || (await countExisting(keys, exec)) === keys.length);
 }
 
 export async function readListing(prefix: string, exec: RawPipeline): Promise<ListingReply> {
