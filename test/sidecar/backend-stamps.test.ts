@@ -68,6 +68,31 @@ function assertWarm(target: string, index: string): string {
   return first.stamp!;
 }
 
+/** A saved payload of `run` whose one message says `the <word> report`, as upstream writes it. */
+function redisPayload(run: string, seq: number, word: string): string {
+  const message = {
+    parts: [{ content: `the ${word} report`, timestamp: '2025-03-01T09:09:00Z', part_kind: 'user-prompt' }],
+    kind: 'request',
+  };
+  return JSON.stringify({ run_id: run, step_index: seq, timestamp: `2025-03-01T09:09:0${seq}Z`, messages: [message], state: 'complete' });
+}
+
+/** Upstream's registration of `run` in Redis db `db`, then one save a word (INCR, SET, ZADD), each payload holding that word alone. */
+function saveRedisRun(s: RedisServer, db: number, run: string, words: readonly string[]): void {
+  s.cli(db, [
+    'SET',
+    `${PREFIX}:run:{${run}}`,
+    `{"run_id": "${run}", "conversation_id": null, "parent_run_id": null, "agent_name": null, "metadata": {}, "started_at": "2025-03-01T09:08:00+00:00"}`,
+  ]);
+  s.cli(db, ['SADD', `${PREFIX}:runs:all`, run]);
+  words.forEach((word, i) => {
+    const seq = i + 1;
+    s.cli(db, ['INCR', `${PREFIX}:snapshots:seq:{${run}}`]);
+    s.cli(db, ['SET', `${PREFIX}:snapshot:{${run}}:${seq}`, redisPayload(run, seq, word)]);
+    s.cli(db, ['ZADD', `${PREFIX}:snapshots:{${run}}`, String(seq), `${seq}:complete`]);
+  });
+}
+
 describe('index over other backends: the stamp', () => {
   it('FileStepStore: a replaced snapshot file changes the stamp; the index answers with the new text', async () => {
     const root = join(tempDir(), 'small');
@@ -360,20 +385,7 @@ describe('index over other backends: the stamp', () => {
     s.cli(6, ['ZADD', `${PREFIX}:snapshots:{run-alpha-2}`, '4', '4:complete']);
     await changed('the same save, done', 'zanzibarite', 1);
     // a run whose first snapshot alone holds a word: its prune (DEL, then ZREM) is seen at each step
-    s.cli(6, [
-      'SET',
-      `${PREFIX}:run:{run-gamma-1}`,
-      '{"run_id": "run-gamma-1", "conversation_id": null, "parent_run_id": null, "agent_name": null, "metadata": {}, "started_at": "2025-03-01T09:08:00+00:00"}',
-    ]);
-    s.cli(6, ['SADD', `${PREFIX}:runs:all`, 'run-gamma-1']);
-    for (const [seq, word] of [
-      [1, 'quokkalite'],
-      [2, 'other'],
-    ] as const) {
-      s.cli(6, ['INCR', `${PREFIX}:snapshots:seq:{run-gamma-1}`]);
-      s.cli(6, ['SET', key('run-gamma-1', seq), payload('run-gamma-1', seq, [message(word)])]);
-      s.cli(6, ['ZADD', `${PREFIX}:snapshots:{run-gamma-1}`, String(seq), `${seq}:complete`]);
-    }
+    saveRedisRun(s, 6, 'run-gamma-1', ['quokkalite', 'other']);
     await changed('a run registered and saved twice', 'quokkalite', 1);
     s.cli(6, ['DEL', key('run-gamma-1', 1)]);
     await changed('its first payload pruned (or expired), its member kept', 'quokkalite', 0);
@@ -392,32 +404,10 @@ describe('index over other backends: the stamp', () => {
     const index = join(tempDir(), 'idx.db');
     assertWarm(target, index);
     // the index is searched while the stamp is read (StoreReader.stampAhead); no sync between the change and the search
-    const payload = (word: string): string =>
-      JSON.stringify({
-        run_id: 'run-alpha-1',
-        step_index: 4,
-        timestamp: '2025-03-01T09:09:00Z',
-        messages: [
-          { parts: [{ content: `the ${word} report`, timestamp: '2025-03-01T09:09:00Z', part_kind: 'user-prompt' }], kind: 'request' },
-        ],
-        state: 'complete',
-      });
+    const payload = (word: string): string => redisPayload('run-alpha-1', 4, word);
     // a run whose first payload alone holds a word; that payload gone with nothing else touched (a prune's
     // first step, an expiry): the listing is the same, and the probe asked of the driver thread ahead fails
-    s.cli(7, [
-      'SET',
-      `${PREFIX}:run:{run-delta-1}`,
-      '{"run_id": "run-delta-1", "conversation_id": null, "parent_run_id": null, "agent_name": null, "metadata": {}, "started_at": "2025-03-01T09:08:00+00:00"}',
-    ]);
-    s.cli(7, ['SADD', `${PREFIX}:runs:all`, 'run-delta-1']);
-    for (const [seq, word] of [
-      [1, 'marmotite'],
-      [2, 'other'],
-    ] as const) {
-      s.cli(7, ['INCR', `${PREFIX}:snapshots:seq:{run-delta-1}`]);
-      s.cli(7, ['SET', `${PREFIX}:snapshot:{run-delta-1}:${seq}`, payload(word).replace('"run-alpha-1"', '"run-delta-1"')]);
-      s.cli(7, ['ZADD', `${PREFIX}:snapshots:{run-delta-1}`, String(seq), `${seq}:complete`]);
-    }
+    saveRedisRun(s, 7, 'run-delta-1', ['marmotite', 'other']);
     assert.deepEqual(await hits(target, index, 'marmotite'), [1, 1]);
     const settled = sync(target, index);
     assert.equal(settled.contentChecked, false);
