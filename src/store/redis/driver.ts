@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
 import { decodeOnce } from './reply.js';
-import { probeHolds, readIndexes, readListing, type ListingReply, type ViewRequest } from './view.js';
+import { probeBasis, probeHolds, readIndexes, readListing, type ProbeBasis, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -128,14 +128,18 @@ export async function open(config: unknown): Promise<DriverSession> {
     }
     return out;
   };
-  /** The listing read last, kept for a probe asked for after it (ProbeRequest). */
-  let listed: ListingReply | null = null;
+  /** The run ids and digest of the listing read last, kept for a probe asked for after it (ProbeRequest). */
+  let basis: ProbeBasis | null = null;
   return {
     async handle(request: unknown) {
       const r = request as PipelineRequest | ViewRequest;
       if (r.op === 'view') {
-        if (r.part === 'listing') return (listed = await readListing(r.prefix, exec));
-        if (r.part === 'probe') return probeHolds(r, listed, exec);
+        if (r.part === 'listing') {
+          const listing = await readListing(r.prefix, exec);
+          basis = probeBasis(listing);
+          return listing;
+        }
+        if (r.part === 'probe') return probeHolds(r, basis, exec);
         return readIndexes(r.prefix, r.runIds, exec);
       }
       if (r.op !== 'pipeline') throw new Error(`unknown request ${String((r as { op?: unknown }).op)}`);

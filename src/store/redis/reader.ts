@@ -80,7 +80,7 @@ interface Indexed {
   readonly digest: string;
   /**
    * What proves the indexes unchanged while the listing is (see stamp()): per run, in the order of the
-   * listing's members (listed()), its first and last seq (`f:l`, '' when it has none), joined by `,`;
+   * listing's members (view.ts listedRuns), its first and last seq (`f:l`, '' when it has none), joined by `,`;
    * null when the view was not settled.
    */
   readonly probe: string | null;

@@ -127,10 +127,21 @@ export function probeKeys(prefix: string, runs: readonly string[], probe: string
   return keys;
 }
 
-/** ProbeRequest's answer, given the listing read last (null: none, or one whose members are not all text). */
-export async function probeHolds(r: ProbeRequest, last: ListingReply | null, exec: RawPipeline): Promise<boolean> {
-  if (last === null || last.digest !== r.digest || last.members.some((m) => typeof m !== 'string')) return false;
-  const keys = probeKeys(r.prefix, listedRuns(last), r.probe);
+/** What a probe is checked against: a listing's digest and its runs (null when a member is not text). */
+export interface ProbeBasis {
+  readonly digest: string;
+  readonly runs: readonly string[] | null;
+}
+
+/** The probe basis of a listing reply (its run ids only: the records are not kept for it). */
+export function probeBasis(raw: ListingReply): ProbeBasis {
+  return { digest: raw.digest, runs: raw.members.every((m) => typeof m === 'string') ? listedRuns(raw) : null };
+}
+
+/** ProbeRequest's answer, given the basis of the listing read last (null: none read). */
+export async function probeHolds(r: ProbeRequest, last: ProbeBasis | null, exec: RawPipeline): Promise<boolean> {
+  if (last === null || last.digest !== r.digest || last.runs === null) return false;
+  const keys = probeKeys(r.prefix, last.runs, r.probe);
   return keys !== null && (keys.length === 0 || (await countExisting(keys, exec)) === keys.length);
 }
 
