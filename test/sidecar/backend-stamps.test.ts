@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStoreReader } from '../../src/store/open-reader.js';
+import { compareCodePoints } from '../../src/store/instant.js';
+import type { StoreReader } from '../../src/store/reader.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import { spawn } from 'node:child_process';
 import { BIN, cli, runCliAsync } from '../helpers/cli.js';
@@ -448,5 +450,45 @@ describe('index over other backends: the stamp', () => {
     s.cli(8, ['SREM', `${PREFIX}:runs:all`, 'run-ghost-1']);
     assert.deepEqual(await notices(), []);
     s.cli(8, ['FLUSHDB']);
+  });
+  it('Redis: a stamp an older convsearch recorded (r2: its probe in corpus order) still vouches while nothing changed, and not once a first payload is gone', (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    s.load(9, join(FIXTURES, 'redis', 'small.redis'));
+    // a run first by its id, last by its start: corpus order and member order differ
+    saveRedisRun(s, 9, 'run-aardvark-1', ['one', 'two', 'three']);
+    const target = s.url(9);
+    const read = <T>(fn: (r: StoreReader) => T): T => {
+      const r = openStoreReader(target);
+      try {
+        return fn(r);
+      } finally {
+        r.close();
+      }
+    };
+    const [, listing, indexes, probe] = read((r) => r.stamp()!).split('.');
+    const corpus = read((r) => r.runs().map((x) => x.runId));
+    const members = [...corpus].sort(compareCodePoints);
+    assert.notDeepEqual(corpus, members);
+    const marks = new Map(members.map((id, i) => [id, probe!.split(',')[i]!]));
+    const r2 = ['r2', listing, indexes, corpus.map((id) => marks.get(id)).join(',')].join('.');
+    assert.equal(
+      read((r) => r.stamp(r2)),
+      r2,
+      'nothing changed: the r2 stamp vouches, as it did',
+    );
+    const misread = ['r2', listing, indexes, probe].join('.');
+    assert.notEqual(
+      read((r) => r.stamp(misread)),
+      misread,
+      'an r2 probe is read in corpus order',
+    );
+    s.cli(9, ['DEL', `${PREFIX}:snapshot:{run-aardvark-1}:1`]);
+    assert.notEqual(
+      read((r) => r.stamp(r2)),
+      r2,
+      'a first payload gone: it does not',
+    );
+    s.cli(9, ['FLUSHDB']);
   });
 });

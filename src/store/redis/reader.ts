@@ -93,6 +93,8 @@ interface Indexed {
  */
 const STAMP = 'r3';
 const QUIET = 'q';
+/** The layout before r3 (its probe in corpus order): a stamp an index recorded so still vouches, checked as it was. */
+const STAMP_R2 = 'r2';
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
@@ -238,19 +240,22 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
    * Whether the indexes are as when `probe` was taken, the listing (records, seq counters) being the
    * same: every run's first and last indexed payload still exist (one EXISTS of two keys a run).
    */
-  private probe(probe: string, quiet: boolean): boolean {
-    let known = this.probed.get(probe);
+  private probe(probe: string, quiet: boolean, r2 = false): boolean {
+    const cached = `${r2 ? STAMP_R2 : STAMP}.${probe}`;
+    let known = this.probed.get(cached);
     if (known !== undefined) return known;
     const ahead = this.probeAhead;
-    if (ahead !== null && ahead.probe === probe && this.bridge.pending(ahead.ticket)) {
+    if (!r2 && ahead !== null && ahead.probe === probe && this.bridge.pending(ahead.ticket)) {
       // asked right after the listing (stampAhead): answered by now, or soon
       if (!quiet) this.listing();
       known = this.bridge.take<boolean>(ahead.ticket);
-      this.probed.set(probe, known);
+      this.probed.set(cached, known);
       return known;
     }
-    // the listing's digest is the recorded one (see stamp()): its members are text, its runs those the probe was taken of
-    const keys = probeKeys(this.prefix, listedRuns(this.rawListing()), probe);
+    // the listing's digest is the recorded one (see stamp()): its members are text, its runs those the
+    // probe was taken of, in member order (r2: in corpus order, which the parsed listing gives)
+    const runs = r2 ? this.listing().runs.map((r) => r.runId) : listedRuns(this.rawListing());
+    const keys = probeKeys(this.prefix, runs, probe);
     known = keys !== null;
     if (keys !== null && keys.length > 0) {
       const ticket = this.bridge.post({ op: 'pipeline', commands: existsCommands(keys) } satisfies PipelineRequest);
@@ -258,7 +263,7 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
       if (!quiet) this.listing();
       known = existing(this.bridge.take<RedisReply[]>(ticket)) === keys.length;
     }
-    this.probed.set(probe, known);
+    this.probed.set(cached, known);
     return known;
   }
 
@@ -495,12 +500,12 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
     const digest = this.rawListing().digest;
     const parts = recorded?.split('.') ?? [];
     const quiet = parts.length === 5 && parts[4] === QUIET;
+    const r2 = parts.length === 4 && parts[0] === STAMP_R2;
     if (
       this.indexedView === null &&
-      (parts.length === 4 || quiet) &&
-      parts[0] === STAMP &&
+      (((parts.length === 4 || quiet) && parts[0] === STAMP) || r2) &&
       parts[1] === digest &&
-      this.probe(parts[3]!, quiet)
+      this.probe(parts[3]!, quiet, r2)
     ) {
       // the very bytes of a listing that told nothing when parsed: they tell nothing now (noteRuns)
       if (quiet) this.quietVouched = true;
