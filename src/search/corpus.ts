@@ -92,9 +92,8 @@ export class DocumentIds {
     this.firsts = new Float64Array(sections.length);
     let acc = 0;
     for (let i = 0; i < sections.length; i++) {
-      const s = sections[i]!;
       this.firsts[i] = acc;
-      acc += s.end - s.start;
+      acc += sectionSize(sections[i]!);
     }
     this.count = acc;
   }

@@ -122,14 +122,20 @@ export interface MatchCounts {
 const NO_MATCHES: MatchCounts = { total: 0, byRun: [], unfiltered: 0 };
 
 /**
+ * `o` with `key` made by `make` when first read, once: an own enumerable property in its place, as a plain
+ * object's (JSON.stringify and spreads see it as before).
+ */
+function lazyField<T extends object, K extends keyof T>(o: T, key: K, make: () => T[K]): T {
+  let value: { v: T[K] } | null = null;
+  return Object.defineProperty(o, key, { enumerable: true, get: () => (value ??= { v: make() }).v });
+}
+
+/**
  * A section's matches, its run made when first read: a store-wide search through the index counts the
  * matches of hundreds of runs and most printers show only how many (their runs' texts stay unread).
  */
 function runMatches(section: SectionView, count: number, best: number): RunMatches {
-  let run: StoreRun | null = null;
-  // an own enumerable property in its place, as a plain object's: JSON.stringify and spreads see it as before
-  const m = { run: null, count, best } as unknown as RunMatches;
-  return Object.defineProperty(m, 'run', { enumerable: true, get: () => (run ??= section.run) });
+  return lazyField({ run: null, count, best } as unknown as RunMatches, 'run', () => section.run);
 }
 
 interface OutcomeBase {
@@ -187,10 +193,7 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
   const missing =
     (corpus.scopeRuns === 0 ? scopeMiss(source.runs(), options) : null) ?? (parent === null ? null : parentMiss(source, parent));
   const base = { options, warnings: corpus.warnings, runs: [], runCount: corpus.sections.length, missing, matches: NO_MATCHES };
-  const outcome = (o: SearchOutcome): SearchOutcome => {
-    let runs: readonly StoreRun[] | null = null;
-    return Object.defineProperty(o, 'runs', { enumerable: true, get: () => (runs ??= corpus.sections.map((s) => s.run)) });
-  };
+  const outcome = <O extends SearchOutcome>(o: O): O => lazyField(o, 'runs', () => corpus.sections.map((s) => s.run));
   if (options.runId !== null && corpus.sections.length === 0) return outcome({ ...base, kind: 'no-run-history', runId: options.runId });
   // document ids over the sections, made once (a store-wide search of 50k runs has 50k sections)
   const ids = new DocumentIds(corpus.sections);
@@ -210,10 +213,9 @@ export function search(source: CorpusSource, options: SearchOptions, ctx: Search
       ? orderHits(selected.hits, options.sort ?? 'score', Boolean(options.reverse))
       : selected.hits;
   const matches = countMatches(corpus, ids, ranked, test, Boolean(options.collapse));
-  const found = outcome({ ...base, matches, kind: 'found', searched: total, hits, ranking: [] });
+  const found = outcome({ ...base, matches, kind: 'found' as const, searched: total, hits, ranking: [] as readonly RankedHit[] });
   // the full ranking is rarely wanted (tests, diagnostics): computed on first use only
-  let full: RankedHit[] | null = null;
-  return Object.defineProperty(found, 'ranking', { enumerable: true, get: () => (full ??= ranking()) });
+  return lazyField(found, 'ranking', ranking);
 }
 
 /** The outcome with other hits (the same ones, told more): the full ranking stays computed on first use only. */
