@@ -413,6 +413,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/index-db.ts': ['timeout'],
   // CELLS(schema) is a column list of literals, 'state' or the literal 'complete' by the probed schema
   'src/store/sqlite/content.ts': ['CELLS(schema)'],
+  // RUN_COLUMNS and ROW_LINE are module-level string literals (a column list, the digest's line expression)
+  'src/store/sqlite/runs.ts': ['RUN_COLUMNS', 'ROW_LINE'],
 };
 /** SQL passed as a named constant (a module-level string literal), per file. */
 const ALLOWED_IDENTIFIERS: Record<string, readonly string[]> = {

@@ -171,13 +171,13 @@ test("RowStats counts states and the last step as SQLite's SUM(state = …) and 
   db.close();
 });
 
-test('runsTableDigest hashes the runs rows as they come: the SHA-256 of the one text SQLite built of them before (rowid order, odd values, an empty table)', async () => {
+test('readRunsTable gives, from one scan, the run list readRuns gives and the digest of the one text SQLite built of the rows before, for every kind of runs table', async () => {
   const { default: Database } = await import('better-sqlite3');
-  const { runsTableDigest } = await import('../../src/store/sqlite/runs.js');
-  const db = new Database(':memory:');
-  db.exec('CREATE TABLE runs (run_id TEXT, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT, started_at TEXT)');
+  const { readRuns, readRunsTable } = await import('../../src/store/sqlite/runs.js');
+  const { StoreError } = await import('../../src/store/errors.js');
+  type Db = InstanceType<typeof Database>;
   /** What convsearch hashed before: every row quoted inside SQLite, joined by newlines in one group_concat. */
-  const whole = (): string => {
+  const whole = (db: Db): string => {
     const text = db
       .prepare(
         `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
@@ -189,26 +189,83 @@ test('runsTableDigest hashes the runs rows as they come: the SHA-256 of the one 
       .update(text ?? '')
       .digest('base64');
   };
-  assert.equal(runsTableDigest(db), whole());
-  assert.equal(runsTableDigest(db), EMPTY_DIGEST);
-  const insert = db.prepare(
-    'INSERT INTO runs (rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  // rowids inserted out of order, with gaps; more text than one batch of the hash (64K characters)
+  /** Both answers the one scan must equal (the same StoreError for a list readRuns refuses). */
+  const agree = (db: Db, what: string): void => {
+    const table = readRunsTable(db, 'x.db');
+    assert.equal(table.digest, whole(db), `${what}: digest`);
+    let want: unknown;
+    try {
+      want = readRuns(db, 'x.db');
+    } catch (e) {
+      assert.ok(e instanceof StoreError, what);
+      assert.throws(() => table.runs(), { message: e.message }, what);
+      return;
+    }
+    assert.deepEqual(table.runs(), want, `${what}: runs`);
+  };
+  const fresh = (collate = ''): Db => {
+    const db = new Database(':memory:');
+    db.exec(
+      `CREATE TABLE runs (run_id TEXT, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT, started_at TEXT ${collate})`,
+    );
+    db.exec('CREATE INDEX idx_runs_started ON runs(started_at)');
+    return db;
+  };
+  const insert = (db: Db, rowid: number | bigint, v: unknown[]): void => {
+    db.prepare(
+      'INSERT INTO runs (rowid, run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(rowid, ...v);
+  };
+  const db = fresh();
+  agree(db, 'empty');
+  // rowids out of start order, with gaps, ties on started_at, quotes, NULLs, more text than one batch of the hash (64K characters)
   for (let i = 0; i < 2000; i++)
-    insert.run(7 * ((i * 811) % 2000) + 3, `run-${i}`, `c-${i % 9}`, i % 3 ? null : `p-${i}`, 'agent', '{}', `2025-01-01T00:00:${i}`);
-  insert.run(1, 'it\'s, "quoted"\nand newlined', null, null, null, Buffer.from('blob'), 42);
-  insert.run(2, 7, 'é日本\u0000z', '\uD83D\uDE00', '', null, '');
-  db.prepare('INSERT INTO runs (rowid, run_id, metadata, started_at) VALUES (?, CAST(? AS TEXT), ?, ?)').run(
-    99_999,
-    Buffer.from([0x61, 0xff, 0xfe, 0x62]),
-    '{}',
-    't',
-  );
-  assert.equal(runsTableDigest(db), whole());
+    insert(db, 7 * ((i * 811) % 2000) + 3, [
+      `run-${i}`,
+      i % 4 ? `c-${i % 7}` : null,
+      i % 3 ? null : `p'${i}`,
+      i % 5 ? "it's" : null,
+      '{}',
+      `2025-01-01T00:${String((i * 37) % 60).padStart(2, '0')}`,
+    ]);
+  agree(db, 'shuffled starts');
   db.prepare('UPDATE runs SET agent_name = ? WHERE rowid = 3').run('other');
-  assert.equal(runsTableDigest(db), whole());
-  db.close();
+  agree(db, 'an agent renamed');
+  // started_at whose UTF-16 and UTF-8 orders differ, text beyond ASCII and NUL in the other columns
+  insert(db, 20_001, ['r-astral', 'é日本\u0000z', null, '\uD83D\uDE00', '{}', '2025-01-01T00:00\uD83D\uDE00']);
+  insert(db, 20_002, ['r-private', null, null, '', '{}', '2025-01-01T00:00\uFFFF']);
+  agree(db, 'astral and private-use starts');
+  const ordered = fresh();
+  for (let i = 0; i < 300; i++) insert(ordered, i + 1, [`run-${i}`, null, null, 'a', '{}', `2025-02-01T${String(i).padStart(5, '0')}`]);
+  agree(ordered, 'rows in start order');
+  insert(ordered, 400, ['nul\u0000inside', null, null, null, '{}', 'z\u0000']);
+  agree(ordered, 'NUL in a run id and a start');
+  const bytes = fresh();
+  insert(bytes, 1, ['a', null, null, null, '{}', 't']);
+  bytes
+    .prepare('INSERT INTO runs (rowid, run_id, metadata, started_at) VALUES (?, CAST(? AS TEXT), ?, ?)')
+    .run(2, Buffer.from([0x61, 0xff, 0xfe, 0x62]), '{}', 's');
+  bytes
+    .prepare('INSERT INTO runs (rowid, run_id, metadata, started_at) VALUES (?, ?, ?, CAST(? AS TEXT))')
+    .run(3, 'c', '{}', Buffer.from([0x73, 0xff]));
+  agree(bytes, 'a run id and a start that are not UTF-8');
+  const big = fresh();
+  // two rowids past 2^53 that read as the same number, tied on started_at, after rows that sort after them
+  insert(big, (1n << 60n) + 1n, ['huge rowid + 1', null, null, null, '{}', 'a']);
+  insert(big, 1n << 60n, ['huge rowid', null, null, null, '{}', 'a']);
+  insert(big, 2, ['small', null, null, null, '{}', 'b']);
+  insert(big, 3, ['small, early', null, null, null, '{}', 'a']);
+  agree(big, 'rowids past 2^53');
+  const typed = fresh();
+  insert(typed, 1, ['fine', null, null, null, '{}', 'b']);
+  insert(typed, 2, ['meta', null, null, null, Buffer.from('blob'), 'a']);
+  agree(typed, 'metadata that is not text');
+  insert(typed, 3, [7, 'c', null, null, '{}', 42]);
+  agree(typed, 'a run id and a start that are numbers');
+  const nocase = fresh('COLLATE NOCASE');
+  for (const [i, t] of ['b', 'A', 'a', 'B', 'c'].entries()) insert(nocase, i + 1, [`r${i}`, null, null, null, '{}', t]);
+  agree(nocase, 'started_at declared COLLATE NOCASE');
+  for (const d of [db, ordered, bytes, big, typed, nocase]) d.close();
 });
 
 test('OverlaidMap holds what a copy of its base changed the same way holds, in the same order, for every kind of change', () => {

@@ -12,7 +12,6 @@ import {
   type StoreContent,
 } from '../content.js';
 import { type PageMap, readPageMap, type WalView } from './pages.js';
-import { runsTableDigest } from './runs.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
 /** The cells a run's digest covers, as the replay receives them (text as JS strings: SQLite's blob copies cost more memory). */
@@ -113,12 +112,13 @@ function runsSince(
 }
 
 /**
- * Reads and digests every snapshot row, the media rows and the runs rows (see store/content.ts). `cuts`
- * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
- * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks, or with `wal` as
- * the read transaction's snapshot of a live writer's log shows it) its page map is taken too, and with
- * a basis holding the previous map only the runs whose pages changed are read, and the media rows not
- * at all while their pages are those the basis names.
+ * Reads and digests every snapshot row and the media rows: with the runs rows' digest `runsTable`
+ * (runs.ts readRunsTable), the content of the store (see store/content.ts). `cuts` gives, per run, the
+ * last seq the index saw (its prefix digest is taken there); `mediaCut` the media rows it saw. With
+ * `pages` (the file SQLite reads, when it reads it without locks, or with `wal` as the read
+ * transaction's snapshot of a live writer's log shows it) its page map is taken too, and with a basis
+ * holding the previous map only the runs whose pages changed are read, and the media rows not at all
+ * while their pages are those the basis names.
  * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
@@ -126,6 +126,7 @@ export function sqliteContent(
   schema: StoreSchema,
   cuts: ReadonlyMap<string, RunCut>,
   mediaCut: number,
+  runsTable: string,
   pages?: { readonly path: string; readonly basis: ContentBasis; readonly wal?: WalView | null },
   rowsElsewhere = false,
 ): StoreContent {
@@ -150,7 +151,6 @@ export function sqliteContent(
     media = mediaContent(db, mediaCut);
     mediaDigested = media.count;
   }
-  const runsTable = runsTableDigest(db);
   return {
     runs,
     media,

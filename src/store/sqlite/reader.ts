@@ -20,7 +20,7 @@ import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } 
 import { ConversationCatalog } from './conversations.js';
 import { bytesText } from '../bytes-text.js';
 import { RawRunIds } from './raw-ids.js';
-import { readRuns } from './runs.js';
+import { readRunsTable, type RunsTable } from './runs.js';
 import { SnapshotReader } from './snapshots.js';
 import { lastSteps } from './steps.js';
 
@@ -41,6 +41,7 @@ export class SqliteReader implements StoreReader {
   private readonly told = new Notices();
   private catalog: ConversationCatalog | null = null;
   private readonly ids: RawRunIds;
+  private table: RunsTable | null = null;
 
   /** `file` is the open connection (tests look at it; nothing above store/ does). */
   constructor(readonly file: SqliteFile) {
@@ -64,8 +65,13 @@ export class SqliteReader implements StoreReader {
     return (this.statements ??= new SnapshotReader(this.file.db, this.file.schema, this.ids));
   }
 
+  /** The run list and its digest, read once: the session is one read transaction (open.ts). */
+  private runsTable(): RunsTable {
+    return (this.table ??= readRunsTable(this.file.db, this.file.path));
+  }
+
   runs(): StoreRun[] {
-    const runs = readRuns(this.file.db, this.file.path);
+    const runs = this.runsTable().runs();
     if (runs.some((r) => r.runId.includes('\uFFFD'))) this.noteRuns();
     return runs;
   }
@@ -154,7 +160,7 @@ export class SqliteReader implements StoreReader {
 
   content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
-    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, pages, basis?.rowsElsewhere === true);
+    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, this.runsTable().digest, pages, basis?.rowsElsewhere === true);
   }
 
   /**
