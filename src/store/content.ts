@@ -363,28 +363,50 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
     return this.changes.has(key) || (!this.gone.has(key) && this.base.has(key));
   }
 
-  *entries(): MapIterator<[K, V]> {
-    for (const [k, v] of this.base) {
-      if (this.changes.has(k)) yield [k, this.changes.get(k)!];
-      else if (!this.gone.has(k)) yield [k, v];
-    }
-    for (const k of this.added) yield [k, this.changes.get(k)!];
+  /**
+   * Base's entries (changed ones in their place, gone ones left out), then the added ones: plain loops,
+   * not generators (50,001 entries: 13–14 ms through the generators, cold; 2 ms so).
+   */
+  forEach(f: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
+    const { changes, gone } = this;
+    if (changes.size === 0 && gone.size === 0)
+      this.base.forEach((v, k) => {
+        f.call(thisArg, v, k, this);
+      });
+    else
+      this.base.forEach((v, k) => {
+        if (changes.has(k)) f.call(thisArg, changes.get(k)!, k, this);
+        else if (!gone.has(k)) f.call(thisArg, v, k, this);
+      });
+    for (const k of this.added) f.call(thisArg, changes.get(k)!, k, this);
   }
 
-  *keys(): MapIterator<K> {
-    for (const [k] of this.entries()) yield k;
+  entries(): MapIterator<[K, V]> {
+    const out: Array<[K, V]> = [];
+    this.forEach((v, k) => {
+      out.push([k, v]);
+    });
+    return out[Symbol.iterator]() as unknown as MapIterator<[K, V]>;
   }
 
-  *values(): MapIterator<V> {
-    for (const [, v] of this.entries()) yield v;
+  keys(): MapIterator<K> {
+    const out: K[] = [];
+    this.forEach((_, k) => {
+      out.push(k);
+    });
+    return out[Symbol.iterator]() as unknown as MapIterator<K>;
+  }
+
+  values(): MapIterator<V> {
+    const out: V[] = [];
+    this.forEach((v) => {
+      out.push(v);
+    });
+    return out[Symbol.iterator]() as unknown as MapIterator<V>;
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {
     return this.entries();
-  }
-
-  forEach(f: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
-    for (const [k, v] of this.entries()) f.call(thisArg, v, k, this);
   }
 }
 
