@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { draws } from '../helpers/draws.js';
 import {
   binaryContent,
   instructionDeltaPart,
@@ -140,11 +141,7 @@ test('the keys equal those of the earlier piece-by-piece canonicalization (kept 
 
 test('field names in any order and of any characters key as with the builtin sort (earlier canonicalization)', () => {
   const names = ['b', 'B', 'a', '_', 'A1', 'a0', 'é', 'e', '😀', '\uffff', '\ud800', '', 'part_kind', 'content', 'Z', 'zz', 'z'];
-  let seed = 5;
-  const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed % n;
-  };
+  const rand = draws(5);
   for (let round = 0; round < 200; round++) {
     const shuffled = names.slice(0, 1 + rand(names.length));
     for (let i = shuffled.length - 1; i > 0; i--) {

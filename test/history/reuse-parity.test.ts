@@ -6,6 +6,7 @@ import { RunReplayer, type ParsedSnapshot } from '../../src/history/replay.js';
 import type { StoreSnapshot } from '../../src/store/reader.js';
 import { assistantMsg, at, dumps, userMsg } from '../helpers/stores.js';
 import { jsonShape as shape } from '../helpers/json-shape.js';
+import { draws } from '../helpers/draws.js';
 
 /**
  * Replay reuses the previous snapshot's parse (a byte-identical prefix of whole elements, and elements
@@ -201,17 +202,15 @@ describe('replay with parse reuse equals replay with every snapshot parsed whole
   });
 
   test('random edits of a growing run (appends, same-length rewrites, cuts, restamps, repeats)', () => {
-    let seed = 7;
-    const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % n;
-    };
+    const rand = draws(7);
+    const kinds = [0, 0, 0, 0, 0, 0, 0];
     for (let round = 0; round < 40; round++) {
       const msgs: JsonObject[] = [userMsg('start', 0)];
       const texts: string[] = [dumps(msgs)];
       for (let step = 1; step < 12; step++) {
         const prev = texts.at(-1)!;
         const kind = rand(7);
+        kinds[kind]!++;
         if (kind <= 1) {
           msgs.push(step % 2 ? assistantMsg(`answer ${rand(5)}`, step) : userMsg(`question ${rand(5)}`, step));
           texts.push(dumps(msgs));
@@ -233,5 +232,9 @@ describe('replay with parse reuse equals replay with every snapshot parsed whole
       }
       assertSameRecord(texts);
     }
+    assert.ok(
+      kinds.every((n) => n >= 20),
+      `every kind of edit: ${kinds}`,
+    );
   });
 });

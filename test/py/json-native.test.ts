@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_JSON_DEPTH, parseJson, parseJsonByHand, parseNatively } from '../../src/py/json-parse.js';
 import type { JsonValue } from '../../src/py/json-value.js';
 import { jsonShape as shape } from '../helpers/json-shape.js';
+import { draws } from '../helpers/draws.js';
 
 function outcome(parse: () => JsonValue): unknown {
   try {
@@ -111,17 +112,18 @@ describe('native JSON.parse path', () => {
   });
 
   test('random documents mixing every risky spelling parse the same both ways', () => {
-    let seed = 12345;
-    const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % n;
-    };
+    const rand = draws(12345);
+    // what value() made, by kind (scalar, string, array, object): each must be met
+    const made = [0, 0, 0, 0];
+    let deepest = 0;
     const ws = (): string => ['', ' ', '\n', '\t ', '\r\n'][rand(5)]!;
     const scalars = ['0', '-0', '7', '255', '256', '-3', '1.0', '2.5e3', '1E2', '-0.0', '12345678901234567', 'true', 'false', 'null'];
     const strings = ['"a"', '"08:00:05.75"', '"x, 1.5"', '"\\": 2.0"', '"\\u0031"', '"\\ud800"', '"é\\n"', '"[1.5]"'];
     const keys = ['"a"', '"b"', '"a"', '"0"', '"12"', '"\\u0032"', '"__proto__"', '"x y"', '"1a"', '"-1"'];
     const value = (depth: number): string => {
       const k = rand(depth > 3 ? 2 : 4);
+      made[k]!++;
+      deepest = Math.max(deepest, depth);
       if (k === 0) return scalars[rand(scalars.length)]!;
       if (k === 1) return strings[rand(strings.length)]!;
       const n = rand(4);
@@ -137,5 +139,6 @@ describe('native JSON.parse path', () => {
       if (parseNatively(t, 0, t.length) !== undefined) native++;
     }
     assert.ok(native > 300, `the native path is taken for many of them (${native})`);
+    assert.ok(made.every((n) => n > 500) && deepest >= 4, `every kind of value, nested: ${made} to depth ${deepest}`);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import { draws } from '../helpers/draws.js';
 import { ContentDigester, EMPTY_DIGEST, OverlaidMap } from '../../src/store/content.js';
 
 test('a run with no rows digests to EMPTY_DIGEST (what the readers write for no media), the SHA-256 of nothing in base64', () => {
@@ -83,13 +84,7 @@ test('a row text that repeats the previous one is bound as exactly as one hashed
   texts.push(texts[texts.length - 1]!.replace('hello', 'hellO'));
   const base = digestOf(texts).digest;
   assert.equal(digestOf(texts).digest, base, 'the same rows give the same digest');
-  const rnd = (() => {
-    let s = 7;
-    return (n: number) => {
-      s = (s * 1103515245 + 12345) % 2147483648;
-      return s % n;
-    };
-  })();
+  const rnd = draws(7);
   for (let trial = 0; trial < 300; trial++) {
     const row = rnd(texts.length);
     const t = texts[row]!;
@@ -135,11 +130,7 @@ test("RowStats counts states and the last step as SQLite's SUM(state = …) and 
   db.exec('CREATE TABLE t (run INTEGER, state, step)');
   const states: unknown[] = ['complete', 'interrupted', 'Complete', 'complete ', 'paused', '', null, 1, 2.5, Buffer.from('complete')];
   const steps: unknown[] = [null, 0, 1, 2, 7, -3, 2.5, 9.75, 2 ** 40, '3', 'two', '', Buffer.from([1]), Buffer.alloc(0)];
-  let seed = 7;
-  const random = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return Math.floor(seed / 65536) % n;
-  };
+  const random = draws(7);
   const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?)');
   for (let run = 0; run < 400; run++) {
     // a few runs of numbers only, so that a number is the maximum often
@@ -269,13 +260,7 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
 });
 
 test('OverlaidMap holds what a copy of its base changed the same way holds, in the same order, for every kind of change', () => {
-  // 32-bit arithmetic and the high bits: the LCG in doubles lost precision, and its draws after a key's
-  // never took a key away (no round had a gone key)
-  let seed = 7;
-  const rand = (n: number): number => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 16) % n;
-  };
+  const rand = draws(7);
   // how many rounds had a key of base changed, taken away, and a key added: each kind must be met
   const met = { changed: 0, gone: 0, added: 0 };
   for (let round = 0; round < 200; round++) {
