@@ -369,15 +369,10 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
    */
   forEach(f: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
     const { changes, gone } = this;
-    if (changes.size === 0 && gone.size === 0)
-      this.base.forEach((v, k) => {
-        f.call(thisArg, v, k, this);
-      });
-    else
-      this.base.forEach((v, k) => {
-        if (changes.has(k)) f.call(thisArg, changes.get(k)!, k, this);
-        else if (!gone.has(k)) f.call(thisArg, v, k, this);
-      });
+    this.base.forEach((v, k) => {
+      if (changes.has(k)) f.call(thisArg, changes.get(k)!, k, this);
+      else if (!gone.has(k)) f.call(thisArg, v, k, this);
+    });
     for (const k of this.added) f.call(thisArg, changes.get(k)!, k, this);
   }
 

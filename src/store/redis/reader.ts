@@ -98,6 +98,23 @@ const STAMP_R2 = 'r2';
 
 const isText = (r: RedisReply): r is string => typeof r === 'string';
 
+/** A recorded stamp that may vouch without the indexes: its layout, listing digest and probe, and `.q`. */
+interface RecordedStamp {
+  readonly r2: boolean;
+  readonly listing: string;
+  readonly probe: string;
+  readonly quiet: boolean;
+}
+
+/** `recorded` read as an r3 stamp with a probe (`.q` or not) or an r2 one; null for any other (no probe: it cannot vouch). */
+function recordedStamp(recorded: string | null | undefined): RecordedStamp | null {
+  const parts = recorded?.split('.') ?? [];
+  const quiet = parts.length === 5 && parts[4] === QUIET;
+  const r3 = parts[0] === STAMP && (parts.length === 4 || quiet);
+  const r2 = parts[0] === STAMP_R2 && parts.length === 4;
+  return r3 || r2 ? { r2, listing: parts[1]!, probe: parts[3]!, quiet } : null;
+}
+
 export class RedisStoreReader extends SeamDefaults implements StoreReader {
   readonly label: string;
   readonly identity: string;
@@ -498,17 +515,10 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
   stamp(recorded?: string | null): string {
     // proved from the listing's reply as it came: its records are parsed only when something asks for the runs
     const digest = this.rawListing().digest;
-    const parts = recorded?.split('.') ?? [];
-    const quiet = parts.length === 5 && parts[4] === QUIET;
-    const r2 = parts.length === 4 && parts[0] === STAMP_R2;
-    if (
-      this.indexedView === null &&
-      (((parts.length === 4 || quiet) && parts[0] === STAMP) || r2) &&
-      parts[1] === digest &&
-      this.probe(parts[3]!, quiet, r2)
-    ) {
+    const r = recordedStamp(recorded);
+    if (this.indexedView === null && r !== null && r.listing === digest && this.probe(r.probe, r.quiet, r.r2)) {
       // the very bytes of a listing that told nothing when parsed: they tell nothing now (noteRuns)
-      if (quiet) this.quietVouched = true;
+      if (r.quiet) this.quietVouched = true;
       return recorded!;
     }
     const v = this.view();
@@ -543,10 +553,11 @@ export class RedisStoreReader extends SeamDefaults implements StoreReader {
    * meanwhile (StoreReader.stampAhead).
    */
   stampAhead(recorded: string | null): void {
-    const parts = recorded?.split('.') ?? [];
-    if (this.probeAhead !== null || parts[0] !== STAMP || (parts.length !== 4 && !(parts.length === 5 && parts[4] === QUIET))) return;
-    const request: ProbeRequest = { op: 'view', part: 'probe', prefix: this.prefix, digest: parts[1]!, probe: parts[3]! };
-    this.probeAhead = { probe: parts[3]!, ticket: this.bridge.post(request) };
+    const r = recordedStamp(recorded);
+    // an r2 probe follows corpus order, which only the parsed listing gives: checked here (probe())
+    if (this.probeAhead !== null || r === null || r.r2) return;
+    const request: ProbeRequest = { op: 'view', part: 'probe', prefix: this.prefix, digest: r.listing, probe: r.probe };
+    this.probeAhead = { probe: r.probe, ticket: this.bridge.post(request) };
   }
 
   /**
