@@ -71,6 +71,24 @@ test("an old run's record changed, with a run appended: the run list no longer v
   assertSameAnswers(path, index, runs, 14);
 });
 
+test("a run's agent and conversation edited after a NUL, no snapshot touched: the index notices each edit, answers equal --no-index", () => {
+  const { path, index, runs } = indexedStore(44);
+  const run = runs.find((r) => r.conv !== null)!;
+  // (SQLite's quote() ends a text at a NUL: a digest of quoted values saw none of these edits)
+  for (const [column, value] of [
+    ['agent_name', 'agent\u0000one'],
+    ['agent_name', 'agent\u0000two'],
+    ['conversation_id', `${run.conv}\u0000a`],
+    ['conversation_id', `${run.conv}\u0000b`],
+  ] as const) {
+    write(path, `UPDATE runs SET ${column} = ? WHERE run_id = ?`, value, run.id);
+    if (column === 'conversation_id') run.conv = value;
+    const r = sync(path, index);
+    assert.equal(r.upToDate, false, `${column} = ${JSON.stringify(value)}: the index was updated`);
+    assertSameAnswers(path, index, runs, 20);
+  }
+});
+
 test('a run placed before the others in corpus order (an earlier started_at): every run moves, answers equal --no-index', () => {
   const { path, index, runs } = indexedStore(43);
   const db = new Database(path);

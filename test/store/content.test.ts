@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { draws } from '../helpers/draws.js';
 import { ContentDigester, EMPTY_DIGEST, OverlaidMap } from '../../src/store/content.js';
@@ -162,13 +165,35 @@ test("RowStats counts states and the last step as SQLite's SUM(state = …) and 
   db.close();
 });
 
-test('readRunsTable gives, from one scan, the run list readRuns gives and the digest of the one text SQLite built of the rows before, for every kind of runs table', async () => {
+test('readRunsTable gives, from one scan, the run list readRuns gives and the digest of its rows, for every kind of runs table', async () => {
   const { default: Database } = await import('better-sqlite3');
   const { readRuns, readRunsTable } = await import('../../src/store/sqlite/runs.js');
   const { StoreError } = await import('../../src/store/errors.js');
   type Db = InstanceType<typeof Database>;
-  /** What convsearch hashed before: every row quoted inside SQLite, joined by newlines in one group_concat. */
-  const whole = (db: Db): string => {
+  /**
+   * The digest as runs.ts defines it, made here from what SQLite says of each row: when every row is a
+   * run (text id, start and metadata, text or NULL names) with a rowid JavaScript holds exactly, each
+   * row's JSON line; otherwise every row quoted inside SQLite, joined by newlines in one group_concat.
+   */
+  const expected = (db: Db): { form: 'json' | 'sql'; digest: string } => {
+    const odd = db
+      .prepare(
+        `SELECT count(*) FROM runs WHERE typeof(run_id) != 'text' OR typeof(started_at) != 'text' OR typeof(metadata) != 'text'
+           OR typeof(conversation_id) NOT IN ('text', 'null') OR typeof(parent_run_id) NOT IN ('text', 'null')
+           OR typeof(agent_name) NOT IN ('text', 'null') OR abs(rowid) > 9007199254740991`,
+      )
+      .pluck()
+      .get() as number;
+    const h = createHash('sha256');
+    if (odd === 0) {
+      h.update('runs/json\n');
+      const rows = db
+        .prepare('SELECT rowid, run_id, conversation_id, parent_run_id, agent_name, started_at FROM runs ORDER BY rowid')
+        .raw()
+        .all() as unknown[][];
+      for (const r of rows) h.update(`${JSON.stringify(r)}\n`);
+      return { form: 'json', digest: h.digest('base64') };
+    }
     const text = db
       .prepare(
         `SELECT group_concat(rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
@@ -176,23 +201,23 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
       )
       .pluck()
       .get() as string | null;
-    return createHash('sha256')
-      .update(text ?? '')
-      .digest('base64');
+    return { form: 'sql', digest: h.update(`runs/sql\n${text ?? ''}`).digest('base64') };
   };
-  /** Both answers the one scan must equal (the same StoreError for a list readRuns refuses). */
-  const agree = (db: Db, what: string): void => {
+  /** Both answers the one scan must equal (the same StoreError for a list readRuns refuses), and the form the digest took. */
+  const agree = (db: Db, what: string, form: 'json' | 'sql'): void => {
     const table = readRunsTable(db, 'x.db');
-    assert.equal(table.digest, whole(db), `${what}: digest`);
-    let want: unknown;
+    const want = expected(db);
+    assert.equal(want.form, form, `${what}: form`);
+    assert.equal(table.digest, want.digest, `${what}: digest`);
+    let list: unknown;
     try {
-      want = readRuns(db, 'x.db');
+      list = readRuns(db, 'x.db');
     } catch (e) {
       assert.ok(e instanceof StoreError, what);
       assert.throws(() => table.runs(), { message: e.message }, what);
       return;
     }
-    assert.deepEqual(table.runs(), want, `${what}: runs`);
+    assert.deepEqual(table.runs(), list, `${what}: runs`);
   };
   const fresh = (collate = ''): Db => {
     const db = new Database(':memory:');
@@ -208,7 +233,7 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
     ).run(rowid, ...v);
   };
   const db = fresh();
-  agree(db, 'empty');
+  agree(db, 'empty', 'json');
   // rowids out of start order, with gaps, ties on started_at, quotes, NULLs, more text than one batch of the hash (64K characters)
   for (let i = 0; i < 2000; i++)
     insert(db, 7 * ((i * 811) % 2000) + 3, [
@@ -219,18 +244,18 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
       '{}',
       `2025-01-01T00:${String((i * 37) % 60).padStart(2, '0')}`,
     ]);
-  agree(db, 'shuffled starts');
+  agree(db, 'shuffled starts', 'json');
   db.prepare('UPDATE runs SET agent_name = ? WHERE rowid = 3').run('other');
-  agree(db, 'an agent renamed');
+  agree(db, 'an agent renamed', 'json');
   // started_at whose UTF-16 and UTF-8 orders differ, text beyond ASCII and NUL in the other columns
   insert(db, 20_001, ['r-astral', 'é日本\u0000z', null, '\uD83D\uDE00', '{}', '2025-01-01T00:00\uD83D\uDE00']);
   insert(db, 20_002, ['r-private', null, null, '', '{}', '2025-01-01T00:00\uFFFF']);
-  agree(db, 'astral and private-use starts');
+  agree(db, 'astral and private-use starts', 'json');
   const ordered = fresh();
   for (let i = 0; i < 300; i++) insert(ordered, i + 1, [`run-${i}`, null, null, 'a', '{}', `2025-02-01T${String(i).padStart(5, '0')}`]);
-  agree(ordered, 'rows in start order');
+  agree(ordered, 'rows in start order', 'json');
   insert(ordered, 400, ['nul\u0000inside', null, null, null, '{}', 'z\u0000']);
-  agree(ordered, 'NUL in a run id and a start');
+  agree(ordered, 'NUL in a run id and a start', 'json');
   const bytes = fresh();
   insert(bytes, 1, ['a', null, null, null, '{}', 't']);
   bytes
@@ -239,24 +264,74 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
   bytes
     .prepare('INSERT INTO runs (rowid, run_id, metadata, started_at) VALUES (?, ?, ?, CAST(? AS TEXT))')
     .run(3, 'c', '{}', Buffer.from([0x73, 0xff]));
-  agree(bytes, 'a run id and a start that are not UTF-8');
+  agree(bytes, 'a run id and a start that are not UTF-8', 'json');
   const big = fresh();
   // two rowids past 2^53 that read as the same number, tied on started_at, after rows that sort after them
   insert(big, (1n << 60n) + 1n, ['huge rowid + 1', null, null, null, '{}', 'a']);
   insert(big, 1n << 60n, ['huge rowid', null, null, null, '{}', 'a']);
   insert(big, 2, ['small', null, null, null, '{}', 'b']);
   insert(big, 3, ['small, early', null, null, null, '{}', 'a']);
-  agree(big, 'rowids past 2^53');
+  agree(big, 'rowids past 2^53', 'sql');
   const typed = fresh();
   insert(typed, 1, ['fine', null, null, null, '{}', 'b']);
   insert(typed, 2, ['meta', null, null, null, Buffer.from('blob'), 'a']);
-  agree(typed, 'metadata that is not text');
+  agree(typed, 'metadata that is not text', 'sql');
   insert(typed, 3, [7, 'c', null, null, '{}', 42]);
-  agree(typed, 'a run id and a start that are numbers');
+  agree(typed, 'a run id and a start that are numbers', 'sql');
   const nocase = fresh('COLLATE NOCASE');
   for (const [i, t] of ['b', 'A', 'a', 'B', 'c'].entries()) insert(nocase, i + 1, [`r${i}`, null, null, null, '{}', t]);
-  agree(nocase, 'started_at declared COLLATE NOCASE');
+  agree(nocase, 'started_at declared COLLATE NOCASE', 'json');
   for (const d of [db, ordered, bytes, big, typed, nocase]) d.close();
+});
+
+test("the runs table's digest changes with any edit of a value it covers, and is the same for the same rows laid out anew", async () => {
+  const { default: Database } = await import('better-sqlite3');
+  const { readRunsTable } = await import('../../src/store/sqlite/runs.js');
+  const dir = mkdtempSync(join(tmpdir(), 'runs-digest-'));
+  const db = new Database(join(dir, 'a.db'));
+  try {
+    db.exec(
+      'CREATE TABLE runs (run_id TEXT PRIMARY KEY, conversation_id TEXT, parent_run_id TEXT, agent_name TEXT, metadata TEXT, started_at TEXT)',
+    );
+    const insert = db.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)');
+    for (let i = 0; i < 500; i++)
+      insert.run(`run-${i}`, i % 3 ? `c-${i % 9}` : null, i % 4 ? null : `run-${i - 1}`, i % 5 ? 'agent' : null, '{}', `2025-03-01T${i}`);
+    // values that differ only after a NUL (quote(), which the SQL form hashes, ends a text there)
+    insert.run('nul\u0000a', 'c\u0000x', null, 'a\u0000b', '{}', 't\u0000a');
+    const digest = (): string => readRunsTable(db, 'a.db').digest;
+    const original = digest();
+    const rand = draws(21);
+    const columns = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at'] as const;
+    const rowids = db.prepare('SELECT rowid FROM runs ORDER BY rowid').pluck().all() as number[];
+    let edits = 0;
+    for (let round = 0; round < 60; round++) {
+      const rowid = round < 5 ? rowids.at(-1)! : rowids[rand(rowids.length)]!;
+      const column = columns[round % columns.length]!;
+      const was = db.prepare(`SELECT ${column} FROM runs WHERE rowid = ?`).pluck().get(rowid) as string | null;
+      // the last row: its text after the NUL; others: a character, a NULL for a value, a value for a NULL
+      const now =
+        round < 5 ? `${was}z` : was === null ? 'x' : column !== 'run_id' && column !== 'started_at' && rand(2) === 0 ? null : `${was}'`;
+      db.prepare(`UPDATE runs SET ${column} = ? WHERE rowid = ?`).run(now, rowid);
+      assert.notEqual(digest(), original, `${column} of row ${rowid}: ${JSON.stringify(was)} → ${JSON.stringify(now)}`);
+      db.prepare(`UPDATE runs SET ${column} = ? WHERE rowid = ?`).run(was, rowid);
+      assert.equal(digest(), original, `${column} of row ${rowid} put back`);
+      edits++;
+    }
+    assert.equal(edits, 60);
+    // a row taken out and put back with another rowid is another table
+    db.prepare('UPDATE runs SET rowid = 100000 WHERE rowid = ?').run(rowids[7]);
+    assert.notEqual(digest(), original, 'a rowid changed');
+    db.prepare('UPDATE runs SET rowid = ? WHERE rowid = 100000').run(rowids[7]);
+    assert.equal(digest(), original);
+    // the same rows in other pages of another file
+    db.exec(`VACUUM INTO '${join(dir, 'b.db')}'`);
+    const copy = new Database(join(dir, 'b.db'), { readonly: true });
+    assert.equal(readRunsTable(copy, 'b.db').digest, original);
+    copy.close();
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('OverlaidMap holds what a copy of its base changed the same way holds, in the same order, for every kind of change', () => {

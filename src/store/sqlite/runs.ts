@@ -10,29 +10,34 @@ const optionalText = (v: unknown): v is string | null => v === null || typeof v 
 const RUN_COLUMNS = 'rowid, run_id, conversation_id, parent_run_id, agent_name, typeof(metadata), started_at';
 
 /**
- * What the store's digests take of a runs row: one line built inside SQLite (quote() keeps NULLs and
- * separators apart; column types included, so a row that turned malformed shows).
+ * What the store's digests take of a runs row when some row is not a run (runOf refuses it) or its
+ * rowid is past 2^53: one line built inside SQLite (quote() keeps NULLs and separators apart; column
+ * types included, so a row that turned malformed shows).
  */
 const ROW_LINE = `rowid || ',' || quote(run_id) || ',' || quote(conversation_id) || ',' || quote(parent_run_id) || ',' ||
   quote(agent_name) || ',' || quote(started_at) || ',' || typeof(metadata)`;
 
-/** The run a row of RUN_COLUMNS holds from `at` on; null when a value is of a type the reference rejects ('run row has wrong types'). */
-function runOf(row: readonly unknown[], at: number): StoreRun | null {
-  const runId = row[at + 1];
-  const conversationId = row[at + 2];
-  const parentRunId = row[at + 3];
-  const agentName = row[at + 4];
-  const startedAt = row[at + 6];
+/** What each form of the runs digest hashes first: the two forms never hash the same text. */
+const RUNS_JSON = 'runs/json\n';
+const RUNS_SQL = 'runs/sql\n';
+
+/** The run a row of RUN_COLUMNS holds; null when a value is of a type the reference rejects ('run row has wrong types'). */
+function runOf(row: readonly unknown[]): StoreRun | null {
+  const runId = row[1];
+  const conversationId = row[2];
+  const parentRunId = row[3];
+  const agentName = row[4];
+  const startedAt = row[6];
   if (
     typeof runId !== 'string' ||
     typeof startedAt !== 'string' ||
-    row[at + 5] !== 'text' || // typeof(metadata): the reference rejects a non-text metadata column too
+    row[5] !== 'text' || // typeof(metadata): the reference rejects a non-text metadata column too
     !optionalText(conversationId) ||
     !optionalText(parentRunId) ||
     !optionalText(agentName)
   )
     return null;
-  return { runId, conversationId, parentRunId, agentName, startedAt, rowid: Number(row[at]) };
+  return { runId, conversationId, parentRunId, agentName, startedAt, rowid: Number(row[0]) };
 }
 
 /** All runs in corpus order: `started_at` as TEXT (like SQLite in the reference), ties by rowid. */
@@ -41,7 +46,7 @@ export function readRuns(db: BetterSqlite3.Database, label: string): StoreRun[] 
   const rows = db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY started_at ASC, rowid ASC`).raw().all() as unknown[][];
   const runs: StoreRun[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const run = runOf(rows[i]!, 0);
+    const run = runOf(rows[i]!);
     // the reference fails the whole call on such a row
     if (run === null)
       throw new StoreError(`${label}: runs row ${String(rows[i]![0])} has wrong types (run_id ${JSON.stringify(String(rows[i]![1]))})`);
@@ -65,20 +70,24 @@ const corpusOrder = (a: StoreRun, b: StoreRun): number =>
 export interface RunsTable {
   /** readRuns' answer (its StoreError for a row of wrong types included). */
   runs(): StoreRun[];
-  /** The SHA-256 (base64) of every row's ROW_LINE in rowid order, joined by newlines. */
+  /** The digest of every row in rowid order (readRunsTable says of what). */
   readonly digest: string;
 }
 
 /**
- * The runs table's digest, the SHA-256 (base64) of every row's ROW_LINE in rowid order joined by
- * newlines (what the store's digests take of the runs), and its run list, from one scan: at 50,000 runs,
- * cold, two scans (the list's through the started_at index, a lookup per row) took 411 ms, this one 283.
- * The lines are hashed as they come, never built into one text (at 50k runs that text, SQLite's copy of
- * it and its UTF-8 for the hash touched ~16 MB of fresh memory: ~4,000 page faults). The list is sorted
- * here when the rows are not in corpus order already (the harness inserts runs as they start); it is
- * readRuns' own (its error too) when a row is of wrong types or JavaScript could order it otherwise than
- * SQLite: a collation declared in the table, or a started_at plainTime refuses. (Rowids past 2^53 read
- * as numbers keep their order or become equal, and equal ones keep the scan's order: the sort is stable.)
+ * The runs table's digest and its run list, from one scan in rowid order. The digest is the SHA-256
+ * (base64) of RUNS_JSON, then a line per row: the JSON array of its rowid and the run's texts (what a
+ * run list holds of it; its metadata is text, as runOf requires). Where some row is not a run, or has a
+ * rowid past 2^53 (not a safe JavaScript number), it is RUNS_SQL and every row's ROW_LINE, joined by
+ * newlines, read in a scan of its own. The lines are hashed as they come, never built into one text.
+ * Built in JavaScript from the values the list reads anyway, not by SQLite beside them: at 50,000 runs,
+ * cold, 185–195 ms against 245–300 (a line built of quote()s is one more string per row for SQLite to
+ * make and hand over, and quote() ends a text at a NUL, which JSON keeps).
+ * The list is sorted here when the rows are not in corpus order already (the harness inserts runs as
+ * they start); it is readRuns' own (its error too) when a row is of wrong types or JavaScript could
+ * order it otherwise than SQLite: a collation declared in the table, or a started_at plainTime refuses.
+ * (Rowids past 2^53 read as numbers keep their order or become equal, and equal ones keep the scan's
+ * order: the sort is stable.)
  */
 export function readRunsTable(db: BetterSqlite3.Database, label: string): RunsTable {
   // ORDER BY started_at follows the column's collation: only the default (BINARY) is JavaScript's
@@ -87,15 +96,13 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string): RunsTa
   let sorted = true;
   const runs: StoreRun[] = [];
   const h = new BatchedHash(createHash('sha256'));
-  let first = true;
-  for (const row of db.prepare(`SELECT ${ROW_LINE}, ${RUN_COLUMNS} FROM runs ORDER BY rowid`).raw().iterate() as IterableIterator<
-    unknown[]
-  >) {
-    h.add(first ? (row[0] as string) : `\n${row[0] as string}`);
-    first = false;
+  h.add(RUNS_JSON);
+  for (const row of db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY rowid`).raw().iterate() as IterableIterator<unknown[]>) {
+    const run = runOf(row);
+    if (run === null || !Number.isSafeInteger(run.rowid)) return { runs: () => readRuns(db, label), digest: sqlDigest(db) };
+    h.add(`${JSON.stringify([run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt])}\n`);
     if (!ordered) continue;
-    const run = runOf(row, 1);
-    if (run === null || !plainTime(run.startedAt)) {
+    if (!plainTime(run.startedAt)) {
       ordered = false;
       runs.length = 0;
       continue;
@@ -107,4 +114,16 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string): RunsTa
   if (!ordered) return { runs: () => readRuns(db, label), digest };
   if (!sorted) runs.sort(corpusOrder);
   return { runs: () => runs.slice(), digest };
+}
+
+/** The digest's form for a table of rows that are not all runs (readRunsTable). */
+function sqlDigest(db: BetterSqlite3.Database): string {
+  const h = new BatchedHash(createHash('sha256'));
+  h.add(RUNS_SQL);
+  let first = true;
+  for (const line of db.prepare(`SELECT ${ROW_LINE} FROM runs ORDER BY rowid`).pluck().iterate() as IterableIterator<string>) {
+    h.add(first ? line : `\n${line}`);
+    first = false;
+  }
+  return h.flush().digest('base64');
 }
