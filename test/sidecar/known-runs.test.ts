@@ -14,6 +14,7 @@ import { appendRun, appendSnapshots } from '../../scripts/bench/mutations.js';
 import { BIN, runCliAsync } from '../helpers/cli.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
+import { rng } from '../../scripts/bench/synthetic-store.js';
 import { tempDir } from '../helpers/stores.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
@@ -327,4 +328,62 @@ test('an index whose known runs are gone (as an older convsearch leaves it) read
   appendRun(path);
   assert.equal(sync(path, index).marksRead, 0, 'vouched for again');
   assertSameAnswers(path, index, runs, 51);
+});
+
+test('random edits of every column of runs and snapshots (NULs, ties, types, rowids, deletions): after each sync, answers equal --no-index', () => {
+  const kinds = new Map<string, number>();
+  for (const seed of [5, 9]) {
+    const { path, index, runs } = indexedStore(seed);
+    const random = rng(seed * 31 + 7);
+    const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
+    for (let round = 0; round < 30; round++) {
+      const db = new Database(path);
+      const ids = db.prepare('SELECT run_id FROM runs').pluck().all() as string[];
+      const seqs = db.prepare('SELECT seq FROM snapshots').pluck().all() as number[];
+      const id = pick(ids);
+      const seq = pick(seqs);
+      const edits: Array<[kind: string, sql: string, ...params: unknown[]]> = [
+        // text after a NUL: what a digest of quote()d values could not see
+        ['agent after a NUL', 'UPDATE runs SET agent_name = ? WHERE run_id = ?', `agent\u0000${round}`, id],
+        ['agent', 'UPDATE runs SET agent_name = ? WHERE run_id = ?', pick(['', 'é', '\u{1F600}', "q'q", 'a'.repeat(600), null]), id],
+        ['start tied', 'UPDATE runs SET started_at = (SELECT started_at FROM runs WHERE run_id = ?) WHERE run_id = ?', pick(ids), id],
+        [
+          'start',
+          'UPDATE runs SET started_at = ? WHERE run_id = ?',
+          pick(['2020-01-01T00:00:00Z', '2099-01-01T00:00:00Z', 'zzz', 't\u0000x']),
+          id,
+        ],
+        ['parent', 'UPDATE runs SET parent_run_id = ? WHERE run_id = ?', pick([...ids, null, 'ghost']), id],
+        ['metadata', 'UPDATE runs SET metadata = ? WHERE run_id = ?', pick(['{}', '{"a": "b"}', 'not json']), id],
+        ['rowid', 'UPDATE runs SET rowid = (SELECT max(rowid) FROM runs) + ? WHERE run_id = ?', 1 + Math.floor(random() * 5), id],
+        ['state', 'UPDATE snapshots SET state = ? WHERE seq = ?', pick(['interrupted', 'complete', 'Complete', 'complete\u0000x']), seq],
+        ['snapshot deleted', 'DELETE FROM snapshots WHERE seq = ?', seq],
+        ['step', 'UPDATE snapshots SET step_index = ? WHERE seq = ?', pick([0, 7, -1, 2.5, '3']), seq],
+        [
+          'timestamp',
+          'UPDATE snapshots SET timestamp = ? WHERE seq = ?',
+          pick(['2020-01-01T00:00:00Z', '2020-01-01T00:00:00\u0000Z', 'junk']),
+          seq,
+        ],
+        [
+          'messages of another',
+          'UPDATE snapshots SET messages = (SELECT messages FROM snapshots WHERE seq = ?) WHERE seq = ?',
+          pick(seqs),
+          seq,
+        ],
+        ['messages', 'UPDATE snapshots SET messages = ? WHERE seq = ?', pick(['[', '[]', 'null']), seq],
+      ];
+      const [kind, sql, ...params] = pick(edits);
+      try {
+        db.prepare(sql).run(...params);
+        if (kind === 'agent after a NUL') db.prepare(sql).run(`agent\u0000${round}!`, id); // and once more, after the NUL only
+      } finally {
+        db.close();
+      }
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      sync(path, index);
+      assertSameAnswers(path, index, runs, seed * 100 + round);
+    }
+  }
+  assert.ok(kinds.size >= 11, `kinds met: ${[...kinds.keys()].join(', ')}`);
 });
