@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { appendRun, appendSnapshots } from '../../scripts/bench/mutations.js';
+import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
 import { BIN, runCliAsync } from '../helpers/cli.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
@@ -330,20 +330,27 @@ test('an index whose known runs are gone (as an older convsearch leaves it) read
   assertSameAnswers(path, index, runs, 51);
 });
 
-test('random edits of every column of runs and snapshots (NULs, ties, types, rowids, deletions): after each sync, answers equal --no-index', () => {
+test('random edits of every column of runs and snapshots (NULs, ties, types, rowids, deletions), by one writer a time or a live writer that checkpoints now and then: after each sync, answers equal --no-index', () => {
   const kinds = new Map<string, number>();
-  for (const seed of [5, 9]) {
+  // (seed, whether the edits go through one connection kept open in WAL mode, as an agent's)
+  for (const [seed, live] of [
+    [5, false],
+    [9, false],
+    [13, true],
+  ] as const) {
     const { path, index, runs } = indexedStore(seed);
     const random = rng(seed * 31 + 7);
     const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
-    for (let round = 0; round < 30; round++) {
-      const db = new Database(path);
+    const writer = live ? liveWriter(path) : null;
+    for (let round = 0; round < 25; round++) {
+      const db = writer ?? new Database(path);
+      if (writer !== null && random() < 0.2) writer.pragma(`wal_checkpoint(${pick(['PASSIVE', 'TRUNCATE', 'RESTART'])})`);
       const ids = db.prepare('SELECT run_id FROM runs').pluck().all() as string[];
       const seqs = db.prepare('SELECT seq FROM snapshots').pluck().all() as number[];
       const id = pick(ids);
       const seq = pick(seqs);
       const edits: Array<[kind: string, sql: string, ...params: unknown[]]> = [
-        // text after a NUL: what a digest of quote()d values could not see
+        // text after a NUL: what a digest of quote()d values could not see (two edits, a sync between them)
         ['agent after a NUL', 'UPDATE runs SET agent_name = ? WHERE run_id = ?', `agent\u0000${round}`, id],
         ['agent', 'UPDATE runs SET agent_name = ? WHERE run_id = ?', pick(['', 'é', '\u{1F600}', "q'q", 'a'.repeat(600), null]), id],
         ['start tied', 'UPDATE runs SET started_at = (SELECT started_at FROM runs WHERE run_id = ?) WHERE run_id = ?', pick(ids), id],
@@ -373,17 +380,23 @@ test('random edits of every column of runs and snapshots (NULs, ties, types, row
         ],
         ['messages', 'UPDATE snapshots SET messages = ? WHERE seq = ?', pick(['[', '[]', 'null']), seq],
       ];
-      const [kind, sql, ...params] = pick(edits);
+      // every kind in turn (the rows and values it takes are drawn)
+      const [kind, sql, ...params] = edits[(round + seed) % edits.length]!;
       try {
         db.prepare(sql).run(...params);
-        if (kind === 'agent after a NUL') db.prepare(sql).run(`agent\u0000${round}!`, id); // and once more, after the NUL only
+        if (kind === 'agent after a NUL') {
+          // indexed with that value, then changed after the NUL only
+          sync(path, index);
+          db.prepare(sql).run(`agent\u0000${round}!`, id);
+        }
       } finally {
-        db.close();
+        if (writer === null) db.close();
       }
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
       sync(path, index);
       assertSameAnswers(path, index, runs, seed * 100 + round);
     }
+    writer?.close();
   }
-  assert.ok(kinds.size >= 11, `kinds met: ${[...kinds.keys()].join(', ')}`);
+  assert.equal(kinds.size, 13, `kinds met: ${[...kinds.keys()].join(', ')}`);
 });
