@@ -3,6 +3,7 @@
  * is current (the store's scan of every snapshot is not made); the numbers are the store's own, through
  * appends, interrupted snapshots, edits of a run's rows and deletions.
  */
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -48,4 +49,50 @@ test('runs: snapshot counts and last steps come from a current index, equal to t
     db.close();
   }
   assertListedFromIndex(path, index, 'after a VACUUM');
+});
+
+test("the index's listing counts answer the same for every run asked in any order (in corpus order, repeated, shuffled, unknown)", async () => {
+  const { openSqliteReader } = await import('../../src/store/sqlite/reader.js');
+  const { openIndexedSource } = await import('../../src/sidecar/with-index.js');
+  const { draws } = await import('../helpers/draws.js');
+  const { path } = threadedStore(52);
+  const index = join(tempDir(), 'idx.db');
+  const store = openSqliteReader(path);
+  try {
+    const opened = openIndexedSource(store, { path: index });
+    try {
+      /** What each question about run `id` answers, asked of `counts` (a fresh one per order, as each listing makes its own). */
+      const answers = (ids: readonly string[]): string[] => {
+        const counts = opened.source.recordCounts();
+        const stats = counts.snapshotStats?.() ?? null;
+        return ids.map((id) =>
+          JSON.stringify([id, counts.recordLength(id), stats?.get(id) ?? null, counts.warnings([id]).length, counts.recordLength(id)]),
+        );
+      };
+      const ids = opened.source.runs().map((r) => r.runId);
+      const want = new Map(answers(ids).map((a, i) => [ids[i]!, a]));
+      // the reference: each run alone, from a fresh object (no order to follow)
+      for (const id of ids) assert.equal(answers([id])[0], want.get(id), id);
+      const rand = draws(52);
+      const orders: string[][] = [
+        ids,
+        [...ids].reverse(),
+        ids.flatMap((id) => [id, id]),
+        Array.from({ length: 3 * ids.length }, () => ids[rand(ids.length)]!),
+        [...ids.slice(0, 3), 'no-such-run', ...ids.slice(3), 'no-such-run', ids[0]!],
+      ];
+      for (const order of orders) {
+        const got = answers(order);
+        order.forEach((id, i) => {
+          if (want.has(id)) assert.equal(got[i], want.get(id), `${id} at ${i}`);
+          else assert.equal(got[i], JSON.stringify([id, 0, null, 0, 0]), `${id} at ${i}`);
+        });
+      }
+      assert.ok(ids.length >= 16);
+    } finally {
+      opened.db.close();
+    }
+  } finally {
+    store.close();
+  }
 });
