@@ -377,27 +377,24 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   entries(): MapIterator<[K, V]> {
-    const out: Array<[K, V]> = [];
-    this.forEach((v, k) => {
-      out.push([k, v]);
-    });
-    return out[Symbol.iterator]() as unknown as MapIterator<[K, V]>;
+    return this.collect((v, k): [K, V] => [k, v]);
   }
 
   keys(): MapIterator<K> {
-    const out: K[] = [];
-    this.forEach((_, k) => {
-      out.push(k);
-    });
-    return out[Symbol.iterator]() as unknown as MapIterator<K>;
+    return this.collect((_, k) => k);
   }
 
   values(): MapIterator<V> {
-    const out: V[] = [];
-    this.forEach((v) => {
-      out.push(v);
+    return this.collect((v) => v);
+  }
+
+  /** What `pick` makes of each entry, in forEach's order, gathered into an array and iterated. */
+  private collect<T>(pick: (value: V, key: K) => T): MapIterator<T> {
+    const out: T[] = [];
+    this.forEach((v, k) => {
+      out.push(pick(v, k));
     });
-    return out[Symbol.iterator]() as unknown as MapIterator<V>;
+    return out[Symbol.iterator]() as unknown as MapIterator<T>;
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {
