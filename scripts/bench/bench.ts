@@ -246,6 +246,30 @@ async function main(): Promise<void> {
     rows.push([label, r]);
     return r;
   };
+  type PhaseSpec = [label: string, args: string[], opts?: { env?: NodeJS.ProcessEnv; before?: () => void }];
+  /** Each phase `repeat` times, round-robin: recorded as phase() records them, each with its time per round. */
+  const inRounds = (specs: readonly PhaseSpec[]): Array<PhaseResult & { perRound: number[] }> => {
+    const results: PhaseResult[][] = specs.map(() => []);
+    for (let k = 0; k < repeat; k++)
+      specs.forEach(([label, args, opts], i) => {
+        process.stderr.write(`  ${label} (round ${k + 1} of ${repeat}) ...\n`);
+        opts?.before?.();
+        results[i]!.push(runPhase(args, opts?.env));
+      });
+    return specs.map(([label], i) => {
+      const runs = results[i]!;
+      const sorted = [...runs].sort((a, b) => a.ms - b.ms);
+      const median = sorted[sorted.length >> 1]!;
+      const r = {
+        ms: median.ms,
+        rssMb: Math.max(...runs.map((x) => x.rssMb)),
+        extra:
+          runs.length > 1 ? { ...median.extra, range: `${sorted[0]!.ms.toFixed(0)}–${sorted.at(-1)!.ms.toFixed(0)} ms` } : median.extra,
+      };
+      rows.push([label, r]);
+      return { ...r, perRound: runs.map((x) => x.ms) };
+    });
+  };
   const dropIndex = (): void => {
     for (const s of ['', '-wal', '-shm']) rmSync(index + s, { force: true });
   };
@@ -336,18 +360,19 @@ async function main(): Promise<void> {
     process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
     return;
   }
-  const read = phase('floor: read all snapshot rows', ['floor-read', work]);
-  const parse = phase('floor: read + JSON.parse all', ['floor-parse', work]);
-  const noIndex = phase(`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, [
-    'no-index',
-    work,
-    'all',
-    '',
-    'kalo quarzite',
+  // the floor and what is held against it, in rounds (each round runs each once, in turn): a machine
+  // whose speed wanders over the minutes moves a round's phases alike, so each ratio is taken within
+  // its round and the median of those is reported (the floor has measured anywhere from 1.7 to 2.7 s
+  // on this kind of machine: enough alone to move the build from 2.1 to 1.6 × floor)
+  const [read, parse, noIndex, , , build] = inRounds([
+    ['floor: read all snapshot rows', ['floor-read', work]],
+    ['floor: read + JSON.parse all', ['floor-parse', work]],
+    [`--no-index, store-wide query (default: up to ${defaultThreads()} threads)`, ['no-index', work, 'all', '', 'kalo quarzite']],
+    ['--no-index, store-wide query (1 thread)', ['no-index', work, 'all', '', 'kalo quarzite'], { env: { CONVSEARCH_THREADS: '1' } }],
+    ['--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']],
+    ['index build from nothing', ['sync', work, index], { before: dropIndex }],
   ]);
-  phase('--no-index, store-wide query (1 thread)', ['no-index', work, 'all', '', 'kalo quarzite'], { env: { CONVSEARCH_THREADS: '1' } });
-  phase('--no-index, one-conversation query', ['no-index', work, 'conversation', someConv, 'kalo quarzite']);
-  const build = phase('index build from nothing', ['sync', work, index], { before: dropIndex });
+  const ratios = { noIndex: roundRatio(noIndex!, parse!), build: roundRatio(build!, parse!) };
   phase('warm indexed query (50 varied scopes)', ['warm', work, index, 'varied'], { once: true });
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
   process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
@@ -415,7 +440,7 @@ async function main(): Promise<void> {
     phase(`${n} small runs: runs --json --no-index`, ['cli', 'runs', '--json', '--db', small, '--no-index'], { once: true });
   }
 
-  printTable(storeMb, counts, rows, { parse, read, warm, indexMb });
+  printTable(storeMb, counts, rows, { parse: parse!, read: read!, warm, indexMb });
   process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
   const scaling = flag('no-scaling')
     ? []
@@ -432,7 +457,7 @@ async function main(): Promise<void> {
   if (scaling.length > 0) process.stdout.write(['', ...scalingTable(scaling)].join('\n') + '\n');
   const median = (label: string): number => latencies.find((l) => l.label.startsWith(label))!.median;
   const targets = targetsTable({
-    floor: parse.ms,
+    floor: parse!.ms,
     warm: unchanged.ms,
     afterAppend: afterAppend.ms,
     afterEdit: afterEdit.ms,
@@ -440,8 +465,9 @@ async function main(): Promise<void> {
     cliSearch: median('convsearch search'),
     cliRuns: median('convsearch runs'),
     cliConversations: median('convsearch conversations'),
-    noIndex: noIndex.ms,
-    build: build.ms,
+    noIndex: noIndex!.ms,
+    build: build!.ms,
+    ratios,
     buildRss:
       scaling.length > 0
         ? scaling.map((r) => ({ label: r.label, mb: r.build.rssMb }))
@@ -449,7 +475,19 @@ async function main(): Promise<void> {
     huge: { messageMb: hugeSize / 1e6, buildRssMb: hugeBuild.rssMb, noIndexRssMb: hugeNoIndex.rssMb },
     backends: backendWarm.size > 0 ? backendWarm : null,
   });
-  process.stdout.write(['', `floor (read + JSON.parse of every snapshot): ${fmt(parse.ms)}`, ...targets].join('\n') + '\n');
+  process.stdout.write(
+    [
+      '',
+      `floor (read + JSON.parse of every snapshot): ${fmt(parse!.ms)} (rounds: ${parse!.perRound.map(fmt).join(', ')}); the ratios to it are medians of each round's own`,
+      ...targets,
+    ].join('\n') + '\n',
+  );
+}
+
+/** The median of a phase's time over the floor's, round by round (inRounds). */
+function roundRatio(phase: { perRound: readonly number[] }, floor: { perRound: readonly number[] }): number {
+  const r = phase.perRound.map((ms, k) => ms / floor.perRound[k]!).sort((a, b) => a - b);
+  return r[r.length >> 1]!;
 }
 
 function printTable(
