@@ -236,13 +236,7 @@ async function main(): Promise<void> {
       opts.before?.();
       runs.push(runPhase(args, opts.env));
     }
-    const sorted = [...runs].sort((a, b) => a.ms - b.ms);
-    const median = sorted[sorted.length >> 1]!;
-    const r: PhaseResult = {
-      ms: median.ms,
-      rssMb: Math.max(...runs.map((x) => x.rssMb)),
-      extra: runs.length > 1 ? { ...median.extra, range: `${sorted[0]!.ms.toFixed(0)}–${sorted.at(-1)!.ms.toFixed(0)} ms` } : median.extra,
-    };
+    const r = summarized(runs);
     rows.push([label, r]);
     return r;
   };
@@ -257,17 +251,9 @@ async function main(): Promise<void> {
         results[i]!.push(runPhase(args, opts?.env));
       });
     return specs.map(([label], i) => {
-      const runs = results[i]!;
-      const sorted = [...runs].sort((a, b) => a.ms - b.ms);
-      const median = sorted[sorted.length >> 1]!;
-      const r = {
-        ms: median.ms,
-        rssMb: Math.max(...runs.map((x) => x.rssMb)),
-        extra:
-          runs.length > 1 ? { ...median.extra, range: `${sorted[0]!.ms.toFixed(0)}–${sorted.at(-1)!.ms.toFixed(0)} ms` } : median.extra,
-      };
+      const r = summarized(results[i]!);
       rows.push([label, r]);
-      return { ...r, perRound: runs.map((x) => x.ms) };
+      return { ...r, perRound: results[i]!.map((x) => x.ms) };
     });
   };
   const dropIndex = (): void => {
@@ -482,6 +468,17 @@ async function main(): Promise<void> {
       ...targets,
     ].join('\n') + '\n',
   );
+}
+
+/** A phase's runs as one row: the median run's time and notes, the range of times, the highest peak RSS. */
+function summarized(runs: readonly PhaseResult[]): PhaseResult {
+  const sorted = [...runs].sort((a, b) => a.ms - b.ms);
+  const median = sorted[sorted.length >> 1]!;
+  return {
+    ms: median.ms,
+    rssMb: Math.max(...runs.map((x) => x.rssMb)),
+    extra: runs.length > 1 ? { ...median.extra, range: `${sorted[0]!.ms.toFixed(0)}–${sorted.at(-1)!.ms.toFixed(0)} ms` } : median.extra,
+  };
 }
 
 /** The median of a phase's time over the floor's, round by round (inRounds). */
