@@ -2,9 +2,10 @@ import { TermIds } from '../text/term-ids.js';
 import { IndexDamagedError } from './errors.js';
 import { VarintWriter } from './varint.js';
 
-/** A new term's postings buffer, and the slabs such buffers are cut from. */
+/** A new term's postings buffer, the slabs such buffers are cut from, and the largest buffer cut from one. */
 const FIRST_BYTES = 16;
 const SLAB_BYTES = 64 * 1024;
+const SLAB_CUT = 4096;
 
 /**
  * Postings of one segment, per term: for each run that has the term, one group `run_key, entries…, 0`.
@@ -83,7 +84,7 @@ export class SegmentBuilder {
     let buf = this.bufs[id]!;
     let len = this.lens[id]!;
     if (len + 10 > buf.length) {
-      const grown = new Uint8Array(buf.length * 2);
+      const grown = this.room(buf.length * 2);
       grown.set(buf.subarray(0, len));
       this.size += buf.length;
       this.bufs[id] = buf = grown;
@@ -96,13 +97,23 @@ export class SegmentBuilder {
     this.lens[id] = len;
   }
 
-  /** Room for the postings of a term just given its id. */
-  private newTerm(id: number): void {
-    if (this.slabUsed + FIRST_BYTES > this.slab.length) {
+  /**
+   * A buffer of `bytes` for a term's postings: cut from the current slab up to SLAB_CUT bytes (most
+   * terms' buffers, as they double), its own beyond. One ArrayBuffer per buffer made the collector
+   * track tens of thousands of them a segment.
+   */
+  private room(bytes: number): Uint8Array {
+    if (bytes > SLAB_CUT) return new Uint8Array(bytes);
+    if (this.slabUsed + bytes > this.slab.length) {
       this.slab = new Uint8Array(SLAB_BYTES);
       this.slabUsed = 0;
     }
-    this.bufs.push(this.slab.subarray(this.slabUsed, (this.slabUsed += FIRST_BYTES)));
+    return this.slab.subarray(this.slabUsed, (this.slabUsed += bytes));
+  }
+
+  /** Room for the postings of a term just given its id. */
+  private newTerm(id: number): void {
+    this.bufs.push(this.room(FIRST_BYTES));
     this.size += FIRST_BYTES + this.ids.terms[id]!.length;
     if (id >= this.counts.length) {
       const grow = (a: Int32Array<ArrayBuffer>, fill = 0): Int32Array<ArrayBuffer> => {

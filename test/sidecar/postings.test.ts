@@ -87,6 +87,26 @@ describe('postings encoding', () => {
     assert.deepEqual(new Map([...b.postings()].map(([t, data]) => [t, decoded(data)])), want);
   });
 
+  test("terms' postings buffers grow inside shared slabs up to 4 KB: thousands of terms hold a few ArrayBuffers, and decode exactly", () => {
+    const b = new SegmentBuilder();
+    const want = new Map<string, Entry[]>();
+    // 3,000 terms, each in 40–400 documents of one run (postings of ~80 bytes to ~1 KB: several doublings
+    // each), and two terms in every document (past 4 KB: buffers of their own)
+    const terms = Array.from({ length: 3000 }, (_, k) => `t${k}`);
+    b.beginRun(7);
+    for (let pos = 0; pos < 4000; pos++) {
+      const words = ['every', 'all', ...terms.filter((_, k) => pos % (10 + (k % 90)) === 0)];
+      b.addDocument(pos, [words.join(' ')]);
+      for (const w of words) (want.get(w) ?? want.set(w, []).get(w)!).push([7, pos, 1]);
+    }
+    const blobs = [...b.postings()];
+    assert.deepEqual(new Map(blobs.map(([t, data]) => [t, decoded(data)])), want);
+    const buffers = new Set(blobs.map(([, data]) => data.buffer));
+    const bytes = blobs.reduce((n, [, data]) => n + data.length, 0);
+    // one ArrayBuffer a term was ~3,000 of them; slabs of 64 KB hold every buffer but the two largest
+    assert.ok(buffers.size <= 2 + Math.ceil((4 * bytes) / 65536), `${buffers.size} ArrayBuffers for ${blobs.length} terms, ${bytes} bytes`);
+  });
+
   test('merged groups (compaction) encode exactly like a segment built from the same documents', () => {
     const { builder, want } = randomSegment(99);
     for (const [term, data] of builder.postings()) {
