@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { draws } from '../helpers/draws.js';
+import { tempDir } from '../helpers/stores.js';
 import { ContentDigester, EMPTY_DIGEST, OverlaidMap } from '../../src/store/content.js';
 
 test('a run with no rows digests to EMPTY_DIGEST (what the readers write for no media), the SHA-256 of nothing in base64', () => {
@@ -287,7 +286,7 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
 test("the runs table's digest changes with any edit of a value it covers, and is the same for the same rows laid out anew", async () => {
   const { default: Database } = await import('better-sqlite3');
   const { readRunsTable } = await import('../../src/store/sqlite/runs.js');
-  const dir = mkdtempSync(join(tmpdir(), 'runs-digest-'));
+  const dir = tempDir('runs-digest-');
   const db = new Database(join(dir, 'a.db'));
   try {
     db.exec(
@@ -330,7 +329,6 @@ test("the runs table's digest changes with any edit of a value it covers, and is
     copy.close();
   } finally {
     db.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
