@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import {
   type ContentBasis,
   EMPTY_DIGEST,
-  type FilePass,
+  type KeptFilePass,
   knownMedia,
   recordedContent,
   type RunContent,
@@ -445,8 +445,8 @@ export class IndexSync {
    * The file pass the index keeps (row 4), read in a transaction of its own unless one is open. A row
    * that fails its checks is none: the pass is taken again, and the row written anew with the map.
    */
-  private keptFilePass(): FilePass | null {
-    const read = (): FilePass | null => {
+  private keptFilePass(): KeptFilePass | null {
+    const read = (): KeptFilePass | null => {
       try {
         return this.t.filePass();
       } catch (e) {

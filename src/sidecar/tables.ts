@@ -1,5 +1,15 @@
 import { crc32 } from 'node:zlib';
-import { type FilePass, type KnownMedia, type KnownRunContent, type PageTree, type RunContent, recordedContent } from '../store/content.js';
+import {
+  ChunkedWords,
+  type FilePass,
+  type KeptFilePass,
+  type KeptTree,
+  type KnownMedia,
+  type KnownRunContent,
+  type PageTree,
+  type RunContent,
+  recordedContent,
+} from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import type { IndexDb, IndexStatement } from './index-db.js';
@@ -286,8 +296,8 @@ export const bucketOf = (term: string): number => crc32(term) % TERM_BUCKETS;
 export interface PageMapRow {
   readonly content: string;
   readonly seed: number;
-  readonly pages: Uint32Array;
-  readonly tree: PageTree | null;
+  readonly pages: ChunkedWords<Uint32Array>;
+  readonly tree: KeptTree | null;
   /** The media table's fingerprint taken with the map, and the media it vouches for (null: none kept). */
   readonly media: KnownMedia | null;
 }
@@ -382,7 +392,7 @@ export class IndexTables {
    * whose caller vouches that nothing was written since compares with these instead of reading every
    * part again (writePart).
    */
-  private readonly partsRead = new Map<number, Buffer>();
+  private readonly partsRead = new Map<number, readonly Buffer[]>();
 
   constructor(readonly db: IndexDb) {
     const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
@@ -836,34 +846,31 @@ export class IndexTables {
    * them (row 2, taken only when it names the same content); null when none was kept.
    */
   pageMap(): PageMapRow | null {
-    const r = this.readPart(1);
+    const r = this.readParts(1);
     if (r === null) return null;
-    const { head, bytes } = r;
-    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || bytes.length % 16 !== 0)
+    const { head, parts, total } = r;
+    if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || total % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = wordsOf(bytes, Uint32Array);
-    let tree: PageTree | null = null;
-    const t = this.readPart(2);
+    const pages = IndexTables.chunked(parts, 0, total, Uint32Array);
+    let tree: KeptTree | null = null;
+    const t = this.readParts(2);
     if (t !== null) {
       // written in parts: the values, then the run ids' JSON (`ids` bytes: an append changes the last parts
       // of both); else the ids in the head
       const idsBytes = t.head.ids;
       let runIds: unknown = t.head.runIds;
-      let values = t.bytes;
-      if (Number.isSafeInteger(idsBytes) && (idsBytes as number) <= t.bytes.length) {
-        const at = t.bytes.length - (idsBytes as number);
-        runIds = parseJson(t.bytes.toString('utf8', at), 'the page tree row is malformed');
-        values = t.bytes.subarray(0, at);
+      let valuesEnd = t.total;
+      if (Number.isSafeInteger(idsBytes) && (idsBytes as number) <= t.total) {
+        valuesEnd = t.total - (idsBytes as number);
+        // only the parts the JSON lies in are joined
+        const first = Math.floor(valuesEnd / PART_BYTES);
+        const tail = first + 1 === t.parts.length ? t.parts[first]! : Buffer.concat(t.parts.slice(first));
+        runIds = parseJson(tail.toString('utf8', valuesEnd - first * PART_BYTES), 'the page tree row is malformed');
       }
-      if (
-        typeof t.head.content !== 'string' ||
-        !Array.isArray(runIds) ||
-        runIds.some((x) => typeof x !== 'string') ||
-        values.length % 8 !== 0
-      )
+      if (typeof t.head.content !== 'string' || !Array.isArray(runIds) || runIds.some((x) => typeof x !== 'string') || valuesEnd % 8 !== 0)
         throw new IndexDamagedError('the page tree row is malformed');
       if (t.head.content === head.content) {
-        tree = { runIds: runIds as string[], values: wordsOf(values, Float64Array) };
+        tree = { runIds: runIds as string[], values: IndexTables.chunked(t.parts, 0, valuesEnd, Float64Array) };
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
@@ -921,27 +928,25 @@ export class IndexTables {
    * The store file's pass the index keeps (row 4: store/content.ts FilePass), or null when none is kept:
    * its raw page digests, then its pages' first words.
    */
-  filePass(): FilePass | null {
-    const r = this.readPart(4);
+  filePass(): KeptFilePass | null {
+    const r = this.readParts(4);
     if (r === null) return null;
-    const { head, bytes } = r;
+    const { head, parts, total } = r;
     const pages = head.pages;
     if (
       typeof head.stamp !== 'string' ||
       !Number.isInteger(head.seed) ||
       !Number.isInteger(head.pageSize) ||
       !Number.isSafeInteger(pages) ||
-      bytes.length !== (pages as number) * 20
+      total !== (pages as number) * 20
     )
       throw new IndexDamagedError('the file pass row is malformed');
-    const words = wordsOf(bytes, Uint32Array);
-    const n = pages as number;
     return {
       stamp: head.stamp,
       seed: head.seed as number,
       pageSize: head.pageSize as number,
-      digests: words.subarray(0, n * 4),
-      next: words.subarray(n * 4, n * 5),
+      pages: pages as number,
+      words: IndexTables.chunked(parts, 0, total, Uint32Array),
     };
   }
 
@@ -1019,45 +1024,71 @@ export class IndexTables {
 
   /**
    * Row `id`'s head and bytes: those of the row itself, or (a head that counts `parts`) of its part rows,
-   * each present and sound. An update rewrites the parts that changed only (writePart).
+   * each present and sound, every one but the last PART_BYTES long. The bytes are the parts as SQLite
+   * handed them, not joined: a copy of them all touched as many fresh pages of memory again (next to a
+   * live writer on the bench store, ~2,000 page faults of a search). An update rewrites the parts that
+   * changed only (writePart).
    */
-  private readPart(id: number): { head: Record<string, unknown>; bytes: Buffer } | null {
+  private readParts(id: number): { head: Record<string, unknown>; parts: Buffer[]; total: number } | null {
     this.partsRead.delete(id);
     const r = this.pageRow(id);
     if (r === null) return null;
     const head = parseJson(r.head, `pages row ${id} is malformed`);
     if (head === null || typeof head !== 'object') throw new IndexDamagedError(`pages row ${id} is malformed`);
     const h = head as Record<string, unknown>;
-    if (h.parts === undefined) return { head: h, bytes: r.digests };
+    if (h.parts === undefined) return { head: h, parts: [r.digests], total: r.digests.length };
     if (!Number.isSafeInteger(h.parts) || !Number.isSafeInteger(h.bytes) || (h.parts as number) >= partRow(1, 0))
       throw new IndexDamagedError(`pages row ${id} is malformed`);
-    const parts = h.parts as number;
+    const count = h.parts as number;
     const total = h.bytes as number;
-    // the parts copied one by one into the whole (no array of them, then a copy of them all: ~4 MB at
-    // 600 MB of store, whose fresh pages cost more than the copy); the head's sizes are checked before
-    // anything that large is made
-    if (total > parts * PART_BYTES || (parts > 0 && total <= (parts - 1) * PART_BYTES))
+    if (total > count * PART_BYTES || (count > 0 && total <= (count - 1) * PART_BYTES))
       throw new IndexDamagedError(`pages row ${id} is malformed`);
-    const bytes = Buffer.allocUnsafe(total);
-    let k = 0;
+    const parts: Buffer[] = [];
     let at = 0;
-    for (const p of this.s.parts.iterate(partRow(id, 0), partRow(id, parts)) as IterableIterator<{
+    for (const p of this.s.parts.iterate(partRow(id, 0), partRow(id, count)) as IterableIterator<{
       id: number;
       head: string;
       digests: Buffer;
       sum: number;
     }>) {
+      const k = parts.length;
       verifyRow('pages', [p.id, p.head, p.digests], p.sum);
       if (p.id !== partRow(id, k)) throw new IndexDamagedError(`part ${k} of pages row ${id} is missing`);
-      if (at + p.digests.length > total) break;
-      p.digests.copy(bytes, at);
+      // (the last part's size is what the head's total leaves; every other one is whole)
+      if (k + 1 < count ? p.digests.length !== PART_BYTES : at + p.digests.length !== total) break;
+      parts.push(p.digests);
       at += p.digests.length;
-      k++;
     }
-    if (k !== parts || at !== total)
-      throw new IndexDamagedError(`pages row ${id} has ${at} bytes in ${k} parts, its head says ${total} in ${parts}`);
-    this.partsRead.set(id, bytes);
-    return { head: h, bytes };
+    if (parts.length !== count || at !== total)
+      throw new IndexDamagedError(`pages row ${id} has ${at} bytes in ${parts.length} whole parts, its head says ${total} in ${count}`);
+    this.partsRead.set(id, parts);
+    return { head: h, parts, total };
+  }
+
+  /** readParts' bytes joined, for a row read as one piece. */
+  private readPart(id: number): { head: Record<string, unknown>; bytes: Buffer } | null {
+    const r = this.readParts(id);
+    return r === null ? null : { head: r.head, bytes: r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.total) };
+  }
+
+  /**
+   * Words of `kind` from `from` to `to` (bytes) of a row's parts, as chunks of a part each (a view of the
+   * part where it is aligned): what readParts read, never joined. `from` falls on a part's start.
+   */
+  private static chunked<T extends Uint32Array | Float64Array>(
+    parts: readonly Buffer[],
+    from: number,
+    to: number,
+    kind: { new (buffer: ArrayBufferLike, offset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number },
+  ): ChunkedWords<T> {
+    const size = kind.BYTES_PER_ELEMENT;
+    const chunks: T[] = [];
+    for (let k = from / PART_BYTES, at = from; at < to; k++, at += PART_BYTES) {
+      const part = parts[k]!;
+      chunks.push(wordsOf(part.subarray(0, Math.min(part.length, to - at)), kind));
+    }
+    // a single part (a row of an older convsearch, or a small one) may be of any size
+    return parts.length === 1 ? ChunkedWords.of(chunks[0] ?? new kind(0)) : new ChunkedWords(chunks, Math.log2(PART_BYTES / size));
   }
 
   /**
@@ -1074,7 +1105,7 @@ export class IndexTables {
     const bytes = new PieceReader(pieces);
     for (let k = 0; k < parts; k++) {
       const data = bytes.next(PART_BYTES);
-      if (read?.subarray(k * PART_BYTES, (k + 1) * PART_BYTES).equals(data)) continue;
+      if (read?.[k]?.equals(data)) continue;
       const sum = rowSum([partRow(id, k), '', data]);
       if (read !== undefined) {
         this.s.putPageMap.run(partRow(id, k), '', data, sum);

@@ -101,15 +101,61 @@ export interface PageTree {
 }
 
 /**
+ * Numbers held as chunks of 2^shift each (the last one may be shorter), read as one array: how a previous
+ * map comes from the index, part by part, with no joined copy of it (a fresh page of memory costs a
+ * fault: README; at 50,000 runs the map and its tree are 13 MB).
+ */
+export class ChunkedWords<T extends Uint32Array | Float64Array> {
+  readonly length: number;
+  readonly mask: number;
+
+  constructor(
+    readonly chunks: readonly T[],
+    readonly shift: number,
+  ) {
+    this.mask = 2 ** shift - 1;
+    this.length = chunks.reduce((n, c) => n + c.length, 0);
+    // every chunk but the last holds exactly 2^shift: an index is found by a shift and a mask
+    for (let k = 0; k + 1 < chunks.length; k++) if (chunks[k]!.length !== 2 ** shift) throw new RangeError('chunks of unequal sizes');
+  }
+
+  /** One array as it is (a single chunk). */
+  static of<T extends Uint32Array | Float64Array>(words: T): ChunkedWords<T> {
+    return new ChunkedWords([words], 31);
+  }
+
+  at(i: number): number {
+    return this.chunks[i >>> this.shift]![i & this.mask]!;
+  }
+
+  /** Copies the numbers from `from` to `to` (excluded) into `into` at `at`, a chunk's piece at a time. */
+  copyTo(into: T, at: number, from: number, to: number): void {
+    for (let i = from; i < to; ) {
+      const chunk = this.chunks[i >>> this.shift]!;
+      const start = i & this.mask;
+      const n = Math.min(to - i, chunk.length - start);
+      into.set(chunk.subarray(start, start + n), at + i - from);
+      i += n;
+    }
+  }
+}
+
+/** A PageTree as the index kept it: its values in chunks. */
+export interface KeptTree {
+  readonly runIds: readonly string[];
+  readonly values: ChunkedWords<Float64Array>;
+}
+
+/**
  * What the index knows of the content it was built from, for backends that can tell which runs'
  * rows are untouched without reading them (SQLite's page map): the previous page digests, their key
  * and the b-tree decoded with them, per run its count, highest seq and digest, and the media's.
  */
 export interface ContentBasis {
   readonly seed: number;
-  readonly pages: Uint32Array | null;
+  readonly pages: ChunkedWords<Uint32Array> | null;
   /** The b-tree decoded with `pages` (null: none kept, every b-tree page is read). */
-  readonly tree: PageTree | null;
+  readonly tree: KeptTree | null;
   /** Per run what the index recorded, as the content of a run read whole (its prefix its digest): an unchanged run's entry is taken as it is. */
   readonly runs: ReadonlyMap<string, RunContent>;
   /**
@@ -120,7 +166,7 @@ export interface ContentBasis {
   /** The media as the index kept them with `pages` (null: none kept, the media rows are read). */
   readonly media: KnownMedia | null;
   /** The store file's hashing pass as the index kept it (FilePass), read only when asked. */
-  readonly filePass?: () => FilePass | null;
+  readonly filePass?: () => KeptFilePass | null;
 }
 
 /**
@@ -138,6 +184,12 @@ export interface FilePass {
   readonly digests: Uint32Array;
   /** Each page's first four bytes, as the big-endian number the file holds. */
   readonly next: Uint32Array;
+}
+
+/** A FilePass as the index kept it: `words` holds the digests of its `pages` pages (four each), then their first words. */
+export interface KeptFilePass extends Pick<FilePass, 'stamp' | 'seed' | 'pageSize'> {
+  readonly pages: number;
+  readonly words: ChunkedWords<Uint32Array>;
 }
 
 /** What the index recorded of a run's content: what RunContent holds but the prefix digest. */

@@ -18,11 +18,22 @@ import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js'
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 import { storeDigest } from '../helpers/hardening.js';
+import type { ChunkedWords, KeptTree } from '../../src/store/content.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { type IndexStatement, SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { IndexTables } from '../../src/sidecar/tables.js';
+
+/** Chunked words as one array (what the index read, joined here only to be compared). */
+function joined<T extends Uint32Array | Float64Array>(words: ChunkedWords<T>, make: (n: number) => T): T {
+  const all = make(words.length);
+  words.copyTo(all, 0, 0, words.length);
+  return all;
+}
+const pagesOf = (words: ChunkedWords<Uint32Array>): Uint32Array => joined(words, (n) => new Uint32Array(n));
+const treeOf = (tree: KeptTree | null): { runIds: readonly string[]; values: Float64Array } | null =>
+  tree && { runIds: tree.runIds, values: joined(tree.values, (n) => new Float64Array(n)) };
 
 const KILLED_WRITER = fileURLToPath(new URL('../helpers/killed-writer-child.js', import.meta.url));
 
@@ -416,7 +427,7 @@ test('a page tree row kept for another content (a writer that updated the map al
   const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
   const tree = { runIds: ['run-a'], values: Float64Array.from([2, 1, 1, 0, 5, 0, 0]) };
   t.putPageMap('content-1', 7, digests, tree);
-  assert.deepEqual(t.pageMap()!.tree, tree);
+  assert.deepEqual(treeOf(t.pageMap()!.tree), tree);
   // an older convsearch writes row 1 alone
   const head = JSON.stringify({ content: 'content-2', seed: 7 });
   const bytes = Buffer.from(digests.buffer);
@@ -458,12 +469,23 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   assert.equal(written, 1 + 1 + 1, 'the changed part and the two heads');
   const map = t.pageMap()!;
   assert.equal(map.content, 'content-2');
-  assert.deepEqual(map.pages, digests);
-  assert.deepEqual(map.tree, tree);
+  assert.deepEqual(pagesOf(map.pages), digests);
+  assert.deepEqual(treeOf(map.tree), tree);
+  // read as the parts SQLite handed out, not joined into one copy: a chunk each
+  assert.equal(map.pages.chunks.length, 3);
+  assert.equal(new Set(map.pages.chunks.map((c) => c.buffer)).size, 3, 'each chunk is its own part');
+  assert.equal(map.tree!.values.chunks.length, 2, '5,000 values: a whole part and the rest');
   // the file pass (row 4): its digests and first words in parts, the part between them holding both
   const pass = { stamp: '12:4096:5:6', seed: 7, pageSize: 4096, digests, next: Uint32Array.from({ length: 6000 }, (_, i) => i * 7919) };
   t.putFilePass(pass);
-  assert.deepEqual(t.filePass(), pass);
+  const kept = t.filePass()!;
+  assert.deepEqual(
+    { stamp: kept.stamp, seed: kept.seed, pageSize: kept.pageSize, pages: kept.pages },
+    { stamp: pass.stamp, seed: 7, pageSize: 4096, pages: 6000 },
+  );
+  const words = pagesOf(kept.words);
+  assert.deepEqual(words.subarray(0, 6000 * 4), digests);
+  assert.deepEqual(words.subarray(6000 * 4), pass.next);
   t.putFilePass(null);
   assert.equal(t.filePass(), null);
   assert.equal(
@@ -476,7 +498,7 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   );
   // a shorter map (a VACUUM): the parts past its end go
   t.putPageMap('content-3', 7, digests.subarray(0, 100 * 4), null);
-  assert.deepEqual(t.pageMap()!.pages, digests.subarray(0, 100 * 4));
+  assert.deepEqual(pagesOf(t.pageMap()!.pages), digests.subarray(0, 100 * 4));
   assert.equal(db.prepare('SELECT COUNT(*) FROM pages').pluck().get(), 2, 'one head and one part');
   // a part gone, or changed without its checksum: damage, never a shorter map
   t.putPageMap('content-4', 7, digests, tree);
@@ -484,6 +506,20 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   assert.throws(() => t.pageMap(), IndexDamagedError);
   t.putPageMap('content-5', 7, digests, tree);
   db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
+  assert.throws(() => t.pageMap(), IndexDamagedError);
+  // parts of other sizes that add up to the head's (under sound checksums): damage, as chunks could not be found by index
+  t.putPageMap('content-5b', 7, digests, tree);
+  const part = (k: number): Buffer =>
+    db
+      .prepare('SELECT digests FROM pages WHERE id = ?')
+      .pluck()
+      .get(16777216 + k) as Buffer;
+  const [p0, p1] = [part(0), part(1)];
+  const put = (k: number, b: Buffer): void => {
+    db.prepare('UPDATE pages SET digests = ?, sum = ? WHERE id = ?').run(b, rowSum([16777216 + k, '', b]), 16777216 + k);
+  };
+  put(0, p0.subarray(0, p0.length - 16));
+  put(1, Buffer.concat([p0.subarray(p0.length - 16), p1]));
   assert.throws(() => t.pageMap(), IndexDamagedError);
   // a head whose sizes its parts cannot hold (under a sound checksum): damage, before anything that large is made
   t.putPageMap('content-6', 7, digests, tree);
@@ -542,8 +578,8 @@ test('a write in the generation the map was read in compares its parts with the 
   assert.deepEqual(counts, { read: 0, written: 1 + 1 + 1 + 3 + 1 }, 'the changed parts and the three heads, no part read back');
   const map = t.pageMap()!;
   assert.equal(map.content, 'content-2');
-  assert.deepEqual(map.pages, digests);
-  assert.deepEqual(map.tree, tree);
+  assert.deepEqual(pagesOf(map.pages), digests);
+  assert.deepEqual(treeOf(map.tree), tree);
   assert.deepEqual([...t.knownRuns()!.runs.keys()], ['run-a', 'run-b']);
   // another writer's parts (written behind this process's back): without the caller's word, each part is read and compared
   const theirs = Uint32Array.from(digests, (x) => x ^ 0x55);
@@ -551,9 +587,9 @@ test('a write in the generation the map was read in compares its parts with the 
   Object.assign(counts, { read: 0, written: 0 });
   t.putPageMap('content-4', 7, digests, tree);
   assert.ok(counts.read >= 3, 'the parts are read back');
-  assert.deepEqual(t.pageMap()!.pages, digests, 'every part that differs from the kept one is written');
+  assert.deepEqual(pagesOf(t.pageMap()!.pages), digests, 'every part that differs from the kept one is written');
   // a row read, then written twice in one generation: the second write does not take the first read's bytes
   t.putPageMap('content-5', 7, theirs, tree, null, true);
   t.putPageMap('content-6', 7, digests, tree, null, true);
-  assert.deepEqual(t.pageMap()!.pages, digests);
+  assert.deepEqual(pagesOf(t.pageMap()!.pages), digests);
 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { FilePass, PageTree } from '../content.js';
+import { ChunkedWords, type FilePass, type KeptFilePass, type KeptTree, type PageTree } from '../content.js';
 import { type HashJob, type HelperStart, hashAll, hashPagesAt, newHashJob, stopHelper } from './page-hash.js';
 import { PRIME as LANE_PRIMES } from './page-hash-wasm.js';
 import { settledAt, stampOf } from './stamp.js';
@@ -155,6 +155,11 @@ function mixRole(digests: Uint32Array, page: number, role: number, seq: number, 
 
 class Unexpected extends Error {}
 
+/** Numbers as chunks: a previous map from the index comes so (ChunkedWords), one made here is one array. */
+function chunksOf<T extends Uint32Array | Float64Array>(words: T | ChunkedWords<T>): ChunkedWords<T> {
+  return words instanceof ChunkedWords ? words : ChunkedWords.of(words);
+}
+
 function varint(b: Buffer, at: number): [value: number, end: number] {
   let v = 0;
   for (let i = 0; i < 8; i++) {
@@ -300,14 +305,17 @@ function sameLog({ shm, log }: WalView): boolean {
 }
 
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
-function sameAs(before: Uint32Array, digests: Uint32Array, p: number, kind: number): boolean {
+function sameAs(before: ChunkedWords<Uint32Array>, digests: Uint32Array, p: number, kind: number): boolean {
   const i = (p - 1) * 4;
+  if (i + 4 > before.length) return false;
+  // a page's four lanes lie in one chunk (a chunk holds whole pages)
+  const c = before.chunks[i >>> before.shift]!;
+  const j = i & before.mask;
   return (
-    i + 4 <= before.length &&
-    before[i] === Math.imul(digests[i]! ^ kind, LANE_PRIMES[0]) >>> 0 &&
-    before[i + 1] === Math.imul(digests[i + 1]!, LANE_PRIMES[1]) >>> 0 &&
-    before[i + 2] === Math.imul(digests[i + 2]!, LANE_PRIMES[2]) >>> 0 &&
-    before[i + 3] === Math.imul(digests[i + 3]!, LANE_PRIMES[3]) >>> 0
+    c[j] === Math.imul(digests[i]! ^ kind, LANE_PRIMES[0]) >>> 0 &&
+    c[j + 1] === Math.imul(digests[i + 1]!, LANE_PRIMES[1]) >>> 0 &&
+    c[j + 2] === Math.imul(digests[i + 2]!, LANE_PRIMES[2]) >>> 0 &&
+    c[j + 3] === Math.imul(digests[i + 3]!, LANE_PRIMES[3]) >>> 0
   );
 }
 
@@ -348,11 +356,11 @@ class Values {
     a[this.length++] = z;
   }
 
-  /** Appends `xs[from..to)` in one copy; returns where they start. */
-  copy(xs: Float64Array, from: number, to: number): number {
+  /** Appends `xs[from..to)`, a chunk's piece at a time; returns where they start. */
+  copy(xs: ChunkedWords<Float64Array>, from: number, to: number): number {
     const a = this.room(to - from);
     const at = this.length;
-    a.set(xs.subarray(from, to), at);
+    xs.copyTo(a, at, from, to);
     this.length += to - from;
     return at;
   }
@@ -382,13 +390,14 @@ class Values {
 function overflowChains(
   values: Float64Array,
   cellsAt: Float64Array,
-  f: { digests: Uint32Array; prior: Uint32Array; next: Uint32Array; seen: Uint8Array; pages: number; usable: number },
+  f: { digests: Uint32Array; prior: ChunkedWords<Uint32Array>; next: Uint32Array; seen: Uint8Array; pages: number; usable: number },
   changed: boolean[],
 ): void {
   const { digests, prior, next, seen, pages } = f;
   const step = f.usable - 4;
   const [p0, p1, p2, p3] = LANE_PRIMES;
   const known = prior.length;
+  const { chunks, shift, mask } = prior;
   for (let c = 0; c < cellsAt.length; c++) {
     const j = cellsAt[c]!;
     const run = values[j]!;
@@ -404,8 +413,13 @@ function overflowChains(
       const b = (digests[i + 1] = Math.imul(digests[i + 1]! ^ seq, p1));
       const d = (digests[i + 2] = Math.imul(digests[i + 2]! ^ high, p2));
       const e = (digests[i + 3] = Math.imul(digests[i + 3]! ^ k, p3));
-      if (i + 4 > known || prior[i] !== a >>> 0 || prior[i + 1] !== b >>> 0 || prior[i + 2] !== d >>> 0 || prior[i + 3] !== e >>> 0)
-        moved = true;
+      if (i + 4 > known) moved = true;
+      else {
+        // a page's four lanes lie in one chunk
+        const was = chunks[i >>> shift]!;
+        const j = i & mask;
+        if (was[j] !== a >>> 0 || was[j + 1] !== b >>> 0 || was[j + 2] !== d >>> 0 || was[j + 3] !== e >>> 0) moved = true;
+      }
       o = next[o - 1]!;
     }
     if (moved) changed[run] = true;
@@ -429,11 +443,11 @@ export function readPageMap(
   root: number,
   runIdColumn: number,
   seed: number,
-  previous: { readonly digests: Uint32Array; readonly tree: PageTree | null } | null = null,
+  previous: { readonly digests: Uint32Array | ChunkedWords<Uint32Array>; readonly tree: PageTree | KeptTree | null } | null = null,
   helperBytes = HELPER_BYTES,
   mediaRoot: number | null = null,
   wal: WalView | null = null,
-  filePass: (() => FilePass | null) | null = null,
+  filePass: (() => KeptFilePass | null) | null = null,
 ): PageMap | null {
   let fd: number;
   let walFd: number | null = null;
@@ -479,8 +493,8 @@ export function readPageMap(
       kept.stamp === stamp &&
       kept.seed === seed &&
       kept.pageSize === pageSize &&
-      kept.next.length === filePages &&
-      kept.digests.length === filePages * 4
+      kept.pages === filePages &&
+      kept.words.length === filePages * 5
     ) {
       // no pass: a helper started ahead for it is not needed
       void spare?.terminate();
@@ -488,9 +502,9 @@ export function readPageMap(
       // copies, as long as the database the log makes (past the file's end, often): the walk mixes roles
       // into the digests, and the log's pages are laid over both
       digests = new Uint32Array(pages * 4);
-      digests.set(kept.digests);
+      kept.words.copyTo(digests, 0, 0, filePages * 4);
       next = new Uint32Array(pages);
-      next.set(kept.next);
+      kept.words.copyTo(next, 0, filePages * 4, filePages * 5);
     } else {
       hashing = startHashing(fd, pageSize, filePages, seed, helperBytes);
       const hashed = finishHashing(hashing);
@@ -516,30 +530,28 @@ export function readPageMap(
       if (n !== pageSize) throw new Unexpected('short page');
     };
     // no previous digests: every page counts as changed
-    const prior = previous?.digests ?? new Uint32Array(0);
+    const prior = chunksOf(previous?.digests ?? new Uint32Array(0));
     /** Whether page `p`'s digest (its role mixed in) differs from the previous map's. */
     const differs = (p: number): boolean => {
       const i = (p - 1) * 4;
-      return (
-        i + 4 > prior.length ||
-        prior[i] !== digests[i] ||
-        prior[i + 1] !== digests[i + 1] ||
-        prior[i + 2] !== digests[i + 2] ||
-        prior[i + 3] !== digests[i + 3]
-      );
+      if (i + 4 > prior.length) return true;
+      const c = prior.chunks[i >>> prior.shift]!;
+      const j = i & prior.mask;
+      return c[j] !== digests[i] || c[j + 1] !== digests[i + 1] || c[j + 2] !== digests[i + 2] || c[j + 3] !== digests[i + 3];
     };
     // where each page of the previous tree is described in it, plus one (0: nowhere): a zeroed array is
     // touched only at the tree's pages (a fresh page of memory costs a fault: README)
-    const before = previous?.tree?.values ?? new Float64Array(0);
+    const before = chunksOf(previous?.tree?.values ?? new Float64Array(0));
     const beforeRunIds = previous?.tree?.runIds ?? [];
     if (before.length >= 2 ** 32 - 1) throw new Unexpected('a previous tree too large');
     const beforeAt = new Uint32Array(pages + 1);
     for (let i = 0; i < before.length; ) {
-      const n = before[i + 2]!;
+      // (past the end: undefined, not an integer)
+      const n = i + 2 < before.length ? before.at(i + 2) : Number.NaN;
       if (!(Number.isInteger(n) && n >= 0)) throw new Unexpected('a malformed previous tree');
-      const p = before[i]!;
+      const p = before.at(i);
       if (Number.isInteger(p) && p >= 1 && p <= pages) beforeAt[p] = i + 1;
-      i += 3 + n * (before[i + 1] === LEAF ? 4 : 1);
+      i += 3 + n * (before.at(i + 1) === LEAF ? 4 : 1);
     }
     // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
     const tree = new Values(before.length + 1024);
@@ -620,15 +632,15 @@ export function readPageMap(
       if (p < 1 || p > pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
       seen[p] = 1;
       const at = beforeAt[p]! - 1;
-      if (at >= 0 && sameAs(prior, digests, p, before[at + 1]!)) {
+      if (at >= 0 && sameAs(prior, digests, p, before.at(at + 1))) {
         // the bytes this page had when it was decoded last: its children or cells are those
-        const kind = before[at + 1]!;
-        const n = before[at + 2]!;
+        const kind = before.at(at + 1);
+        const n = before.at(at + 2);
         mixRole(digests, p, kind, 0, 0);
         tree.push3(p, kind, n);
         if (kind === INTERIOR) {
           tree.copy(before, at + 3, at + 3 + n);
-          for (let i = at + 2 + n; i > at + 2; i--) stack.push(before[i]!, depth + 1);
+          for (let i = at + 2 + n; i > at + 2; i--) stack.push(before.at(i), depth + 1);
           continue;
         }
         // the leaf's cells copied in one piece, then their run indexes renumbered in place

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
+import { ChunkedWords } from '../../../src/store/content.js';
 import { coreToSpare, prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
@@ -157,6 +158,40 @@ test('a core is spare when the tasks runnable now (this one among them) leave on
   assert.equal(coreToSpare('0.10 0.20 0.30 8/131 4330', 8), false);
 });
 
+/** `words` cut into chunks of 2^shift (as the index hands a previous map over, part by part). */
+function inChunks<T extends Uint32Array | Float64Array>(words: T, shift: number): ChunkedWords<T> {
+  const chunks: T[] = [];
+  for (let i = 0; i < words.length; i += 2 ** shift) chunks.push(words.subarray(i, i + 2 ** shift) as T);
+  return new ChunkedWords(chunks, shift);
+}
+
+test('chunked words read as the one array they cut: at() and copies across chunk boundaries; chunks of unequal sizes are refused', () => {
+  const all = Float64Array.from({ length: 37 }, (_, i) => i * 1.5);
+  for (const shift of [0, 2, 3, 6]) {
+    const c = inChunks(all, shift);
+    assert.equal(c.length, 37);
+    assert.deepEqual(
+      Array.from({ length: 37 }, (_, i) => c.at(i)),
+      [...all],
+      `shift ${shift}`,
+    );
+    for (const [from, to] of [
+      [0, 37],
+      [3, 29],
+      [8, 16],
+      [5, 5],
+      [36, 37],
+    ] as const) {
+      const into = new Float64Array(to - from + 2);
+      c.copyTo(into, 1, from, to);
+      assert.deepEqual([...into.subarray(1, 1 + to - from)], [...all.subarray(from, to)], `shift ${shift}: ${from}..${to}`);
+      assert.equal(into[0], 0);
+    }
+  }
+  assert.deepEqual([...ChunkedWords.of(all).chunks], [all]);
+  assert.throws(() => new ChunkedWords([all.subarray(0, 4), all.subarray(4, 7), all.subarray(7, 9)], 2), RangeError);
+});
+
 test('a map taken with the previous one (unchanged leaves copied from its tree) is the map taken from nothing: after an append, an in-place edit, a deletion, every row of a run deleted (each later run renumbered)', () => {
   const { path } = threadedStore(47, 60);
   const { root, runIdColumn } = layout(path);
@@ -208,6 +243,22 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
     assert.deepEqual(next.tree, fresh.tree, `${what}: the same tree`);
     assert.deepEqual(Buffer.from(next.digests.buffer), Buffer.from(fresh.digests.buffer), `${what}: the same digests`);
     assert.deepEqual([next.runs.ids, next.runs.counts, next.runs.maxSeqs], [fresh.runs.ids, fresh.runs.counts, fresh.runs.maxSeqs], what);
+    // the previous map in small chunks (a page's digests each; a page's entry in the tree cut across
+    // chunks), as the index hands it over in parts: the very same map
+    const fromChunks = readPageMap(
+      path,
+      root,
+      runIdColumn,
+      99,
+      {
+        digests: inChunks(previous.digests, 2),
+        tree: previous.tree && { runIds: previous.tree.runIds, values: inChunks(previous.tree.values, 3) },
+      },
+      Infinity,
+    )!;
+    assert.deepEqual(fromChunks.tree, next.tree, `${what}: the same tree from chunks`);
+    assert.deepEqual(Buffer.from(fromChunks.digests.buffer), Buffer.from(next.digests.buffer), `${what}: the same digests from chunks`);
+    assert.deepEqual(fromChunks.runs, next.runs, `${what}: the same runs, the same marked changed, from chunks`);
     const changed = next.runs.ids.filter((_, i) => next.runs.changed[i]);
     assert.ok(changed.includes(touched), `${what}: the run touched is marked changed`);
     assert.ok(changed.length < next.runs.ids.length / 2, `${what}: ${changed.length} of ${next.runs.ids.length} runs marked changed`);
