@@ -205,7 +205,7 @@ export class IndexSync {
         fresh = this.store.freshStamp?.();
         return none(false, meta.content);
       }
-      this.store.contentAhead?.();
+      if (this.store.contentAhead) this.store.contentAhead(this.keptFileStamp());
       known = verify || meta.runCount === 0 ? null : this.t.knownRuns();
       if (known?.content !== meta.content) known = null;
       if (known === null) marksRead = (rows = this.t.allMarks(meta.runCount)).length;
@@ -439,6 +439,16 @@ export class IndexSync {
     };
     // each recorded entry is the run's cut (its maxSeq)
     return this.store.content(runs, meta.mediaCount, basis);
+  }
+
+  /** The stamp of the file pass the index keeps; null when none is, or its row is damaged (the pass is then taken again). */
+  private keptFileStamp(): string | null {
+    try {
+      return this.t.filePassStamp();
+    } catch (e) {
+      if (e instanceof IndexDamagedError) return null;
+      throw e;
+    }
   }
 
   /**

@@ -950,6 +950,14 @@ export class IndexTables {
     };
   }
 
+  /** The stamp of the file pass the index keeps (row 4's head alone: no part is read), or null when none is kept. */
+  filePassStamp(): string | null {
+    const r = this.pageRow(4);
+    const head: unknown = r === null ? null : parseJson(r.head, 'pages row 4 is malformed');
+    const stamp = (head as { stamp?: unknown } | null)?.stamp;
+    return typeof stamp === 'string' ? stamp : null;
+  }
+
   /** Keeps `pass` as row 4, or (null) drops the one kept. `unchangedSinceRead`: see writePart. */
   putFilePass(pass: FilePass | null, unchangedSinceRead = false): void {
     if (pass === null) {

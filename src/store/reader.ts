@@ -147,8 +147,11 @@ export interface StoreReader {
   /**
    * Told that content() comes next (the stamp differs from the index's): a backend may start ahead
    * what that read needs (SQLite: the page map's helper thread, whose start-up then overlaps the caller's work).
+   * `keptFile`: the stamp of the store file's pass the index keeps (FilePass), if any; what a pass of
+   * that very file would need is not started (SQLite: a live writer's commits leave the file as it was).
+   * True when something was asked to start.
    */
-  contentAhead?(): void;
+  contentAhead?(keptFile?: string | null): boolean;
   /**
    * How another thread opens the very bytes this reader reads (`openSharedReader` in shared.ts), or null when
    * no other connection could (read in place beside a live writer, where it might see another commit).

@@ -24,6 +24,8 @@ import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { type IndexStatement, SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { IndexTables } from '../../src/sidecar/tables.js';
+import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { stampOf } from '../../src/store/sqlite/stamp.js';
 
 /** Chunked words as one array (what the index read, joined here only to be compared). */
 function joined<T extends Uint32Array | Float64Array>(words: ChunkedWords<T>, make: (n: number) => T): T {
@@ -264,6 +266,43 @@ test('a live writer keeps its log open: the map reads the pages as its log shows
 function settle(): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 40);
 }
+
+test('next to a live writer, no hashing of the file is started ahead when the pass the index keeps stands for it', () => {
+  const { path, index } = indexedStore(41);
+  const ahead = (kept: string | null): boolean => {
+    const store = openSqliteReader(path);
+    try {
+      return store.contentAhead(kept);
+    } finally {
+      store.close();
+    }
+  };
+  const keptStamp = (): string | null => {
+    const db = new Database(index, { readonly: true });
+    try {
+      return new IndexTables(new SqliteIndexDb(db)).filePassStamp();
+    } finally {
+      db.close();
+    }
+  };
+  const live = liveWriter(path);
+  try {
+    settle();
+    growLastRun(live);
+    assert.ok(sync(path, index).pagesHashed > 0, 'the first check next to the writer hashes the file');
+    growLastRun(live);
+    const kept = keptStamp();
+    assert.equal(kept, stampOf(statSync(path, { bigint: true })), 'the pass kept is of the file as it is');
+    assert.equal(ahead(kept), false, 'the pass kept stands for the file: nothing started ahead');
+    assert.equal(ahead(null), true, 'no pass kept');
+    assert.equal(ahead(`${kept}0`), true, 'a pass of another state of the file');
+    assert.equal(sync(path, index).pagesHashed, 0, 'and indeed the file was not hashed');
+  } finally {
+    live.close();
+  }
+  // the writer gone (its log checkpointed): the file is read without locks, no pass stands for it
+  assert.equal(ahead(stampOf(statSync(path, { bigint: true }))), true);
+});
 
 test('next to a live writer the file is hashed once: commits to its log cost the log; an edit of the file itself, times set back, a checkpoint or a damaged kept pass hash it again', () => {
   const { path, index, runs } = indexedStore(39);
