@@ -417,8 +417,8 @@ function overflowChains(
       else {
         // a page's four lanes lie in one chunk
         const was = chunks[i >>> shift]!;
-        const j = i & mask;
-        if (was[j] !== a >>> 0 || was[j + 1] !== b >>> 0 || was[j + 2] !== d >>> 0 || was[j + 3] !== e >>> 0) moved = true;
+        const w = i & mask;
+        if (was[w] !== a >>> 0 || was[w + 1] !== b >>> 0 || was[w + 2] !== d >>> 0 || was[w + 3] !== e >>> 0) moved = true;
       }
       o = next[o - 1]!;
     }
