@@ -851,7 +851,7 @@ export class IndexTables {
     const { head, parts, total } = r;
     if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || total % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
-    const pages = IndexTables.chunked(parts, 0, total, Uint32Array);
+    const pages = IndexTables.chunked(parts, total, Uint32Array);
     let tree: KeptTree | null = null;
     const t = this.readParts(2);
     if (t !== null) {
@@ -870,7 +870,7 @@ export class IndexTables {
       if (typeof t.head.content !== 'string' || !Array.isArray(runIds) || runIds.some((x) => typeof x !== 'string') || valuesEnd % 8 !== 0)
         throw new IndexDamagedError('the page tree row is malformed');
       if (t.head.content === head.content) {
-        tree = { runIds: runIds as string[], values: IndexTables.chunked(t.parts, 0, valuesEnd, Float64Array) };
+        tree = { runIds: runIds as string[], values: IndexTables.chunked(t.parts, valuesEnd, Float64Array) };
       }
     }
     return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
@@ -946,7 +946,7 @@ export class IndexTables {
       seed: head.seed as number,
       pageSize: head.pageSize as number,
       pages: pages as number,
-      words: IndexTables.chunked(parts, 0, total, Uint32Array),
+      words: IndexTables.chunked(parts, total, Uint32Array),
     };
   }
 
@@ -1080,18 +1080,17 @@ export class IndexTables {
   }
 
   /**
-   * Words of `kind` from `from` to `to` (bytes) of a row's parts, as chunks of a part each (a view of the
-   * part where it is aligned): what readParts read, never joined. `from` falls on a part's start.
+   * Words of `kind` in the first `to` bytes of a row's parts, as chunks of a part each (a view of the
+   * part where it is aligned): what readParts read, never joined.
    */
   private static chunked<T extends Uint32Array | Float64Array>(
     parts: readonly Buffer[],
-    from: number,
     to: number,
     kind: { new (buffer: ArrayBufferLike, offset: number, length: number): T; new (length: number): T; BYTES_PER_ELEMENT: number },
   ): ChunkedWords<T> {
     const size = kind.BYTES_PER_ELEMENT;
     const chunks: T[] = [];
-    for (let k = from / PART_BYTES, at = from; at < to; k++, at += PART_BYTES) {
+    for (let k = 0, at = 0; at < to; k++, at += PART_BYTES) {
       const part = parts[k]!;
       chunks.push(wordsOf(part.subarray(0, Math.min(part.length, to - at)), kind));
     }
