@@ -46,13 +46,14 @@ export interface PageMap {
  * Per run (in the order the walk met them, `ids` being the tree's run ids): its row count, highest seq,
  * and whether a page of it (a leaf holding one of its cells, or an overflow page of one) has a digest,
  * its role mixed in, other than the one the previous map holds for it (a page past its end included):
- * always true without previous digests. Arrays, not an object per run: an update reads every entry once.
+ * always true without previous digests. Typed arrays, not an object or a boxed number per run: an update reads every entry once.
  */
 export interface PageRuns {
   readonly ids: readonly string[];
-  readonly counts: readonly number[];
-  readonly maxSeqs: readonly number[];
-  readonly changed: readonly boolean[];
+  readonly counts: Float64Array;
+  readonly maxSeqs: Float64Array;
+  /** 1: a page of the run changed. */
+  readonly changed: Uint8Array;
 }
 
 /** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
@@ -319,6 +320,110 @@ function sameAs(before: ChunkedWords<Uint32Array>, digests: Uint32Array, p: numb
   );
 }
 
+/** Probes of RunTally's table past which its ids are looked up in a Map instead (ids made to collide). */
+const MAX_PROBES = 64;
+
+/**
+ * The runs a walk meets, numbered in the order it meets them: each id's number, and per number its rows,
+ * highest seq and whether a page of it changed. The numbers are found in an open-addressing table keyed
+ * by a hash of the id's UTF-16 units, the tallies kept in typed arrays: at 50k runs, a Map of the ids and
+ * three arrays of boxed values took ~30–50 ms of every update (the Map's growth and the collector
+ * copying what lived on), this ~10. Ids whose hashes pile up (a store crafted so) turn it into a Map.
+ */
+export class RunTally {
+  readonly ids: string[] = [];
+  counts: Float64Array;
+  maxSeqs: Float64Array;
+  changed: Uint8Array;
+  /** Per slot, an id's number plus one (0: empty); null once the ids are in `byId`. */
+  private slots: Int32Array | null;
+  private byId: Map<string, number> | null = null;
+
+  constructor(expected: number) {
+    const room = Math.max(1024, expected);
+    this.counts = new Float64Array(room);
+    this.maxSeqs = new Float64Array(room);
+    this.changed = new Uint8Array(room);
+    this.slots = new Int32Array(RunTally.slotsFor(room));
+  }
+
+  private static slotsFor(ids: number): number {
+    let n = 1024;
+    while (n < ids * 2) n *= 2;
+    return n;
+  }
+
+  private static hash(id: string): number {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+    return h;
+  }
+
+  /** The number of run `id`, given it the next one when it is met first. */
+  indexOf(id: string): number {
+    const slots = this.slots;
+    if (slots === null) {
+      const i = this.byId!.get(id);
+      return i ?? this.add(id);
+    }
+    const mask = slots.length - 1;
+    let slot = RunTally.hash(id) & mask;
+    for (let probes = 0; probes < MAX_PROBES; probes++, slot = (slot + 1) & mask) {
+      const k = slots[slot]!;
+      if (k === 0) {
+        const i = this.add(id);
+        // (a table grown meanwhile placed it already)
+        if (this.slots === slots) slots[slot] = i + 1;
+        return i;
+      }
+      if (this.ids[k - 1] === id) return k - 1;
+    }
+    this.byId = new Map(this.ids.map((x, i) => [x, i]));
+    this.slots = null;
+    return this.indexOf(id);
+  }
+
+  private add(id: string): number {
+    const i = this.ids.push(id) - 1;
+    if (i >= this.counts.length) {
+      this.counts = doubled(this.counts, Float64Array);
+      this.maxSeqs = doubled(this.maxSeqs, Float64Array);
+      this.changed = doubled(this.changed, Uint8Array);
+    }
+    if (this.byId !== null) this.byId.set(id, i);
+    else if (this.ids.length * 2 > this.slots!.length) this.rehash();
+    return i;
+  }
+
+  /** A table twice as large, every id placed again (the one being added too: its number is in `ids`). */
+  private rehash(): void {
+    const slots = new Int32Array(this.slots!.length * 2);
+    const mask = slots.length - 1;
+    this.slots = slots;
+    for (let i = 0; i < this.ids.length; i++) {
+      let slot = RunTally.hash(this.ids[i]!) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = i + 1;
+    }
+  }
+
+  runs(): PageRuns {
+    const n = this.ids.length;
+    return {
+      ids: this.ids,
+      counts: this.counts.subarray(0, n),
+      maxSeqs: this.maxSeqs.subarray(0, n),
+      changed: this.changed.subarray(0, n),
+    };
+  }
+}
+
+function doubled<T extends Float64Array | Uint8Array>(a: T, kind: { new (length: number): T }): T {
+  const b = new kind(a.length * 2);
+  b.set(a);
+  return b;
+}
+
 /** A growing list of numbers, kept as doubles (the tree's form): no array of boxed values to copy at the end. */
 class Values {
   private a: Float64Array;
@@ -391,7 +496,7 @@ function overflowChains(
   values: Float64Array,
   cellsAt: Float64Array,
   f: { digests: Uint32Array; prior: ChunkedWords<Uint32Array>; next: Uint32Array; seen: Uint8Array; pages: number; usable: number },
-  changed: boolean[],
+  changed: Uint8Array,
 ): void {
   const { digests, prior, next, seen, pages } = f;
   const step = f.usable - 4;
@@ -422,7 +527,7 @@ function overflowChains(
       }
       o = next[o - 1]!;
     }
-    if (moved) changed[run] = true;
+    if (moved) changed[run] = 1;
   }
 }
 
@@ -555,22 +660,7 @@ export function readPageMap(
     }
     // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
     const tree = new Values(before.length + 1024);
-    const runIds: string[] = [];
-    const runIndex = new Map<string, number>();
-    // per run index: its rows, highest seq, and whether a page of it changed
-    const counts: number[] = [];
-    const maxSeqs: number[] = [];
-    const changed: boolean[] = [];
-    const runIndexOf = (id: string): number => {
-      let i = runIndex.get(id);
-      if (i === undefined) {
-        runIndex.set(id, (i = runIds.push(id) - 1));
-        counts.push(0);
-        maxSeqs.push(0);
-        changed.push(false);
-      }
-      return i;
-    };
+    const tally = new RunTally(beforeRunIds.length + 1);
     // the previous tree's run indexes, as this one numbers them (-1: not met yet)
     const renamed = new Int32Array(beforeRunIds.length).fill(-1);
     const page = Buffer.allocUnsafe(pageSize);
@@ -587,9 +677,9 @@ export function readPageMap(
       if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
       lastSeq = seq;
       if (rest > 0) cellsAt.push1(at);
-      counts[run]!++;
-      maxSeqs[run] = seq;
-      if (leafChanged) changed[run] = true;
+      tally.counts[run]!++;
+      tally.maxSeqs[run] = seq;
+      if (leafChanged) tally.changed[run] = 1;
     };
     /** The cells of leaf `p`, read from the file (its run ids as this tree numbers them). */
     const decodeLeaf = (p: number, h: number, count: number, leafChanged: boolean): void => {
@@ -617,7 +707,7 @@ export function readPageMap(
       }
       tree.push3(p, LEAF, cells.length);
       for (const [runId, seq, first, rest] of cells) {
-        const run = runIndexOf(runId);
+        const run = tally.indexOf(runId);
         const at = tree.length;
         tree.push4(run, seq, first, rest);
         cell(leafChanged, run, seq, rest, at);
@@ -653,7 +743,7 @@ export function readPageMap(
           if (run < 0) {
             const runId = beforeRunIds[old];
             if (runId === undefined) throw new Unexpected('run index outside the tree');
-            renamed[old] = run = runIndexOf(runId);
+            renamed[old] = run = tally.indexOf(runId);
           }
           cells[i] = run;
           cell(false, run, cells[i + 1]!, cells[i + 3]!, i);
@@ -679,13 +769,13 @@ export function readPageMap(
       decodeLeaf(p, h, count, differs(p));
     }
     const values = tree.finish();
-    overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, changed);
-    const runs: PageRuns = { ids: runIds, counts, maxSeqs, changed };
+    const runs = tally.runs();
+    overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, runs.changed);
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(readPage, mediaRoot, geometry, digests, next, seen);
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's
     if (inLog !== null && !sameLog(wal!)) return null;
-    return { pageSize, digests, runs, tree: { runIds, values }, media, pagesHashed, filePass: keep };
+    return { pageSize, digests, runs, tree: { runIds: runs.ids, values }, media, pagesHashed, filePass: keep };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;

@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
 import { ChunkedWords } from '../../../src/store/content.js';
-import { coreToSpare, prestartPageHashing, readPageMap } from '../../../src/store/sqlite/pages.js';
+import { coreToSpare, prestartPageHashing, readPageMap, RunTally } from '../../../src/store/sqlite/pages.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 
 function layout(path: string): { root: number; runIdColumn: number } {
@@ -264,4 +265,51 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
     assert.ok(changed.length < next.runs.ids.length / 2, `${what}: ${changed.length} of ${next.runs.ids.length} runs marked changed`);
     previous = next;
   }
+});
+
+/** The table hash RunTally keys its slots by (FNV-1a over UTF-16 units), to craft ids that collide. */
+function fnv(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** Numbers a Map gives the ids, in the order first met (what RunTally must give). */
+function firstMet(ids: readonly string[]): number[] {
+  const m = new Map<string, number>();
+  return ids.map((id) => {
+    let i = m.get(id);
+    if (i === undefined) m.set(id, (i = m.size));
+    return i;
+  });
+}
+
+test('run numbers are the order the runs were first met, whatever the table does: grown several times, and ids made to pile up on one slot', () => {
+  // many ids, met twice each in a shuffled order: the table (1,024 slots at first) grows past 16k ids
+  const ids = Array.from({ length: 20_000 }, (_, i) => `run-${i.toString(36)}-${'é'.repeat(i % 3)}`);
+  const met = [...ids, ...ids].sort((a, b) => fnv(a) - fnv(b) || (a < b ? -1 : 1));
+  const tally = new RunTally(1);
+  assert.deepEqual(
+    met.map((id) => tally.indexOf(id)),
+    firstMet(met),
+  );
+  assert.deepEqual(tally.ids, [...new Set(met)]);
+  // 200 ids whose hashes share their low 12 bits: past 64 probes the table gives way to a Map, same numbers
+  const clash: string[] = [];
+  const home = fnv('x') & 4095;
+  while (clash.length < 200) {
+    const id = randomBytes(6).toString('base64');
+    if ((fnv(id) & 4095) === home) clash.push(id);
+  }
+  const piled = new RunTally(1000);
+  const order = [...clash, 'plain', ...clash.slice(0, 50), 'other', 'plain'];
+  assert.deepEqual(
+    order.map((id) => piled.indexOf(id)),
+    firstMet(order),
+  );
+  // the tallies follow the numbers, grown with them
+  const runs = tally.runs();
+  assert.equal(runs.counts.length, 20_000);
+  assert.equal(runs.changed.length, 20_000);
+  assert.deepEqual(piled.runs().ids, [...new Set(order)]);
 });
