@@ -395,7 +395,7 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   private readonly added: K[] = [];
 
   constructor(
-    private readonly base: ReadonlyMap<K, V>,
+    readonly base: ReadonlyMap<K, V>,
     private readonly changes: ReadonlyMap<K, V>,
     private readonly gone: ReadonlySet<K>,
   ) {
@@ -451,6 +451,11 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
 
   [Symbol.iterator](): MapIterator<[K, V]> {
     return this.entries();
+  }
+
+  /** The keys whose entry may not be base's: those put in place or added, then those removed. */
+  overlaid(): K[] {
+    return [...this.changes.keys(), ...this.gone];
   }
 }
 

@@ -20,7 +20,11 @@ import { rowSum } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
-import { type KnownRunsToWrite, IndexTables } from '../../src/sidecar/tables.js';
+import { type KnownRuns, type KnownRunsToWrite, IndexTables, type RunMarks } from '../../src/sidecar/tables.js';
+import { changedMarks, runListDigests } from '../../src/sidecar/known-runs.js';
+import type { IndexMeta } from '../../src/sidecar/meta.js';
+import { OverlaidMap, type RunContent } from '../../src/store/content.js';
+import type { StoreRun } from '../../src/store/reader.js';
 
 function indexedStore(seed: number): { path: string; index: string; runs: Array<{ id: string; conv: string | null }> } {
   const { path, runs } = threadedStore(seed);
@@ -399,4 +403,57 @@ test('random edits of every column of runs and snapshots (NULs, ties, types, row
     writer?.close();
   }
   assert.equal(kinds.size, 13, `kinds met: ${[...kinds.keys()].join(', ')}`);
+});
+
+test('content read over the kept entries: only the runs laid over them are compared, and the marks looked up are those a comparison of every settled run gives', () => {
+  /** A map that counts the entries asked of it. */
+  class Counted extends Map<string, RunContent> {
+    gets = 0;
+    override get(key: string): RunContent | undefined {
+      this.gets++;
+      return super.get(key);
+    }
+  }
+  const entry = (i: number, d = 'd'): RunContent => ({ count: i, maxSeq: i, digest: `${d}${i}`, prefix: `${d}${i}` });
+  const kept = new Counted();
+  for (let i = 0; i < 1000; i++) kept.set(`r${i}`, entry(i));
+  const runs: StoreRun[] = [...kept.keys(), 'new'].map((runId, i) => ({
+    runId,
+    rowid: i + 1,
+    conversationId: null,
+    parentRunId: null,
+    agentName: null,
+    startedAt: `2026-01-01T00:00:${String(i).padStart(4, '0')}`,
+  }));
+  const listed = runListDigests(runs, 1000).prefix;
+  const known: KnownRuns = { content: 'c', runList: listed, runCount: 1000, runs: kept };
+  const media: RunContent = { count: 0, maxSeq: 0, digest: 'm', prefix: 'm' };
+  const meta = { content: 'c', runCount: 1000, mediaDigest: 'm', mediaCount: 0 } as IndexMeta;
+  // r5 changed, r7 read again with the same entry, r9 lost its rows, `new` follows the settled runs
+  const overlay = new OverlaidMap<string, RunContent>(
+    kept,
+    new Map([
+      ['r5', entry(5, 'x')],
+      ['r7', entry(7)],
+      ['new', entry(1)],
+    ]),
+    new Set(['r9']),
+  );
+  const looked: string[] = [];
+  const t = {
+    marksOf: (id: string) => {
+      looked.push(id);
+      return { run_id: id } as RunMarks;
+    },
+  } as unknown as IndexTables;
+  const over = changedMarks(t, known, meta, runs, listed, { runs: overlay, media, runsTable: '', digest: 'd', pages: null });
+  assert.deepEqual(over?.rows.map((m) => m.run_id).sort(), ['new', 'r5', 'r9']);
+  assert.equal(over?.settled, 1000);
+  assert.ok(kept.gets < 10, `${kept.gets} kept entries asked for`);
+  // the same content as a map of its own: every settled run compared, the same marks
+  kept.gets = 0;
+  looked.length = 0;
+  const copy = changedMarks(t, known, meta, runs, listed, { runs: new Map(overlay), media, runsTable: '', digest: 'd', pages: null });
+  assert.deepEqual(copy?.rows.map((m) => m.run_id).sort(), ['new', 'r5', 'r9']);
+  assert.ok(kept.gets >= 1000);
 });
