@@ -69,8 +69,9 @@ export function changedMarks(
   if (overlaid === null) {
     for (let i = 0; i < settled; i++) if (changed(runs[i]!.runId)) look(runs[i]!.runId);
   } else {
-    // the settled runs are the ones the index holds marks of (the list it placed, unchanged), and only
-    // the overlaid ones can hold other entries: a run after them is looked up below, one of no run has no marks
+    // the settled runs are the list the index placed (its digest matched), so the index holds marks of
+    // them only, and only the overlaid runs can hold other entries; an overlaid run listed after the
+    // settled ones is looked up below, one the list does not hold has no marks
     const after = new Set<string>();
     for (let i = settled; i < runs.length; i++) after.add(runs[i]!.runId);
     for (const id of overlaid) if (!after.has(id) && changed(id)) look(id);
