@@ -88,7 +88,6 @@ export function changedMarks(
  */
 function overlaidIds(known: KnownRuns, content: StoreContent): readonly string[] | null {
   if (content.runs === known.runs) return [];
-  if (content.runs instanceof OverlaidMap && content.runs.base === known.runs)
-    return (content.runs as OverlaidMap<string, unknown>).overlaid();
+  if (content.runs instanceof OverlaidMap && content.runs.base === known.runs) return content.runs.overlaid();
   return null;
 }

@@ -6,7 +6,7 @@ import { openDatabase } from './native.js';
 import { StoreError } from '../errors.js';
 import { copyDirectory, copyPlaces, removeStaleCopies } from './copies.js';
 import { probeSchema, type StoreSchema } from './schema.js';
-import { settledAt, stampOf } from './stamp.js';
+import { settledAt, stampAt } from './stamp.js';
 import { readWalSnapshot, recoveredLog, sameSnapshot, type WalLog } from './wal.js';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -83,10 +83,6 @@ function oneLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-function stamp(path: string): string {
-  return stampOf(statSync(path, { bigint: true }));
-}
-
 function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
@@ -134,7 +130,7 @@ function settledStamps(main: string, wal: string): { main: string; wal: string; 
   let ok = false;
   // the store file's change time: a write moves it, and no call sets it (see fileStamp)
   for (let i = 0; i < 10 && !(ok = settled(main, 'ctimeNs') && settled(wal, 'mtimeNs')); i++) sleepMs(10);
-  return { main: stamp(main), wal: walStamp(wal), settled: ok };
+  return { main: stampAt(main), wal: walStamp(wal), settled: ok };
 }
 
 let staleCopiesRemoved = false;
@@ -201,7 +197,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       db = openDatabase(sharedUri, { readonly: true, fileMustExist: true });
       unchanged = () => {
         try {
-          return stamp(realPath) === before;
+          return stampAt(realPath) === before;
         } catch {
           return false;
         }
@@ -218,7 +214,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
       const copy = join(dir, basename(realPath));
       copyFileSync(realPath, copy);
       if (withWal) copyFileSync(wal, `${copy}-wal`);
-      if (stamp(realPath) !== before || walStamp(wal) !== stamps.wal) {
+      if (stampAt(realPath) !== before || walStamp(wal) !== stamps.wal) {
         throw Object.assign(new Error('the store changed while it was copied'), { code: 'ECHANGED' });
       }
       sharedUri = fileUri(copy, withWal ? 'mode=ro' : 'mode=ro&immutable=1');
@@ -243,7 +239,7 @@ function openOnce(inputPath: string, realPath: string, opts: OpenOptions): Opene
     const walLog = before !== null && sameSnapshot(before, readWalSnapshot(shm)) ? before : null;
     // the read transaction now sees one state: the stamp names it only if nothing was written since
     // it was taken (a commit in between would be in what we read, and not in the stamp)
-    if (fileStamp !== null && mode !== 'private-copy' && `${stamp(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
+    if (fileStamp !== null && mode !== 'private-copy' && `${stampAt(realPath)}|${walStamp(wal)}` !== fileStamp) fileStamp = null;
     return { db, schema, mode, sharedUri, fileStamp, walLog, cleanup, unchanged };
   } catch (e) {
     db.close();

@@ -305,18 +305,25 @@ function sameLog({ shm, log }: WalView): boolean {
   return now?.salt.equals(log.salt) === true && now.mxFrame >= log.mxFrame;
 }
 
+/** Whether the previous map holds lanes `a`…`d` for the page whose lanes start at `i` (none past its end). */
+function sameLanes(prior: ChunkedWords<Uint32Array>, i: number, a: number, b: number, c: number, d: number): boolean {
+  if (i + 4 > prior.length) return false;
+  // a page's four lanes lie in one chunk (a chunk holds whole pages)
+  const w = prior.chunks[i >>> prior.shift]!;
+  const j = i & prior.mask;
+  return w[j] === a && w[j + 1] === b && w[j + 2] === c && w[j + 3] === d;
+}
+
 /** Whether page `p`'s digest, mixed with the role of a b-tree page of `kind`, is the one `before` holds. */
 function sameAs(before: ChunkedWords<Uint32Array>, digests: Uint32Array, p: number, kind: number): boolean {
   const i = (p - 1) * 4;
-  if (i + 4 > before.length) return false;
-  // a page's four lanes lie in one chunk (a chunk holds whole pages)
-  const c = before.chunks[i >>> before.shift]!;
-  const j = i & before.mask;
-  return (
-    c[j] === Math.imul(digests[i]! ^ kind, LANE_PRIMES[0]) >>> 0 &&
-    c[j + 1] === Math.imul(digests[i + 1]!, LANE_PRIMES[1]) >>> 0 &&
-    c[j + 2] === Math.imul(digests[i + 2]!, LANE_PRIMES[2]) >>> 0 &&
-    c[j + 3] === Math.imul(digests[i + 3]!, LANE_PRIMES[3]) >>> 0
+  return sameLanes(
+    before,
+    i,
+    Math.imul(digests[i]! ^ kind, LANE_PRIMES[0]) >>> 0,
+    Math.imul(digests[i + 1]!, LANE_PRIMES[1]) >>> 0,
+    Math.imul(digests[i + 2]!, LANE_PRIMES[2]) >>> 0,
+    Math.imul(digests[i + 3]!, LANE_PRIMES[3]) >>> 0,
   );
 }
 
@@ -501,8 +508,6 @@ function overflowChains(
   const { digests, prior, next, seen, pages } = f;
   const step = f.usable - 4;
   const [p0, p1, p2, p3] = LANE_PRIMES;
-  const known = prior.length;
-  const { chunks, shift, mask } = prior;
   for (let c = 0; c < cellsAt.length; c++) {
     const j = cellsAt[c]!;
     const run = values[j]!;
@@ -518,13 +523,7 @@ function overflowChains(
       const b = (digests[i + 1] = Math.imul(digests[i + 1]! ^ seq, p1));
       const d = (digests[i + 2] = Math.imul(digests[i + 2]! ^ high, p2));
       const e = (digests[i + 3] = Math.imul(digests[i + 3]! ^ k, p3));
-      if (i + 4 > known) moved = true;
-      else {
-        // a page's four lanes lie in one chunk
-        const was = chunks[i >>> shift]!;
-        const w = i & mask;
-        if (was[w] !== a >>> 0 || was[w + 1] !== b >>> 0 || was[w + 2] !== d >>> 0 || was[w + 3] !== e >>> 0) moved = true;
-      }
+      if (!sameLanes(prior, i, a >>> 0, b >>> 0, d >>> 0, e >>> 0)) moved = true;
       o = next[o - 1]!;
     }
     if (moved) changed[run] = 1;
@@ -639,10 +638,7 @@ export function readPageMap(
     /** Whether page `p`'s digest (its role mixed in) differs from the previous map's. */
     const differs = (p: number): boolean => {
       const i = (p - 1) * 4;
-      if (i + 4 > prior.length) return true;
-      const c = prior.chunks[i >>> prior.shift]!;
-      const j = i & prior.mask;
-      return c[j] !== digests[i] || c[j + 1] !== digests[i + 1] || c[j + 2] !== digests[i + 2] || c[j + 3] !== digests[i + 3];
+      return !sameLanes(prior, i, digests[i]!, digests[i + 1]!, digests[i + 2]!, digests[i + 3]!);
     };
     // where each page of the previous tree is described in it, plus one (0: nowhere): a zeroed array is
     // touched only at the tree's pages (a fresh page of memory costs a fault: README)

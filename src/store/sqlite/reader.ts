@@ -16,7 +16,7 @@ import type {
 } from '../reader.js';
 import { sqliteContent } from './content.js';
 import { prestartPageHashing, type WalView } from './pages.js';
-import { stampOf } from './stamp.js';
+import { stampAt } from './stamp.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
 import { ConversationCatalog } from './conversations.js';
 import { bytesText } from '../bytes-text.js';
@@ -182,7 +182,7 @@ export class SqliteReader implements StoreReader {
     if (!this.mapped()) return false;
     // next to a live writer, a file the kept pass stands for is not hashed: a helper started for it would
     // only take a core from this thread (and its start-up, ~1,500 fresh pages of memory)
-    if (keptFile !== null && this.file.walLog !== null && keptFile === fileStamp(this.file.realPath)) return false;
+    if (keptFile !== null && this.file.walLog !== null && keptFile === stampIfAny(this.file.realPath)) return false;
     prestartPageHashing(this.byteSize() ?? 0);
     return true;
   }
@@ -238,10 +238,10 @@ export function openSharedSqliteReader(share: StoreShare): SqliteReader {
   return new SqliteReader(openSharedSqliteFile(share.location.slice(space + 1), share.label, share.identity, mode));
 }
 
-/** The stamp (stamp.ts) of the file at `path` now; null when it cannot be read. */
-function fileStamp(path: string): string | null {
+/** The stamp of the file at `path` now; null when it cannot be read. */
+function stampIfAny(path: string): string | null {
   try {
-    return stampOf(statSync(path, { bigint: true }));
+    return stampAt(path);
   } catch {
     return null;
   }

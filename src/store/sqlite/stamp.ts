@@ -1,7 +1,10 @@
-import type { BigIntStats } from 'node:fs';
+import { type BigIntStats, statSync } from 'node:fs';
 
 /** What changes when a file is written: identity, size and times (nanoseconds). */
 export const stampOf = (st: BigIntStats): string => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+
+/** The stamp of the file at `path` now. */
+export const stampAt = (path: string): string => stampOf(statSync(path, { bigint: true }));
 
 /**
  * Whether the file was last changed long enough before now (by its change or modification time) that
