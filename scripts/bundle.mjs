@@ -61,24 +61,68 @@ const threadEntries = {
  * real one (commander requires child_process for executable subcommands we have none of; the threads,
  * hashing and compression run only when a command replays or checks a store). ~2 ms each at start.
  */
-const LAZY_BUILTINS = ['child_process', 'worker_threads', 'crypto', 'zlib'];
+const LAZY_BUILTINS = ['child_process', 'worker_threads', 'crypto', 'zlib', 'tls'];
 const require = createRequire(import.meta.url);
 const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
     const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join('|')})$`);
-    b.onResolve({ filter }, (args) =>
-      args.namespace === 'lazy-builtin'
-        ? { path: args.path, external: true }
-        : { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' },
-    );
-    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+    const name = (path) => path.replace(/^node:/, '');
+    b.onResolve({ filter }, (args) => {
+      if (args.namespace === 'lazy-builtin-getters') return { path: args.path, external: true };
+      if (args.namespace === 'lazy-builtin') return { path: name(args.path), namespace: 'lazy-builtin-getters' };
+      return { path: name(args.path), namespace: 'lazy-builtin' };
+    });
+    // one ES module per builtin that every importer shares: each ES module importing a CommonJS one
+    // copies its every export (esbuild's __toESM), and crypto's seventy-odd, copied for each of the
+    // seventeen modules that import it, took ~3 ms of every start (--cpu-prof)
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ contents: `export * from 'node:${args.path}';\n`, loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin-getters' }, (args) => {
       const names = Object.keys(require(`node:${args.path}`));
       const getters = names.map((n) => `  get ${JSON.stringify(n)}() { return load()[${JSON.stringify(n)}]; },`).join('\n');
       return {
         contents: `let real;\nconst load = () => (real ??= require('node:${args.path}'));\nmodule.exports = {\n${getters}\n};\n`,
         loader: 'js',
       };
+    });
+  },
+};
+
+/**
+ * chalk works out at import whether the terminal takes colour (its `#supports-color`, which loads
+ * node:tty and with it node:net: ~8 ms of every start, measured with --cpu-prof). convsearch never asks
+ * it: output/color.ts decides and hands chalk a level. The bundle's chalk is given a module that says
+ * "no colour" to its unused default instances instead.
+ */
+const noColorSniffing = {
+  name: 'no-color-sniffing',
+  setup(b) {
+    b.onResolve({ filter: /^#supports-color$/ }, () => ({ path: 'supports-color', namespace: 'no-color-sniffing' }));
+    b.onLoad({ filter: /.*/, namespace: 'no-color-sniffing' }, () => ({
+      contents: 'export default { stdout: false, stderr: false };\n',
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * ioredis' Commander adds two methods a command (some 600) to its class prototype one at a time. V8
+ * keeps a prototype's properties in fast mode and copies its descriptors at each function-valued
+ * property added, so the loop is quadratic: 16-28 ms of every Redis command's driver thread start
+ * (--cpu-prof), where the same properties on a prototype first put in dictionary mode (a property added
+ * and deleted) take 0.3 ms; V8 makes the prototype fast again once it is used as one. The loop is
+ * found by its text: a driver whose text differs fails the build, to be looked at again.
+ */
+const COMMANDER_LOOP = 'commands.forEach(function (commandName) {';
+const prototypeInDictionaryMode = {
+  name: 'prototype-in-dictionary-mode',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]ioredis[\\/]built[\\/]utils[\\/]Commander\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (source.split(COMMANDER_LOOP).length !== 2)
+        return { errors: [{ text: `${relative(ROOT, args.path)} no longer holds "${COMMANDER_LOOP}" once: see scripts/bundle.mjs` }] };
+      const dictionary = 'Commander.prototype.__dictionaryMode = 0;\ndelete Commander.prototype.__dictionaryMode;\n';
+      return { contents: source.replace(COMMANDER_LOOP, dictionary + COMMANDER_LOOP), loader: 'js' };
     });
   },
 };
@@ -132,7 +176,7 @@ for (const each of builds)
       BETTER_SQLITE3_VERSION: JSON.stringify(BETTER_SQLITE3_VERSION),
       'import.meta.url': '__bundleUrl',
     },
-    plugins: [threadEntries, lazyBuiltins],
+    plugins: [threadEntries, lazyBuiltins, noColorSniffing, prototypeInDictionaryMode],
     sourcemap: 'linked',
     legalComments: 'none',
     logLevel: 'warning',

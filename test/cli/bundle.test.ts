@@ -126,6 +126,46 @@ s.on('end', () => {
     assert.deepEqual(unicode, []);
   });
 
+  test('loading the bundle and searching into a file load no terminal, socket or TLS module; the lazy builtins load when first called', () => {
+    // chalk's colour sniffing (node:tty, and node:net with it) is left out: output/color.ts decides
+    const db = join(SQLITE_FIXTURES, 'small.db');
+    const out = join(tempDir(), 'loaded.json');
+    const script = `const loaded = () => process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13));
+const bin = require(${JSON.stringify(BIN)});
+const b = bin.loadBundle();
+const atLoad = loaded();
+const quiet = { write() {} };
+b.main(['node', 'convsearch', 'search', 'billing', '--scope', 'all', '--no-index', '--db', ${JSON.stringify(db)}], { ...bin.processSink(), stdout: quiet, stderr: quiet })
+  .then((status) => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ atLoad, status, after: loaded() })));`;
+    // stdout and stderr on /dev/null, as into a file (a pipe would be a socket: node:net)
+    const r = spawnSync(process.execPath, ['-e', script], { stdio: 'ignore' });
+    assert.equal(r.status, 0);
+    const { atLoad, status, after } = JSON.parse(readFileSync(out, 'utf8')) as { atLoad: string[]; status: number; after: string[] };
+    assert.equal(status, 0);
+    const never = ['tty', 'net', 'tls', 'child_process'];
+    assert.deepEqual(
+      atLoad.filter((m) => [...never, 'crypto', 'zlib', 'worker_threads'].includes(m)),
+      [],
+      'no lazy builtin is loaded by the load itself',
+    );
+    assert.deepEqual(
+      after.filter((m) => never.includes(m)),
+      [],
+    );
+    // the search hashed (the store's label, the replay's keys): the shared lazy module loaded crypto then
+    assert.ok(after.includes('crypto'), 'crypto loaded on first use');
+  });
+
+  test("the Redis driver's bundle puts ioredis' Commander prototype in dictionary mode before its method loop (scripts/bundle.mjs)", () => {
+    // the build fails when the loop's text is not found; this holds that the statement is in the bundle
+    const code = readFileSync(join(BUNDLE, 'redis-driver.cjs'), 'utf8');
+    const patched = /([\w$]+)\.prototype\.__dictionaryMode=0;delete \1\.prototype\.__dictionaryMode;([\w$]+)\.forEach\(function\(/.exec(
+      code,
+    );
+    assert.ok(patched, 'the statement stands right before the loop');
+    assert.equal(code.split('__dictionaryMode=0').length, 2, 'once');
+  });
+
   test('every thread entry a bundle starts lies beside it', () => {
     const named = new Set<string>();
     for (const file of readdirSync(BUNDLE).filter((f) => f.endsWith('.cjs'))) {
