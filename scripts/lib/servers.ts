@@ -188,6 +188,11 @@ export interface RedisServer {
   readonly port: number;
   /** `redis://[user:password@]127.0.0.1:port/db` plus `extra` query text. */
   url(db: number, auth?: { user: string; password: string }, extra?: string): string;
+  /**
+   * Started with `{ tls: true }`: `rediss://localhost:port/db` (the same data over TLS, a certificate for
+   * localhost that no one signed), and that certificate's file (for NODE_EXTRA_CA_CERTS).
+   */
+  readonly tls?: { url(db: number): string; readonly certificate: string };
   /** redis-cli as the default user; `input` is fed as commands. */
   cli(db: number, args: string[], input?: string): string;
   /** Every key of a db with its type, TTL and serialized value (DUMP), sorted: for before/after comparisons. */
@@ -196,14 +201,42 @@ export interface RedisServer {
   stop(): void;
 }
 
-export async function startRedis(): Promise<RedisServer | string> {
+export async function startRedis(opts: { tls?: boolean } = {}): Promise<RedisServer | string> {
   if (!onPath('redis-server') || !onPath('redis-cli')) return unavailable('redis', 'redis-server or redis-cli not on PATH');
+  if (opts.tls && !onPath('openssl')) return unavailable('redis', 'openssl (to make the TLS certificate) not on PATH');
   const dir = mkdtempSync(join(tmpdir(), 'convsearch-redis-'));
+  const certificate = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  if (opts.tls)
+    must(
+      run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        key,
+        '-out',
+        certificate,
+      ]),
+      'openssl req',
+    );
   let port = 0;
+  let tlsPort = 0;
   let started = false;
   for (let attempt = 0; attempt < 5 && !started; attempt++) {
     port = await freePort();
+    tlsPort = opts.tls ? await freePort() : 0;
+    const tlsArgs = opts.tls
+      ? ['--tls-port', String(tlsPort), '--tls-cert-file', certificate, '--tls-key-file', key, '--tls-auth-clients', 'no']
+      : [];
     const r = run('redis-server', [
+      ...tlsArgs,
       '--port',
       String(port),
       '--bind',
@@ -254,6 +287,7 @@ export async function startRedis(): Promise<RedisServer | string> {
     port,
     url: (db, auth, extra = '') =>
       `redis://${auth ? `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.password)}@` : ''}127.0.0.1:${port}/${db}${extra}`,
+    ...(opts.tls ? { tls: { url: (db: number) => `rediss://localhost:${tlsPort}/${db}`, certificate } } : {}),
     cli,
     dump(db) {
       const keys = cli(db, ['--scan']).split('\n').filter(Boolean).sort();

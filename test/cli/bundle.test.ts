@@ -395,7 +395,7 @@ describe('the bundled server bridge and drivers (real servers; skipped with a re
   let redis: RedisServer | string = 'not started';
   before(async () => {
     pg = await startPostgres();
-    redis = await startRedis();
+    redis = await startRedis({ tls: true });
     if (typeof pg !== 'string') pg.createDb('threaded', join(FIXTURES, 'postgres', 'threaded.sql'));
     if (typeof redis !== 'string') redis.load(0, join(FIXTURES, 'redis', 'threaded.redis'));
   });
@@ -422,4 +422,21 @@ describe('the bundled server bridge and drivers (real servers; skipped with a re
       assert.equal(r.stdout, twin.stdout);
     });
   }
+
+  test('a rediss:// store answers through the bundle (node:tls loaded on first use, in the driver thread); a certificate nobody vouches for is one line and exit 2', (t) => {
+    if (typeof redis === 'string') {
+      t.skip(redis);
+      return;
+    }
+    const { url, certificate } = redis.tls!;
+    const twin = search(join(SQLITE_FIXTURES, 'threaded.db'));
+    const args = ['search', 'lookup', 'user', '--db', url(0), '--scope', 'all', '--no-index', '--json'];
+    const r = runCli(args, { env: { NODE_EXTRA_CA_CERTS: certificate } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, twin.stdout);
+    const refused = runCli(args);
+    assert.equal(refused.status, 2);
+    assert.equal(refused.stdout, '');
+    assert.match(refused.stderr, /^convsearch: error: rediss:\/\/localhost:\d+\/0: self-signed certificate\n$/);
+  });
 });
