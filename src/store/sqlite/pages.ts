@@ -56,13 +56,22 @@ export interface PageRuns {
   readonly changed: Uint8Array;
 }
 
-/** Files smaller than this are hashed on the main thread alone: a helper thread costs more to start than it saves. */
-const HELPER_BYTES = 64 * 1024 * 1024;
+/**
+ * When the pass is shared with a helper thread: a file of `bytes` or more, while `spare()` says a core is
+ * free for it (tests force a helper, or none, whatever the machine).
+ */
+export interface HelperPolicy {
+  readonly bytes: number;
+  readonly spare: () => boolean;
+}
+
+/** Files smaller than 64 MB are hashed on the main thread alone: a helper thread costs more to start than it saves. */
+const HELPER: HelperPolicy = { bytes: 64 * 1024 * 1024, spare: () => coreToSpare() };
 /** A helper stalled this long while copying a chunk in is given up on (the caller then reads the whole content). */
 const HELPER_STALL_MS = 2000;
 /** A helper started ahead that no pass has taken within this ends by itself. */
 const SPARE_WAIT_MS = 5000;
-const HELPER = new URL('./page-hash-worker.js', import.meta.url);
+const HELPER_SCRIPT = new URL('./page-hash-worker.js', import.meta.url);
 
 /** The hashing pass under way: this thread's share is hashed by finishHashing. */
 interface Hashing {
@@ -79,20 +88,23 @@ function procLoadavg(): string | null {
 }
 
 /**
- * Whether a core is spare for the pass: on a saturated machine a helper's start-up and share cost more
- * than they save. Linux tells how many tasks are runnable now (/proc/loadavg's fourth field, this thread
- * among them): the pass lasts ~0.1 s, and a minute's load average (the measure elsewhere) tells more of
- * what ran before it than of what runs beside it.
+ * Whether a core is spare for the pass: one left over when this thread and V8's own background threads
+ * have theirs (a process this young keeps one busy compiling its code and collecting). On a 2-CPU VM a
+ * helper took ~130 ms of CPU and ~2,400 page faults of a search after one appended run and gave no wall
+ * time back (README); on a saturated machine its start-up and share cost more than they save. Linux
+ * tells how many tasks are runnable now (/proc/loadavg's fourth field, this thread among them): the
+ * pass lasts ~0.1 s, and a minute's load average (the measure elsewhere) tells more of what ran before
+ * it than of what runs beside it.
  */
 export function coreToSpare(loadavgText: string | null = procLoadavg(), cores = availableParallelism()): boolean {
   const runnable = Number(/^\S+ \S+ \S+ (\d+)\//.exec(loadavgText ?? '')?.[1] ?? NaN);
-  return Number.isInteger(runnable) ? runnable - 1 < cores - 1 : loadavg()[0]! < cores - 1;
+  return Number.isInteger(runnable) ? runnable - 1 < cores - 2 : loadavg()[0]! < cores - 2;
 }
 
 /** A helper started with its job, or one that waits for it as a message. Null when none starts. */
 function startHelper(start: HelperStart): Worker | null {
   try {
-    const helper = new Worker(HELPER, { workerData: start, stdout: true, stderr: true });
+    const helper = new Worker(HELPER_SCRIPT, { workerData: start, stdout: true, stderr: true });
     helper.unref();
     helper.on('error', () => {}); // a helper that cannot start claims nothing: this thread hashes its share
     return helper;
@@ -109,8 +121,8 @@ let spare: Worker | null = null;
  * so that its ~20 ms of start-up overlap what the caller does before the pass (the pass posts it the job).
  * A spare no pass takes ends by itself after SPARE_WAIT_MS.
  */
-export function prestartPageHashing(bytes: number): void {
-  if (spare === null && bytes >= HELPER_BYTES && coreToSpare()) spare = startHelper({ waitMs: SPARE_WAIT_MS });
+export function prestartPageHashing(bytes: number, helper: HelperPolicy = HELPER): void {
+  if (spare === null && bytes >= helper.bytes && helper.spare()) spare = startHelper({ waitMs: SPARE_WAIT_MS });
 }
 
 /**
@@ -118,15 +130,15 @@ export function prestartPageHashing(bytes: number): void {
  * takes chunks as soon as it runs (finishHashing hashes the rest on this thread). A helper started
  * ahead is given the job; one started ahead for a file too small is stopped.
  */
-function startHashing(fd: number, pageSize: number, pages: number, seed: number, helperBytes: number): Hashing {
+function startHashing(fd: number, pageSize: number, pages: number, seed: number, policy: HelperPolicy): Hashing {
   const job = newHashJob(fd, pageSize, pages, seed);
   const ahead = spare;
   spare = null;
-  if (pages * pageSize < helperBytes) {
+  if (pages * pageSize < policy.bytes) {
     void ahead?.terminate();
     return { job, helper: null };
   }
-  if (ahead === null) return { job, helper: coreToSpare() ? startHelper({ job }) : null };
+  if (ahead === null) return { job, helper: policy.spare() ? startHelper({ job }) : null };
   try {
     ahead.postMessage(job);
   } catch {
@@ -537,7 +549,7 @@ function overflowChains(
  * changed since (PageRuns.changed); with the tree decoded with them too, a b-tree page whose digest and
  * role are unchanged is taken as decoded then: only the changed ones are read again (their children may
  * have changed without them, so every page of the tree is still checked, never a subtree trusted
- * whole). `helperBytes`: the file size from which a helper thread hashes a share (tests lower it).
+ * whole). `helper`: when a helper thread hashes a share (tests force one, or none).
  * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media. `wal`: the file is
  * read next to a live writer, as that snapshot of its log shows it (the log's latest frames of a page in
  * its place); null when the log is no longer the snapshot's once the map is taken.
@@ -548,7 +560,7 @@ export function readPageMap(
   runIdColumn: number,
   seed: number,
   previous: { readonly digests: Uint32Array | ChunkedWords<Uint32Array>; readonly tree: PageTree | KeptTree | null } | null = null,
-  helperBytes = HELPER_BYTES,
+  helper: HelperPolicy = HELPER,
   mediaRoot: number | null = null,
   wal: WalView | null = null,
   filePass: (() => KeptFilePass | null) | null = null,
@@ -610,7 +622,7 @@ export function readPageMap(
       next = new Uint32Array(pages);
       kept.words.copyTo(next, 0, filePages * 4, filePages * 5);
     } else {
-      hashing = startHashing(fd, pageSize, filePages, seed, helperBytes);
+      hashing = startHashing(fd, pageSize, filePages, seed, helper);
       const hashed = finishHashing(hashing);
       if (hashed === null) return null;
       ({ digests, next } = hashed);

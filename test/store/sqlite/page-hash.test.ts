@@ -5,10 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
 import { ChunkedWords } from '../../../src/store/content.js';
-import { coreToSpare, prestartPageHashing, readPageMap, RunTally } from '../../../src/store/sqlite/pages.js';
+import { coreToSpare, type HelperPolicy, prestartPageHashing, readPageMap, RunTally } from '../../../src/store/sqlite/pages.js';
+import { ALONE, SHARED } from '../../helpers/page-hashing.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
@@ -26,18 +27,20 @@ function layout(path: string): { root: number; runIdColumn: number } {
 }
 
 test('a helper thread hashing a share of the chunks gives the map this thread alone gives', () => {
-  // more than one chunk of 1 MiB, so that both threads have some to claim (on a busy machine no helper
-  // starts: the tests below drive the helper directly)
+  // more than one chunk of 1 MiB, so that both threads have some to claim
   const { path } = threadedStore(41, 90);
   assert.ok(statSync(path).size > 2 << 20, `store of ${statSync(path).size} bytes`);
   const { root, runIdColumn } = layout(path);
-  const alone = readPageMap(path, root, runIdColumn, 1234, null, Infinity);
-  const shared = readPageMap(path, root, runIdColumn, 1234, null, 0);
+  const alone = readPageMap(path, root, runIdColumn, 1234, null, ALONE);
+  const shared = readPageMap(path, root, runIdColumn, 1234, null, SHARED);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
   assert.deepEqual(shared.runs, alone.runs);
   // another key: other digests
-  assert.notDeepEqual(Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, 0)!.digests.buffer), Buffer.from(alone.digests.buffer));
+  assert.notDeepEqual(
+    Buffer.from(readPageMap(path, root, runIdColumn, 1235, null, SHARED)!.digests.buffer),
+    Buffer.from(alone.digests.buffer),
+  );
 });
 
 const WORKER = new URL('../../../src/store/sqlite/page-hash-worker.js', import.meta.url);
@@ -143,20 +146,41 @@ test('a helper started ahead that is given no job ends by itself', async () => {
 test('the map after a helper was started ahead is the map this thread alone gives', () => {
   const { path } = threadedStore(45, 90);
   const { root, runIdColumn } = layout(path);
-  const alone = readPageMap(path, root, runIdColumn, 4321, null, Infinity);
-  // started ahead when a core is spare (on a busy machine none is: the test above drives one directly)
-  prestartPageHashing(Infinity);
-  const shared = readPageMap(path, root, runIdColumn, 4321, null, 0);
+  const alone = readPageMap(path, root, runIdColumn, 4321, null, ALONE);
+  prestartPageHashing(Infinity, SHARED);
+  const shared = readPageMap(path, root, runIdColumn, 4321, null, SHARED);
   assert.ok(alone !== null && shared !== null);
   assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
   assert.deepEqual(shared.runs, alone.runs);
 });
 
-test('a core is spare when the tasks runnable now (this one among them) leave one, whatever the minute average says', () => {
-  assert.equal(coreToSpare('3.90 2.10 1.50 1/131 4330', 2), true);
-  assert.equal(coreToSpare('0.10 0.20 0.30 2/131 4330', 2), false);
-  assert.equal(coreToSpare('0.10 0.20 0.30 7/131 4330', 8), true);
-  assert.equal(coreToSpare('0.10 0.20 0.30 8/131 4330', 8), false);
+test('a core is spare when the tasks runnable now (this one among them) leave one besides one for V8, whatever the minute average says', () => {
+  assert.equal(coreToSpare('3.90 2.10 1.50 1/131 4330', 3), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 2/131 4330', 3), false);
+  assert.equal(coreToSpare('0.10 0.20 0.30 6/131 4330', 8), true);
+  assert.equal(coreToSpare('0.10 0.20 0.30 7/131 4330', 8), false);
+  // two CPUs: this thread's and V8's, none for a helper however idle the machine
+  assert.equal(coreToSpare('0.00 0.00 0.00 1/131 4330', 2), false);
+});
+
+/** The threads of this process now (Linux), by id: a worker thread is one more. */
+const threads = (): Set<string> => new Set(readdirSync('/proc/self/task'));
+const started = (before: Set<string>): string[] => [...threads()].filter((t) => !before.has(t));
+
+test('no helper thread starts, ahead or at the pass, when no core is spare; one started ahead when one is', () => {
+  const { path } = threadedStore(46, 90);
+  const { root, runIdColumn } = layout(path);
+  const busy: HelperPolicy = { bytes: 0, spare: () => false };
+  let before = threads();
+  prestartPageHashing(Infinity, busy);
+  const alone = readPageMap(path, root, runIdColumn, 4321, null, busy);
+  assert.deepEqual(started(before), []);
+  before = threads();
+  prestartPageHashing(Infinity, SHARED);
+  assert.equal(started(before).length, 1, 'a helper thread started ahead');
+  const shared = readPageMap(path, root, runIdColumn, 4321, null, SHARED);
+  assert.ok(alone !== null && shared !== null);
+  assert.deepEqual(Buffer.from(shared.digests.buffer), Buffer.from(alone.digests.buffer));
 });
 
 /** `words` cut into chunks of 2^shift (as the index hands a previous map over, part by part). */
@@ -196,7 +220,7 @@ test('chunked words read as the one array they cut: at() and copies across chunk
 test('a map taken with the previous one (unchanged leaves copied from its tree) is the map taken from nothing: after an append, an in-place edit, a deletion, every row of a run deleted (each later run renumbered)', () => {
   const { path } = threadedStore(47, 60);
   const { root, runIdColumn } = layout(path);
-  let previous = readPageMap(path, root, runIdColumn, 99, null, Infinity)!;
+  let previous = readPageMap(path, root, runIdColumn, 99, null, ALONE)!;
   const edits: Array<[string, (db: Database.Database) => string]> = [
     [
       'append',
@@ -238,8 +262,8 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
     const db = new Database(path);
     const touched = edit(db);
     db.close();
-    const fresh = readPageMap(path, root, runIdColumn, 99, null, Infinity)!;
-    const next = readPageMap(path, root, runIdColumn, 99, previous, Infinity)!;
+    const fresh = readPageMap(path, root, runIdColumn, 99, null, ALONE)!;
+    const next = readPageMap(path, root, runIdColumn, 99, previous, ALONE)!;
     assert.ok(fresh !== null && next !== null, what);
     assert.deepEqual(next.tree, fresh.tree, `${what}: the same tree`);
     assert.deepEqual(Buffer.from(next.digests.buffer), Buffer.from(fresh.digests.buffer), `${what}: the same digests`);
@@ -255,7 +279,7 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
         digests: inChunks(previous.digests, 2),
         tree: previous.tree && { runIds: previous.tree.runIds, values: inChunks(previous.tree.values, 3) },
       },
-      Infinity,
+      ALONE,
     )!;
     assert.deepEqual(fromChunks.tree, next.tree, `${what}: the same tree from chunks`);
     assert.deepEqual(Buffer.from(fromChunks.digests.buffer), Buffer.from(next.digests.buffer), `${what}: the same digests from chunks`);

@@ -9,6 +9,7 @@ import { appendFileSync, copyFileSync, readFileSync, statSync, writeFileSync } f
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { readPageMap } from '../../../src/store/sqlite/pages.js';
+import { ALONE } from '../../helpers/page-hashing.js';
 import {
   readWalSnapshot,
   recoveredLog,
@@ -122,20 +123,20 @@ test('a map taken through the log is the map of the same database checkpointed i
     // pages past the main file's end are in the log only
     const s = readWalSnapshot(`${path}-shm`)!;
     assert.ok(s.nPage * 4096 > statSync(path).size);
-    const through = readPageMap(path, root, runIdColumn, 77, null, Infinity, null, {
+    const through = readPageMap(path, root, runIdColumn, 77, null, ALONE, null, {
       wal: `${path}-wal`,
       shm: `${path}-shm`,
       log: checked(path, s),
     });
     assert.ok(through !== null);
     // the file alone is an older database
-    const fileAlone = readPageMap(path, root, runIdColumn, 77, null, Infinity);
+    const fileAlone = readPageMap(path, root, runIdColumn, 77, null, ALONE);
     assert.ok(fileAlone !== null);
     assert.notDeepEqual(fileAlone.runs, through.runs);
     live.pragma('wal_checkpoint(TRUNCATE)');
     const copy = join(dir, 'checkpointed.db');
     copyFileSync(path, copy);
-    const after = readPageMap(copy, root, runIdColumn, 77, null, Infinity);
+    const after = readPageMap(copy, root, runIdColumn, 77, null, ALONE);
     assert.ok(after !== null);
     assert.deepEqual(Buffer.from(through.digests.buffer), Buffer.from(after.digests.buffer));
     assert.deepEqual(through.runs, after.runs);
@@ -152,7 +153,7 @@ test('a log that is not the snapshot’s gives no map: restarted since (other sa
     const s = readWalSnapshot(`${path}-shm`)!;
     const log = checked(path, s);
     const view = (l: WalLog) => ({ wal: `${path}-wal`, shm: `${path}-shm`, log: l });
-    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(log)) !== null);
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, ALONE, null, view(log)) !== null);
     // more frames than the log holds, or a last frame that is not the commit the snapshot names
     assert.equal(recoveredLog(`${path}-wal`, { ...s, mxFrame: s.mxFrame + 1 }), null);
     assert.equal(recoveredLog(`${path}-wal`, { ...s, mxFrame: s.mxFrame - 1 }), null);
@@ -163,8 +164,8 @@ test('a log that is not the snapshot’s gives no map: restarted since (other sa
     assert.notDeepEqual(now.salt, s.salt);
     assert.equal(recoveredLog(`${path}-wal`, s), null);
     // a map whose log restarted after its snapshot was checked (frames read where the old ones were)
-    assert.equal(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(log)), null);
-    assert.ok(readPageMap(path, root, runIdColumn, 5, null, Infinity, null, view(checked(path, now))) !== null);
+    assert.equal(readPageMap(path, root, runIdColumn, 5, null, ALONE, null, view(log)), null);
+    assert.ok(readPageMap(path, root, runIdColumn, 5, null, ALONE, null, view(checked(path, now))) !== null);
   } finally {
     live.close();
   }
