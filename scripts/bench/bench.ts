@@ -84,6 +84,31 @@ function phaseNoIndex(store: string, scope: Partial<SearchOptions>, query: strin
   return { ms: performance.now() - t, rssMb: rssMb(), extra: { outcome: outcome.kind } };
 }
 
+/** Fresh memory the fault-cost phase touches, a 4 KiB page at a time. */
+const FAULT_PROBE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What the first touch of a page of fresh memory costs on this machine, the price of every phase's
+ * `faults=` (10.8 µs on one 2-core VM: README): one byte written per 4 KiB of a fresh 64 MB array, the
+ * time and the faults of that loop alone.
+ */
+function phaseFaultCost(): PhaseResult {
+  const a = new Uint8Array(FAULT_PROBE_BYTES);
+  const before = process.resourceUsage().minorPageFault;
+  const t = performance.now();
+  for (let i = 0; i < a.length; i += 4096) a[i] = 1;
+  const ms = performance.now() - t;
+  const faults = process.resourceUsage().minorPageFault - before;
+  return { ms, rssMb: rssMb(), extra: { touched: faults, usEach: (ms * 1000) / Math.max(1, faults) } };
+}
+
+/** The fault-cost phase's line under the tables. */
+function faultCostLine(): string {
+  const r = runPhase(['fault-cost']);
+  const each = Number(r.extra!.usEach);
+  return `page faults: ${each.toFixed(2)} µs each here (${Number(r.extra!.touched)} pages of fresh memory touched in ${fmt(r.ms)}); each phase's faults= at that price`;
+}
+
 /** `store`: any `--db` value (a SQLite file, a FileStepStore tree, a server URL). */
 function phaseSync(store: string, index: string): PhaseResult {
   const t = performance.now();
@@ -343,7 +368,7 @@ async function main(): Promise<void> {
     process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
     const latencies = measureLatencies(cliProbes(work, index, storeWide), samples);
     printTable(storeMb, counts, [], null);
-    process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
+    process.stdout.write(['', ...latencyTable(latencies), '', faultCostLine()].join('\n') + '\n');
     return;
   }
   // the floor and what is held against it, in rounds (each round runs each once, in turn): a machine
@@ -427,7 +452,7 @@ async function main(): Promise<void> {
   }
 
   printTable(storeMb, counts, rows, { parse: parse!, read: read!, warm, indexMb });
-  process.stdout.write(['', ...latencyTable(latencies)].join('\n') + '\n');
+  process.stdout.write(['', ...latencyTable(latencies), '', faultCostLine()].join('\n') + '\n');
   const scaling = flag('no-scaling')
     ? []
     : runScaling(
@@ -547,6 +572,7 @@ if (process.argv[2] === '--phase') {
   if (name === 'cli') r = await phaseCli(process.argv.slice(4));
   else if (name === 'search') r = phaseSearch(store!, a!, b!);
   else if (name === 'floor-read') r = phaseFloor(store!, false);
+  else if (name === 'fault-cost') r = phaseFaultCost();
   else if (name === 'floor-parse') r = phaseFloor(store!, true);
   else if (name === 'no-index')
     r = phaseNoIndex(store!, a === 'conversation' ? { scope: 'conversation', conversationId: b! } : { scope: 'all' }, c!);
