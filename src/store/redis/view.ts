@@ -84,9 +84,6 @@ function cell(h: Hash, v: Buffer | null): void {
   else h.update(`${v.length}:`).update(v);
 }
 
-/** Code point order of UTF-8 bytes is their byte order. */
-const byBytes = (a: Buffer, b: Buffer): number => Buffer.compare(a, b);
-
 const buffers = (reply: unknown): Array<Buffer | null> => (Array.isArray(reply) ? (reply as Array<Buffer | null>) : []);
 
 /** EXISTS commands of at most EXISTS_KEYS keys each, over `keys`. */
@@ -151,17 +148,22 @@ export async function readListing(prefix: string, exec: RawPipeline): Promise<Li
     ['SMEMBERS', `${prefix}:runs:all`],
     ['SMEMBERS', `${prefix}:runs`],
   ]);
-  const seen = new Set<string>();
-  const raw: Buffer[] = [];
-  for (const m of [...buffers(all), ...buffers(old)]) {
-    const key = m!.toString('latin1');
-    if (seen.has(key)) continue;
-    seen.add(key);
-    raw.push(m!);
+  // each member once, in byte order, hashed in one call: read as Latin-1 a member is one code unit a
+  // byte, so its text is its bytes and the texts' own order their bytes' (a comparator call per pair,
+  // a Buffer each, and two hash calls a member took ~12 ms of a fresh driver thread at 1,860 runs)
+  const parts = [...buffers(all), ...buffers(old)] as Buffer[];
+  const joined = Buffer.concat(parts).toString('latin1');
+  const seen = new Map<string, Buffer>();
+  let at = 0;
+  for (const m of parts) {
+    const key = joined.slice(at, (at += m.length));
+    if (!seen.has(key)) seen.set(key, m);
   }
-  raw.sort(byBytes);
-  h.update(`i${raw.length}`);
-  for (const m of raw) cell(h, m);
+  const keys = [...seen.keys()].sort();
+  let cells = `i${keys.length}`;
+  for (const k of keys) cells += `${k.length}:${k}`;
+  h.update(cells, 'latin1');
+  const raw = keys.map((k) => seen.get(k)!);
   const members = raw.map(decode);
   // a member not UTF-8 fails the listing (the reader says so): nothing more is read
   if (members.length === 0 || members.some((m) => typeof m !== 'string'))
