@@ -10,9 +10,13 @@ import { StoreError } from './errors.js';
  * inside the worker, so a process that never opens a server store never loads a driver.
  */
 
-/** What a driver module exports: `open(config)` resolving to a session that answers requests in order. */
+/**
+ * What a driver module exports: `open(config)` resolving to a session that answers requests in order.
+ * `waiting`: the requests the thread received after this one, not yet answered (a session may read
+ * ahead for them in this request's round trip).
+ */
 export interface DriverSession {
-  handle(request: unknown): Promise<unknown>;
+  handle(request: unknown, waiting: readonly unknown[]): Promise<unknown>;
   close(): Promise<void>;
 }
 export type OpenDriver = (config: unknown) => Promise<DriverSession>;

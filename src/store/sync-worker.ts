@@ -56,6 +56,8 @@ if (!isMainThread) {
   session.catch(() => undefined);
   // requests are served one at a time, in order (the main thread waits for each anyway)
   let queue: Promise<void> = Promise.resolve();
+  // the requests received and not yet taken up, in order (DriverSession.handle's `waiting`)
+  const received: unknown[] = [];
   port.on('message', (request: { op?: string }) => {
     if (request.op === 'open') {
       // connect at once, unanswered: the main thread usually has other work before its first request;
@@ -64,7 +66,9 @@ if (!isMainThread) {
       session.catch(() => undefined);
       return;
     }
+    received.push(request);
     queue = queue.then(async () => {
+      received.shift();
       try {
         if (request.op === 'close') {
           // the connection ends; the thread stays, for the next bridge on this driver to open another
@@ -74,7 +78,7 @@ if (!isMainThread) {
           reply({ ok: true, value: null });
           return;
         }
-        reply({ ok: true, value: await (await session).handle(request) });
+        reply({ ok: true, value: await (await session).handle(request, received) });
       } catch (e) {
         reply({ ok: false, message: errorText(e) });
       }

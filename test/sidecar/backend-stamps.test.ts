@@ -428,6 +428,85 @@ describe('index over other backends: the stamp', () => {
     s.cli(7, ['FLUSHDB']);
   });
 
+  it('Redis driver thread: a probe asked for right after the listing is counted in its round trip (no EXISTS of its own), and says what a probe read alone says', async (t) => {
+    const s = need(t, redis);
+    if (!s) return;
+    s.load(10, join(FIXTURES, 'redis', 'small.redis'));
+    const target = s.url(10);
+    const index = join(tempDir(), 'idx.db');
+    const { open } = await import('../../src/store/redis/driver.js');
+    const session = await open({
+      host: '127.0.0.1',
+      port: s.port,
+      db: 10,
+      username: undefined,
+      password: undefined,
+      tls: false,
+      timeoutSeconds: 10,
+    });
+    /** EXISTS commands the server served since the last call. */
+    const existsServed = (): number => {
+      const stats = s.cli(10, ['INFO', 'commandstats']);
+      s.cli(10, ['CONFIG', 'RESETSTAT']);
+      return Number(/^cmdstat_exists:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+    };
+    const listing = { op: 'view', part: 'listing', prefix: PREFIX };
+    type Probe = { op: string; part: string; prefix: string; digest: string; probe: string };
+    /** The probe of the stamp the index records now. */
+    const recorded = (): Probe => {
+      const [, digest, , probe] = sync(target, index).stamp!.split('.');
+      assert.ok(digest !== undefined && probe !== undefined, 'a probe is recorded');
+      return { op: 'view', part: 'probe', prefix: PREFIX, digest, probe };
+    };
+    /** `request` asked right after the listing, then after a listing alone: each answer, and the EXISTS served by the listing and by the probe. */
+    const asked = async (request: Probe): Promise<Array<[boolean, number, number]>> => {
+      const out: Array<[boolean, number, number]> = [];
+      for (const waiting of [[request], []]) {
+        existsServed();
+        await session.handle(listing, waiting);
+        const byListing = existsServed();
+        out.push([(await session.handle(request, [])) as boolean, byListing, existsServed()]);
+      }
+      return out;
+    };
+    try {
+      const healthy = recorded();
+      assert.deepEqual(
+        await asked(healthy),
+        [
+          [true, 1, 0],
+          [true, 0, 1],
+        ],
+        "ahead: its EXISTS goes with the listing's records",
+      );
+      // a run whose first payload alone is gone: the listing is the same, the probe fails both ways
+      saveRedisRun(s, 10, 'run-delta-1', ['marmotite', 'other']);
+      const pruned = recorded();
+      s.cli(10, ['DEL', `${PREFIX}:snapshot:{run-delta-1}:1`]);
+      assert.deepEqual(await asked(pruned), [
+        [false, 1, 0],
+        [false, 0, 1],
+      ]);
+      // a member whose record is gone (expired), its payloads there: the listed runs are the others, so a
+      // probe taken of them all is not theirs, whichever way it is asked (its keys all exist)
+      s.cli(10, ['DEL', `${PREFIX}:snapshot:{run-delta-1}:2`, `${PREFIX}:run:{run-delta-1}`]);
+      s.cli(10, ['SREM', `${PREFIX}:runs:all`, 'run-delta-1']);
+      saveRedisRun(s, 10, 'run-epsilon-1', ['one', 'two']);
+      const before = recorded();
+      s.cli(10, ['DEL', `${PREFIX}:run:{run-epsilon-1}`]);
+      const now = (await session.handle(listing, [])) as { digest: string };
+      const stale = { ...before, digest: now.digest };
+      assert.deepEqual(
+        (await asked(stale)).map(([holds]) => holds),
+        [false, false],
+        'not counted ahead as holding',
+      );
+    } finally {
+      await session.close();
+      s.cli(10, ['FLUSHDB']);
+    }
+  });
+
   it('Redis: a listing that tells something (a listed run whose record is gone) tells it on every search, warm or not; a quiet one is vouched for as such', async (t) => {
     const s = need(t, redis);
     if (!s) return;

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { DriverSession } from '../sync-bridge.js';
 import { decodeOnce } from './reply.js';
-import { probeBasis, probeHolds, readIndexes, readListing, type ProbeBasis, type ViewRequest } from './view.js';
+import { probeBasis, probeHolds, readIndexes, readListing, type ProbeBasis, type ProbeRequest, type ViewRequest } from './view.js';
 
 export interface RedisConnection {
   readonly host: string;
@@ -131,12 +131,15 @@ export async function open(config: unknown): Promise<DriverSession> {
   /** The run ids and digest of the listing read last, kept for a probe asked for after it (ProbeRequest). */
   let basis: ProbeBasis | null = null;
   return {
-    async handle(request: unknown) {
+    async handle(request: unknown, waiting: readonly unknown[]) {
       const r = request as PipelineRequest | ViewRequest;
       if (r.op === 'view') {
         if (r.part === 'listing') {
-          const listing = await readListing(r.prefix, exec);
-          basis = probeBasis(listing);
+          // a probe asked for right after it (the reader's stampAhead) is counted in its round trip
+          const next = waiting[0] as Partial<ProbeRequest> | undefined;
+          const probe = next?.op === 'view' && next.part === 'probe' && next.prefix === r.prefix ? next.probe! : null;
+          const { listing, probed } = await readListing(r.prefix, exec, probe);
+          basis = probeBasis(listing, probed);
           return listing;
         }
         if (r.part === 'probe') return probeHolds(r, basis, exec);

@@ -124,25 +124,46 @@ export function probeKeys(prefix: string, runs: readonly string[], probe: string
   return keys;
 }
 
-/** What a probe is checked against: a listing's digest and its runs (null when a member is not text). */
+/**
+ * What a probe is checked against: a listing's digest and its runs (null when a member is not text),
+ * and a probe already checked against them in the listing's own round trip (readListing).
+ */
 export interface ProbeBasis {
   readonly digest: string;
   readonly runs: readonly string[] | null;
+  readonly probed: ProbedAhead | null;
+}
+
+/** A probe whose keys were counted with the listing's records: whether they all exist. */
+export interface ProbedAhead {
+  readonly probe: string;
+  readonly holds: boolean;
 }
 
 /** The probe basis of a listing reply (its run ids only: the records are not kept for it). */
-export function probeBasis(raw: ListingReply): ProbeBasis {
-  return { digest: raw.digest, runs: raw.members.every((m) => typeof m === 'string') ? listedRuns(raw) : null };
+export function probeBasis(raw: ListingReply, probed: ProbedAhead | null = null): ProbeBasis {
+  return { digest: raw.digest, runs: raw.members.every((m) => typeof m === 'string') ? listedRuns(raw) : null, probed };
 }
 
 /** ProbeRequest's answer, given the basis of the listing read last (null: none read). */
 export async function probeHolds(r: ProbeRequest, last: ProbeBasis | null, exec: RawPipeline): Promise<boolean> {
   if (last === null || last.digest !== r.digest || last.runs === null) return false;
+  if (last.probed?.probe === r.probe) return last.probed.holds;
   const keys = probeKeys(r.prefix, last.runs, r.probe);
   return keys !== null && (keys.length === 0 || (await countExisting(keys, exec)) === keys.length);
 }
 
-export async function readListing(prefix: string, exec: RawPipeline): Promise<ListingReply> {
+/**
+ * The listing (see ListingReply). With `probe`, a recorded probe asked for next (ProbeRequest), its keys
+ * are counted in the same round trip as the records, taken to be those of every member (as they are
+ * when every member's record is there: then `probed` says whether they all exist, else it is null and
+ * the probe is read on its own).
+ */
+export async function readListing(
+  prefix: string,
+  exec: RawPipeline,
+  probe: string | null = null,
+): Promise<{ listing: ListingReply; probed: ProbedAhead | null }> {
   const h = createHash('sha1');
   const [all, old] = await exec([
     ['SMEMBERS', `${prefix}:runs:all`],
@@ -167,17 +188,22 @@ export async function readListing(prefix: string, exec: RawPipeline): Promise<Li
   const members = raw.map(decode);
   // a member not UTF-8 fails the listing (the reader says so): nothing more is read
   if (members.length === 0 || members.some((m) => typeof m !== 'string'))
-    return { members, records: [], counters: [], digest: h.digest('base64') };
+    return { listing: { members, records: [], counters: [], digest: h.digest('base64') }, probed: null };
   const ids = members as string[];
-  const [records, counters] = (
-    await exec([
-      ['MGET', ...ids.map((id) => runKey(prefix, id))],
-      ['MGET', ...ids.map((id) => counterKey(prefix, id))],
-    ])
-  ).map(buffers) as [Array<Buffer | null>, Array<Buffer | null>];
+  const asked = probe === null ? null : probeKeys(prefix, ids, probe);
+  const [recorded, counted, ...found] = await exec([
+    ['MGET', ...ids.map((id) => runKey(prefix, id))],
+    ['MGET', ...ids.map((id) => counterKey(prefix, id))],
+    ...(asked === null ? [] : existsCommands(asked)),
+  ]);
+  const records = buffers(recorded);
+  const counters = buffers(counted);
   for (const r of records) cell(h, r ?? null);
   for (const c of counters) cell(h, c ?? null);
-  return { members, records: records.map(decode), counters: counters.map(decode), digest: h.digest('base64') };
+  const listing = { members, records: records.map(decode), counters: counters.map(decode), digest: h.digest('base64') };
+  // the keys were made from every member: they are the probe's only when every record is there (listedRuns)
+  const probed = asked !== null && records.every((r) => r !== null) ? { probe: probe!, holds: existing(found) === asked.length } : null;
+  return { listing, probed };
 }
 
 export async function readIndexes(prefix: string, runIds: readonly string[], exec: RawPipeline): Promise<IndexesReply> {
