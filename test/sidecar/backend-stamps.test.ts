@@ -79,6 +79,13 @@ function redisPayload(run: string, seq: number, word: string): string {
   return JSON.stringify({ run_id: run, step_index: seq, timestamp: `2025-03-01T09:09:0${seq}Z`, messages: [message], state: 'complete' });
 }
 
+/** Calls of each command the server served since the last call (INFO commandstats), then counted from 0 again. */
+function commandsServed(s: RedisServer, db: number): Map<string, number> {
+  const stats = s.cli(db, ['INFO', 'commandstats']);
+  s.cli(db, ['CONFIG', 'RESETSTAT']);
+  return new Map([...stats.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
 /** Upstream's registration of `run` in Redis db `db`, then one save a word (INCR, SET, ZADD), each payload holding that word alone. */
 function saveRedisRun(s: RedisServer, db: number, run: string, words: readonly string[]): void {
   s.cli(db, [
@@ -354,12 +361,7 @@ describe('index over other backends: the stamp', () => {
     const target = s.url(6);
     const index = join(tempDir(), 'idx.db');
     assertWarm(target, index);
-    /** Calls of each command the server served since the last call (INFO commandstats). */
-    const served = (): Map<string, number> => {
-      const stats = s.cli(6, ['INFO', 'commandstats']);
-      s.cli(6, ['CONFIG', 'RESETSTAT']);
-      return new Map([...stats.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
-    };
+    const served = (): Map<string, number> => commandsServed(s, 6);
     served();
     assert.equal(sync(target, index).contentChecked, false);
     const warm = served();
@@ -444,12 +446,7 @@ describe('index over other backends: the stamp', () => {
       tls: false,
       timeoutSeconds: 10,
     });
-    /** EXISTS commands the server served since the last call. */
-    const existsServed = (): number => {
-      const stats = s.cli(10, ['INFO', 'commandstats']);
-      s.cli(10, ['CONFIG', 'RESETSTAT']);
-      return Number(/^cmdstat_exists:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
-    };
+    const existsServed = (): number => commandsServed(s, 10).get('exists') ?? 0;
     const listing = { op: 'view', part: 'listing', prefix: PREFIX };
     type Probe = { op: string; part: string; prefix: string; digest: string; probe: string };
     /** The probe of the stamp the index records now. */
