@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { BatchedHash, OverlaidMap, type StoreContent } from '../store/content.js';
+import { OverlaidMap, type StoreContent } from '../store/content.js';
 import type { StoreRun } from '../store/reader.js';
 import type { IndexMeta } from './meta.js';
 import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
@@ -7,28 +6,14 @@ import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
 /**
  * An update that reads the marks of the runs that changed only. The index keeps, with the content
  * digest it answers for (pages row 3), what that digest was made of per run (count, last seq, digest)
- * and a digest of the run list as the index placed it (ord, run record). When the store's run list
+ * and a digest of the run list as the index placed it (store/run-list.ts: each run's rowid and record,
+ * in order; one an older convsearch kept, of another form, matches no list: every run's marks are
+ * read once, and the row written anew). When the store's run list
  * begins with that same list, no run the index holds moved or changed its record, and a run whose
  * content entry is the one kept needs nothing: only the runs whose entry differs, and the runs listed
  * after the kept ones, are looked up. Anything else (a run removed or moved, a changed record, media
  * that changed, no row kept for this content) reads every run's marks, as before.
  */
-
-/**
- * Digests of the run list: of its first `n` runs and of all of them, in one pass (what the index's rows
- * hold of each run: its place and its record).
- */
-export function runListDigests(runs: readonly StoreRun[], n: number): { prefix: string; all: string } {
-  const h = new BatchedHash(createHash('sha256'));
-  let prefix: string | null = null;
-  for (let i = 0; i < runs.length; i++) {
-    if (i === n) prefix = h.flush().copy().digest('base64');
-    const r = runs[i]!;
-    h.add(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
-  }
-  const all = h.flush().digest('base64');
-  return { prefix: prefix ?? all, all };
-}
 
 /** The row 3 that goes with `content` and `runs` (`runList`: the digest of all of them). */
 export function knownRunsOf(content: StoreContent, runs: readonly StoreRun[], runList: string): KnownRuns {
@@ -45,7 +30,7 @@ export function changedMarks(
   known: KnownRuns,
   meta: IndexMeta,
   runs: readonly StoreRun[],
-  /** runListDigests(runs, known.runCount).prefix */
+  /** The digest of the first known.runCount runs of `runs` (store/run-list.ts) */
   listed: string,
   content: StoreContent,
 ): { rows: RunMarks[]; settled: number } | null {

@@ -25,7 +25,8 @@ import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
 import type { IndexTables, KnownRuns, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
-import { changedMarks, knownRunsOf, runListDigests } from './known-runs.js';
+import { changedMarks, knownRunsOf } from './known-runs.js';
+import { type RunListDigests, runListDigests } from '../store/run-list.js';
 
 export interface SyncReport {
   readonly upToDate: boolean;
@@ -248,8 +249,12 @@ export class IndexSync {
       let report = none(true, content.digest);
       let runs: StoreRun[] | null = null;
       const listed = (): StoreRun[] => (runs ??= this.store.runs());
-      let digests: ReturnType<typeof runListDigests> | null = null;
-      const listDigests = (): ReturnType<typeof runListDigests> => (digests ??= runListDigests(listed(), known?.runCount ?? 0));
+      let digests: RunListDigests | null = null;
+      // taken by the store with the list when it could (its rows in corpus order), else hashed here
+      const listDigests = (): RunListDigests => {
+        const n = known?.runCount ?? 0;
+        return (digests ??= this.store.runListDigests?.(n) ?? runListDigests(listed(), n));
+      };
       const putMap = (): void => {
         if (!content.pages) return;
         this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
@@ -434,6 +439,8 @@ export class IndexSync {
       runs,
       media: current ? pageMap.media : null,
       rowsElsewhere,
+      // the runs the index placed (known-runs.ts): their list digest is taken as the runs are read, where it can be
+      listed: Array.isArray(rows) ? 0 : (rows as KnownRuns).runCount,
       // `--verify` passes no map: nor the file's pass kept with it, the file is read again
       ...(pageMap !== null ? { filePass: () => this.keptFilePass() } : {}),
     };

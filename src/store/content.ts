@@ -167,6 +167,8 @@ export interface ContentBasis {
   readonly media: KnownMedia | null;
   /** The store file's hashing pass as the index kept it (FilePass), read only when asked. */
   readonly filePass?: () => KeptFilePass | null;
+  /** How many runs the index placed: a reader that lists its runs as it reads the content may take the digest of that many first (StoreReader.runListDigests). */
+  readonly listed?: number;
 }
 
 /**

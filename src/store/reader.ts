@@ -10,6 +10,7 @@ import type { StoreNotice } from './notices.js';
 import type { ConversationMeta } from './conversation-meta.js';
 import type { ContentBasis, DigestRow, RunCut, StoreContent } from './content.js';
 import type { StoreError } from './errors.js';
+import type { RunListDigests } from './run-list.js';
 
 /** One run record, as every backend lists it. */
 export interface StoreRun {
@@ -69,6 +70,12 @@ export interface StoreReader {
   readonly login?: string;
   /** Runs in corpus order (`started_at`, then the backend's tie rule); a malformed run record throws StoreError. */
   runs(): StoreRun[];
+  /**
+   * The digests of runs() (store/run-list.ts), of its first `n` runs and of all, when the reader took them
+   * while it read the list for a content read whose basis said `n` (ContentBasis.listed); else null, and
+   * the caller hashes the list.
+   */
+  runListDigests?(n: number): RunListDigests | null;
   runCount(): number;
   /** The run's `complete` snapshots in seq order, streamed where the backend can. */
   completeSnapshots(runId: string): Iterable<StoreSnapshot>;

@@ -21,7 +21,8 @@ import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { type KnownRuns, type KnownRunsToWrite, IndexTables, type RunMarks } from '../../src/sidecar/tables.js';
-import { changedMarks, runListDigests } from '../../src/sidecar/known-runs.js';
+import { changedMarks } from '../../src/sidecar/known-runs.js';
+import { runListDigests } from '../../src/store/run-list.js';
 import type { IndexMeta } from '../../src/sidecar/meta.js';
 import { OverlaidMap, type RunContent } from '../../src/store/content.js';
 import type { StoreRun } from '../../src/store/reader.js';
@@ -182,7 +183,6 @@ test('8 searches at once, 2 more killed, after each change (appends, a run moved
 
 test('runListDigests hashes the run list in batches: the same prefix and whole digests as one update per run, at every cut', async () => {
   const { createHash } = await import('node:crypto');
-  const { runListDigests } = await import('../../src/sidecar/known-runs.js');
   const runs = Array.from({ length: 2500 }, (_, i) => ({
     runId: `run-${i}${i % 7 === 0 ? '\uD800' : ''}-${'y'.repeat(i % 50)}`,
     rowid: i + 1,
@@ -192,11 +192,11 @@ test('runListDigests hashes the run list in batches: the same prefix and whole d
     startedAt: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z`,
   }));
   const oneByOne = (n: number): { prefix: string; all: string } => {
-    const h = createHash('sha256');
+    const h = createHash('sha256').update('runs/json\n');
     let prefix: string | null = null;
     runs.forEach((r, i) => {
       if (i === n) prefix = h.copy().digest('base64');
-      h.update(`${JSON.stringify([r.runId, r.rowid, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
+      h.update(`${JSON.stringify([r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
     });
     const all = h.digest('base64');
     return { prefix: prefix ?? all, all };

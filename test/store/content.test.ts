@@ -167,6 +167,7 @@ test("RowStats counts states and the last step as SQLite's SUM(state = …) and 
 test('readRunsTable gives, from one scan, the run list readRuns gives and the digest of its rows, for every kind of runs table', async () => {
   const { default: Database } = await import('better-sqlite3');
   const { readRuns, readRunsTable } = await import('../../src/store/sqlite/runs.js');
+  const { runListDigests } = await import('../../src/store/run-list.js');
   const { StoreError } = await import('../../src/store/errors.js');
   type Db = InstanceType<typeof Database>;
   /**
@@ -202,21 +203,31 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
       .get() as string | null;
     return { form: 'sql', digest: h.update(`runs/sql\n${text ?? ''}`).digest('base64') };
   };
-  /** Both answers the one scan must equal (the same StoreError for a list readRuns refuses), and the form the digest took. */
-  const agree = (db: Db, what: string, form: 'json' | 'sql'): void => {
-    const table = readRunsTable(db, 'x.db');
+  /**
+   * Both answers the one scan must equal (the same StoreError for a list readRuns refuses), and the form
+   * the digest took; the list's digests cut at `cut` rows (store/run-list.ts) are the scan's exactly when
+   * its rows are the list (`inOrder`: JSON form, rowid order is corpus order, SQLite and JavaScript order alike), else none.
+   */
+  const agree = (db: Db, what: string, form: 'json' | 'sql', inOrder = false): void => {
+    const count = db.prepare('SELECT count(*) FROM runs').pluck().get() as number;
+    const cut = count >> 1;
+    const table = readRunsTable(db, 'x.db', cut);
     const want = expected(db);
     assert.equal(want.form, form, `${what}: form`);
     assert.equal(table.digest, want.digest, `${what}: digest`);
-    let list: unknown;
+    let list: ReturnType<typeof readRuns>;
     try {
       list = readRuns(db, 'x.db');
     } catch (e) {
       assert.ok(e instanceof StoreError, what);
       assert.throws(() => table.runs(), { message: e.message }, what);
+      assert.equal(table.listDigests(cut), null, `${what}: no list, no digests`);
       return;
     }
     assert.deepEqual(table.runs(), list, `${what}: runs`);
+    assert.deepEqual(table.listDigests(cut), inOrder ? runListDigests(list, cut) : null, `${what}: the list's digests`);
+    if (inOrder) assert.equal(table.listDigests(cut)?.all, table.digest, `${what}: the list in rowid order is the table`);
+    assert.equal(table.listDigests(cut + 1), null, `${what}: taken at the cut given only`);
   };
   const fresh = (collate = ''): Db => {
     const db = new Database(':memory:');
@@ -232,7 +243,7 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
     ).run(rowid, ...v);
   };
   const db = fresh();
-  agree(db, 'empty', 'json');
+  agree(db, 'empty', 'json', true);
   // rowids out of start order, with gaps, ties on started_at, quotes, NULLs, more text than one batch of the hash (64K characters)
   for (let i = 0; i < 2000; i++)
     insert(db, 7 * ((i * 811) % 2000) + 3, [
@@ -252,9 +263,9 @@ test('readRunsTable gives, from one scan, the run list readRuns gives and the di
   agree(db, 'astral and private-use starts', 'json');
   const ordered = fresh();
   for (let i = 0; i < 300; i++) insert(ordered, i + 1, [`run-${i}`, null, null, 'a', '{}', `2025-02-01T${String(i).padStart(5, '0')}`]);
-  agree(ordered, 'rows in start order', 'json');
+  agree(ordered, 'rows in start order', 'json', true);
   insert(ordered, 400, ['nul\u0000inside', null, null, null, '{}', 'z\u0000']);
-  agree(ordered, 'NUL in a run id and a start', 'json');
+  agree(ordered, 'NUL in a run id and a start', 'json', true);
   const bytes = fresh();
   insert(bytes, 1, ['a', null, null, null, '{}', 't']);
   bytes

@@ -3,6 +3,7 @@ import type { ConversationMeta } from '../conversation-meta.js';
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ContentBasis, DigestRow, RunCut, StoreContent } from '../content.js';
+import type { RunListDigests } from '../run-list.js';
 import { StoreError } from '../errors.js';
 import type {
   OpenReaderOptions,
@@ -66,9 +67,16 @@ export class SqliteReader implements StoreReader {
     return (this.statements ??= new SnapshotReader(this.file.db, this.file.schema, this.ids));
   }
 
-  /** The run list and its digest, read once: the session is one read transaction (open.ts). */
-  private runsTable(): RunsTable {
-    return (this.table ??= readRunsTable(this.file.db, this.file.path));
+  /**
+   * The run list and its digest, read once: the session is one read transaction (open.ts). `cut`: the
+   * runs a content read's basis says the index placed (ContentBasis.listed), whose list digest the scan takes too.
+   */
+  private runsTable(cut: number | null = null): RunsTable {
+    return (this.table ??= readRunsTable(this.file.db, this.file.path, cut));
+  }
+
+  runListDigests(n: number): RunListDigests | null {
+    return this.table?.listDigests(n) ?? null;
   }
 
   runs(): StoreRun[] {
@@ -161,7 +169,8 @@ export class SqliteReader implements StoreReader {
 
   content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
-    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, this.runsTable().digest, pages, basis?.rowsElsewhere === true);
+    const runsTable = this.runsTable(basis?.listed ?? null).digest;
+    return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, runsTable, pages, basis?.rowsElsewhere === true);
   }
 
   /**
