@@ -139,12 +139,6 @@ async function phaseWorkerStart(): Promise<PhaseResult> {
   return { ms, rssMb: rssMb() };
 }
 
-/** The median time of `rounds` runs of a phase, each in a process of its own. */
-function medianPhase(args: string[], rounds: number): PhaseResult {
-  const runs = Array.from({ length: rounds }, () => runPhase(args)).sort((a, b) => a.ms - b.ms);
-  return runs[rounds >> 1]!;
-}
-
 /**
  * The lines under issue 21's table: what the rows that miss stand on, measured in this run. An appended
  * run's search checks every page of a file read without a live writer's log (the log names the pages a
@@ -152,8 +146,8 @@ function medianPhase(args: string[], rounds: number): PhaseResult {
  * each server store's driver runs in a worker thread, whose start its first search waits for.
  */
 function floorLines(store: string, warmMs: number): string[] {
-  const read = medianPhase(['file-read', store], 3);
-  const worker = medianPhase(['worker-start'], 5);
+  const read = summarized(Array.from({ length: 3 }, () => runPhase(['file-read', store])));
+  const worker = summarized(Array.from({ length: 5 }, () => runPhase(['worker-start'])));
   return [
     '',
     `what the misses stand on, here: a read of the store file from the page cache took ${fmt(read.ms)} (${Number(read.extra!.mb)} MB, median of 3), so a search after an appended run (every page checked: no live writer's log names the ones it wrote) takes at least warm + ${fmt(read.ms)} = ${fmt(warmMs + read.ms)}; a worker thread's first reply took ${fmt(worker.ms)} (median of 5), which a server store's first search waits for (its driver runs in one)`,

@@ -40,10 +40,10 @@ export class RunListHash {
     this.h.add(line);
   }
 
-  /** The digest of every line; with the one at `n` lines (null when fewer came, or no `n` was given). */
-  finish(): { all: string; prefix: string | null } {
+  /** The digest of every line, and the one at `n` lines (the whole when no more came). */
+  finish(): RunListDigests {
     const all = this.h.flush().digest('base64');
-    return { all, prefix: this.lines === this.n ? all : this.prefix };
+    return { all, prefix: this.prefix ?? all };
   }
 }
 
@@ -51,7 +51,6 @@ export class RunListHash {
 export function runListDigests(runs: readonly StoreRun[], n: number): RunListDigests {
   const h = new RunListHash(n);
   for (const r of runs) h.add(runLine(r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt));
-  const { all, prefix } = h.finish();
-  // fewer runs than n: the caller compares with a list of n, which this is not
-  return { all, prefix: prefix ?? all };
+  // fewer runs than n: the prefix is the whole, and the caller (comparing with a list of n) sees it is not that list
+  return h.finish();
 }

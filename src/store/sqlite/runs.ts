@@ -118,7 +118,8 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: nu
     if (sorted && runs.length > 0 && corpusOrder(runs[runs.length - 1]!, run) > 0) sorted = false;
     runs.push(run);
   }
-  const { all: digest, prefix } = h.finish();
+  const list = h.finish();
+  const digest = list.all;
   if (!ordered) return { runs: () => readRuns(db, label), digest, listDigests: none };
   if (!sorted) {
     runs.sort(corpusOrder);
@@ -127,7 +128,7 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: nu
   return {
     runs: () => runs.slice(),
     digest,
-    listDigests: (n) => (n === cut ? { prefix: prefix ?? digest, all: digest } : null),
+    listDigests: (n) => (n === cut ? list : null),
   };
 }
 
