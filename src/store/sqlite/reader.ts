@@ -16,6 +16,7 @@ import type {
   StoreSnapshot,
 } from '../reader.js';
 import { sqliteContent } from './content.js';
+import { expectLargeValues } from './large-values.js';
 import { prestartPageHashing, type WalView } from './pages.js';
 import { stampAt } from './stamp.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
@@ -97,10 +98,12 @@ export class SqliteReader implements StoreReader {
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
+    expectLargeValues();
     return this.snapshots.completeSnapshots(runId);
   }
 
   completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
+    expectLargeValues();
     return this.snapshots.completeSnapshotsAfter(runId, afterSeq);
   }
 
@@ -109,6 +112,7 @@ export class SqliteReader implements StoreReader {
   }
 
   snapshotRows(runId: string): Iterable<DigestRow> {
+    expectLargeValues();
     return this.snapshots.allSnapshots(runId);
   }
 
@@ -117,10 +121,12 @@ export class SqliteReader implements StoreReader {
   }
 
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
+    expectLargeValues();
     return this.snapshots.interruptedSnapshots(runId);
   }
 
   latestSnapshots(): Iterable<StoreSnapshot> {
+    expectLargeValues();
     return this.snapshots.latestSnapshots();
   }
 
@@ -168,6 +174,7 @@ export class SqliteReader implements StoreReader {
   }
 
   content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
+    expectLargeValues();
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
     const runsTable = this.runsTable(basis?.listed ?? null).digest;
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, runsTable, pages, basis?.rowsElsewhere === true);
