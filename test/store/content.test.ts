@@ -123,6 +123,51 @@ test('the prefix digest at the cut is the digest of the rows up to it, the texts
   assert.notEqual(digestOf(mixed).digest, digestOf([texts[0]!, null, texts[2]!]).digest);
 });
 
+test('addAscii digests a row whose text is ASCII bytes exactly as add does its string, whatever the rows around it, and wherever the cut', () => {
+  const rnd = draws(21);
+  const ascii = (n: number): string => Array.from({ length: n }, () => String.fromCharCode(32 + rnd(95))).join('');
+  for (let trial = 0; trial < 200; trial++) {
+    // texts that mostly repeat their predecessor and append (the harness's way), sometimes not, sometimes
+    // shorter, equal, empty, past the 16,384-character steps, not ASCII, or not text at all
+    const rows: unknown[] = [];
+    let text = `[${ascii(rnd(50))}`;
+    for (let i = 0, n = 1 + rnd(12); i < n; i++) {
+      const kind = rnd(10);
+      if (kind < 5) text = `${text.slice(0, -1 || undefined)},${ascii(rnd(3) === 0 ? 20000 + rnd(5000) : rnd(300))}]`;
+      else if (kind === 5) text = text.slice(0, rnd(text.length + 1));
+      else if (kind === 6) text = ascii(rnd(40));
+      else if (kind === 7) {
+        rows.push(rnd(2) === 0 ? `${text}é😀` : `\uD83D${text}`);
+        continue;
+      } else if (kind === 8) {
+        rows.push(rnd(3) === 0 ? null : rnd(2) === 0 ? Buffer.from(text) : 42);
+        continue;
+      }
+      rows.push(text);
+    }
+    const cut = rnd(rows.length + 2);
+    const strings = new ContentDigester(cut, true);
+    const bytes = new ContentDigester(cut, true);
+    rows.forEach((t, i) => {
+      const cells = [
+        i + 1,
+        rnd(3) === 0 ? null : i,
+        'ts',
+        rnd(4) === 0 ? 'interrupted' : 'complete',
+        typeof t === 'string' ? 'text' : typeof t,
+      ];
+      strings.add(i + 1, [...cells, t]);
+      if (typeof t === 'string' && /^[\x00-\x7f]*$/.test(t)) bytes.addAscii(i + 1, cells, Buffer.from(t, 'latin1'));
+      else bytes.add(i + 1, [...cells, t]);
+      if (rnd(8) === 0) {
+        strings.release();
+        bytes.release();
+      }
+    });
+    assert.deepEqual(bytes.finish(), strings.finish(), `trial ${trial}`);
+  }
+});
+
 test("RowStats counts states and the last step as SQLite's SUM(state = …) and MAX(step_index) with stepOf do, over random cells of every type", async () => {
   const { RowStats } = await import('../../src/store/content.js');
   const { stepOf } = await import('../../src/store/sqlite/steps.js');

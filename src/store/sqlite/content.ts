@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -14,8 +15,28 @@ import {
 import { type PageMap, readPageMap, type WalView } from './pages.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
-/** The cells a run's digest covers, as the replay receives them (text as JS strings: SQLite's blob copies cost more memory). */
-const CELLS = (schema: StoreSchema): string => `run_id, seq, step_index, timestamp, ${stateCell(schema)}, typeof(messages), messages`;
+/**
+ * The cells a run's digest covers, as the replay receives them, but a text `messages` as its bytes (in a
+ * UTF-8 database, what CAST gives is its UTF-8): an ASCII one is digested as bytes, never made a string
+ * (digestRow).
+ */
+const CELLS = (schema: StoreSchema, db: BetterSqlite3.Database): string =>
+  `run_id, seq, step_index, timestamp, ${stateCell(schema)}, typeof(messages), ${utf8(db) ? "CASE WHEN typeof(messages) = 'text' THEN CAST(messages AS BLOB) ELSE messages END" : 'messages'}`;
+
+/** Whether the database keeps its text as UTF-8 (CAST of a UTF-16 one gives UTF-16: its texts are read as strings). */
+const utf8 = (db: BetterSqlite3.Database): boolean => db.pragma('encoding', { simple: true }) === 'UTF-8';
+
+/**
+ * Adds to `d` a row read with CELLS from `seq` on (seq, step_index, timestamp, state, typeof, messages): an
+ * ASCII text as its bytes (ContentDigester.addAscii), any other text as the string SQLite's reader makes
+ * of its bytes (better-sqlite3 and Buffer decode UTF-8 alike, invalid bytes included), the rest as read.
+ */
+function digestRow(d: ContentDigester, seq: number, cells: unknown[]): void {
+  const text = cells[5];
+  if (cells[4] !== 'text' || !Buffer.isBuffer(text)) d.add(seq, cells);
+  else if (isAscii(text)) d.addAscii(seq, cells.slice(0, 5), text);
+  else d.add(seq, [...cells.slice(0, 5), text.toString('utf8')]);
+}
 
 /** The media table as SQLite reads it: its root page and its definition (which columns a row's values are). */
 interface MediaTable {
@@ -83,7 +104,7 @@ function runsSince(
   const { ids, counts, maxSeqs, changed } = map.runs;
   for (let i = 0; i < counts.length; i++) mapped += counts[i]!;
   if (total !== mapped) return null;
-  const rowsOf = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
+  const rowsOf = db.prepare(`SELECT ${CELLS(schema, db)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
   // the recorded entries as they are, with those that changed put in their place and those gone taken
   // out (OverlaidMap): no copy of the table, no entry made per run held
   const changes = new Map<string, RunContent>();
@@ -95,7 +116,7 @@ function runsSince(
     if (known !== undefined) kept++;
     if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !changed[i]) continue;
     const d = new ContentDigester(cuts.get(id)?.maxSeq ?? 0, true);
-    for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) d.add(Number(seq), [seq, ...rest]);
+    for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) digestRow(d, Number(seq), [seq, ...rest]);
     const c = d.finish();
     if (c.count !== counts[i] || c.maxSeq !== maxSeqs[i]) return null;
     rowsDigested += c.count;
@@ -208,7 +229,7 @@ function allRuns(
 ): { runs: Map<string, RunContent>; rowsDigested: number } {
   // a run's rows together (through idx_snapshots_run), so that its digester holds a previous text only
   // while they come (ContentDigester.release), not one text per run until the end
-  const rows = db.prepare(`SELECT ${CELLS(schema)} FROM snapshots ORDER BY run_id, seq`).raw();
+  const rows = db.prepare(`SELECT ${CELLS(schema, db)} FROM snapshots ORDER BY run_id, seq`).raw();
   const running = new Map<string, ContentDigester>();
   let rowsDigested = 0;
   let current: ContentDigester | undefined;
@@ -218,7 +239,7 @@ function allRuns(
     if (!r) running.set(key, (r = new ContentDigester(cuts.get(key)?.maxSeq ?? 0, true)));
     if (r !== current) current?.release();
     current = r;
-    r.add(Number(seq), [seq, step, timestamp, st, type, messages]);
+    digestRow(r, Number(seq), [seq, step, timestamp, st, type, messages]);
     rowsDigested++;
   }
   const runs = new Map<string, RunContent>();

@@ -1,0 +1,76 @@
+/**
+ * sqlite/content.ts reads a text `messages` as its bytes and digests an ASCII one as bytes
+ * (ContentDigester.addAscii), any other as the string made of its bytes: every run's digest must be the
+ * one its rows give read as strings by SQLite's reader, whatever the texts hold (accents, emoji, bytes
+ * that are not UTF-8, NULs) and whatever else the column holds; and the same from a UTF-16 database,
+ * whose texts are read as strings.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { schemaStatements } from '../../../scripts/lib/store-writer.js';
+import { tempDir } from '../../helpers/stores.js';
+import { ContentDigester } from '../../../src/store/content.js';
+import { openSqliteReader } from '../../../src/store/sqlite/reader.js';
+
+/** Each run's rows: SQL expressions for `messages` (hex literals cast to TEXT make bytes that are not UTF-8). */
+const RUNS: Record<string, readonly string[]> = {
+  ascii: ["'[1]'", "'[1, 2]'", `'[1, 2, "${'x'.repeat(40000)}"]'`, `'[1, 2, "${'x'.repeat(40000)}", 3]'`, "'[0]'", "''"],
+  accents: ['\'["é"]\'', '\'["é", "😀"]\'', '\'["é", "😀", 3]\'', "'[1]'", '\'[1, "ü"]\''],
+  invalid: ["CAST(x'5b22c3' AS TEXT)", "CAST(x'5b22c3a9' AS TEXT)", "CAST(x'5b22eda080225d' AS TEXT)", "CAST(x'ff5b5d' AS TEXT)", "'[]'"],
+  nul: ["CAST(x'5b00225d' AS TEXT)", "CAST(x'5b00225d2c315d' AS TEXT)", "'[1]'"],
+  mixed: ["'[1]'", "x'5b315d'", '42', "'[1, 2]'", '1.5', "'[1, 2, 3]'"],
+};
+
+/** The store, its tables laid out as the harness's newest schema, in `encoding` (set before any table). */
+function store(encoding: 'UTF-8' | 'UTF-16le'): string {
+  const path = join(tempDir('content-bytes'), 'sessions.db');
+  const db = new Database(path);
+  try {
+    db.pragma(`encoding = '${encoding}'`);
+    for (const sql of schemaStatements('newest')) db.exec(sql);
+    let clock = Date.parse('2026-04-01T08:00:00Z');
+    for (const [runId, texts] of Object.entries(RUNS)) {
+      const at = new Date((clock += 1000)).toISOString();
+      db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES (?, ?, '{}', ?)").run(runId, `c-${runId}`, at);
+      texts.forEach((t, i) =>
+        db.exec(
+          `INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) VALUES ('${runId}', ${i}, 'c-${runId}', '${at}', '${i % 3 === 2 ? 'interrupted' : 'complete'}', ${t})`,
+        ),
+      );
+    }
+  } finally {
+    db.close();
+  }
+  return path;
+}
+
+for (const encoding of ['UTF-8', 'UTF-16le'] as const) {
+  test(`every run's digest is the one its rows read as strings give (${encoding})`, () => {
+    const path = store(encoding);
+    const db = new Database(path, { readonly: true });
+    const expected = new Map<string, unknown>();
+    try {
+      assert.equal(db.pragma('encoding', { simple: true }), encoding);
+      const rows = db
+        .prepare('SELECT seq, step_index, timestamp, state, typeof(messages), messages FROM snapshots WHERE run_id = ? ORDER BY seq')
+        .raw();
+      for (const runId of Object.keys(RUNS)) {
+        const d = new ContentDigester(0, true);
+        for (const r of rows.iterate(runId) as IterableIterator<unknown[]>) d.add(Number(r[0]), r);
+        expected.set(runId, d.finish());
+      }
+    } finally {
+      db.close();
+    }
+    const reader = openSqliteReader(path);
+    try {
+      const content = reader.content(new Map(), 0);
+      assert.equal(content.runs.size, Object.keys(RUNS).length);
+      for (const [runId, c] of expected) assert.deepEqual(content.runs.get(runId), c, runId);
+    } finally {
+      reader.close();
+    }
+  });
+}
