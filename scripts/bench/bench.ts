@@ -1,8 +1,8 @@
 /**
- * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling]
+ * `npm run bench [-- --mb 750] [--seed 42] [--repeat 3] [--runs 15] [--regenerate] [--quick] [--no-scaling] [--no-long-run]
  * [--huge-mb 200] [--no-backends | --backends-only] [--appends-only] [--shared-index]`: speed of convsearch on a synthetic store. Besides the in-process phases it
- * prints whole-process latencies (whole-process.ts) and a scaling table (scaling.ts; `--no-scaling` leaves it
- * out). `--quick` measures only the whole-process latencies (building the index first if needed): with
+ * prints whole-process latencies (whole-process.ts), a scaling table (scaling.ts; `--no-scaling` leaves it
+ * out) and one long run's costs (long-run.ts; `--no-long-run` leaves them out, `--long-run-only`: just them). `--quick` measures only the whole-process latencies (building the index first if needed): with
  * `--mb 100` a run takes well under a minute. The full run also measures the raw read of the store copied into a
  * FileStepStore tree, Postgres and Redis (throwaway servers), against the SQLite read, and each backend's
  * open + stamp, index build and warm search (issue 21's table has a row for each server; `--no-backends`
@@ -35,10 +35,11 @@ import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, prepareBackend
 import { writeHugeMessageStore } from './huge-message.js';
 import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
 import { arg, bulkWrite, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
+import { measureLongRun, longRunTable } from './long-run.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
 import { sharedIndexBench } from './shared-index.js';
 import { targetsTable } from './targets.js';
-import { BIN, cliProbes, latencyTable, measureLatencies, type Probe } from './whole-process.js';
+import { BIN, cliProbes, latencyTable, measureLatencies, type Probe, DEMO } from './whole-process.js';
 
 const require = createRequire(import.meta.url);
 /** Appends measured one after another (`--appends-only`): more than MAX_SEGMENTS, so merges land among them. */
@@ -260,6 +261,10 @@ async function main(): Promise<void> {
   const seed = Number(arg('seed', '42'));
   const dir = join(tmpdir(), 'convsearch-bench');
   mkdirSync(dir, { recursive: true });
+  if (flag('long-run-only')) {
+    longRunOnly(dir);
+    return;
+  }
   const store = join(dir, `synthetic-${mb}mb-seed${seed}.db`);
   ensureStore(
     store,
@@ -518,6 +523,10 @@ async function main(): Promise<void> {
         },
       );
   if (scaling.length > 0) process.stdout.write(['', ...scalingTable(scaling)].join('\n') + '\n');
+  if (!flag('no-long-run')) {
+    const long = measureLongRun({ dir, workDir, indexDir, demo: DEMO, regenerate: flag('regenerate') });
+    process.stdout.write(['', ...longRunTable(long)].join('\n') + '\n');
+  }
   const median = (label: string): number => latencies.find((l) => l.label.startsWith(label))!.median;
   const targets = targetsTable({
     floor: parse!.ms,
@@ -546,6 +555,16 @@ async function main(): Promise<void> {
       ...floorLines(store, unchanged.ms),
     ].join('\n') + '\n',
   );
+}
+
+/** `--long-run-only`: the long run's table alone (long-run.ts), in a working directory of its own. */
+function longRunOnly(dir: string): void {
+  const workDir = mkdtempSync(join(dir, 'run-'));
+  process.on('exit', () => rmSync(workDir, { recursive: true, force: true }));
+  const indexDir = join(workDir, 'index');
+  mkdirSync(indexDir, { mode: 0o700 });
+  const long = measureLongRun({ dir, workDir, indexDir, demo: DEMO, regenerate: flag('regenerate') });
+  process.stdout.write(`${longRunTable(long).join('\n')}\n`);
 }
 
 /** A phase's runs as one row: the median run's time and notes, the range of times, the highest peak RSS. */
@@ -600,7 +619,7 @@ function printTable(
 
 /** Options with a value, and flags: anything else (a typo, `--help`) prints the usage instead of a 4-minute default run. */
 const VALUED = ['mb', 'seed', 'repeat', 'runs', 'huge-mb', 'appended', 'fleet-runs', 'readers', 'stores'];
-const FLAGS = ['regenerate', 'quick', 'no-scaling', 'no-backends', 'backends-only', 'appends-only', 'shared-index'];
+const FLAGS = ['regenerate', 'quick', 'no-scaling', 'no-long-run', 'long-run-only', 'no-backends', 'backends-only', 'appends-only', 'shared-index'];
 
 function argsKnown(): boolean {
   const args = process.argv.slice(2);

@@ -11,6 +11,8 @@ import { fmt, percentile } from './phase.js';
 /** The repository root (the bench runs from dist/scripts/bench). */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const BIN = join(ROOT, 'bin', 'convsearch.js');
+/** The demo store bundled with the repository. */
+export const DEMO = join(ROOT, 'examples', 'sessions.db');
 
 export interface Latency {
   label: string;
