@@ -619,7 +619,17 @@ function printTable(
 
 /** Options with a value, and flags: anything else (a typo, `--help`) prints the usage instead of a 4-minute default run. */
 const VALUED = ['mb', 'seed', 'repeat', 'runs', 'huge-mb', 'appended', 'fleet-runs', 'readers', 'stores'];
-const FLAGS = ['regenerate', 'quick', 'no-scaling', 'no-long-run', 'long-run-only', 'no-backends', 'backends-only', 'appends-only', 'shared-index'];
+const FLAGS = [
+  'regenerate',
+  'quick',
+  'no-scaling',
+  'no-long-run',
+  'long-run-only',
+  'no-backends',
+  'backends-only',
+  'appends-only',
+  'shared-index',
+];
 
 function argsKnown(): boolean {
   const args = process.argv.slice(2);

@@ -34,11 +34,12 @@ function store(encoding: 'UTF-8' | 'UTF-16le'): string {
     for (const [runId, texts] of Object.entries(RUNS)) {
       const at = new Date((clock += 1000)).toISOString();
       db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES (?, ?, '{}', ?)").run(runId, `c-${runId}`, at);
-      texts.forEach((t, i) =>
+      for (const [i, t] of texts.entries()) {
+        const state = i % 3 === 2 ? 'interrupted' : 'complete';
         db.exec(
-          `INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) VALUES ('${runId}', ${i}, 'c-${runId}', '${at}', '${i % 3 === 2 ? 'interrupted' : 'complete'}', ${t})`,
-        ),
-      );
+          `INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) VALUES ('${runId}', ${i}, 'c-${runId}', '${at}', '${state}', ${t})`,
+        );
+      }
     }
   } finally {
     db.close();
