@@ -11,9 +11,9 @@
  * `--no-index` 1.8–2.0 s → 1.8 s, peak RSS +5 MB. The block is never touched (calloc leaves a fresh
  * mapping as it is); it goes at the next young collection, which V8 runs early for a large young
  * buffer: one more scavenge (~2 ms), paid only by a command that reads snapshots (a warm search from
- * the index reads none). Process-wide, but it
- * changes nothing but where glibc takes large blocks from; nothing happens under another C library, or
- * where $MALLOC_MMAP_THRESHOLD_ pins the threshold (then glibc adjusts nothing).
+ * the index reads none). Process-wide, but it changes nothing but where glibc takes large blocks from;
+ * nothing happens under another C library, or where $MALLOC_MMAP_THRESHOLD_ pins the threshold (then
+ * glibc adjusts nothing).
  */
 
 /** Just under the threshold's ceiling (DEFAULT_MMAP_THRESHOLD_MAX), the chunk's header and page rounding included. */
