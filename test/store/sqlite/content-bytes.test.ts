@@ -2,7 +2,7 @@
  * sqlite/content.ts reads a text `messages` as its bytes and digests an ASCII one as bytes
  * (ContentDigester.addAscii), any other as the string made of its bytes: every run's digest must be the
  * one its rows give read as strings by SQLite's reader, whatever the texts hold (accents, emoji, bytes
- * that are not UTF-8, NULs) and whatever else the column holds; and the same from a UTF-16 database,
+ * that are not UTF-8, NULs, 17 MB) and whatever else the column holds; and the same from a UTF-16 database,
  * whose texts are read as strings.
  */
 import { test } from 'node:test';
@@ -21,9 +21,15 @@ const RUNS: Record<string, readonly string[]> = {
   invalid: ["CAST(x'5b22c3' AS TEXT)", "CAST(x'5b22c3a9' AS TEXT)", "CAST(x'5b22eda080225d' AS TEXT)", "CAST(x'ff5b5d' AS TEXT)", "'[]'"],
   nul: ["CAST(x'5b00225d' AS TEXT)", "CAST(x'5b00225d2c315d' AS TEXT)", "'[1]'"],
   mixed: ["'[1]'", "x'5b315d'", '42', "'[1, 2]'", '1.5', "'[1, 2, 3]'"],
+  // past the longest text read as bytes (16 MiB): read as a string, beside texts read as bytes (UTF-8 only)
+  huge: ["'[1]'", "'[' || printf('%.*c', 17000000, 'x') || ']'", "'[' || printf('%.*c', 17000000, 'x') || ', 2]'", "'[1, 2]'"],
 };
 
 /** The store, its tables laid out as the harness's newest schema, in `encoding` (set before any table). */
+/** The runs of a store in `encoding` (a UTF-16 one reads every text as a string: no huge run needed). */
+const runsOf = (encoding: string): Array<[string, readonly string[]]> =>
+  Object.entries(RUNS).filter(([runId]) => encoding === 'UTF-8' || runId !== 'huge');
+
 function store(encoding: 'UTF-8' | 'UTF-16le'): string {
   const path = join(tempDir('content-bytes'), 'sessions.db');
   const db = new Database(path);
@@ -31,7 +37,7 @@ function store(encoding: 'UTF-8' | 'UTF-16le'): string {
     db.pragma(`encoding = '${encoding}'`);
     for (const sql of schemaStatements('newest')) db.exec(sql);
     let clock = Date.parse('2026-04-01T08:00:00Z');
-    for (const [runId, texts] of Object.entries(RUNS)) {
+    for (const [runId, texts] of runsOf(encoding)) {
       const at = new Date((clock += 1000)).toISOString();
       db.prepare("INSERT INTO runs (run_id, conversation_id, metadata, started_at) VALUES (?, ?, '{}', ?)").run(runId, `c-${runId}`, at);
       for (const [i, t] of texts.entries()) {
@@ -57,7 +63,7 @@ for (const encoding of ['UTF-8', 'UTF-16le'] as const) {
       const rows = db
         .prepare('SELECT seq, step_index, timestamp, state, typeof(messages), messages FROM snapshots WHERE run_id = ? ORDER BY seq')
         .raw();
-      for (const runId of Object.keys(RUNS)) {
+      for (const [runId] of runsOf(encoding)) {
         const d = new ContentDigester(0, true);
         for (const r of rows.iterate(runId) as IterableIterator<unknown[]>) d.add(Number(r[0]), r);
         expected.set(runId, d.finish());
@@ -68,7 +74,7 @@ for (const encoding of ['UTF-8', 'UTF-16le'] as const) {
     const reader = openSqliteReader(path);
     try {
       const content = reader.content(new Map(), 0);
-      assert.equal(content.runs.size, Object.keys(RUNS).length);
+      assert.equal(content.runs.size, runsOf(encoding).length);
       for (const [runId, c] of expected) assert.deepEqual(content.runs.get(runId), c, runId);
     } finally {
       reader.close();
