@@ -16,21 +16,23 @@ import { type PageMap, readPageMap, type WalView } from './pages.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
 /**
- * The longest text read as its bytes (octet_length reads only the record's header). A huge one is read
- * as a string, as before: its bytes, held beside what the build's replay makes of the same row, raised
- * the peak RSS of a 200 MB message's build from 694 to 849 MB.
+ * The texts read as their bytes: from V8's large-object size on (a string that long takes pages of its
+ * own, faulted afresh each time: a shorter one lives in the young generation, collected at once, where
+ * bytes held outside the heap until a collection raised a 20,000-run build's peak RSS from 207 to 231 MB),
+ * up to a huge one (its bytes, held beside what the build's replay makes of the same row, raised a 200 MB
+ * message's from 694 to 849 MB). octet_length reads only the record's header.
  */
-const AS_BYTES_MAX = 1 << 24;
+const AS_BYTES = { min: 128 * 1024, max: 1 << 24 } as const;
 
 /**
- * The cells a run's digest covers, as the replay receives them, but a text `messages` up to AS_BYTES_MAX
- * as its bytes (in a UTF-8 database, what CAST gives is its UTF-8): an ASCII one is digested as bytes,
- * never made a string (digestRow).
+ * The cells a run's digest covers, as the replay receives them, but a text `messages` of AS_BYTES's
+ * sizes as its bytes (in a UTF-8 database, what CAST gives is its UTF-8): an ASCII one is digested as
+ * bytes, never made a string (digestRow).
  */
 const CELLS = (schema: StoreSchema, db: BetterSqlite3.Database): string =>
   `run_id, seq, step_index, timestamp, ${stateCell(schema)}, typeof(messages), ${
     utf8(db)
-      ? `CASE WHEN typeof(messages) = 'text' AND octet_length(messages) <= ${AS_BYTES_MAX} THEN CAST(messages AS BLOB) ELSE messages END`
+      ? `CASE WHEN typeof(messages) = 'text' AND octet_length(messages) BETWEEN ${AS_BYTES.min} AND ${AS_BYTES.max} THEN CAST(messages AS BLOB) ELSE messages END`
       : 'messages'
   }`;
 

@@ -14,18 +14,49 @@ import { tempDir } from '../../helpers/stores.js';
 import { ContentDigester } from '../../../src/store/content.js';
 import { openSqliteReader } from '../../../src/store/sqlite/reader.js';
 
-/** Each run's rows: SQL expressions for `messages` (hex literals cast to TEXT make bytes that are not UTF-8). */
+/** A text of `n` copies of `c` (SQL), so that texts past 128 KiB (the shortest read as bytes) stay short here. */
+const rep = (n: number, c: string): string => `printf('%.*c', ${n}, '${c}')`;
+const BIG = 140_000;
+
+/**
+ * Each run's rows: SQL expressions for `messages` (hex literals cast to TEXT make bytes that are not
+ * UTF-8). Texts from 128 KiB to 16 MiB are read as bytes, the others as strings: each run mixes both.
+ */
 const RUNS: Record<string, readonly string[]> = {
-  ascii: ["'[1]'", "'[1, 2]'", `'[1, 2, "${'x'.repeat(40000)}"]'`, `'[1, 2, "${'x'.repeat(40000)}", 3]'`, "'[0]'", "''"],
-  accents: ['\'["é"]\'', '\'["é", "😀"]\'', '\'["é", "😀", 3]\'', "'[1]'", '\'[1, "ü"]\''],
-  invalid: ["CAST(x'5b22c3' AS TEXT)", "CAST(x'5b22c3a9' AS TEXT)", "CAST(x'5b22eda080225d' AS TEXT)", "CAST(x'ff5b5d' AS TEXT)", "'[]'"],
-  nul: ["CAST(x'5b00225d' AS TEXT)", "CAST(x'5b00225d2c315d' AS TEXT)", "'[1]'"],
-  mixed: ["'[1]'", "x'5b315d'", '42', "'[1, 2]'", '1.5', "'[1, 2, 3]'"],
+  ascii: [
+    "'[1]'",
+    `'[1, "' || ${rep(BIG, 'x')} || '"]'`,
+    `'[1, "' || ${rep(BIG, 'x')} || '", 3]'`,
+    "'[0]'",
+    `'[0' || ${rep(BIG, ' ')} || ']'`,
+    "''",
+  ],
+  accents: [
+    '\'["é"]\'',
+    `'["é", "' || ${rep(BIG, 'y')} || '"]'`,
+    `'["é", "' || ${rep(BIG, 'y')} || '", "😀"]'`,
+    '\'["é", "😀", 3]\'',
+    `'[1, "' || ${rep(BIG, 'y')} || '"]'`,
+  ],
+  invalid: [
+    "CAST(x'5b22c3' AS TEXT)",
+    `CAST(CAST('["' || ${rep(BIG, 'z')} AS BLOB) || x'c3' AS TEXT)`,
+    `CAST(CAST('["' || ${rep(BIG, 'z')} AS BLOB) || x'c3a9225d' AS TEXT)`,
+    `CAST(CAST('["' || ${rep(BIG, 'z')} AS BLOB) || x'eda080225d' AS TEXT)`,
+    "CAST(x'ff5b5d' AS TEXT)",
+    "'[]'",
+  ],
+  nul: ["CAST(x'5b00225d' AS TEXT)", `CAST(x'5b0022' || CAST(${rep(BIG, 'n')} AS BLOB) || x'225d' AS TEXT)`, "'[1]'"],
+  mixed: ["'[1]'", "x'5b315d'", '42', `'[1, ' || ${rep(BIG, '2')} || ']'`, '1.5', "'[1, 2, 3]'"],
   // past the longest text read as bytes (16 MiB): read as a string, beside texts read as bytes (UTF-8 only)
-  huge: ["'[1]'", "'[' || printf('%.*c', 17000000, 'x') || ']'", "'[' || printf('%.*c', 17000000, 'x') || ', 2]'", "'[1, 2]'"],
+  huge: [
+    `'[1, "' || ${rep(BIG, 'h')} || '"]'`,
+    `'[' || ${rep(17_000_000, 'x')} || ']'`,
+    `'[' || ${rep(17_000_000, 'x')} || ', 2]'`,
+    "'[1, 2]'",
+  ],
 };
 
-/** The store, its tables laid out as the harness's newest schema, in `encoding` (set before any table). */
 /** The runs of a store in `encoding` (a UTF-16 one reads every text as a string: no huge run needed). */
 const runsOf = (encoding: string): Array<[string, readonly string[]]> =>
   Object.entries(RUNS).filter(([runId]) => encoding === 'UTF-8' || runId !== 'huge');
