@@ -6,24 +6,45 @@
  * pages faulted (~12 µs a page on the bench machine). Freeing one block just under the ceiling of that
  * threshold (32 MiB on 64-bit) raises it once: values up to it then come from the heap, whose freed
  * memory the next value takes again. Measured against the code before, alternating, on a store whose
- * longest run holds 300 snapshots of up to 1.2 MB: `--no-index` 2.0–2.4 s → 1.4–1.6 s (page faults
- * 102k → 69k), an index build 3.1–3.5 s → 2.6–2.7 s; on the bench store (values of 22 KB on average)
- * `--no-index` 1.8–2.0 s → 1.8 s, peak RSS +5 MB. The block is never touched (calloc leaves a fresh
- * mapping as it is); it goes at the next young collection, which V8 runs early for a large young
- * buffer: one more scavenge (~2 ms), paid only by a command that reads snapshots (a warm search from
- * the index reads none). Process-wide, but it changes nothing but where glibc takes large blocks from;
- * nothing happens under another C library, or where $MALLOC_MMAP_THRESHOLD_ pins the threshold (then
- * glibc adjusts nothing).
+ * longest run holds 300 snapshots of up to 1.2 MB: `--no-index` 2.0–2.4 s → 1.3–1.6 s (page faults
+ * 102k → 69–75k), an index build 3.0–3.5 s → 2.1–2.7 s. The price is memory kept: glibc's trim threshold
+ * rises with it (to 64 MiB), so freed blocks stay in its heaps, and that build's peak RSS went from
+ * 117–124 to 170–176 MB.
+ *
+ * Raised only once a value of LARGE_VALUE or more was read: raised before any snapshot read, a build of
+ * 50,000 small runs (no such value) took 44.8–49.1 s against 41.2–41.7 s, peak RSS +5–8 MB (its other
+ * blocks between the two thresholds then came from the heap, zeroed there). The block is never touched
+ * (calloc leaves a fresh mapping as it is); it goes at the next young collection, which V8 runs early
+ * for a large young buffer (one more scavenge, ~2 ms). Process-wide, but it changes nothing but where
+ * glibc takes large blocks from; nothing happens under another C library, or where
+ * $MALLOC_MMAP_THRESHOLD_ pins the threshold (then glibc adjusts nothing).
  */
+
+/** glibc's mmap threshold at start: a value this long (in bytes, or in UTF-16 units) was mapped afresh. */
+export const LARGE_VALUE = 128 * 1024;
 
 /** Just under the threshold's ceiling (DEFAULT_MMAP_THRESHOLD_MAX), the chunk's header and page rounding included. */
 const LARGE_BLOCK = 32 * 1024 * 1024 - 64 * 1024;
 
 let raised = false;
 
-/** Snapshot values are about to be read: large blocks from the heap from now on (once per thread). */
-export function expectLargeValues(): void {
-  if (raised) return;
+/** A value `length` long was read: from LARGE_VALUE on, large blocks come from the heap from now on (once per thread). */
+export function sawValue(length: number): void {
+  if (raised || length < LARGE_VALUE) return;
   raised = true;
   new ArrayBuffer(LARGE_BLOCK);
+}
+
+/** `rows` as they come, each one's messages text seen by sawValue until the threshold is raised. */
+export function watchValues<T extends { readonly messages: unknown }>(rows: IterableIterator<T>): IterableIterator<T> {
+  return raised ? rows : watching(rows);
+}
+
+function* watching<T extends { readonly messages: unknown }>(rows: IterableIterator<T>): Generator<T, undefined, undefined> {
+  for (const row of rows) {
+    const m = row.messages;
+    if (!raised && (typeof m === 'string' || Buffer.isBuffer(m))) sawValue(m.length);
+    yield row;
+  }
+  return undefined;
 }

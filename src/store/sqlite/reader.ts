@@ -16,7 +16,7 @@ import type {
   StoreSnapshot,
 } from '../reader.js';
 import { sqliteContent } from './content.js';
-import { expectLargeValues } from './large-values.js';
+import { watchValues } from './large-values.js';
 import { prestartPageHashing, type WalView } from './pages.js';
 import { stampAt } from './stamp.js';
 import { openSharedSqliteFile, openSqliteFile, type OpenMode, type SqliteFile } from './open.js';
@@ -98,13 +98,11 @@ export class SqliteReader implements StoreReader {
   }
 
   completeSnapshots(runId: string): Iterable<StoreSnapshot> {
-    expectLargeValues();
-    return this.snapshots.completeSnapshots(runId);
+    return watchValues(this.snapshots.completeSnapshots(runId));
   }
 
   completeSnapshotsAfter(runId: string, afterSeq: number): Iterable<StoreSnapshot> {
-    expectLargeValues();
-    return this.snapshots.completeSnapshotsAfter(runId, afterSeq);
+    return watchValues(this.snapshots.completeSnapshotsAfter(runId, afterSeq));
   }
 
   completeUpToSeq(runId: string, seq: number): SnapshotMark {
@@ -112,8 +110,7 @@ export class SqliteReader implements StoreReader {
   }
 
   snapshotRows(runId: string): Iterable<DigestRow> {
-    expectLargeValues();
-    return this.snapshots.allSnapshots(runId);
+    return watchValues(this.snapshots.allSnapshots(runId));
   }
 
   snapshotTotals(): SnapshotMark {
@@ -121,13 +118,11 @@ export class SqliteReader implements StoreReader {
   }
 
   interruptedSnapshots(runId: string): Iterable<StoreSnapshot> {
-    expectLargeValues();
-    return this.snapshots.interruptedSnapshots(runId);
+    return watchValues(this.snapshots.interruptedSnapshots(runId));
   }
 
   latestSnapshots(): Iterable<StoreSnapshot> {
-    expectLargeValues();
-    return this.snapshots.latestSnapshots();
+    return watchValues(this.snapshots.latestSnapshots());
   }
 
   watermarks(): Map<string, SnapshotMark> {
@@ -174,7 +169,6 @@ export class SqliteReader implements StoreReader {
   }
 
   content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
-    expectLargeValues();
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
     const runsTable = this.runsTable(basis?.listed ?? null).digest;
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, runsTable, pages, basis?.rowsElsewhere === true);
