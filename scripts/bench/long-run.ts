@@ -27,13 +27,20 @@ const STEP_CHARS = 3500;
 /** Searches after a live writer's commit (each after one more snapshot), and idle ones. */
 const ROUNDS = 5;
 
+/** Timings as their median and range. */
+interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
 export interface LongRunRow {
   readonly storeMb: number;
   readonly runMb: number;
   readonly build: number;
-  readonly noIndex: { median: number; min: number; max: number };
-  readonly afterCommit: { median: number; min: number; max: number };
-  readonly idle: { median: number; min: number; max: number };
+  readonly noIndex: Spread;
+  readonly afterCommit: Spread;
+  readonly idle: Spread;
 }
 
 let vocabulary: Vocabulary | null = null;
@@ -95,7 +102,7 @@ function wall(args: readonly string[]): number {
   return ms;
 }
 
-function spread(times: readonly number[]): { median: number; min: number; max: number } {
+function spread(times: readonly number[]): Spread {
   const s = [...times].sort((a, b) => a - b);
   return { median: s[s.length >> 1]!, min: s[0]!, max: s.at(-1)! };
 }
@@ -138,14 +145,14 @@ export function measureLongRun(plan: { dir: string; workDir: string; indexDir: s
     storeMb: statSync(pristine).size / 1e6,
     runMb: runBytes / 1e6,
     build,
-    noIndex: noIndex,
+    noIndex,
     afterCommit: spread(afterCommit),
     idle: spread(idle),
   };
 }
 
 export function longRunTable(r: LongRunRow): string[] {
-  const range = (x: { median: number; min: number; max: number }): string => `${fmt(x.median)} (${fmt(x.min)}–${fmt(x.max)})`;
+  const range = (x: Spread): string => `${fmt(x.median)} (${fmt(x.min)}–${fmt(x.max)})`;
   return [
     `| one long run (${STEPS} snapshots, ${r.runMb.toFixed(0)} MB of messages; store ${r.storeMb.toFixed(0)} MB), whole process | build | --no-index, median of 3 (range) | a live writer's commit of one snapshot, then: search, median of ${ROUNDS} (range) | search again (idle) |`,
     '|---|---|---|---|---|',
