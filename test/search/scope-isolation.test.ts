@@ -411,8 +411,9 @@ const ALLOWED_INTERPOLATIONS: Record<string, readonly string[]> = {
   'src/sidecar/file.ts': ['INDEX_APPLICATION_ID'],
   // PRAGMA arguments cannot be bound: `timeout` is the busy timeout SQLite reported, checked to be an integer, put back
   'src/sidecar/index-db.ts': ['timeout'],
-  // CELLS(schema) is a column list of literals, 'state' or the literal 'complete' by the probed schema
-  'src/store/sqlite/content.ts': ['CELLS(schema)'],
+  // CELLS(schema, db) is a column list of literals: 'state' or the literal 'complete' by the probed
+  // schema, and `messages` as it is or CAST by the database's encoding (its size bounds numeric constants)
+  'src/store/sqlite/content.ts': ['CELLS(schema, db)'],
   // RUN_COLUMNS and ROW_LINE are module-level string literals (a column list, the digest's line expression)
   'src/store/sqlite/runs.ts': ['RUN_COLUMNS', 'ROW_LINE'],
 };
