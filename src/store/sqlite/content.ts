@@ -17,11 +17,12 @@ import { type PageMap, readPageMap, type WalView } from './pages.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
 /**
- * The texts read as their bytes: from V8's large-object size on (a string that long takes pages of its
- * own, faulted afresh each time: a shorter one lives in the young generation, collected at once, where
- * bytes held outside the heap until a collection raised a 20,000-run build's peak RSS from 207 to 231 MB),
- * up to a huge one (its bytes, held beside what the build's replay makes of the same row, raised a 200 MB
- * message's from 694 to 849 MB). octet_length reads only the record's header.
+ * The texts read as their bytes. From V8's large-object size (128 KiB) on: a string that long takes pages
+ * of its own, faulted afresh each time, where a shorter one lives in the young generation and goes at
+ * once (read as bytes, held outside the heap until a collection, they raised a 20,000-run build's peak
+ * RSS from 207 to 231 MB). Up to 16 MiB: a huge text's bytes, held beside what the build's replay makes
+ * of the same row, raised a 200 MB message's build from 694 to 849 MB. octet_length reads only the
+ * record's header.
  */
 const AS_BYTES = { min: 128 * 1024, max: 1 << 24 } as const;
 
