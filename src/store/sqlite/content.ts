@@ -48,7 +48,7 @@ const utf8 = (db: BetterSqlite3.Database): boolean => db.pragma('encoding', { si
  */
 function digestRow(d: ContentDigester, seq: number, cells: unknown[]): void {
   const text = cells[5];
-  if (typeof text === 'string' || Buffer.isBuffer(text)) sawValue(text.length);
+  sawValue(text);
   if (cells[4] !== 'text' || !Buffer.isBuffer(text)) d.add(seq, cells);
   else if (isAscii(text)) d.addAscii(seq, cells.slice(0, 5), text);
   else d.add(seq, [...cells.slice(0, 5), text.toString('utf8')]);

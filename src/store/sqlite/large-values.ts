@@ -21,30 +21,28 @@
  */
 
 /** glibc's mmap threshold at start: a value this long (in bytes, or in UTF-16 units) was mapped afresh. */
-export const LARGE_VALUE = 128 * 1024;
+const LARGE_VALUE = 128 * 1024;
 
 /** Just under the threshold's ceiling (DEFAULT_MMAP_THRESHOLD_MAX), the chunk's header and page rounding included. */
 const LARGE_BLOCK = 32 * 1024 * 1024 - 64 * 1024;
 
 let raised = false;
 
-/** A value `length` long was read: from LARGE_VALUE on, large blocks come from the heap from now on (once per thread). */
-export function sawValue(length: number): void {
-  if (raised || length < LARGE_VALUE) return;
+/** A snapshot value was read: a text or bytes of LARGE_VALUE or more raises the threshold (once per thread). */
+export function sawValue(value: unknown): void {
+  if (raised || !(typeof value === 'string' || Buffer.isBuffer(value)) || value.length < LARGE_VALUE) return;
   raised = true;
   new ArrayBuffer(LARGE_BLOCK);
 }
 
-/** `rows` as they come, each one's messages text seen by sawValue until the threshold is raised. */
+/** `rows` as they come, each one's messages seen by sawValue until the threshold is raised. */
 export function watchValues<T extends { readonly messages: unknown }>(rows: IterableIterator<T>): IterableIterator<T> {
   return raised ? rows : watching(rows);
 }
 
-function* watching<T extends { readonly messages: unknown }>(rows: IterableIterator<T>): Generator<T, undefined, undefined> {
+function* watching<T extends { readonly messages: unknown }>(rows: IterableIterator<T>): Generator<T> {
   for (const row of rows) {
-    const m = row.messages;
-    if (!raised && (typeof m === 'string' || Buffer.isBuffer(m))) sawValue(m.length);
+    sawValue(row.messages);
     yield row;
   }
-  return undefined;
 }
