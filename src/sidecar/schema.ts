@@ -1,5 +1,5 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row). */
-export const INDEX_FORMAT = 'convsearch-index-15';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded). */
+export const INDEX_FORMAT = 'convsearch-index-16';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a

@@ -632,3 +632,98 @@ test('a write in the generation the map was read in compares its parts with the 
   t.putPageMap('content-6', 7, digests, tree, null, true);
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests);
 });
+
+/**
+ * Appends a snapshot to run `runId` at `timestamp`: its last one with a user prompt saying `words`
+ * after it, behind `filler` words that make it long (the words then lie on an overflow page).
+ */
+function appendTo(path: string, runId: string, words: string, filler = 0, timestamp = '2027-01-01T00:00:00Z'): void {
+  const db = new Database(path);
+  try {
+    const s = db
+      .prepare("SELECT step_index, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1")
+      .get(runId) as { step_index: number; messages: string };
+    const text = `${'lorem '.repeat(filler)}${words}`;
+    const msg = `{"parts": [{"content": "${text}", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null}`;
+    db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)").run(
+      runId,
+      s.step_index + 1,
+      timestamp,
+      `${s.messages.slice(0, -1)}, ${msg}]`,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+const runRows = (path: string, runId: string): number =>
+  storeValue(path, 'SELECT COUNT(*) FROM snapshots WHERE run_id = ?', runId) as number;
+
+/** A store indexed, then a run appended to once (the leaf it was appended to is decoded, its cells digested). */
+function appendedStore(seed: number): ReturnType<typeof indexedStore> & { victim: string } {
+  const store = indexedStore(seed);
+  // a run with two complete snapshots or more (a history to repeat)
+  const victim = storeValue(
+    store.path,
+    "SELECT run_id FROM snapshots WHERE state = 'complete' GROUP BY run_id HAVING COUNT(*) >= 2 ORDER BY MIN(seq) LIMIT 1 OFFSET 2",
+  ) as string;
+  appendTo(store.path, victim, 'warmup step');
+  assert.equal(sync(store.path, store.index).runsResumed, 1);
+  return { ...store, victim };
+}
+
+test("snapshots appended to a run, long and short, leaves splitting: only the new rows are digested (the old ones' cells and pages vouch for them), and answers equal --no-index", () => {
+  const { path, index, runs, victim } = appendedStore(41);
+  for (let round = 0; round < 8; round++) {
+    const before = storeRows(path);
+    // now and then a snapshot longer than a page (on overflow pages), and two in one commit
+    appendTo(path, victim, `tailword${round} quarzite`, round % 3 === 0 ? 900 : 0);
+    if (round % 4 === 1) appendTo(path, victim, `tailword${round}b`);
+    const added = storeRows(path) - before;
+    const r = sync(path, index);
+    assert.equal(r.runsResumed, 1, `round ${round}`);
+    assert.equal(r.runsReplayed, 0, `round ${round}`);
+    assert.equal(r.rowsDigested, added, `round ${round}: read ${r.rowsDigested} rows, ${added} new of ${runRows(path, victim)} in the run`);
+  }
+  assertSameAnswers(path, index, runs, 41, 'quarzite', 'tailword3', 'tailword5b');
+  // the digests taken on from the recorded ones are those of the rows read whole
+  assert.equal(sync(path, index, true).upToDate, true, '--verify finds the index current');
+});
+
+test('an edit in place of an old row of a run appended to (its cell on the leaf the append changed, or its overflow page), times set back: the run is read whole and rebuilt, answers equal --no-index', () => {
+  const { path, index, runs, victim } = appendedStore(42);
+  // a row known by its time (a cell's first bytes: on its leaf, whatever its length), and a long one
+  appendTo(path, victim, 'shortmarker one', 0, '2027-03-03T03:03:03Z');
+  appendTo(path, victim, 'longmarker one', 900);
+  assert.equal(sync(path, index).runsResumed, 1);
+  // the old row's time edited on its leaf, in the moment of an append to that leaf
+  patchFile(path, '2027-03-03T03:03:03Z', '2027-03-03T03:03:04Z');
+  appendTo(path, victim, 'next step');
+  let r = sync(path, index);
+  assert.equal(r.runsResumed, 0);
+  assert.equal(r.runsReplayed, 1);
+  assert.equal(r.rowsDigested, runRows(path, victim), 'the run read whole');
+  assert.equal(storeValue(path, 'SELECT COUNT(*) FROM snapshots WHERE timestamp = ?', '2027-03-03T03:03:04Z'), 1);
+  assertSameAnswers(path, index, runs, 42, 'shortmarker');
+  // an old long row's overflow page (the words lie past what a leaf holds of a row)
+  patchFile(path, 'lorem longmarker', 'lorem longmarkex');
+  appendTo(path, victim, 'another step');
+  r = sync(path, index);
+  assert.equal(r.runsReplayed, 1);
+  assert.equal(r.rowsDigested, runRows(path, victim), 'the run read whole');
+  assertSameAnswers(path, index, runs, 43, 'longmarkex', 'longmarker');
+});
+
+test('an old row deleted from a run appended to: the count falls short of the digest taken on, the run is read whole, answers equal --no-index', () => {
+  const { path, index, runs, victim } = appendedStore(43);
+  const db = new Database(path);
+  db.prepare('DELETE FROM snapshots WHERE seq = (SELECT seq FROM snapshots WHERE run_id = ? ORDER BY seq LIMIT 1 OFFSET 1)').run(victim);
+  db.close();
+  appendTo(path, victim, 'after the deletion');
+  const r = sync(path, index);
+  assert.equal(r.runsReplayed, 1);
+  assert.equal(r.runsResumed, 0);
+  // (with the runs whose cells share the leaf the deletion changed: the first map digested none)
+  assert.ok(r.rowsDigested >= runRows(path, victim), 'the run read whole');
+  assertSameAnswers(path, index, runs, 44, 'deletion');
+});

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { draws } from '../helpers/draws.js';
 import { tempDir } from '../helpers/stores.js';
-import { ContentDigester, EMPTY_DIGEST, OverlaidMap } from '../../src/store/content.js';
+import { ContentDigester, EMPTY_DIGEST, OverlaidMap, sharedStart } from '../../src/store/content.js';
 
 test('a run with no rows digests to EMPTY_DIGEST (what the readers write for no media), the SHA-256 of nothing in base64', () => {
   assert.deepEqual(new ContentDigester(0).finish(), { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST });
@@ -166,6 +166,54 @@ test('addAscii digests a row whose text is ASCII bytes exactly as add does its s
     });
     assert.deepEqual(bytes.finish(), strings.finish(), `trial ${trial}`);
   }
+});
+
+test('resume goes on from a run digest and its last text as if the rows were digested in one: for any split, text kind and form (string or ASCII bytes)', () => {
+  const rnd = draws(22);
+  const ascii = (n: number): string => Array.from({ length: n }, () => String.fromCharCode(32 + rnd(95))).join('');
+  const cellsOf = (i: number): unknown[] => [i * 3 + 1, i, 'ts', i % 5 === 4 ? 'interrupted' : 'complete', 'text'];
+  for (let trial = 0; trial < 200; trial++) {
+    const rows: unknown[] = [];
+    let text = `[${ascii(rnd(50))}`;
+    for (let i = 0, n = 2 + rnd(10); i < n; i++) {
+      const kind = rnd(8);
+      if (kind < 5) text = `${text.slice(0, -1 || undefined)},${ascii(rnd(3) === 0 ? 20000 + rnd(5000) : rnd(300))}]`;
+      else if (kind === 5) text = ascii(rnd(40));
+      else if (kind === 6) {
+        rows.push(`${text}é😀`);
+        continue;
+      } else {
+        rows.push(rnd(2) === 0 ? null : Buffer.from(text));
+        continue;
+      }
+      rows.push(text);
+    }
+    /** `d` with rows `from`…`to` added. */
+    const added = (d: ContentDigester, from: number, to = rows.length): ContentDigester => {
+      for (let i = from; i < to; i++) d.add(i * 3 + 1, [...cellsOf(i), rows[i]]);
+      return d;
+    };
+    const all = added(new ContentDigester(0), 0).finish();
+    const k = 1 + rnd(rows.length);
+    const known = added(new ContentDigester(0), 0, k).finish();
+    // the last text as SQLite's reader gives it: a text as a string or (ASCII) as bytes; a BLOB shares nothing
+    const last = rows[k - 1];
+    const forms = typeof last === 'string' ? [last, ...(/^[\x00-\x7f]*$/.test(last) ? [Buffer.from(last, 'latin1')] : [])] : [null];
+    for (const form of forms) {
+      assert.deepEqual(
+        added(ContentDigester.resume(known, form)!, k).finish(),
+        { count: all.count, maxSeq: all.maxSeq, digest: all.digest, prefix: known.digest },
+        `trial ${trial}, split ${k}`,
+      );
+    }
+    // a next text that shares a start with the last: gone on from without the last text, another digest
+    if (typeof last === 'string' && typeof rows[k] === 'string' && sharedStart(last, rows[k] as string) > 0) {
+      assert.notEqual(added(ContentDigester.resume(known, null)!, k).finish().digest, all.digest, `trial ${trial}: what is shared is said`);
+    }
+  }
+  // only a chain's digest is gone on from: not another backend's, not that of no rows
+  assert.equal(ContentDigester.resume({ count: 2, maxSeq: 2, digest: 'pg:abc', prefix: 'pg:abc' }, null), null);
+  assert.equal(ContentDigester.resume({ count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST }, null), null);
 });
 
 test("RowStats counts states and the last step as SQLite's SUM(state = …) and MAX(step_index) with stepOf do, over random cells of every type", async () => {

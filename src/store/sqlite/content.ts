@@ -13,7 +13,7 @@ import {
   type StoreContent,
 } from '../content.js';
 import { sawValue } from './large-values.js';
-import { type PageMap, readPageMap, type WalView } from './pages.js';
+import { PAGE_CHANGED, type PageMap, ROW_CHANGED, readPageMap, type WalView } from './pages.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
 /**
@@ -104,9 +104,21 @@ function pageMapOf(
 }
 
 /**
+ * The messages cell of a row read with CELLS as digestRow passes it on (ContentDigester.resume): a text
+ * as a string, or an ASCII one read as bytes as those; null for anything else (nothing is shared with it).
+ */
+function lastTextOf(cells: readonly unknown[] | undefined): unknown {
+  if (cells?.[5] !== 'text') return null;
+  const text = cells[6];
+  return Buffer.isBuffer(text) ? (isAscii(text) ? text : text.toString('utf8')) : text;
+}
+
+/**
  * The runs' digests when the previous page map vouches for most of them: a run whose pages all have
- * their previous digests (and role), with the count and highest seq the index recorded, keeps its
- * recorded digest; every other run is read and digested. Null when the map and SQLite disagree.
+ * their previous digests (and role), or none of whose rows changed (PageRuns), with the count and
+ * highest seq the index recorded, keeps its recorded digest; a run whose rows were only appended to
+ * (its first changed row past those recorded) has its digest taken on from the recorded one over the
+ * new rows (ContentDigester.resume); every other run is read and digested. Null when the map and SQLite disagree.
  */
 function runsSince(
   db: BetterSqlite3.Database,
@@ -117,10 +129,12 @@ function runsSince(
 ): { runs: ReadonlyMap<string, RunContent>; rowsDigested: number } | null {
   const total = db.prepare('SELECT COUNT(*) FROM snapshots').pluck().get() as number;
   let mapped = 0;
-  const { ids, counts, maxSeqs, changed } = map.runs;
+  const { ids, counts, maxSeqs, changed, firstChanged } = map.runs;
   for (let i = 0; i < counts.length; i++) mapped += counts[i]!;
   if (total !== mapped) return null;
   const rowsOf = db.prepare(`SELECT ${CELLS(schema, db)} FROM snapshots WHERE run_id = ? ORDER BY seq`).raw();
+  const rowsAfter = db.prepare(`SELECT ${CELLS(schema, db)} FROM snapshots WHERE run_id = ? AND seq > ? ORDER BY seq`).raw();
+  const rowAt = db.prepare(`SELECT ${CELLS(schema, db)} FROM snapshots WHERE run_id = ? AND seq = ?`).raw();
   // the recorded entries as they are, with those that changed put in their place and those gone taken
   // out (OverlaidMap): no copy of the table, no entry made per run held
   const changes = new Map<string, RunContent>();
@@ -130,10 +144,25 @@ function runsSince(
     const id = ids[i]!;
     const known = basis.runs.get(id);
     if (known !== undefined) kept++;
-    if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !changed[i]) continue;
-    const d = new ContentDigester(cuts.get(id)?.maxSeq ?? 0, true);
-    for (const [, seq, ...rest] of rowsOf.iterate(id) as IterableIterator<unknown[]>) digestRow(d, Number(seq), [seq, ...rest]);
-    const c = d.finish();
+    const cut = cuts.get(id)?.maxSeq ?? 0;
+    if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !(changed[i]! & ROW_CHANGED)) continue;
+    const appended =
+      known !== undefined &&
+      changed[i]! & PAGE_CHANGED &&
+      known.maxSeq === cut &&
+      maxSeqs[i]! > cut &&
+      (!(changed[i]! & ROW_CHANGED) || firstChanged[i]! > cut);
+    if (appended) {
+      const d = ContentDigester.resume(known, lastTextOf(rowAt.get(id, cut) as unknown[] | undefined));
+      const c = d && digestRows(d, rowsAfter.iterate(id, cut) as IterableIterator<unknown[]>);
+      // (rows gone from before the cut leave the count short: then the run is read whole)
+      if (c !== null && c.count === counts[i] && c.maxSeq === maxSeqs[i]) {
+        rowsDigested += c.count - known.count;
+        changes.set(id, c);
+        continue;
+      }
+    }
+    const c = digestRows(new ContentDigester(cut, true), rowsOf.iterate(id) as IterableIterator<unknown[]>);
     if (c.count !== counts[i] || c.maxSeq !== maxSeqs[i]) return null;
     rowsDigested += c.count;
     changes.set(id, c);
@@ -146,6 +175,12 @@ function runsSince(
   }
   const runs = changes.size === 0 && gone.size === 0 ? basis.runs : new OverlaidMap(basis.runs, changes, gone);
   return { runs, rowsDigested };
+}
+
+/** `d` with `rows` (read with CELLS) added, finished. */
+function digestRows(d: ContentDigester, rows: IterableIterator<unknown[]>): RunContent {
+  for (const [, seq, ...rest] of rows) digestRow(d, Number(seq), [seq, ...rest]);
+  return d.finish();
 }
 
 /**

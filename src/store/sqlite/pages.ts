@@ -46,15 +46,24 @@ export interface PageMap {
  * Per run (in the order the walk met them, `ids` being the tree's run ids): its row count, highest seq,
  * and whether a page of it (a leaf holding one of its cells, or an overflow page of one) has a digest,
  * its role mixed in, other than the one the previous map holds for it (a page past its end included):
- * always true without previous digests. Typed arrays, not an object or a boxed number per run: an update reads every entry once.
+ * always true without previous digests. Of a run with such a page, the first row whose own bytes may
+ * have changed (ROW_CHANGED): a row is vouched for when each of its overflow pages is as it was and its
+ * cell, wherever it lies now, has the bytes a cell of that seq had in the previous tree (cellDigest; a
+ * cell the previous tree did not digest vouches for nothing). A run none of whose rows changed, with
+ * its count and highest seq, has its rows as they were; one whose first changed row lies past the rows
+ * the index read was only appended to. Typed arrays, not an object or a boxed number per run: an update reads every entry once.
  */
 export interface PageRuns {
   readonly ids: readonly string[];
   readonly counts: Float64Array;
   readonly maxSeqs: Float64Array;
-  /** 1: a page of the run changed. */
+  /** PAGE_CHANGED: a page of the run changed; ROW_CHANGED too: `firstChanged` holds the first row that may have. */
   readonly changed: Uint8Array;
+  readonly firstChanged: Float64Array;
 }
+
+export const PAGE_CHANGED = 1;
+export const ROW_CHANGED = 2;
 
 /**
  * When the pass is shared with a helper thread: a file of `bytes` or more, while `spare()` says a core is
@@ -194,6 +203,10 @@ function serialSize(t: number): number {
 
 const LEAF = 1;
 const INTERIOR = 2;
+/** Values a leaf cell takes in the tree: its run (index), seq, first overflow page, bytes past the page, and cellDigest (CELL_UNKNOWN: none). */
+const CELL = 5;
+/** A cell decoded while no previous tree was at hand (a first map): its bytes were not digested, it vouches for nothing. */
+const CELL_UNKNOWN = -1;
 
 /** A table b-tree page's geometry (the file header's page size and reserved bytes). */
 interface Geometry {
@@ -229,6 +242,39 @@ function leafCell(
   }
   if (start + local + (local < payload ? 4 : 0) > usable) throw new Unexpected('cell past the page');
   return { payload, rowid, start, local, overflow: local < payload ? page.readUInt32BE(start + local) : 0 };
+}
+
+/**
+ * A keyed digest (53 bits, the seed mixed in) of a leaf cell's bytes on its page, `from`…`to`: its
+ * payload size, rowid, the payload's local part and the first overflow page. SQLite moves a cell from
+ * page to page as these bytes, so a row that a split or merge moved keeps its digest. Not
+ * cryptographic, as the page digests are not (`--verify` re-reads with SHA-256).
+ */
+export function cellDigest(page: Buffer, from: number, to: number, seed: number): number {
+  let a = (seed ^ 0x9e3779b9) | 0;
+  let b = (Math.imul(seed, 0x85ebca6b) ^ (to - from)) | 0;
+  let i = from;
+  for (; i + 4 <= to; i += 4) {
+    const w = page[i]! | (page[i + 1]! << 8) | (page[i + 2]! << 16) | (page[i + 3]! << 24);
+    a = Math.imul(a ^ w, 0xcc9e2d51);
+    a = (a << 15) | (a >>> 17);
+    b = Math.imul(b ^ w, 0x1b873593);
+    b = ((b << 13) | (b >>> 19)) + a;
+  }
+  for (; i < to; i++) {
+    a = Math.imul(a ^ page[i]!, 0xcc9e2d51);
+    b = Math.imul(b ^ page[i]!, 0x1b873593) + a;
+  }
+  a = fmix(a ^ b);
+  b = fmix(b + a);
+  return (a >>> 11) * 2 ** 32 + (b >>> 0);
+}
+
+/** MurmurHash3's finalizer: every bit of `h` moves every bit out. */
+function fmix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 /**
@@ -354,6 +400,7 @@ export class RunTally {
   counts: Float64Array;
   maxSeqs: Float64Array;
   changed: Uint8Array;
+  firstChanged: Float64Array;
   /** Per slot, an id's number plus one (0: empty); null once the ids are in `byId`. */
   private slots: Int32Array | null;
   private byId: Map<string, number> | null = null;
@@ -363,6 +410,7 @@ export class RunTally {
     this.counts = new Float64Array(room);
     this.maxSeqs = new Float64Array(room);
     this.changed = new Uint8Array(room);
+    this.firstChanged = new Float64Array(room);
     this.slots = new Int32Array(RunTally.slotsFor(room));
   }
 
@@ -408,6 +456,7 @@ export class RunTally {
       this.counts = doubled(this.counts, Float64Array);
       this.maxSeqs = doubled(this.maxSeqs, Float64Array);
       this.changed = doubled(this.changed, Uint8Array);
+      this.firstChanged = doubled(this.firstChanged, Float64Array);
     }
     if (this.byId !== null) this.byId.set(id, i);
     else if (this.ids.length * 2 > this.slots!.length) this.rehash();
@@ -426,6 +475,13 @@ export class RunTally {
     }
   }
 
+  /** Row `seq` of run `run` may have changed (a page of it did). */
+  rowChanged(run: number, seq: number): void {
+    const c = this.changed[run]!;
+    if (!(c & ROW_CHANGED) || seq < this.firstChanged[run]!) this.firstChanged[run] = seq;
+    this.changed[run] = c | ROW_CHANGED | PAGE_CHANGED;
+  }
+
   runs(): PageRuns {
     const n = this.ids.length;
     return {
@@ -433,6 +489,7 @@ export class RunTally {
       counts: this.counts.subarray(0, n),
       maxSeqs: this.maxSeqs.subarray(0, n),
       changed: this.changed.subarray(0, n),
+      firstChanged: this.firstChanged.subarray(0, n),
     };
   }
 }
@@ -472,8 +529,15 @@ class Values {
     a[this.length++] = z;
   }
 
-  push4(w: number, x: number, y: number, z: number): void {
-    const a = this.room(4);
+  push2(x: number, y: number): void {
+    const a = this.room(2);
+    a[this.length++] = x;
+    a[this.length++] = y;
+  }
+
+  push5(v: number, w: number, x: number, y: number, z: number): void {
+    const a = this.room(5);
+    a[this.length++] = v;
     a[this.length++] = w;
     a[this.length++] = x;
     a[this.length++] = y;
@@ -508,14 +572,14 @@ class Values {
 /**
  * Walks the overflow chain of every cell (`cellsAt`: where each cell's run, seq, first page and bytes
  * left are in `values`): each page is mixed with its role (overflow page k of row seq, as mixRole does),
- * and a run with a page whose digest is not the one `prior` holds is marked in `changed`. One flat loop
+ * and the row of a page whose digest is not the one `prior` holds is marked in `tally`. One flat loop
  * over every overflow page of the store (most of its pages): kept apart so that it is optimized as one.
  */
 function overflowChains(
   values: Float64Array,
   cellsAt: Float64Array,
   f: { digests: Uint32Array; prior: ChunkedWords<Uint32Array>; next: Uint32Array; seen: Uint8Array; pages: number; usable: number },
-  changed: Uint8Array,
+  tally: RunTally,
 ): void {
   const { digests, prior, next, seen, pages } = f;
   const step = f.usable - 4;
@@ -538,7 +602,7 @@ function overflowChains(
       if (!sameLanes(prior, i, a >>> 0, b >>> 0, d >>> 0, e >>> 0)) moved = true;
       o = next[o - 1]!;
     }
-    if (moved) changed[run] = 1;
+    if (moved) tally.rowChanged(run, seq);
   }
 }
 
@@ -658,14 +722,32 @@ export function readPageMap(
     const beforeRunIds = previous?.tree?.runIds ?? [];
     if (before.length >= 2 ** 32 - 1) throw new Unexpected('a previous tree too large');
     const beforeAt = new Uint32Array(pages + 1);
+    // the cells of the previous tree's leaves whose bytes changed (seq, cellDigest), in seq order: a
+    // cell decoded now is looked up among them (`gone`), the rows of leaves that held still are copied
+    const gone = new Values(1024);
     for (let i = 0; i < before.length; ) {
       // (past the end: undefined, not an integer)
       const n = i + 2 < before.length ? before.at(i + 2) : Number.NaN;
       if (!(Number.isInteger(n) && n >= 0)) throw new Unexpected('a malformed previous tree');
       const p = before.at(i);
+      const leaf = before.at(i + 1) === LEAF;
       if (Number.isInteger(p) && p >= 1 && p <= pages) beforeAt[p] = i + 1;
-      i += 3 + n * (before.at(i + 1) === LEAF ? 4 : 1);
+      if (leaf && !(Number.isInteger(p) && p >= 1 && p <= pages && sameAs(prior, digests, p, LEAF)))
+        for (let c = i + 3; c < i + 3 + n * CELL; c += CELL) gone.push2(before.at(c + 1), before.at(c + 4));
+      i += 3 + n * (leaf ? CELL : 1);
     }
+    const goneCells = gone.finish();
+    for (let c = 2; c < goneCells.length; c += 2)
+      if (!(goneCells[c]! > goneCells[c - 2]!)) throw new Unexpected('a malformed previous tree');
+    /** Where the next cell decoded is looked up in `goneCells` (cells come in seq order, and so do they). */
+    let goneAt = 0;
+    /** Whether the previous tree had a cell of row `seq` with these bytes (`digest`), on a leaf that changed since. */
+    const wasCell = (seq: number, digest: number): boolean => {
+      while (goneAt < goneCells.length && goneCells[goneAt]! < seq) goneAt += 2;
+      return goneAt < goneCells.length && goneCells[goneAt] === seq && digest !== CELL_UNKNOWN && goneCells[goneAt + 1] === digest;
+    };
+    // cells are digested only to be compared with a previous tree's: a first map's would vouch for nothing yet
+    const digestCells = previous?.tree != null;
     // this map's tree, in the same form: per page (walk order) page, kind, n, then n children or n cells
     const tree = new Values(before.length + 1024);
     const tally = new RunTally(beforeRunIds.length + 1);
@@ -678,22 +760,24 @@ export function readPageMap(
     // where each cell's entry starts in `tree`: their overflow chains are walked after the tree
     const cellsAt = new Values(before.length / 4 + 1024);
     /**
-     * A cell of a leaf written to `tree` at `at` (`leafChanged`: its digest is not the previous one): the
-     * row `seq` of run index `run`, its overflow chain holding `rest` bytes.
+     * A cell of a leaf written to `tree` at `at` (`leafChanged`: its digest is not the previous one; `rowChanged`:
+     * nor was the cell found in the previous tree): the row `seq` of run index `run`, its overflow chain holding `rest` bytes.
      */
-    const cell = (leafChanged: boolean, run: number, seq: number, rest: number, at: number): void => {
+    const cell = (leafChanged: boolean, rowChanged: boolean, run: number, seq: number, rest: number, at: number): void => {
       if (seq <= lastSeq || !Number.isSafeInteger(seq)) throw new Unexpected('rowids out of order');
       lastSeq = seq;
       if (rest > 0) cellsAt.push1(at);
       tally.counts[run]!++;
       tally.maxSeqs[run] = seq;
-      if (leafChanged) tally.changed[run] = 1;
+      if (rowChanged) tally.rowChanged(run, seq);
+      else if (leafChanged) tally.changed[run]! |= PAGE_CHANGED;
     };
     /** The cells of leaf `p`, read from the file (its run ids as this tree numbers them). */
     const decodeLeaf = (p: number, h: number, count: number, leafChanged: boolean): void => {
-      const cells: Array<[string, number, number, number]> = [];
+      const cells: Array<[string, number, number, number, number]> = [];
       for (let i = 0; i < count; i++) {
-        const { payload, rowid: seq, start: a2, local, overflow } = leafCell(page, page.readUInt16BE(h + 8 + 2 * i), usable);
+        const ptr = page.readUInt16BE(h + 8 + 2 * i);
+        const { payload, rowid: seq, start: a2, local, overflow } = leafCell(page, ptr, usable);
         // the run id: the record header's serial types, then the values before it
         const [headerSize, h1] = varint(page, a2);
         let t = h1;
@@ -711,14 +795,15 @@ export function readPageMap(
           }
           offset += n;
         }
-        cells.push([runId!, seq, overflow, payload - local]);
+        const digest = digestCells ? cellDigest(page, ptr, a2 + local + (overflow !== 0 ? 4 : 0), seed) : CELL_UNKNOWN;
+        cells.push([runId!, seq, overflow, payload - local, digest]);
       }
       tree.push3(p, LEAF, cells.length);
-      for (const [runId, seq, first, rest] of cells) {
+      for (const [runId, seq, first, rest, digest] of cells) {
         const run = tally.indexOf(runId);
         const at = tree.length;
-        tree.push4(run, seq, first, rest);
-        cell(leafChanged, run, seq, rest, at);
+        tree.push5(run, seq, first, rest, digest);
+        cell(leafChanged, leafChanged && !wasCell(seq, digest), run, seq, rest, at);
       }
     };
     // the tree in pre-order, children in order: a stack of pages still to visit (each with its depth), in
@@ -742,9 +827,9 @@ export function readPageMap(
           continue;
         }
         // the leaf's cells copied in one piece, then their run indexes renumbered in place
-        const from = tree.copy(before, at + 3, at + 3 + 4 * n);
+        const from = tree.copy(before, at + 3, at + 3 + CELL * n);
         const cells = tree.values;
-        for (let i = from; i < from + 4 * n; i += 4) {
+        for (let i = from; i < from + CELL * n; i += CELL) {
           const old = cells[i]!;
           let run = renamed[old];
           if (run === undefined) throw new Unexpected('run index outside the tree');
@@ -754,7 +839,7 @@ export function readPageMap(
             renamed[old] = run = tally.indexOf(runId);
           }
           cells[i] = run;
-          cell(false, run, cells[i + 1]!, cells[i + 3]!, i);
+          cell(false, false, run, cells[i + 1]!, cells[i + 3]!, i);
         }
         continue;
       }
@@ -777,8 +862,8 @@ export function readPageMap(
       decodeLeaf(p, h, count, differs(p));
     }
     const values = tree.finish();
+    overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, tally);
     const runs = tally.runs();
-    overflowChains(values, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, runs.changed);
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(readPage, mediaRoot, geometry, digests, next, seen);
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's

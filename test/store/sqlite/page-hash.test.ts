@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
 import { ChunkedWords } from '../../../src/store/content.js';
-import { coreToSpare, type HelperPolicy, prestartPageHashing, readPageMap, RunTally } from '../../../src/store/sqlite/pages.js';
+import {
+  cellDigest,
+  coreToSpare,
+  type HelperPolicy,
+  prestartPageHashing,
+  ROW_CHANGED,
+  readPageMap,
+  RunTally,
+} from '../../../src/store/sqlite/pages.js';
+import { draws } from '../../helpers/draws.js';
 import { ALONE, SHARED } from '../../helpers/page-hashing.js';
 import { threadedStore } from '../../helpers/random-stores.js';
 import { Worker } from 'node:worker_threads';
@@ -207,6 +216,28 @@ test('chunked words read as the one array they cut: at() and copies across chunk
   assert.throws(() => new ChunkedWords([all.subarray(0, 4), all.subarray(4, 7), all.subarray(7, 9)], 2), RangeError);
 });
 
+/**
+ * A page tree's values (per page: page, kind, n, then n children or n cells of CELL values, the last a
+ * cell's digest) with every cell digest put to `as` (a first map's, -1), and those that were given (not -1) apart.
+ */
+function cellDigestsApart(values: Float64Array, as = -1): { values: Float64Array; given: Map<number, number> } {
+  const out = values.slice();
+  const given = new Map<number, number>();
+  for (let i = 0; i < out.length; ) {
+    const n = out[i + 2]!;
+    if (out[i + 1] !== 1) {
+      i += 3 + n;
+      continue;
+    }
+    for (let c = i + 3; c < i + 3 + n * 5; c += 5) {
+      if (out[c + 4] !== -1) given.set(out[c + 1]!, out[c + 4]!);
+      out[c + 4] = as;
+    }
+    i += 3 + n * 5;
+  }
+  return { values: out, given };
+}
+
 test('a map taken with the previous one (unchanged leaves copied from its tree) is the map taken from nothing: after an append, an in-place edit, a deletion, every row of a run deleted (each later run renumbered)', () => {
   const { path } = threadedStore(47, 60);
   const { root, runIdColumn } = layout(path);
@@ -254,8 +285,24 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
     db.close();
     const fresh = readPageMap(path, root, runIdColumn, 99, null, ALONE)!;
     const next = readPageMap(path, root, runIdColumn, 99, previous, ALONE)!;
-    assert.ok(fresh !== null && next !== null, what);
-    assert.deepEqual(next.tree, fresh.tree, `${what}: the same tree`);
+    // every leaf decoded with an empty previous tree: each cell's digest from the bytes it has now
+    const digested = readPageMap(
+      path,
+      root,
+      runIdColumn,
+      99,
+      { digests: new Uint32Array(0), tree: { runIds: [], values: new Float64Array(0) } },
+      ALONE,
+    )!;
+    assert.ok(fresh !== null && next !== null && digested !== null, what);
+    // the same tree but for the cells' digests: a first map digests none, a later one those it decodes,
+    // and those it copies are still the digests of the cells' bytes now
+    const apart = cellDigestsApart(next.tree.values);
+    assert.deepEqual({ ...next.tree, values: apart.values }, fresh.tree, `${what}: the same tree`);
+    assert.deepEqual(cellDigestsApart(digested.tree.values).values, fresh.tree.values);
+    assert.ok(apart.given.size > 0, `${what}: the cells decoded are digested`);
+    const now = cellDigestsApart(digested.tree.values).given;
+    for (const [seq, d] of apart.given) assert.equal(d, now.get(seq), `${what}: the digest of the cell of row ${seq}`);
     assert.deepEqual(Buffer.from(next.digests.buffer), Buffer.from(fresh.digests.buffer), `${what}: the same digests`);
     assert.deepEqual([next.runs.ids, next.runs.counts, next.runs.maxSeqs], [fresh.runs.ids, fresh.runs.counts, fresh.runs.maxSeqs], what);
     // the previous map in small chunks (a page's digests each; a page's entry in the tree cut across
@@ -276,6 +323,11 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
     assert.deepEqual(fromChunks.runs, next.runs, `${what}: the same runs, the same marked changed, from chunks`);
     const changed = next.runs.ids.filter((_, i) => next.runs.changed[i]);
     assert.ok(changed.includes(touched), `${what}: the run touched is marked changed`);
+    // the rows an append or an edit wrote are marked in their run
+    if (what === 'append' || what === 'in-place edit') {
+      const i = next.runs.ids.indexOf(touched);
+      assert.equal(next.runs.changed[i]! & ROW_CHANGED, ROW_CHANGED, what);
+    }
     assert.ok(changed.length < next.runs.ids.length / 2, `${what}: ${changed.length} of ${next.runs.ids.length} runs marked changed`);
     previous = next;
   }
@@ -326,4 +378,22 @@ test('run numbers are the order the runs were first met, whatever the table does
   assert.equal(runs.counts.length, 20_000);
   assert.equal(runs.changed.length, 20_000);
   assert.deepEqual(piled.runs().ids, [...new Set(order)]);
+});
+
+test("cellDigest: a cell's bytes and the key both count, a byte changed anywhere (or one more) gives another digest, and it is a safe integer", () => {
+  const random = draws(5);
+  for (let trial = 0; trial < 200; trial++) {
+    const page = Buffer.from(Array.from({ length: 64 + random(4000) }, () => random(256)));
+    const from = random(16);
+    const to = from + 1 + random(page.length - from - 1);
+    const d = cellDigest(page, from, to, 7);
+    assert.ok(Number.isSafeInteger(d) && d >= 0);
+    assert.equal(cellDigest(Buffer.concat([Buffer.alloc(5), page]), from + 5, to + 5, 7), d, 'where the cell lies does not count');
+    assert.notEqual(cellDigest(page, from, to, 8), d, 'the key counts');
+    const at = from + random(to - from);
+    const edited = Buffer.from(page);
+    edited[at] = (edited[at]! + 1 + random(255)) & 0xff;
+    assert.notEqual(cellDigest(edited, from, to, 7), d, `trial ${trial}: byte ${at - from} of ${to - from}`);
+    if (to < page.length) assert.notEqual(cellDigest(page, from, to + 1, 7), d, 'a byte more');
+  }
 });
