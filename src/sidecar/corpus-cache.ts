@@ -96,6 +96,8 @@ function entryOf(r: RunRow, layout: Layout): Entry {
     switch (c) {
       case 'seg':
         return liveSegment(r.seg, layout);
+      case 'seg_from':
+        return liveSegment(r.seg_from, layout);
       case 'warn':
         return r.skipped !== '[]' || r.unknown !== '[]' ? 1 : 0;
       case 'lengths_at':

@@ -92,10 +92,12 @@ class IndexedCorpus implements Corpus {
             stats.add(k, doc, tf);
             stats.setLength(doc, this.lengthsOf(si)[pos]!);
           },
-          // only the runs in scope, and only their live segment (a rebuilt run's old entries are garbage)
+          // only the runs in scope, and only their live segments (a rebuilt run's old entries are garbage)
           (runKey) => {
             const si = this.byRunKey.get(runKey);
-            return si !== undefined && this.cache.num(this.sections[si]!.ord, COL.seg) === row.seg;
+            if (si === undefined) return false;
+            const ord = this.sections[si]!.ord;
+            return row.seg <= this.cache.num(ord, COL.seg) && row.seg >= this.cache.num(ord, COL.seg_from);
           },
         );
       }

@@ -17,6 +17,21 @@ function keysBlob(keys: readonly string[]): Buffer {
   return Buffer.concat(keys.map((k) => Buffer.from(k, 'base64')));
 }
 
+/** Whether a message replayed again makes the very row the index holds for it (its `dl` follows from its fields). */
+function sameRow(m: MessageRecord, r: MessageRow): boolean {
+  return (
+    m.loose_key === r[0] &&
+    m.strict_key === r[1] &&
+    m.kind === r[2] &&
+    m.timestamp === r[3] &&
+    m.first_seq === r[4] &&
+    m.first_step === r[5] &&
+    m.unknown_parts === r[6] &&
+    m.roles === r[7] &&
+    m.fields === JSON.stringify(r[8])
+  );
+}
+
 /** The row of a run the index has not seen yet. */
 export function newRunRow(runKey: number, runId: string): RunRow {
   return {
@@ -40,6 +55,7 @@ export function newRunRow(runKey: number, runId: string): RunRow {
     dl_all: 0,
     dl_conv: 0,
     seg: 0,
+    seg_from: 0,
     skipped: '[]',
     unknown: '[]',
     complete_snaps: -1,
@@ -61,24 +77,46 @@ export class RunWriter {
     private readonly driver: ReplayDriver,
   ) {}
 
-  /** Folds the snapshots added since the index saw the run into its stored record; returns the snapshots read. */
+  /**
+   * Folds the snapshots added since the index saw the run into its stored record; returns the snapshots
+   * read. The messages the record had are kept up to the first whose row differs from the one stored
+   * (the replay counts every message a later snapshot repeats as replaced: its later copy is the one
+   * kept, and it may carry what core stamped after the first save). When none differs, the postings of
+   * those it had stay where they are (its segments run from `seg_from` on): only the new messages are
+   * tokenized, into `segment`. Otherwise the run's postings are written again whole, into `segment` alone.
+   */
   resume(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number): number {
     const stored = [...this.t.messages(row.run_key, 0, row.len)];
     const positions = stored.map(
       (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
     );
     const { replayer, maxSeq } = this.driver.replay(run, { positions, afterSeq: row.complete_max_seq });
-    const from = replayer.firstChanged;
+    const replayed = replayer.freshMessages().map((m) => messageRow(m));
+    let same = 0;
+    for (let at = replayer.firstChanged; at < stored.length && same < replayed.length && sameRow(stored[at]!, replayed[same]!); at++)
+      same++;
+    const from = replayer.firstChanged + same;
+    const fresh = replayed.slice(same);
     this.t.deleteMessages(row.run_key, from);
     builder.beginRun(row.run_key);
     const kept = stored.slice(0, from);
-    for (const m of kept) builder.addDocument(m.pos, searchPieces(JSON.parse(m.fields) as StoredField[]));
-    const fresh = replayer.freshMessages(from).map((m) => messageRow(m));
+    const appended = from === stored.length;
+    if (!appended) for (const m of kept) builder.addDocument(m.pos, searchPieces(JSON.parse(m.fields) as StoredField[]));
     const lengths = kept.map((m) => m.dl).concat(fresh.map((r, i) => this.insertMessage(row.run_key, from + i, r, builder)));
     const skipped = (JSON.parse(row.skipped) as SkippedSnapshot[]).concat(replayer.skipped);
     const unknown = kept.map((m) => m.unknown_parts).concat(fresh.map((r) => r[6]));
     const keys = kept.map((m) => m.strict_key).concat(fresh.map((r) => r[1]));
-    this.finish(row, row.complete_count + replayer.snapshotsRead, maxSeq, skipped, lengths, unknown, keys, segment);
+    this.finish(
+      row,
+      row.complete_count + replayer.snapshotsRead,
+      maxSeq,
+      skipped,
+      lengths,
+      unknown,
+      keys,
+      segment,
+      appended ? row.seg_from : segment,
+    );
     return replayer.snapshotsRead;
   }
 
@@ -114,6 +152,7 @@ export class RunWriter {
       build.rows.map((r) => r[6]),
       build.rows.map((r) => r[1]),
       segment,
+      segment,
     );
     return { snapshotsRead: build.snapshotsRead, ...(c ? { content: c } : {}) };
   }
@@ -128,6 +167,7 @@ export class RunWriter {
     unknownParts: ReadonlyArray<string | null>,
     keys: readonly string[],
     segment: number,
+    segmentFrom: number,
   ): void {
     // unknown part kinds over the whole record, in record order (as a fresh replay counts them)
     const unknown = new Map<string, number>();
@@ -140,6 +180,7 @@ export class RunWriter {
       complete_max_seq: maxSeq,
       len: lengths.length,
       seg: segment,
+      seg_from: segmentFrom,
       skipped: JSON.stringify(skipped),
       unknown: JSON.stringify([...unknown]),
       lengths: encodeLengths(lengths),

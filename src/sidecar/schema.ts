@@ -1,5 +1,5 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded). */
-export const INDEX_FORMAT = 'convsearch-index-16';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded; 17: a run's live postings span its segments from `seg_from` to `seg`). */
+export const INDEX_FORMAT = 'convsearch-index-17';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
@@ -45,6 +45,7 @@ CREATE TABLE runs (
   dl_all INTEGER NOT NULL,
   dl_conv INTEGER NOT NULL,
   seg INTEGER NOT NULL,
+  seg_from INTEGER NOT NULL,
   skipped TEXT NOT NULL,
   unknown TEXT NOT NULL,
   complete_snaps INTEGER NOT NULL,
@@ -85,8 +86,9 @@ CREATE TABLE pages (id INTEGER PRIMARY KEY, head TEXT NOT NULL, digests BLOB NOT
 /**
  * What the per-search run summary (`corpus_cache`, corpus-cache.ts) keeps of each run: its texts, and its
  * numbers, followed there by `warn` (the run has warnings to report), the offset and size of its document
- * lengths, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS). `seg` is the segment that holds the
- * run's live postings.
+ * lengths, and what `runs` lists of it (SNAPSHOT_STAT_COLUMNS). The run's live postings are its groups
+ * in the segments from `seg_from` to `seg` (as meta.ts liveSegment places them): a run written whole has
+ * one, a run whose messages were only appended to keeps its earlier groups and adds one for the new.
  */
 export const CORPUS_RUN_TEXTS = ['run_id', 'conversation_id', 'parent_run_id', 'agent_name', 'started_at'] as const;
 export const CORPUS_RUN_NUMBERS = [
@@ -99,6 +101,7 @@ export const CORPUS_RUN_NUMBERS = [
   'dl_all',
   'dl_conv',
   'seg',
+  'seg_from',
 ] as const;
 
 /**

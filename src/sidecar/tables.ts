@@ -56,7 +56,9 @@ export interface RunRow {
   dl_full: number;
   dl_all: number;
   dl_conv: number;
+  /** The segments that hold the run's live postings: `seg_from` to `seg` (schema.ts CORPUS_RUN_NUMBERS). */
   seg: number;
+  seg_from: number;
   skipped: string;
   unknown: string;
   /** The store's countsByRun and lastSteps entries of the run (schema.ts SNAPSHOT_STAT_COLUMNS). */
@@ -101,6 +103,7 @@ export const RUN_COLUMNS = [
   'dl_all',
   'dl_conv',
   'seg',
+  'seg_from',
   'unknown',
   'complete_snaps',
   'interrupted_snaps',

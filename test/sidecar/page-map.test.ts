@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { appendRun, appendSnapshots, liveWriter } from '../../scripts/bench/mutations.js';
+import { appendTo } from '../helpers/append.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -632,29 +633,6 @@ test('a write in the generation the map was read in compares its parts with the 
   t.putPageMap('content-6', 7, digests, tree, null, true);
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests);
 });
-
-/**
- * Appends a snapshot to run `runId` at `timestamp`: its last one with a user prompt saying `words`
- * after it, behind `filler` words that make it long (the words then lie on an overflow page).
- */
-function appendTo(path: string, runId: string, words: string, filler = 0, timestamp = '2027-01-01T00:00:00Z'): void {
-  const db = new Database(path);
-  try {
-    const s = db
-      .prepare("SELECT step_index, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC LIMIT 1")
-      .get(runId) as { step_index: number; messages: string };
-    const text = `${'lorem '.repeat(filler)}${words}`;
-    const msg = `{"parts": [{"content": "${text}", "timestamp": "2027-01-01T00:00:00Z", "part_kind": "user-prompt"}], "timestamp": "2027-01-01T00:00:00Z", "instructions": null, "kind": "request", "run_id": null, "conversation_id": null, "metadata": null}`;
-    db.prepare("INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, ?, ?, 'complete', ?)").run(
-      runId,
-      s.step_index + 1,
-      timestamp,
-      `${s.messages.slice(0, -1)}, ${msg}]`,
-    );
-  } finally {
-    db.close();
-  }
-}
 
 const runRows = (path: string, runId: string): number =>
   storeValue(path, 'SELECT COUNT(*) FROM snapshots WHERE run_id = ?', runId) as number;
