@@ -704,4 +704,15 @@ test('an old row deleted from a run appended to: the count falls short of the di
   // (with the runs whose cells share the leaf the deletion changed: the first map digested none)
   assert.ok(r.rowsDigested >= runRows(path, victim), 'the run read whole');
   assertSameAnswers(path, index, runs, 44, 'deletion');
+  // the last row the index read deleted, then an append: nothing to go on from
+  appendTo(path, victim, 'one more');
+  assert.equal(sync(path, index).runsResumed, 1);
+  const again = new Database(path);
+  again.prepare('DELETE FROM snapshots WHERE seq = (SELECT MAX(seq) FROM snapshots WHERE run_id = ?)').run(victim);
+  again.close();
+  appendTo(path, victim, 'after the last went');
+  const r2 = sync(path, index);
+  assert.equal(r2.runsResumed, 0);
+  assert.ok(r2.rowsDigested >= runRows(path, victim), 'the run read whole');
+  assertSameAnswers(path, index, runs, 45, 'went', 'more');
 });

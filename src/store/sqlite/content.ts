@@ -107,8 +107,8 @@ function pageMapOf(
  * The messages cell of a row read with CELLS as digestRow passes it on (ContentDigester.resume): a text
  * as a string, or an ASCII one read as bytes as those; null for anything else (nothing is shared with it).
  */
-function lastTextOf(cells: readonly unknown[] | undefined): unknown {
-  if (cells?.[5] !== 'text') return null;
+function lastTextOf(cells: readonly unknown[]): unknown {
+  if (cells[5] !== 'text') return null;
   const text = cells[6];
   return Buffer.isBuffer(text) ? (isAscii(text) ? text : text.toString('utf8')) : text;
 }
@@ -153,7 +153,9 @@ function runsSince(
       maxSeqs[i]! > cut &&
       (!(changed[i]! & ROW_CHANGED) || firstChanged[i]! > cut);
     if (appended) {
-      const d = ContentDigester.resume(known, lastTextOf(rowAt.get(id, cut) as unknown[] | undefined));
+      // (the last recorded row gone: no digest to go on from, the run is read whole)
+      const last = rowAt.get(id, cut) as unknown[] | undefined;
+      const d = last !== undefined ? ContentDigester.resume(known, lastTextOf(last)) : null;
       const c = d && digestRows(d, rowsAfter.iterate(id, cut) as IterableIterator<unknown[]>);
       // (rows gone from before the cut leave the count short: then the run is read whole)
       if (c !== null && c.count === counts[i] && c.maxSeq === maxSeqs[i]) {
