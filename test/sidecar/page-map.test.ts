@@ -637,7 +637,7 @@ test('a write in the generation the map was read in compares its parts with the 
 const runRows = (path: string, runId: string): number =>
   storeValue(path, 'SELECT COUNT(*) FROM snapshots WHERE run_id = ?', runId) as number;
 
-/** A store indexed, then a run appended to once (the leaf it was appended to is decoded, its cells digested). */
+/** A store indexed, then a run appended to once (the leaves the append changed are decoded, their cells digested). */
 function appendedStore(seed: number): ReturnType<typeof indexedStore> & { victim: string } {
   const store = indexedStore(seed);
   // a run with two complete snapshots or more (a history to repeat)
@@ -646,7 +646,10 @@ function appendedStore(seed: number): ReturnType<typeof indexedStore> & { victim
     "SELECT run_id FROM snapshots WHERE state = 'complete' GROUP BY run_id HAVING COUNT(*) >= 2 ORDER BY MIN(seq) LIMIT 1 OFFSET 2",
   ) as string;
   appendTo(store.path, victim, 'warmup step');
-  assert.equal(sync(store.path, store.index).runsResumed, 1);
+  const r = sync(store.path, store.index);
+  assert.equal(r.runsResumed, 1);
+  // the build's map digested the cells of its last leaf, where the row was appended: the first update reads that row only
+  assert.equal(r.rowsDigested, 1, 'the first update after a build reads the new row only');
   return { ...store, victim };
 }
 
@@ -715,4 +718,24 @@ test('an old row deleted from a run appended to: the count falls short of the di
   assert.equal(r2.runsResumed, 0);
   assert.ok(r2.rowsDigested >= runRows(path, victim), 'the run read whole');
   assertSameAnswers(path, index, runs, 45, 'went', 'more');
+});
+
+test("the first update after a build: the build's map digested its last leaf's cells, so a row appended beside another run's cell reads that row only", () => {
+  const { path, runs } = threadedStore(44);
+  const [other, victim] = [runs[0]!.id, runs[5]!.id];
+  // a small row of another run last: the last leaf holds its cell and has room for the next
+  const small = (runId: string): void => {
+    const db = new Database(path);
+    db.prepare(
+      "INSERT INTO snapshots (run_id, step_index, timestamp, state, messages) VALUES (?, 99, '2027-01-01T00:00:00Z', 'interrupted', '[]')",
+    ).run(runId);
+    db.close();
+  };
+  small(other);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  small(victim);
+  const r = sync(path, index);
+  assert.equal(r.rowsDigested, 1, `read ${r.rowsDigested} rows; ${other} has ${runRows(path, other)}`);
+  assertSameAnswers(path, index, runs, 46);
 });
