@@ -14,6 +14,7 @@ import { BIN, cli, ROOT, runCliAsync, type CliResult } from '../../helpers/cli.j
 import { argsFrom, goldenCases, readGolden } from '../../helpers/golden.js';
 import { checkShape, INDEX } from '../../helpers/shapes.js';
 import { FIXTURES, SQLITE_FIXTURES, startPostgres, STORES, type PgServer } from '../../helpers/servers.js';
+import { appendTo } from '../../helpers/append.js';
 import { addRun, assistantMsg, at, buildStore, tempDir, userMsg } from '../../helpers/stores.js';
 
 let pg: PgServer | string = 'server not started';
@@ -380,6 +381,33 @@ describe('shared index in Postgres', () => {
       base.filter((id) => !now.has(id)),
       [],
       "the base's rows are all still there",
+    );
+  });
+
+  test('snapshots appended to one run, synced one by one: the run is resumed and keeps its earlier postings (its segments span), through merges answers stay --no-index', async (t) => {
+    if (skip(t)) return;
+    const db = indexDb('grown');
+    const store = wordyStore(join(tempDir(), 'sessions.db'), 30);
+    assert.equal((await cli(['index', 'sync', '--index', writerUrl(db), '--db', store])).status, 0);
+    for (let i = 1; i <= 12; i++) {
+      appendTo(store, 'run-00003', `followup${'abcdefghijkl'[i - 1]} refund`);
+      const synced = await cli(['index', 'sync', '--index', writerUrl(db), '--db', store]);
+      assert.match(synced.stderr, /: 0 runs replayed, 1 resumed/, `append ${i}`);
+      const query = ['search', 'refund', `followup${'abcdefghijkl'[i - 1]}`, 'followupa', '--scope', 'all', '--db', store];
+      const want = await cli([...query, '--no-index']);
+      const got = await cli([...query, '--index', readerUrl(db)]);
+      assert.equal(got.stdout, want.stdout, `after append ${i}`);
+    }
+    const value = (sql: string): string => server().psql(db, sql).trim();
+    assert.equal(
+      value("SELECT seg_from < seg FROM convsearch_index.s1_runs WHERE run_id = 'run-00003'"),
+      't',
+      'its postings span segments',
+    );
+    assert.ok(
+      Number(value("SELECT value FROM convsearch_index.s1_meta WHERE key = 'merged'")) >
+        Number(value("SELECT value FROM convsearch_index.s1_meta WHERE key = 'compacted'")),
+      'the updates were merged among themselves',
     );
   });
 
