@@ -704,7 +704,7 @@ test('an old row deleted from a run appended to: the count falls short of the di
   const r = sync(path, index);
   assert.equal(r.runsReplayed, 1);
   assert.equal(r.runsResumed, 0);
-  // (with the runs whose cells share the leaf the deletion changed: the first map digested none)
+  // (with the runs whose cells share the leaf the deletion changed: a first map digests its last leaf's cells only)
   assert.ok(r.rowsDigested >= runRows(path, victim), 'the run read whole');
   assertSameAnswers(path, index, runs, 44, 'deletion');
   // the last row the index read deleted, then an append: nothing to go on from
