@@ -30,7 +30,8 @@ export interface Probe {
   budget?: number;
 }
 
-function once(args: string[], env: NodeJS.ProcessEnv): number {
+/** One `node …args` process, its wall time in ms (stdout dropped; an exit status past 1 throws). */
+export function once(args: readonly string[], env: NodeJS.ProcessEnv = process.env): number {
   const t = performance.now();
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env, encoding: 'utf8' });
   const ms = performance.now() - t;

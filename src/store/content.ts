@@ -309,8 +309,7 @@ export class ContentDigester {
     d.count = known.count;
     d.maxSeq = known.maxSeq;
     d.prefix = known.digest;
-    if (typeof lastText === 'string') d.previous = lastText.length <= SHARED_MAX ? lastText : null;
-    else if (Buffer.isBuffer(lastText)) d.previousAscii = lastText.length <= SHARED_MAX ? lastText : null;
+    d.hold(typeof lastText === 'string' || Buffer.isBuffer(lastText) ? lastText : null);
     return d;
   }
 
@@ -328,8 +327,7 @@ export class ContentDigester {
       h.update(head, 'utf8');
       hashCell(h, text);
     }
-    this.previous = typeof text === 'string' && text.length <= SHARED_MAX ? text : null;
-    this.previousAscii = null;
+    this.hold(typeof text === 'string' ? text : null);
     this.end(seq);
   }
 
@@ -347,9 +345,15 @@ export class ContentDigester {
     const h = this.hash!;
     if (shared > 0) h.update(`${head}\u0000r${text.length}:${shared}\u0000`, 'utf8').update(text.subarray(shared));
     else h.update(`${head}\u0000s${text.length}\u0000`, 'utf8').update(text);
-    this.previousAscii = text.length <= SHARED_MAX ? text : null;
-    this.previous = null;
+    this.hold(text);
     this.end(seq);
+  }
+
+  /** Holds a row's text (a string, or ASCII bytes) for the next row to be compared with, unless it is too long to hold. */
+  private hold(text: string | Buffer | null): void {
+    const kept = text !== null && text.length <= SHARED_MAX ? text : null;
+    this.previous = typeof kept === 'string' ? kept : null;
+    this.previousAscii = Buffer.isBuffer(kept) ? kept : null;
   }
 
   /**
@@ -386,8 +390,7 @@ export class ContentDigester {
    * another, once a run's rows are done (then no row follows, and the text is not held to the end).
    */
   release(): void {
-    this.previous = null;
-    this.previousAscii = null;
+    this.hold(null);
   }
 
   /** The digest of the rows so far: the last one's, or that of nothing. */

@@ -42,16 +42,24 @@ const CELLS = (schema: StoreSchema, db: BetterSqlite3.Database): string =>
 const utf8 = (db: BetterSqlite3.Database): boolean => db.pragma('encoding', { simple: true }) === 'UTF-8';
 
 /**
- * Adds to `d` a row read with CELLS from `seq` on (seq, step_index, timestamp, state, typeof, messages): an
- * ASCII text as its bytes (ContentDigester.addAscii), any other text as the string SQLite's reader makes
- * of its bytes (better-sqlite3 and Buffer decode UTF-8 alike, invalid bytes included), the rest as read.
+ * A `messages` cell read with CELLS (its SQL type, and its value) as the digest takes it: a text read as
+ * bytes stays bytes when every one is ASCII, any other is the string SQLite's reader makes of its bytes
+ * (better-sqlite3 and Buffer decode UTF-8 alike, invalid bytes included); anything else as read.
+ */
+function digestedText(type: unknown, value: unknown): unknown {
+  return type === 'text' && Buffer.isBuffer(value) && !isAscii(value) ? value.toString('utf8') : value;
+}
+
+/**
+ * Adds to `d` a row read with CELLS from `seq` on (seq, step_index, timestamp, state, typeof, messages):
+ * an ASCII text read as bytes by ContentDigester.addAscii, the rest by `add` (digestedText).
  */
 function digestRow(d: ContentDigester, seq: number, cells: unknown[]): void {
-  const text = cells[5];
-  sawValue(text);
-  if (cells[4] !== 'text' || !Buffer.isBuffer(text)) d.add(seq, cells);
-  else if (isAscii(text)) d.addAscii(seq, cells.slice(0, 5), text);
-  else d.add(seq, [...cells.slice(0, 5), text.toString('utf8')]);
+  const raw = cells[5];
+  sawValue(raw);
+  const text = digestedText(cells[4], raw);
+  if (cells[4] === 'text' && Buffer.isBuffer(text)) d.addAscii(seq, cells.slice(0, 5), text);
+  else d.add(seq, text === raw ? cells : [...cells.slice(0, 5), text]);
 }
 
 /** The media table as SQLite reads it: its root page and its definition (which columns a row's values are). */
@@ -104,16 +112,6 @@ function pageMapOf(
 }
 
 /**
- * The messages cell of a row read with CELLS as digestRow passes it on (ContentDigester.resume): a text
- * as a string, or an ASCII one read as bytes as those; null for anything else (nothing is shared with it).
- */
-function lastTextOf(cells: readonly unknown[]): unknown {
-  if (cells[5] !== 'text') return null;
-  const text = cells[6];
-  return Buffer.isBuffer(text) ? (isAscii(text) ? text : text.toString('utf8')) : text;
-}
-
-/**
  * The runs' digests when the previous page map vouches for most of them: a run whose pages all have
  * their previous digests (and role), or none of whose rows changed (PageRuns), with the count and
  * highest seq the index recorded, keeps its recorded digest; a run whose rows were only appended to
@@ -144,8 +142,8 @@ function runsSince(
     const id = ids[i]!;
     const known = basis.runs.get(id);
     if (known !== undefined) kept++;
-    const cut = cuts.get(id)?.maxSeq ?? 0;
     if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !(changed[i]! & ROW_CHANGED)) continue;
+    const cut = cuts.get(id)?.maxSeq ?? 0;
     const appended =
       known !== undefined &&
       changed[i]! & PAGE_CHANGED &&
@@ -155,7 +153,8 @@ function runsSince(
     if (appended) {
       // (the last recorded row gone: no digest to go on from, the run is read whole)
       const last = rowAt.get(id, cut) as unknown[] | undefined;
-      const d = last !== undefined ? ContentDigester.resume(known, lastTextOf(last)) : null;
+      // (a text as digestRow passed it on; nothing is shared with a value that is not one)
+      const d = last !== undefined ? ContentDigester.resume(known, last[5] === 'text' ? digestedText('text', last[6]) : null) : null;
       const c = d && digestRows(d, rowsAfter.iterate(id, cut) as IterableIterator<unknown[]>);
       // (rows gone from before the cut leave the count short: then the run is read whole)
       if (c !== null && c.count === counts[i] && c.maxSeq === maxSeqs[i]) {

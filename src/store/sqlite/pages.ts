@@ -270,6 +270,10 @@ export function cellDigest(page: Buffer, from: number, to: number, seed: number)
   return (a >>> 11) * 2 ** 32 + (b >>> 0);
 }
 
+/** cellDigest of the cell at `ptr` on `page`, as leafCell read it (`c`): from its first byte to its overflow page number. */
+const digestOfCell = (page: Buffer, ptr: number, c: { start: number; local: number; overflow: number }, seed: number): number =>
+  cellDigest(page, ptr, c.start + c.local + (c.overflow !== 0 ? 4 : 0), seed);
+
 /** MurmurHash3's finalizer: every bit of `h` moves every bit out. */
 function fmix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
@@ -288,8 +292,7 @@ function digestLeafCells(read: PageReader, p: number, values: Float64Array, at: 
   if (page.readUInt16BE(h + 3) !== n) throw new Unexpected('a leaf read again is not the one decoded');
   for (let i = 0; i < n; i++) {
     const ptr = page.readUInt16BE(h + 8 + 2 * i);
-    const { start, local, overflow } = leafCell(page, ptr, usable);
-    values[at + 3 + i * CELL + 4] = cellDigest(page, ptr, start + local + (overflow !== 0 ? 4 : 0), seed);
+    values[at + 3 + i * CELL + 4] = digestOfCell(page, ptr, leafCell(page, ptr, usable), seed);
   }
 }
 
@@ -778,7 +781,7 @@ export function readPageMap(
     const geometry: Geometry = { pageSize, usable, pages };
     let lastSeq = -Infinity;
     // where each cell's entry starts in `tree`: their overflow chains are walked after the tree
-    const cellsAt = new Values(before.length / 4 + 1024);
+    const cellsAt = new Values(before.length / CELL + 1024);
     /**
      * A cell of a leaf written to `tree` at `at` (`leafChanged`: its digest is not the previous one; `rowChanged`:
      * nor was the cell found in the previous tree): the row `seq` of run index `run`, its overflow chain holding `rest` bytes.
@@ -797,7 +800,8 @@ export function readPageMap(
       const cells: Array<[string, number, number, number, number]> = [];
       for (let i = 0; i < count; i++) {
         const ptr = page.readUInt16BE(h + 8 + 2 * i);
-        const { payload, rowid: seq, start: a2, local, overflow } = leafCell(page, ptr, usable);
+        const c = leafCell(page, ptr, usable);
+        const { payload, rowid: seq, start: a2, local, overflow } = c;
         // the run id: the record header's serial types, then the values before it
         const [headerSize, h1] = varint(page, a2);
         let t = h1;
@@ -815,7 +819,7 @@ export function readPageMap(
           }
           offset += n;
         }
-        const digest = digestCells ? cellDigest(page, ptr, a2 + local + (overflow !== 0 ? 4 : 0), seed) : CELL_UNKNOWN;
+        const digest = digestCells ? digestOfCell(page, ptr, c, seed) : CELL_UNKNOWN;
         cells.push([runId!, seq, overflow, payload - local, digest]);
       }
       lastLeaf = { p, at: tree.length };
