@@ -78,14 +78,16 @@ export class RunWriter {
   ) {}
 
   /**
-   * Folds the snapshots added since the index saw the run into its stored record; returns the snapshots
-   * read. The messages the record had are kept up to the first whose row differs from the one stored
-   * (the replay counts every message a later snapshot repeats as replaced: its later copy is the one
-   * kept, and it may carry what core stamped after the first save). When none differs, the postings of
-   * those it had stay where they are (its segments run from `seg_from` on): only the new messages are
-   * tokenized, into `segment`. Otherwise the run's postings are written again whole, into `segment` alone.
+   * Folds the snapshots added since the index saw the run into its stored record. The messages the
+   * record had are kept up to the first whose row differs from the one stored (the replay counts every
+   * message a later snapshot repeats as replaced: its later copy is the one kept, and it may carry what
+   * core stamped after the first save). When none differs, the postings of those it had stay where they
+   * are (its segments run from `seg_from` on): only the new messages are tokenized, into `segment`.
+   * Otherwise the run's postings are written again whole, into `segment` alone. `keysBefore`: the length
+   * of the record it had when only messages were appended to it (its keys then begin with the ones it
+   * had: attribution.ts appendedOnly), else null.
    */
-  resume(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number): number {
+  resume(run: DriverRun, row: RunRow, builder: SegmentBuilder, segment: number): { snapshotsRead: number; keysBefore: number | null } {
     const stored = [...this.t.messages(row.run_key, 0, row.len)];
     const positions = stored.map(
       (p): StoredPosition => ({ keys: { loose: p.loose_key, strict: p.strict_key }, firstSeq: p.first_seq, firstStep: p.first_step }),
@@ -117,7 +119,7 @@ export class RunWriter {
       segment,
       appended ? row.seg_from : segment,
     );
-    return replayer.snapshotsRead;
+    return { snapshotsRead: replayer.snapshotsRead, keysBefore: appended ? stored.length : null };
   }
 
   /**

@@ -516,6 +516,9 @@ export class IndexSync {
     const mediaSafe = (r: RunMarks): boolean => mediaSame || (mediaAppended && r.skipped === '[]');
 
     let nextRunKey = meta.nextRunKey;
+    // each run written anew with its record's length before, while every one only had messages appended
+    // and no other run moved, came or went (attribution.ts appendedOnly); null otherwise
+    let appendedFrom: Map<number, number> | null = runsRemoved === 0 ? new Map() : null;
     const work: Array<Work | null> = [];
     // corpus positions whose run rows this update writes (their cache entries change)
     const written: number[] = [];
@@ -542,6 +545,7 @@ export class IndexSync {
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
       written.push(ord);
+      if (contentSame || !metaSame) appendedFrom = null;
       if (contentSame) {
         // the blobs of a run that changed only
         this.t.putRun(placed(this.t.run(ex.run_key), run, ord));
@@ -550,6 +554,7 @@ export class IndexSync {
       // only rows appended since the index read the run (those it read are byte-identical): resume
       // its replay; any other change: rebuild it
       const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
+      if (!resumed) appendedFrom = null;
       work.push({ run, ord, marks: ex ?? null, runKey, content: c, resumed });
     });
 
@@ -608,8 +613,12 @@ export class IndexSync {
         rewritten.add(runKey);
         onProgress?.(i, work.length);
         if (builder.size >= SEGMENT_BYTES) flush();
-        if (resumed) snapshotsRead += this.writer.resume(run, row, builder, segment);
-        else {
+        if (resumed) {
+          const done = this.writer.resume(run, row, builder, segment);
+          snapshotsRead += done.snapshotsRead;
+          if (done.keysBefore === null) appendedFrom = null;
+          else appendedFrom?.set(runKey, done.keysBefore);
+        } else {
           const done = this.writer.rebuild(run, row, builder, segment, replayed, elsewhere);
           snapshotsRead += done.snapshotsRead;
           // a run without rows has no entry in the content (as when read from the store)
@@ -635,6 +644,7 @@ export class IndexSync {
         minAffected,
         rewritten,
         runs.map((r) => r.conversationId),
+        appendedFrom,
       );
       written.push(...attributed.changed);
       keysRead = attributed.keysRead;

@@ -175,3 +175,178 @@ test('an in-place edit of an early run whose messages later runs repeat: their s
   }
   assert.ok(moved > 0, 'a later run’s starts moved with the edit');
 });
+
+/** The messages of the run's last complete snapshot that parses as a JSON array; null when it has none (a store may hold a broken one last). */
+function lastMessages(db: Database.Database, runId: string): { step: number; conv: string | null; messages: unknown[] } | null {
+  const rows = db
+    .prepare(
+      "SELECT step_index AS step, conversation_id AS conv, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC",
+    )
+    .all(runId) as Array<{ step: number; conv: string | null; messages: string }>;
+  for (const r of rows) {
+    try {
+      const messages = JSON.parse(r.messages) as unknown;
+      if (Array.isArray(messages) && messages.length > 0) return { step: r.step, conv: r.conv, messages };
+    } catch {
+      // a broken snapshot: the one before it
+    }
+  }
+  return null;
+}
+
+/** The runs (in corpus order) with a complete snapshot to go on from: a later step extends it. */
+function growable(path: string, runs: ReadonlyArray<{ id: string; conv: string | null }>): Array<{ id: string; conv: string | null }> {
+  const db = new Database(path, { readonly: true });
+  try {
+    return runs.filter((r) => lastMessages(db, r.id) !== null);
+  } finally {
+    db.close();
+  }
+}
+
+/** A user prompt saying `text`, as the harness saves one. */
+const prompt = (text: string): unknown => ({
+  parts: [{ content: text, timestamp: '2027-01-01T00:00:00Z', part_kind: 'user-prompt' }],
+  timestamp: '2027-01-01T00:00:00Z',
+  instructions: null,
+  kind: 'request',
+});
+
+/** A step of run `runId`: its last snapshot's messages, then `more`, saved as the next complete snapshot. */
+function appendStep(path: string, runId: string, more: (db: Database.Database) => unknown[]): void {
+  const db = new Database(path);
+  try {
+    const last = lastMessages(db, runId)!;
+    db.prepare(
+      "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, '2027-01-01T00:00:00Z', 'complete', ?)",
+    ).run(runId, last.step + 1, last.conv, JSON.stringify([...last.messages, ...more(db)]));
+  } finally {
+    db.close();
+  }
+}
+
+/** Each run's starts in an index built from nothing over the store as it is now. */
+const builtStarts = (path: string): Map<string, string> => {
+  const index = join(tempDir(), 'fresh.db');
+  sync(path, index);
+  return starts(index);
+};
+
+test('steps appended to recent runs: attributed from the first of them on, every start as a build gives it; answers equal --no-index', () => {
+  for (const seed of [61, 62, 63]) {
+    const { path, runs } = threadedStore(seed, 20);
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const grown = growable(path, runs);
+    // the last run that can grow, then the last three: steps of new prompts (keys no run holds)
+    for (const [round, back] of [1, 3].entries()) {
+      const targets = grown.slice(-back);
+      for (const [k, run] of targets.entries()) appendStep(path, run.id, () => [prompt(`quarzite step ${seed} ${round} ${k}`)]);
+      const r = sync(path, index);
+      assert.equal(r.runsResumed, back, `seed ${seed}, round ${round}: the runs were resumed`);
+      assert.equal(r.runsReplayed, 0);
+      const first = runs.findIndex((x) => x.id === targets[0]!.id);
+      assert.ok(first >= runs.length / 2, `seed ${seed}: recent runs (from ${first} of ${runs.length})`);
+      assert.equal(r.keysRead, runs.length - first, `seed ${seed}, round ${round}: key rows read from the first changed run on`);
+      assert.deepEqual(starts(index), builtStarts(path), `seed ${seed}, round ${round}: starts as a build gives them`);
+      assertSameAnswers(path, index, runs, seed, 'quarzite', 'step');
+    }
+  }
+});
+
+test('a step appended to a run holds what a later run starts its own record with: that start moves (the store-wide scan); answers equal --no-index', () => {
+  let moved = 0;
+  for (const seed of [65, 66, 67]) {
+    const { path, runs } = threadedStore(seed, 20);
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const before = starts(index);
+    // of the runs that can grow, the second last is handed the last one's whole record
+    const grown = growable(path, runs);
+    const [earlier, last] = grown.slice(-2);
+    appendStep(path, earlier!.id, (db) => lastMessages(db, last!.id)!.messages);
+    const r = sync(path, index);
+    assert.equal(r.runsResumed, 1, `seed ${seed}`);
+    const after = starts(index);
+    assert.deepEqual(after, builtStarts(path), `seed ${seed}: starts as a build gives them`);
+    const movedNow = [...after].some(([id, s]) => id !== earlier!.id && before.get(id) !== s);
+    if (movedNow) moved++;
+    const first = runs.findIndex((x) => x.id === earlier!.id);
+    assert.equal(
+      r.keysRead,
+      movedNow ? runs.length : runs.length - first,
+      `seed ${seed}: a later start moved, or only the later runs were read`,
+    );
+    assertSameAnswers(path, index, runs, seed, 'quarzite');
+  }
+  assert.ok(moved > 0, 'some later run’s start moved');
+});
+
+test('a step appended to a run whose record earlier runs held whole: its new message, held too, moves its start (the store-wide scan)', () => {
+  const { path, runs } = threadedStore(68, 20);
+  const donor = growable(path, runs)[0]!.id;
+  const db = new Database(path);
+  try {
+    // a run whose snapshots are those of an earlier run: every message of its record is held before it
+    db.prepare(
+      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('copied', NULL, NULL, NULL, '{}', '2099-01-01T00:00:00Z')",
+    ).run();
+    db.prepare(
+      "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT 'copied', step_index, NULL, NULL, NULL, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq",
+    ).run(donor);
+    runs.push({ id: 'copied', conv: null });
+  } finally {
+    db.close();
+  }
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  const was = starts(index).get('copied');
+  // a message another run holds: held before this run too, so its start goes past it
+  const other = growable(path, runs).find((r) => r.id !== donor && r.id !== 'copied')!.id;
+  appendStep(path, 'copied', (d) => lastMessages(d, other)!.messages.slice(-1));
+  const r = sync(path, index);
+  assert.equal(r.runsResumed, 1);
+  assert.equal(r.keysRead, runs.length, 'every key row read');
+  const after = starts(index);
+  assert.deepEqual(after, builtStarts(path));
+  assert.notEqual(after.get('copied'), was, 'its start moved');
+  assertSameAnswers(path, index, runs, 68, 'quarzite');
+});
+
+test('a step appended to a run holds what a later run of its conversation inherited from another: only conversation starts move (the store-wide scan)', () => {
+  let cases = 0;
+  // (seeds whose stores hold such a pair, and one that does not)
+  for (const seed of [77, 80, 84]) {
+    const { path, runs } = threadedStore(seed, 20);
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const before = starts(index);
+    const at = (m: Map<string, string>, id: string): number[] => m.get(id)!.split('/').map(Number);
+    const ord = (id: string): number => runs.findIndex((x) => x.id === id);
+    const grown = growable(path, runs);
+    // a later run whose record begins with history held store-wide but not in its conversation (forked
+    // from another), and the last run of its conversation before it, in the later half
+    let pair: [string, string, number] | null = null;
+    for (const late of grown) {
+      const [all, conv] = at(before, late.id);
+      if (late.conv === null || !(conv! < all!)) continue;
+      const mate = grown.filter((r) => r.conv === late.conv && ord(r.id) < ord(late.id)).pop();
+      if (mate !== undefined && ord(mate.id) >= runs.length / 2) pair = [mate.id, late.id, all!];
+    }
+    if (pair === null) continue;
+    const [mate, late, heldAll] = pair;
+    // the mate is handed the later run's inherited messages only (those held store-wide already)
+    appendStep(path, mate, (db) => lastMessages(db, late)!.messages.slice(0, heldAll));
+    const r = sync(path, index);
+    const after = starts(index);
+    assert.deepEqual(after, builtStarts(path), `seed ${seed}: starts as a build gives them`);
+    const others = runs.map((x) => x.id).filter((id) => id !== mate);
+    if (others.every((id) => at(after, id)[0] === at(before, id)[0]) && others.some((id) => at(after, id)[1] !== at(before, id)[1])) {
+      cases++;
+      assert.equal(r.runsResumed, 1, `seed ${seed}`);
+      assert.equal(r.keysRead, runs.length, `seed ${seed}: a conversation start moved: every key row read`);
+    }
+    assertSameAnswers(path, index, runs, seed, 'quarzite');
+  }
+  assert.ok(cases > 0, 'only conversation starts moved, in some store');
+});
