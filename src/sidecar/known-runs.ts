@@ -15,9 +15,38 @@ import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
  * that changed, no row kept for this content) reads every run's marks, as before.
  */
 
-/** The row 3 that goes with `content` and `runs` (`runList`: the digest of all of them). */
-export function knownRunsOf(content: StoreContent, runs: readonly StoreRun[], runList: string): KnownRuns {
-  return { content: content.digest, runList, runCount: runs.length, runs: content.runs };
+/** The row that goes with `content` and a run list of `runCount` runs (`runList`: the digest of all of them). */
+export function knownRunsOf(content: StoreContent, runCount: number, runList: string): KnownRuns {
+  return { content: content.digest, runList, runCount, runs: content.runs };
+}
+
+/** Whether the content entry of run `id` is not the one `known` holds. */
+function entryChanged(known: KnownRuns, content: StoreContent, id: string): boolean {
+  const was = known.runs.get(id);
+  const now = content.runs.get(id);
+  if (was === now) return false;
+  return was === undefined || now === undefined || was.count !== now.count || was.maxSeq !== now.maxSeq || was.digest !== now.digest;
+}
+
+/**
+ * The marks an update needs when the store's runs table is byte for byte the one the index recorded
+ * (StoreContent.runsTableHeld): the run list is then the one `known` describes, so only the runs whose
+ * content entry differs are looked up, each at its recorded place, and the list is never read. Null
+ * when the content does not tell which entries differ (read otherwise than over the kept entries) or
+ * the media changed: the list is read and changedMarks decides.
+ */
+export function heldMarks(t: IndexTables, known: KnownRuns, meta: IndexMeta, content: StoreContent): RunMarks[] | null {
+  if (known.content !== meta.content || known.runCount !== meta.runCount) return null;
+  if (content.media.digest !== meta.mediaDigest || content.media.count !== meta.mediaCount) return null;
+  const overlaid = overlaidIds(known, content);
+  if (overlaid === null) return null;
+  const rows: RunMarks[] = [];
+  for (const id of overlaid) {
+    // (rows of a run the list does not hold have no marks: nothing is placed for them, as changedMarks does)
+    const m = entryChanged(known, content, id) ? t.marksOf(id) : undefined;
+    if (m !== undefined) rows.push(m);
+  }
+  return rows;
 }
 
 /**
@@ -44,12 +73,7 @@ export function changedMarks(
     const m = t.marksOf(runId);
     if (m !== undefined) rows.push(m);
   };
-  const changed = (id: string): boolean => {
-    const was = known.runs.get(id);
-    const now = content.runs.get(id);
-    if (was === now) return false;
-    return was === undefined || now === undefined || was.count !== now.count || was.maxSeq !== now.maxSeq || was.digest !== now.digest;
-  };
+  const changed = (id: string): boolean => entryChanged(known, content, id);
   const overlaid = overlaidIds(known, content);
   if (overlaid === null) {
     for (let i = 0; i < settled; i++) if (changed(runs[i]!.runId)) look(runs[i]!.runId);

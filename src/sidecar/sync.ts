@@ -7,6 +7,7 @@ import {
   EMPTY_DIGEST,
   type KeptFilePass,
   knownMedia,
+  knownRunsTable,
   recordedContent,
   type RunContent,
   type StoreContent,
@@ -25,7 +26,7 @@ import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
 import type { IndexTables, KnownRuns, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
-import { changedMarks, knownRunsOf } from './known-runs.js';
+import { changedMarks, heldMarks, knownRunsOf } from './known-runs.js';
 import { type RunListDigests, runListDigests } from '../store/run-list.js';
 
 export interface SyncReport {
@@ -104,6 +105,25 @@ function snapshotStats(
     return { complete_snaps: s.complete, interrupted_snaps: s.interrupted, last_step: s.lastStep };
   };
 }
+
+/**
+ * The runs an update places: every run of the store's list, in corpus order; or, while the store's runs
+ * table is the one the index recorded (known-runs.ts heldMarks), how many there are and the runs whose
+ * content changed, each at its recorded place with its recorded record, in corpus order.
+ */
+type Placing =
+  | { readonly all: readonly StoreRun[] }
+  | { readonly count: number; readonly changed: ReadonlyArray<readonly [ord: number, run: StoreRun]> };
+
+/** A run's record as the index holds it (its marks): the store's own while its runs table is the one recorded. */
+const recordedRun = (m: RunMarks): StoreRun => ({
+  runId: m.run_id,
+  conversationId: m.conversation_id,
+  parentRunId: m.parent_run_id,
+  agentName: m.agent_name,
+  startedAt: m.started_at,
+  rowid: m.store_rowid,
+});
 
 interface Work {
   readonly run: StoreRun;
@@ -255,18 +275,34 @@ export class IndexSync {
         const n = known?.runCount ?? 0;
         return (digests ??= this.store.runListDigests?.(n) ?? runListDigests(listed(), n));
       };
+      // the runs table as the index recorded it (its pages vouch): the run list is the one `known` describes, never read
+      const held = content.runsTableHeld === true && known !== null && rows === null ? known : null;
       const putMap = (): void => {
         if (!content.pages) return;
-        this.t.putPageMap(content.digest, seed, content.pages, content.tree ?? null, knownMedia(content), unchangedSinceRead);
+        this.t.putPageMap(
+          content.digest,
+          seed,
+          content.pages,
+          content.tree ?? null,
+          knownMedia(content),
+          unchangedSinceRead,
+          knownRunsTable(content),
+        );
         if (content.filePass !== undefined) this.t.putFilePass(content.filePass, unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a private copy, a commit between the reads of a
         // live writer's wal-index header) keeps reading every run's marks
-        if (known?.content !== content.digest) this.t.putKnownRuns(knownRunsOf(content, listed(), listDigests().all), unchangedSinceRead);
+        if (known?.content !== content.digest)
+          this.t.putKnownRuns(
+            held !== null ? knownRunsOf(content, held.runCount, held.runList) : knownRunsOf(content, listed().length, listDigests().all),
+            unchangedSinceRead,
+          );
       };
       let mapPut = false;
       if (content.digest !== meta.content || content.runsElsewhere) {
-        const marks = rows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
-        if (rows === null) marksRead += (rows = marks?.rows ?? this.t.allMarks(meta.runCount)).length;
+        const heldRows = held !== null ? heldMarks(this.t, held, meta, content) : null;
+        const marks =
+          rows !== null || heldRows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
+        if (rows === null) marksRead += (rows = heldRows ?? marks?.rows ?? this.t.allMarks(meta.runCount)).length;
         // content read whole before the runs are written: its map goes in first, and its digests and
         // decoded b-tree are let go (a build at 50k runs held ~14 MB of them to its end)
         if (!content.runsElsewhere) {
@@ -274,7 +310,15 @@ export class IndexSync {
           mapPut = true;
           content = { ...content, pages: null, tree: null };
         }
-        const { applied, ...done } = this.apply(listed(), content, rows, marks?.settled ?? 0, meta, onProgress);
+        const placing: Placing =
+          heldRows !== null
+            ? {
+                count: held!.runCount,
+                changed: heldRows.map((m): [number, StoreRun] => [m.ord, recordedRun(m)]).sort((a, b) => a[0] - b[0]),
+              }
+            : { all: listed() };
+        const settled = heldRows !== null ? held!.runCount : (marks?.settled ?? 0);
+        const { applied, ...done } = this.apply(placing, content, rows, settled, meta, onProgress);
         // a build that digested its runs as it replayed them: their rows
         if (content.runsElsewhere) rowsDigested += applied.rowsDigested ?? 0;
         content = applied;
@@ -438,6 +482,7 @@ export class IndexSync {
       tree: current ? pageMap.tree : null,
       runs,
       media: current ? pageMap.media : null,
+      runsTable: current ? pageMap.runsTable : null,
       rowsElsewhere,
       // the runs the index placed (known-runs.ts): their list digest is taken as the runs are read, where it can be
       listed: Array.isArray(rows) ? 0 : (rows as KnownRuns).runCount,
@@ -482,10 +527,11 @@ export class IndexSync {
 
   /**
    * `rows`: the marks of every run the index holds, or (`settled` > 0, known-runs.ts) of those that
-   * changed: the first `settled` runs of the list without marks are the index's, unchanged.
+   * changed: the first `settled` runs of the list without marks are the index's, unchanged. `placing`:
+   * the runs placed (Placing): a held list places the runs of `rows` alone, none came or went.
    */
   private apply(
-    runs: readonly StoreRun[],
+    placing: Placing,
     content: StoreContent,
     rows: RunMarks[],
     settled: number,
@@ -497,12 +543,13 @@ export class IndexSync {
     const elsewhere = content.runsElsewhere === true;
     const digested = new Map<string, RunContent>();
     const indexed = new Map(rows.map((r) => [r.run_id, r]));
-    // (only when the index held runs that changed: a run appended alone needs no set of every run)
-    const present = indexed.size > 0 ? new Set(runs.map((r) => r.runId)) : null;
+    // (only when the index held runs that changed: a run appended alone needs no set of every run; a
+    // held list lost none)
+    const present = indexed.size > 0 && 'all' in placing ? new Set(placing.all.map((r) => r.runId)) : null;
     let minAffected = Infinity;
     let runsRemoved = 0;
     for (const [id, r] of indexed) {
-      if (present!.has(id)) continue;
+      if (present === null || present.has(id)) continue;
       this.t.deleteMessages(r.run_key, 0);
       this.t.deleteRun(r.run_key);
       indexed.delete(id);
@@ -522,13 +569,10 @@ export class IndexSync {
     const work: Array<Work | null> = [];
     // corpus positions whose run rows this update writes (their cache entries change)
     const written: number[] = [];
-    let runCount = 0;
-    runs.forEach((run, ord) => {
+    const runCount = 'all' in placing ? placing.all.length : placing.count;
+    const place = (run: StoreRun, ord: number): void => {
       const ex = indexed.get(run.runId);
-      if (ex === undefined && ord < settled) {
-        runCount++;
-        return;
-      }
+      if (ex === undefined && ord < settled) return;
       const c: RunContent = content.runs.get(run.runId) ?? { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
       const metaSame =
         ex !== undefined &&
@@ -541,7 +585,6 @@ export class IndexSync {
       const contentSame =
         ex !== undefined && ex.content === c.digest && ex.snap_count === c.count && ex.snap_max_seq === c.maxSeq && mediaSafe(ex);
       const runKey = ex?.run_key ?? nextRunKey++;
-      runCount++;
       if (metaSame && contentSame) return;
       minAffected = Math.min(minAffected, ord);
       written.push(ord);
@@ -556,7 +599,9 @@ export class IndexSync {
       const resumed = ex !== undefined && ex.complete_count > 0 && ex.content === c.prefix && mediaSafe(ex);
       if (!resumed) appendedFrom = null;
       work.push({ run, ord, marks: ex ?? null, runKey, content: c, resumed });
-    });
+    };
+    if ('all' in placing) placing.all.forEach(place);
+    else for (const [ord, run] of placing.changed) place(run, ord);
 
     let segment = meta.nextSegment;
     let liveSegments = meta.liveSegments;
@@ -632,7 +677,8 @@ export class IndexSync {
     }
     onProgress?.(work.length, work.length);
     flush();
-    if (elsewhere) content = this.replayedContent(content, digested) ?? this.contentRead(content, runs);
+    if (elsewhere)
+      content = this.replayedContent(content, digested) ?? this.contentRead(content, 'all' in placing ? placing.all : this.store.runs());
 
     // the rows are in the index now; what follows streams them back (a build holds no run's record longer than it takes to write it)
     indexed.clear();
@@ -643,7 +689,8 @@ export class IndexSync {
         runCount,
         minAffected,
         rewritten,
-        runs.map((r) => r.conversationId),
+        // (a held list: no run came, none is attributed within its conversation alone)
+        'all' in placing ? placing.all.map((r) => r.conversationId) : undefined,
         appendedFrom,
       );
       written.push(...attributed.changed);

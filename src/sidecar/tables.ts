@@ -5,6 +5,7 @@ import {
   type KeptFilePass,
   type KeptTree,
   type KnownMedia,
+  type KnownRunsTable,
   type KnownRunContent,
   type PageTree,
   type RunContent,
@@ -303,6 +304,8 @@ export interface PageMapRow {
   readonly tree: KeptTree | null;
   /** The media table's fingerprint taken with the map, and the media it vouches for (null: none kept). */
   readonly media: KnownMedia | null;
+  /** The runs table's fingerprint taken with the map, and the runs table digest it vouches for (null: none kept). */
+  readonly runsTable: KnownRunsTable | null;
 }
 
 /**
@@ -348,6 +351,15 @@ function knownMediaOf(m: unknown): KnownMedia | null {
   if (k === null || typeof k !== 'object' || typeof k.pages !== 'string' || typeof k.digest !== 'string' || !Number.isSafeInteger(k.count))
     throw new IndexDamagedError('the page map row is malformed');
   return { pages: k.pages, count: k.count as number, digest: k.digest };
+}
+
+/** The runs table row 1's head keeps (absent: an older convsearch wrote it, or no fingerprint was taken). */
+function knownRunsTableOf(m: unknown): KnownRunsTable | null {
+  if (m === undefined) return null;
+  const k = m as Partial<Record<keyof KnownRunsTable, unknown>> | null;
+  if (k === null || typeof k !== 'object' || typeof k.pages !== 'string' || typeof k.digest !== 'string')
+    throw new IndexDamagedError('the page map row is malformed');
+  return { pages: k.pages, digest: k.digest };
 }
 
 function parseJson(text: string, damaged: string): unknown {
@@ -876,7 +888,14 @@ export class IndexTables {
         tree = { runIds: runIds as string[], values: IndexTables.chunked(t.parts, valuesEnd, Float64Array) };
       }
     }
-    return { content: head.content, seed: head.seed as number, pages, tree, media: knownMediaOf(head.media) };
+    return {
+      content: head.content,
+      seed: head.seed as number,
+      pages,
+      tree,
+      media: knownMediaOf(head.media),
+      runsTable: knownRunsTableOf(head.runs),
+    };
   }
 
   /**
@@ -1014,9 +1033,11 @@ export class IndexTables {
     tree: PageTree | null,
     media: KnownMedia | null = null,
     unchangedSinceRead = false,
+    runsTable: KnownRunsTable | null = null,
   ): void {
-    // `media` in the head: a convsearch that knows nothing of it writes the head without it
-    this.writePart(1, media === null ? { content, seed } : { content, seed, media }, [pages], unchangedSinceRead);
+    // `media` and `runs` in the head: a convsearch that knows nothing of them writes the head without them
+    const head = { content, seed, ...(media !== null ? { media } : {}), ...(runsTable !== null ? { runs: runsTable } : {}) };
+    this.writePart(1, head, [pages], unchangedSinceRead);
     if (tree === null) {
       this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
       return;

@@ -66,6 +66,14 @@ export interface StoreContent {
   readonly runsElsewhere?: boolean;
   /** The fingerprint of the media table's pages taken with the page map (store/sqlite/content.ts), or null. */
   readonly mediaPages?: string | null;
+  /** The fingerprint of the runs table's pages taken with the page map (store/sqlite/content.ts), or null. */
+  readonly runsPages?: string | null;
+  /**
+   * The runs table is byte for byte the one the index recorded with its page map (ContentBasis.runsTable):
+   * the same runs, records and order as the run list the index placed; `runsTable` is the recorded digest,
+   * and the store's run list was not read.
+   */
+  readonly runsTableHeld?: boolean;
   /** Every run in `runs` carries its RunContent.stats, read from all its rows: a run absent has no rows. */
   readonly rowStats?: boolean;
   /**
@@ -89,6 +97,20 @@ export interface KnownMedia {
 /** What the index keeps of `content`'s media (null: no fingerprint was taken). */
 export function knownMedia(content: StoreContent): KnownMedia | null {
   return content.mediaPages ? { pages: content.mediaPages, count: content.media.count, digest: content.media.digest } : null;
+}
+
+/**
+ * What the index kept of the runs table with the page map: the fingerprint of its pages (with its
+ * definition), and the runs table's digest read when the pages were those.
+ */
+export interface KnownRunsTable {
+  readonly pages: string;
+  readonly digest: string;
+}
+
+/** What the index keeps of `content`'s runs table (null: no fingerprint was taken). */
+export function knownRunsTable(content: StoreContent): KnownRunsTable | null {
+  return content.runsPages ? { pages: content.runsPages, digest: content.runsTable } : null;
 }
 
 /**
@@ -165,6 +187,8 @@ export interface ContentBasis {
   readonly rowsElsewhere?: boolean;
   /** The media as the index kept them with `pages` (null: none kept, the media rows are read). */
   readonly media: KnownMedia | null;
+  /** The runs table as the index kept it with `pages` (null or absent: none kept, the runs rows are read). */
+  readonly runsTable?: KnownRunsTable | null;
   /** The store file's hashing pass as the index kept it (FilePass), read only when asked. */
   readonly filePass?: () => KeptFilePass | null;
   /** How many runs the index placed: a reader that lists its runs as it reads the content may take the digest of that many first (StoreReader.runListDigests). */

@@ -62,21 +62,24 @@ function digestRow(d: ContentDigester, seq: number, cells: unknown[]): void {
   else d.add(seq, text === raw ? cells : [...cells.slice(0, 5), text]);
 }
 
-/** The media table as SQLite reads it: its root page and its definition (which columns a row's values are). */
-interface MediaTable {
+/** A table as SQLite reads it: its root page and its definition (which columns a row's values are, in which order they sort). */
+interface TableRoot {
   readonly root: number;
   readonly sql: string;
 }
 
-/** The media table, when it is a table (not a view) whose b-tree the page map can walk. */
-function mediaTableOf(db: BetterSqlite3.Database, schema: StoreSchema): MediaTable | null {
-  if (!schema.hasMedia) return null;
-  // the name SQLite resolves `FROM media` to: names match without regard to ASCII case
-  const r = db.prepare("SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = 'media'").get() as
+/** The table `name` (media, runs), when it is a table (not a view) whose b-tree the page map can walk. */
+function tableOf(db: BetterSqlite3.Database, name: 'media' | 'runs'): TableRoot | null {
+  // the name SQLite resolves `FROM <name>` to: names match without regard to ASCII case
+  const r = db.prepare("SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = ?").get(name) as
     | { rootpage: unknown; sql: unknown }
     | undefined;
   return typeof r?.rootpage === 'number' && typeof r.sql === 'string' ? { root: r.rootpage, sql: r.sql } : null;
 }
+
+/** The fingerprint of a table's walked pages with its definition: the same pages read as other columns are other values. */
+const tableFingerprint = (table: TableRoot | null, walked: string | null | undefined): string | null =>
+  table !== null && walked != null ? createHash('sha256').update(`${table.sql}\n${walked}`).digest('base64') : null;
 
 /** The page map of the file SQLite reads, or null when its layout is not the one readPageMap knows. */
 function pageMapOf(
@@ -84,7 +87,8 @@ function pageMapOf(
   path: string,
   wal: WalView | null,
   basis: ContentBasis,
-  media: MediaTable | null,
+  media: TableRoot | null,
+  runs: TableRoot | null,
 ): PageMap | null {
   const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'snapshots'").pluck().get();
   const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info('snapshots') ORDER BY cid").all() as Array<{
@@ -108,6 +112,7 @@ function pageMapOf(
     media?.root ?? null,
     wal,
     basis.filePass ?? null,
+    runs?.root ?? null,
   );
 }
 
@@ -186,12 +191,13 @@ function digestRows(d: ContentDigester, rows: IterableIterator<unknown[]>): RunC
 
 /**
  * Reads and digests every snapshot row and the media rows: with the runs rows' digest `runsTable`
- * (runs.ts readRunsTable), the content of the store (see store/content.ts). `cuts` gives, per run, the
- * last seq the index saw (its prefix digest is taken there); `mediaCut` the media rows it saw. With
- * `pages` (the file SQLite reads, when it reads it without locks, or with `wal` as the read
- * transaction's snapshot of a live writer's log shows it) its page map is taken too, and with a basis
- * holding the previous map only the runs whose pages changed are read, and the media rows not at all
- * while their pages are those the basis names.
+ * (runs.ts readRunsTable, read when called), the content of the store (see store/content.ts). `cuts`
+ * gives, per run, the last seq the index saw (its prefix digest is taken there); `mediaCut` the media
+ * rows it saw. With `pages` (the file SQLite reads, when it reads it without locks, or with `wal` as the
+ * read transaction's snapshot of a live writer's log shows it) its page map is taken too, and with a
+ * basis holding the previous map only the runs whose pages changed are read, and neither the media
+ * rows nor the runs rows at all while their pages are those the basis names (an agent's step changes
+ * neither: at 50,000 runs the runs table took ~170 ms to read).
  * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
@@ -199,21 +205,24 @@ export function sqliteContent(
   schema: StoreSchema,
   cuts: ReadonlyMap<string, RunCut>,
   mediaCut: number,
-  runsTable: string,
+  runsTable: () => string,
   pages?: { readonly path: string; readonly basis: ContentBasis; readonly wal?: WalView | null },
   rowsElsewhere = false,
 ): StoreContent {
-  const table = pages ? mediaTableOf(db, schema) : null;
-  const map = pages ? pageMapOf(db, pages.path, pages.wal ?? null, pages.basis, table) : null;
+  const table = pages && schema.hasMedia ? tableOf(db, 'media') : null;
+  const runsRoot = pages ? tableOf(db, 'runs') : null;
+  const map = pages ? pageMapOf(db, pages.path, pages.wal ?? null, pages.basis, table, runsRoot) : null;
   // the map's runs say which of their pages changed when it was taken with the previous digests
   const since = map && pages?.basis.pages ? runsSince(db, schema, map, pages.basis, cuts) : null;
   // a build digests each run from the rows its replay reads (content.ts completeDigested)
   const elsewhere = rowsElsewhere && since === null;
   const { runs, rowsDigested } =
     since ?? (elsewhere ? { runs: new Map<string, RunContent>(), rowsDigested: 0 } : allRuns(db, schema, cuts));
-  // the walk's fingerprint with the table's definition: the same pages read as other columns are other values
-  const mediaPages =
-    table !== null && map?.media != null ? createHash('sha256').update(`${table.sql}\n${map.media}`).digest('base64') : null;
+  const mediaPages = tableFingerprint(table, map?.media);
+  const runsPages = tableFingerprint(runsRoot, map?.runsTable);
+  // the pages the recorded digest was read from, byte for byte: the same rows in the same order
+  const heldRuns = runsPages !== null && pages?.basis.runsTable?.pages === runsPages ? pages.basis.runsTable : null;
+  const runsDigest = heldRuns?.digest ?? runsTable();
   const known = pages?.basis.media;
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   let mediaDigested = 0;
@@ -227,14 +236,16 @@ export function sqliteContent(
   return {
     runs,
     media,
-    runsTable,
-    digest: totalDigest(runs, media, runsTable),
+    runsTable: runsDigest,
+    digest: totalDigest(runs, media, runsDigest),
     rowsDigested,
     mediaDigested,
     pages: map?.digests ?? null,
     tree: map?.tree ?? null,
     runsElsewhere: elsewhere,
     mediaPages,
+    runsPages,
+    runsTableHeld: heldRuns !== null,
     // every row read (allRuns), each run's states and steps counted with it
     rowStats: since === null && !elsewhere,
     pagesHashed: map?.pagesHashed ?? 0,

@@ -36,6 +36,8 @@ export interface PageMap {
    * null when no media root was given or its tree is not one the walk knows.
    */
   readonly media: string | null;
+  /** The runs table's b-tree, as `media` is (tablePages); null when no runs root was given or its tree is not one the walk knows. */
+  readonly runsTable: string | null;
   /** Pages of the file this map read and hashed (0: it took the file pass it was given). */
   readonly pagesHashed: number;
   /** The pass to keep for the next map: taken next to a live writer from a file that held still, else null. */
@@ -319,7 +321,7 @@ function overflowChain(
 }
 
 /**
- * The pages of the table b-tree at `root` (a rowid table: the media table) in walk order, each page
+ * The pages of the table b-tree at `root` (a rowid table: the media table, the runs table) in walk order, each page
  * number with its digest, in one SHA-256. The walk reads only those pages and goes where their bytes
  * point (children, cells, overflow chains), so two equal fingerprints (same geometry, same key) mean it
  * read the same bytes: the same rows, in the same order. Reads the interior and leaf pages (overflow
@@ -364,7 +366,7 @@ function tablePages(read: PageReader, root: number, g: Geometry, digests: Uint32
   try {
     visit(root, 0);
   } catch {
-    // a tree this walk does not know, or a read that failed: the media are read and digested
+    // a tree this walk does not know, or a read that failed: the table's rows are read and digested
     return null;
   }
   return createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64');
@@ -635,7 +637,8 @@ function overflowChains(
  * whole). `helper`: when a helper thread hashes a share (tests force one, or none).
  * `mediaRoot`: the media table's root page, whose b-tree is walked for PageMap.media. `wal`: the file is
  * read next to a live writer, as that snapshot of its log shows it (the log's latest frames of a page in
- * its place); null when the log is no longer the snapshot's once the map is taken.
+ * its place); null when the log is no longer the snapshot's once the map is taken. `runsRoot`: the runs
+ * table's root page, whose b-tree is walked for PageMap.runsTable.
  */
 export function readPageMap(
   path: string,
@@ -647,6 +650,7 @@ export function readPageMap(
   mediaRoot: number | null = null,
   wal: WalView | null = null,
   filePass: (() => KeptFilePass | null) | null = null,
+  runsRoot: number | null = null,
 ): PageMap | null {
   let fd: number;
   let walFd: number | null = null;
@@ -894,9 +898,10 @@ export function readPageMap(
     const runs = tally.runs();
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const media = mediaRoot === null ? null : tablePages(readPage, mediaRoot, geometry, digests, next, seen);
+    const runsTable = runsRoot === null ? null : tablePages(readPage, runsRoot, geometry, digests, next, seen);
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's
     if (inLog !== null && !sameLog(wal!)) return null;
-    return { pageSize, digests, runs, tree: { runIds: runs.ids, values }, media, pagesHashed, filePass: keep };
+    return { pageSize, digests, runs, tree: { runIds: runs.ids, values }, media, runsTable, pagesHashed, filePass: keep };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;
