@@ -1,12 +1,13 @@
 /**
  * The scaling table (issue 21): for the bench's store (about 2,000 runs at the default size) and for
  * stores of 20,000 and 50,000 small runs, the index build's time and peak RSS, the warm whole-process
- * search, and the update after one appended run. Cost that follows the change stays flat down the
- * "update" column; cost that follows the store grows with the run count.
+ * search, the update after one appended run, and the update after one step appended to a recent run
+ * (what an agent's run does at each step). Cost that follows the change stays flat down the "update"
+ * columns; cost that follows the store grows with the run count.
  */
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendRun } from './mutations.js';
+import { appendRun, appendSnapshots } from './mutations.js';
 import { fmt, runPhase, type PhaseResult } from './phase.js';
 import { writeSyntheticStore } from './synthetic-store.js';
 import { cliProbes, measureLatencies } from './whole-process.js';
@@ -19,7 +20,9 @@ export interface ScalingRow {
   warm: { median: number; p95: number };
   baseline: number;
   /** The index update after one appended run (content check included): median of UPDATE_ROUNDS, and the range. */
-  update: { median: number; min: number; max: number };
+  update: Spread;
+  /** The same after one step (snapshot) appended to the most recent run. */
+  step: Spread;
   indexMb: number;
 }
 
@@ -50,6 +53,13 @@ export function ensureStore(path: string, make: (at: string) => void, regenerate
   }
 }
 
+/** A median of UPDATE_ROUNDS, and the range. */
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
 /**
  * Appended runs, each followed by the update it costs: one sample of a second on a shared machine moved
  * by a third between two benches of nearly the same code (50,000 runs: 0.91 s, then 1.20 s), so the column is their median.
@@ -74,12 +84,9 @@ function measure(plan: ScalingPlan, label: string, pristine: string, runs: numbe
     throw new Error('scaling: the latency probes are not node -e 0 and a search');
   const indexMb = statSync(index).size / 1e6;
   process.stderr.write(`  scaling ${label}: update after one appended run (${UPDATE_ROUNDS} rounds) ...\n`);
-  const updates: number[] = [];
-  for (let i = 0; i < UPDATE_ROUNDS; i++) {
-    appendRun(store);
-    updates.push(runPhase(['sync', store, index]).ms);
-  }
-  updates.sort((a, b) => a - b);
+  const update = updates(() => appendRun(store), store, index);
+  process.stderr.write(`  scaling ${label}: update after one step of a recent run (${UPDATE_ROUNDS} rounds) ...\n`);
+  const step = updates(() => appendSnapshots(store, 1), store, index);
   rmSync(store, { force: true });
   return {
     label,
@@ -88,9 +95,21 @@ function measure(plan: ScalingPlan, label: string, pristine: string, runs: numbe
     build,
     warm: { median: search!.median, p95: search!.p95 },
     baseline: base!.median,
-    update: { median: updates[UPDATE_ROUNDS >> 1]!, min: updates[0]!, max: updates.at(-1)! },
+    update,
+    step,
     indexMb,
   };
+}
+
+/** UPDATE_ROUNDS times: `change` the store, then time the index update it costs. */
+function updates(change: () => void, store: string, index: string): Spread {
+  const ms: number[] = [];
+  for (let i = 0; i < UPDATE_ROUNDS; i++) {
+    change();
+    ms.push(runPhase(['sync', store, index]).ms);
+  }
+  ms.sort((a, b) => a - b);
+  return { median: ms[UPDATE_ROUNDS >> 1]!, min: ms[0]!, max: ms.at(-1)! };
 }
 
 /** `main`: the bench's generated store (about 2,000 runs at the default --mb). */
@@ -104,14 +123,16 @@ export function runScaling(plan: ScalingPlan, main: string, counts: (store: stri
   return rows;
 }
 
+const spread = (s: Spread): string => `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
+
 export function scalingTable(rows: readonly ScalingRow[]): string[] {
   const lines = [
-    `| store | size | runs | index build | build peak RSS | warm search median (p95) | − node -e 0 | update after one appended run, median of ${UPDATE_ROUNDS} (range) | index size |`,
-    '|---|---|---|---|---|---|---|---|---|',
+    `| store | size | runs | index build | build peak RSS | warm search median (p95) | − node -e 0 | update after one appended run, median of ${UPDATE_ROUNDS} (range) | update after one step of a recent run, median of ${UPDATE_ROUNDS} (range) | index size |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.label} | ${r.storeMb.toFixed(0)} MB | ${r.runs} | ${fmt(r.build.ms)} | ${r.build.rssMb.toFixed(0)} MB | ${fmt(r.warm.median)} (${fmt(r.warm.p95)}) | +${fmt(r.warm.median - r.baseline)} | ${fmt(r.update.median)} (${fmt(r.update.min)}–${fmt(r.update.max)}) | ${r.indexMb.toFixed(1)} MB (${(r.indexMb / r.storeMb).toFixed(3)}×) |`,
+      `| ${r.label} | ${r.storeMb.toFixed(0)} MB | ${r.runs} | ${fmt(r.build.ms)} | ${r.build.rssMb.toFixed(0)} MB | ${fmt(r.warm.median)} (${fmt(r.warm.p95)}) | +${fmt(r.warm.median - r.baseline)} | ${spread(r.update)} | ${spread(r.step)} | ${r.indexMb.toFixed(1)} MB (${(r.indexMb / r.storeMb).toFixed(3)}×) |`,
     );
   }
   return lines;
