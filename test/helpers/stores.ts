@@ -2,6 +2,7 @@
  * Small helpers for tests that build a step store in a temp directory (StepStoreWriter) and read it
  * back with the library (open, replay, search) without spawning the CLI.
  */
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,16 @@ process.on('exit', () => {
 });
 
 /** A fresh temp directory, removed when the test process exits. */
+/** Runs one statement on the store at `path` (its own connection, closed after). */
+export function writeStore(path: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(path);
+  try {
+    db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
 export function tempDir(prefix = 'convsearch-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
   dirs.push(d);

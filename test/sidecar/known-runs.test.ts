@@ -15,7 +15,7 @@ import { BIN, runCliAsync } from '../helpers/cli.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
-import { tempDir } from '../helpers/stores.js';
+import { tempDir, writeStore } from '../helpers/stores.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
@@ -32,15 +32,6 @@ function indexedStore(seed: number): { path: string; index: string; runs: Array<
   const index = join(tempDir(), 'idx.db');
   assert.equal(sync(path, index).marksRead, 0, 'a build has no marks to read');
   return { path, index, runs };
-}
-
-function write(path: string, sql: string, ...params: unknown[]): void {
-  const db = new Database(path);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
 }
 
 test('appended runs and snapshots: the marks of the unchanged runs are not read, and answers equal --no-index', () => {
@@ -65,7 +56,7 @@ test("an old run's record changed, with a run appended: the run list no longer v
   // a run moved to another conversation: its contents (and pages of snapshots) untouched
   const moved = runs.find((r) => r.conv !== null)!;
   const to = runs.find((r) => r.conv !== null && r.conv !== moved.conv)!.conv!;
-  write(path, 'UPDATE runs SET conversation_id = ? WHERE run_id = ?', to, moved.id);
+  writeStore(path, 'UPDATE runs SET conversation_id = ? WHERE run_id = ?', to, moved.id);
   moved.conv = to;
   appendRun(path);
   const r = sync(path, index);
@@ -87,7 +78,7 @@ test("a run's agent and conversation edited after a NUL, no snapshot touched: th
     ['conversation_id', `${run.conv}\u0000a`],
     ['conversation_id', `${run.conv}\u0000b`],
   ] as const) {
-    write(path, `UPDATE runs SET ${column} = ? WHERE run_id = ?`, value, run.id);
+    writeStore(path, `UPDATE runs SET ${column} = ? WHERE run_id = ?`, value, run.id);
     if (column === 'conversation_id') run.conv = value;
     const r = sync(path, index);
     assert.equal(r.upToDate, false, `${column} = ${JSON.stringify(value)}: the index was updated`);
@@ -160,7 +151,7 @@ test('8 searches at once, 2 more killed, after each change (appends, a run moved
   const changes: Array<() => void> = [
     () => appendRun(path),
     () => appendRun(path),
-    () => write(path, 'UPDATE runs SET conversation_id = ? WHERE run_id = ?', to, moved.id),
+    () => writeStore(path, 'UPDATE runs SET conversation_id = ? WHERE run_id = ?', to, moved.id),
     () => appendSnapshots(path, 2),
     () => appendRun(path),
   ];

@@ -15,7 +15,7 @@ import type { SyncReport } from '../../src/sidecar/sync.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
-import { tempDir } from '../helpers/stores.js';
+import { tempDir, writeStore } from '../helpers/stores.js';
 
 /** An update of `index`, counting the reads of the store's run list. */
 function syncCounting(path: string, index: string): { report: SyncReport; listed: number } {
@@ -32,15 +32,6 @@ function syncCounting(path: string, index: string): { report: SyncReport; listed
     return { report: opened.report, listed };
   } finally {
     store.close();
-  }
-}
-
-function write(path: string, sql: string, ...params: unknown[]): void {
-  const db = new Database(path);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
   }
 }
 
@@ -74,7 +65,7 @@ test('a new run, or a run record changed through SQLite, has the run list read; 
   db.close();
   assertSameAnswers(path, index, all, 83, 'quarzite');
   // an early run's agent named, and a step appended elsewhere: the list is read again, the record placed anew
-  write(path, "UPDATE runs SET agent_name = 'renamed-agent' WHERE run_id = ?", runs[2]!.id);
+  writeStore(path, "UPDATE runs SET agent_name = 'renamed-agent' WHERE run_id = ?", runs[2]!.id);
   appendSnapshots(path, 1);
   const renamed = syncCounting(path, index);
   assert.ok(renamed.listed > 0, 'a changed record: the list was read');
