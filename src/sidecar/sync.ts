@@ -285,8 +285,8 @@ export class IndexSync {
           content.pages,
           content.tree ?? null,
           knownMedia(content),
-          unchangedSinceRead,
           knownRunsTable(content),
+          unchangedSinceRead,
         );
         if (content.filePass !== undefined) this.t.putFilePass(content.filePass, unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a private copy, a commit between the reads of a

@@ -1032,8 +1032,8 @@ export class IndexTables {
     pages: Uint32Array,
     tree: PageTree | null,
     media: KnownMedia | null = null,
-    unchangedSinceRead = false,
     runsTable: KnownRunsTable | null = null,
+    unchangedSinceRead = false,
   ): void {
     // `media` and `runs` in the head: a convsearch that knows nothing of them writes the head without them
     const head = { content, seed, ...(media !== null ? { media } : {}), ...(runsTable !== null ? { runs: runsTable } : {}) };

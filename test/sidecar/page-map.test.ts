@@ -600,7 +600,7 @@ test('a write in the generation the map was read in compares its parts with the 
   assert.equal(t.knownRuns()!.content, 'content-1');
   Object.assign(counts, { read: 0, written: 0 });
   digests[2048 * 4 + 5] ^= 1; // a page of the second part
-  t.putPageMap('content-2', 7, digests, tree, null, true);
+  t.putPageMap('content-2', 7, digests, tree, null, null, true);
   t.putKnownRuns(
     {
       content: 'content-2',
@@ -629,8 +629,8 @@ test('a write in the generation the map was read in compares its parts with the 
   assert.ok(counts.read >= 3, 'the parts are read back');
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests, 'every part that differs from the kept one is written');
   // a row read, then written twice in one generation: the second write does not take the first read's bytes
-  t.putPageMap('content-5', 7, theirs, tree, null, true);
-  t.putPageMap('content-6', 7, digests, tree, null, true);
+  t.putPageMap('content-5', 7, theirs, tree, null, null, true);
+  t.putPageMap('content-6', 7, digests, tree, null, null, true);
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests);
 });
 
