@@ -1044,7 +1044,7 @@ export class IndexTables {
     }
     const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
     // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, [tree.values, ids], unchangedSinceRead);
+    this.writePart(2, { content, runIds: [], ids: ids.length }, [...tree.pieces, ids], unchangedSinceRead);
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {

@@ -115,11 +115,25 @@ export function knownRunsTable(content: StoreContent): KnownRunsTable | null {
 
 /**
  * The snapshots table's b-tree pages as a page map decoded them (store/sqlite/pages.ts): the next map
- * decodes again only the pages whose digest changed. Opaque outside the backend that made it.
+ * decodes again only the pages whose digest changed. Opaque outside the backend that made it. Its values
+ * come in pieces, in order: a previous tree's leading chunks that held still, as they are (not copied),
+ * then the values written anew.
  */
 export interface PageTree {
   readonly runIds: readonly string[];
-  readonly values: Float64Array;
+  readonly pieces: readonly Float64Array[];
+}
+
+/** A tree's values as one array (one piece: itself). */
+export function treeValues(tree: PageTree): Float64Array {
+  if (tree.pieces.length === 1) return tree.pieces[0]!;
+  const all = new Float64Array(tree.pieces.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of tree.pieces) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
 }
 
 /**

@@ -19,7 +19,7 @@ import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js'
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 import { storeDigest } from '../helpers/hardening.js';
-import type { ChunkedWords, KeptTree } from '../../src/store/content.js';
+import type { ChunkedWords, KeptTree, PageTree } from '../../src/store/content.js';
 import { rowSum } from '../../src/sidecar/checksum.js';
 import { IndexDamagedError } from '../../src/sidecar/errors.js';
 import { type IndexStatement, SqliteIndexDb } from '../../src/sidecar/index-db.js';
@@ -35,6 +35,8 @@ function joined<T extends Uint32Array | Float64Array>(words: ChunkedWords<T>, ma
   return all;
 }
 const pagesOf = (words: ChunkedWords<Uint32Array>): Uint32Array => joined(words, (n) => new Uint32Array(n));
+/** A tree as a map makes it (one piece), from its values. */
+const pageTree = (tree: { runIds: string[]; values: Float64Array }): PageTree => ({ runIds: tree.runIds, pieces: [tree.values] });
 const treeOf = (tree: KeptTree | null): { runIds: readonly string[]; values: Float64Array } | null =>
   tree && { runIds: tree.runIds, values: joined(tree.values, (n) => new Float64Array(n)) };
 
@@ -466,7 +468,7 @@ test('a page tree row kept for another content (a writer that updated the map al
   const t = new IndexTables(new SqliteIndexDb(db));
   const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
   const tree = { runIds: ['run-a'], values: Float64Array.from([2, 1, 1, 0, 5, 0, 0]) };
-  t.putPageMap('content-1', 7, digests, tree);
+  t.putPageMap('content-1', 7, digests, pageTree(tree));
   assert.deepEqual(treeOf(t.pageMap()!.tree), tree);
   // an older convsearch writes row 1 alone
   const head = JSON.stringify({ content: 'content-2', seed: 7 });
@@ -476,7 +478,7 @@ test('a page tree row kept for another content (a writer that updated the map al
   assert.equal(map.content, 'content-2');
   assert.equal(map.tree, null, 'the tree decoded with content-1 does not describe content-2');
   // a map taken without a tree drops the old one
-  t.putPageMap('content-3', 7, digests, tree);
+  t.putPageMap('content-3', 7, digests, pageTree(tree));
   t.putPageMap('content-4', 7, digests, null);
   assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 2 OR id >= 2 * 16777216').pluck().get(), 0, 'no tree row or part is left');
 });
@@ -501,11 +503,11 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   // 6,000 store pages: 96,000 bytes of digests, three parts
   const digests = Uint32Array.from({ length: 6000 * 4 }, (_, i) => (i * 2654435761) >>> 0);
   const tree = { runIds: ['run-a', 'run-b'], values: Float64Array.from({ length: 5000 }, (_, i) => i % 97) };
-  t.putPageMap('content-1', 7, digests, tree);
+  t.putPageMap('content-1', 7, digests, pageTree(tree));
   assert.equal(written, 3 + 1 + 2 + 1, 'every part and both heads');
   written = 0;
   digests[2048 * 4 + 5] = 1; // a page of the second part
-  t.putPageMap('content-2', 7, digests, tree);
+  t.putPageMap('content-2', 7, digests, pageTree(tree));
   assert.equal(written, 1 + 1 + 1, 'the changed part and the two heads');
   const map = t.pageMap()!;
   assert.equal(map.content, 'content-2');
@@ -541,14 +543,14 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests.subarray(0, 100 * 4));
   assert.equal(db.prepare('SELECT COUNT(*) FROM pages').pluck().get(), 2, 'one head and one part');
   // a part gone, or changed without its checksum: damage, never a shorter map
-  t.putPageMap('content-4', 7, digests, tree);
+  t.putPageMap('content-4', 7, digests, pageTree(tree));
   db.prepare('DELETE FROM pages WHERE id = ?').run(16777216 + 1);
   assert.throws(() => t.pageMap(), IndexDamagedError);
-  t.putPageMap('content-5', 7, digests, tree);
+  t.putPageMap('content-5', 7, digests, pageTree(tree));
   db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
   assert.throws(() => t.pageMap(), IndexDamagedError);
   // parts of other sizes that add up to the head's (under sound checksums): damage, as chunks could not be found by index
-  t.putPageMap('content-5b', 7, digests, tree);
+  t.putPageMap('content-5b', 7, digests, pageTree(tree));
   const part = (k: number): Buffer =>
     db
       .prepare('SELECT digests FROM pages WHERE id = ?')
@@ -562,7 +564,7 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   put(1, Buffer.concat([p0.subarray(p0.length - 16), p1]));
   assert.throws(() => t.pageMap(), IndexDamagedError);
   // a head whose sizes its parts cannot hold (under a sound checksum): damage, before anything that large is made
-  t.putPageMap('content-6', 7, digests, tree);
+  t.putPageMap('content-6', 7, digests, pageTree(tree));
   for (const bytes of [1e12, 3 * 32768 + 1, 2 * 32768, -1]) {
     const head = JSON.stringify({ content: 'content-6', seed: 7, parts: 3, bytes });
     const empty = Buffer.alloc(0);
@@ -594,13 +596,13 @@ test('a write in the generation the map was read in compares its parts with the 
   const t = new IndexTables(home);
   const digests = Uint32Array.from({ length: 6000 * 4 }, (_, i) => (i * 2654435761) >>> 0);
   const tree = { runIds: ['run-a', 'run-b'], values: Float64Array.from({ length: 5000 }, (_, i) => i % 97) };
-  t.putPageMap('content-1', 7, digests, tree);
+  t.putPageMap('content-1', 7, digests, pageTree(tree));
   t.putKnownRuns({ content: 'content-1', runList: 'list', runCount: 1, runs: new Map([['run-a', { count: 1, maxSeq: 1, digest: 'd' }]]) });
   assert.equal(t.pageMap()!.content, 'content-1');
   assert.equal(t.knownRuns()!.content, 'content-1');
   Object.assign(counts, { read: 0, written: 0 });
   digests[2048 * 4 + 5] ^= 1; // a page of the second part
-  t.putPageMap('content-2', 7, digests, tree, null, null, true);
+  t.putPageMap('content-2', 7, digests, pageTree(tree), null, null, true);
   t.putKnownRuns(
     {
       content: 'content-2',
@@ -623,14 +625,14 @@ test('a write in the generation the map was read in compares its parts with the 
   assert.deepEqual([...t.knownRuns()!.runs.keys()], ['run-a', 'run-b']);
   // another writer's parts (written behind this process's back): without the caller's word, each part is read and compared
   const theirs = Uint32Array.from(digests, (x) => x ^ 0x55);
-  new IndexTables(new SqliteIndexDb(db)).putPageMap('content-3', 8, theirs, tree);
+  new IndexTables(new SqliteIndexDb(db)).putPageMap('content-3', 8, theirs, pageTree(tree));
   Object.assign(counts, { read: 0, written: 0 });
-  t.putPageMap('content-4', 7, digests, tree);
+  t.putPageMap('content-4', 7, digests, pageTree(tree));
   assert.ok(counts.read >= 3, 'the parts are read back');
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests, 'every part that differs from the kept one is written');
   // a row read, then written twice in one generation: the second write does not take the first read's bytes
-  t.putPageMap('content-5', 7, theirs, tree, null, null, true);
-  t.putPageMap('content-6', 7, digests, tree, null, null, true);
+  t.putPageMap('content-5', 7, theirs, pageTree(tree), null, null, true);
+  t.putPageMap('content-6', 7, digests, pageTree(tree), null, null, true);
   assert.deepEqual(pagesOf(t.pageMap()!.pages), digests);
 });
 

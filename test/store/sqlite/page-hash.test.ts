@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
-import { ChunkedWords } from '../../../src/store/content.js';
+import { ChunkedWords, type PageTree, treeValues } from '../../../src/store/content.js';
 import {
   cellDigest,
   coreToSpare,
   type HelperPolicy,
+  type PageMap,
   prestartPageHashing,
   ROW_CHANGED,
   readPageMap,
@@ -182,6 +183,12 @@ test('no helper thread starts, ahead or at the pass, when no core is spare; one 
   assert.deepEqual(shared.runs, alone.runs);
 });
 
+/** A tree as one array of values (its pieces joined), to be compared. */
+const flatTree = (tree: PageTree): { runIds: readonly string[]; values: Float64Array } => ({
+  runIds: tree.runIds,
+  values: treeValues(tree),
+});
+
 /** `words` cut into chunks of 2^shift (as the index hands a previous map over, part by part). */
 function inChunks<T extends Uint32Array | Float64Array>(words: T, shift: number): ChunkedWords<T> {
   const chunks: T[] = [];
@@ -238,6 +245,61 @@ function cellDigestsApart(values: Float64Array, as = -1): { values: Float64Array
   return { values: out, given };
 }
 
+test("a map taken with the previous one keeps the leading chunks of its tree that held still, as they are (not copied): with nothing changed all, after an append all but the right edge's, after an edit of the first leaf none; either way the tree is the one taken from nothing", () => {
+  const { path } = threadedStore(48, 60);
+  const { root, runIdColumn } = layout(path);
+  const first = readPageMap(path, root, runIdColumn, 99, null, ALONE)!;
+  /** A map taken now with `previous`'s tree in chunks of 16 values (as the index hands it over, in parts), and how many of them it kept. */
+  const next = (previous: PageMap, what: string): { map: PageMap; kept: number; chunks: number } => {
+    const chunks = inChunks(treeValues(previous.tree), 4);
+    const map = readPageMap(
+      path,
+      root,
+      runIdColumn,
+      99,
+      { digests: previous.digests, tree: { runIds: previous.tree.runIds, values: chunks } },
+      ALONE,
+    )!;
+    const fresh = readPageMap(path, root, runIdColumn, 99, null, ALONE)!;
+    assert.ok(map !== null && fresh !== null, what);
+    // (a first map digests its last leaf's cells only: compared without the cells' digests)
+    assert.deepEqual(
+      cellDigestsApart(treeValues(map.tree)).values,
+      cellDigestsApart(treeValues(fresh.tree)).values,
+      `${what}: the tree taken from nothing`,
+    );
+    assert.deepEqual(map.tree.runIds, fresh.tree.runIds, what);
+    let kept = 0;
+    while (kept < map.tree.pieces.length && map.tree.pieces[kept] === chunks.chunks[kept]) kept++;
+    return { map, kept, chunks: chunks.chunks.length };
+  };
+  const same = next(first, 'nothing changed');
+  assert.equal(same.kept, same.chunks, 'nothing changed: every chunk kept');
+  const db = new Database(path);
+  const last = db.prepare('SELECT run_id FROM snapshots ORDER BY seq DESC LIMIT 1').pluck().get() as string;
+  db.prepare(
+    'INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) SELECT run_id, step_index + 1, conversation_id, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq DESC LIMIT 1',
+  ).run(last);
+  db.close();
+  const appended = next(first, 'append');
+  assert.ok(appended.chunks > 40, `a tree of ${appended.chunks} chunks`);
+  // the append rewrote the last leaf and the interior pages above it, which end the tree (its post-order):
+  // every chunk before the last leaf's entry is kept
+  const values = treeValues(first.tree);
+  let lastLeafAt = -1;
+  for (let i = 0; i < values.length; i += 3 + values[i + 2]! * (values[i + 1] === 1 ? 5 : 1)) if (values[i + 1] === 1) lastLeafAt = i;
+  assert.ok(lastLeafAt > values.length / 2);
+  assert.ok(
+    appended.kept >= Math.floor(lastLeafAt / 16),
+    `after an append: ${appended.kept} of ${appended.chunks} chunks kept, the last leaf's entry at ${lastLeafAt}`,
+  );
+  assert.ok(appended.kept < appended.chunks, 'the chunks of the right edge are written anew');
+  const db2 = new Database(path);
+  db2.prepare("UPDATE snapshots SET messages = replace(messages, 'a', 'b') WHERE seq = (SELECT MIN(seq) FROM snapshots)").run();
+  db2.close();
+  assert.equal(next(appended.map, 'an edit of the first leaf').kept, 0, 'after an edit of the first leaf: no chunk kept');
+});
+
 test('a map taken with the previous one (unchanged leaves copied from its tree) is the map taken from nothing: after an append, an in-place edit, a deletion, every row of a run deleted (each later run renumbered)', () => {
   const { path } = threadedStore(47, 60);
   const { root, runIdColumn } = layout(path);
@@ -291,18 +353,22 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
       root,
       runIdColumn,
       99,
-      { digests: new Uint32Array(0), tree: { runIds: [], values: new Float64Array(0) } },
+      { digests: new Uint32Array(0), tree: { runIds: [], pieces: [new Float64Array(0)] } },
       ALONE,
     )!;
     assert.ok(fresh !== null && next !== null && digested !== null, what);
     // the same tree but for the cells' digests: a first map digests its last leaf's (where rows are
     // appended), a later one those it decodes, and those it copies are still the digests of the cells' bytes now
-    const apart = cellDigestsApart(next.tree.values);
-    const first = cellDigestsApart(fresh.tree.values);
-    assert.deepEqual({ ...next.tree, values: apart.values }, { ...fresh.tree, values: first.values }, `${what}: the same tree`);
-    assert.deepEqual(cellDigestsApart(digested.tree.values).values, first.values);
+    const apart = cellDigestsApart(treeValues(next.tree));
+    const first = cellDigestsApart(treeValues(fresh.tree));
+    assert.deepEqual(
+      { runIds: next.tree.runIds, values: apart.values },
+      { runIds: fresh.tree.runIds, values: first.values },
+      `${what}: the same tree`,
+    );
+    assert.deepEqual(cellDigestsApart(treeValues(digested.tree)).values, first.values);
     assert.ok(apart.given.size > 0, `${what}: the cells decoded are digested`);
-    const now = cellDigestsApart(digested.tree.values).given;
+    const now = cellDigestsApart(treeValues(digested.tree)).given;
     for (const [seq, d] of apart.given) assert.equal(d, now.get(seq), `${what}: the digest of the cell of row ${seq}`);
     const lastSeqs = [...now.keys()].sort((x, y) => x - y).slice(-first.given.size);
     assert.ok(first.given.size > 0, `${what}: a first map digests its last leaf's cells`);
@@ -322,11 +388,11 @@ test('a map taken with the previous one (unchanged leaves copied from its tree) 
       99,
       {
         digests: inChunks(previous.digests, 2),
-        tree: previous.tree && { runIds: previous.tree.runIds, values: inChunks(previous.tree.values, 3) },
+        tree: previous.tree && { runIds: previous.tree.runIds, values: inChunks(treeValues(previous.tree), 3) },
       },
       ALONE,
     )!;
-    assert.deepEqual(fromChunks.tree, next.tree, `${what}: the same tree from chunks`);
+    assert.deepEqual(flatTree(fromChunks.tree), flatTree(next.tree), `${what}: the same tree from chunks`);
     assert.deepEqual(Buffer.from(fromChunks.digests.buffer), Buffer.from(next.digests.buffer), `${what}: the same digests from chunks`);
     assert.deepEqual(fromChunks.runs, next.runs, `${what}: the same runs, the same marked changed, from chunks`);
     const changed = next.runs.ids.filter((_, i) => next.runs.changed[i]);
