@@ -9,6 +9,7 @@ import {
   type KnownRunContent,
   type PageTree,
   type RunContent,
+  OverlaidMap,
   recordedContent,
 } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
@@ -408,6 +409,16 @@ export class IndexTables {
    * part again (writePart).
    */
   private readonly partsRead = new Map<number, readonly Buffer[]>();
+  /** What knownRuns() read last: its runs, and the bytes they were read from (patchedKnownRuns). */
+  private knownRead: {
+    readonly runs: ReadonlyMap<string, RunContent>;
+    readonly bytes: Buffer;
+    readonly n: number;
+    readonly ids: TextBlock;
+    readonly digests: TextBlock;
+    /** The length of every digest, when they are all as long (null: not, or none). */
+    readonly digestLength: number | null;
+  } | null = null;
 
   constructor(readonly db: IndexDb) {
     const n = (name: Parameters<IndexDb['table']>[0]): string => db.table(name);
@@ -931,11 +942,14 @@ export class IndexTables {
     const runs = new Map<string, RunContent>();
     let id = 0;
     let digest = 0;
+    const digestLength = n === 0 ? null : lengths[5]!;
+    let sameLength = digestLength !== null;
     for (let i = 0; i < (n as number); i++) {
       const count = nums[i * 3]!;
       const maxSeq = nums[i * 3 + 1]!;
       const idEnd = id + lengths[i * 6 + 4]!;
       const digestEnd = digest + lengths[i * 6 + 5]!;
+      if (lengths[i * 6 + 5] !== digestLength) sameLength = false;
       if (!Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || idEnd > ids.length || digestEnd > digests.length)
         throw malformed();
       runs.set(ids.slice(id, idEnd), recordedContent(count, maxSeq, digests.slice(digest, digestEnd)));
@@ -943,6 +957,7 @@ export class IndexTables {
       digest = digestEnd;
     }
     if (id !== ids.length || digest !== digests.length || runs.size !== n) throw malformed();
+    this.knownRead = { runs, bytes, n: n as number, ids: head.ids, digests: head.digests, digestLength: sameLength ? digestLength : null };
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
@@ -997,6 +1012,12 @@ export class IndexTables {
    * boundary on: an appended run changes the last part of each. `unchangedSinceRead`: see writePart.
    */
   putKnownRuns(k: KnownRunsToWrite, unchangedSinceRead = false): void {
+    const patched = this.patchedKnownRuns(k);
+    if (patched !== null) {
+      this.writePart(KNOWN_RUNS, patched.head, patched.pieces, unchangedSinceRead);
+      this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
+      return;
+    }
     const n = k.runs.size;
     const nums = new Float64Array(n * 3);
     const lengths = new Uint32Array(nums.buffer);
@@ -1023,6 +1044,98 @@ export class IndexTables {
       unchangedSinceRead,
     );
     this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
+  }
+
+  /**
+   * Row 5's bytes for `k` made from the bytes knownRuns() read, when `k`'s runs are those it read with
+   * entries put in place (a digest as long as the one it replaces) and runs added after them, none
+   * removed: the read bytes as they are, with the changed records and digests cut in and the added runs'
+   * after each block; null otherwise (putKnownRuns lays every run out anew). At 50,000 runs laying them
+   * out took ~40 ms of every update that changed a run.
+   */
+  private patchedKnownRuns(k: KnownRunsToWrite): { head: Record<string, unknown>; pieces: ArrayBufferView[] } | null {
+    const r = this.knownRead;
+    if (r === null || !(k.runs instanceof OverlaidMap) || k.runs.base !== r.runs) return null;
+    const { changes, gone, added } = k.runs.delta();
+    for (const key of gone) if (r.runs.has(key) && !changes.has(key)) return null;
+    const unit = (b: { wide: boolean }): number => (b.wide ? 2 : 1);
+    // every digest read as long: a digest's place is its run's number times that
+    const digestLength = r.digestLength;
+    if (digestLength === null) return null;
+    const fits = (text: string, block: TextBlock): boolean => block.wide || !/[^\u0000-\u00ff]/.test(text);
+    const records = r.n * KNOWN_RECORD;
+    const idsAt = padded(records);
+    const digestsAt = idsAt + padded(r.ids.bytes);
+    // the runs put in place, by their number in the read order
+    const placed: Array<[number, KnownRunContent]> = [];
+    if (changes.size > added.length) {
+      let i = 0;
+      r.runs.forEach((_, key) => {
+        const c = changes.get(key);
+        if (c !== undefined) placed.push([i, c]);
+        i++;
+      });
+    }
+    for (const [, c] of placed) if (c.digest.length !== digestLength || !fits(c.digest, r.digests)) return null;
+    const recordBytes = (list: ReadonlyArray<readonly [string, KnownRunContent]>): Float64Array => {
+      const nums = new Float64Array(list.length * 3);
+      const lengths = new Uint32Array(nums.buffer);
+      list.forEach(([id, c], i) => {
+        nums[i * 3] = c.count;
+        nums[i * 3 + 1] = c.maxSeq;
+        lengths[i * 6 + 4] = id.length;
+        lengths[i * 6 + 5] = c.digest.length;
+      });
+      return nums;
+    };
+    const more = added.map((id): [string, KnownRunContent] => [id, changes.get(id)!]);
+    const moreIds = more.map(([id]) => id).join('');
+    const moreDigests = more.map(([, c]) => c.digest).join('');
+    if (!fits(moreIds, r.ids) || more.some(([, c]) => c.digest.length !== digestLength) || !fits(moreDigests, r.digests)) return null;
+    /** The read bytes of [from, to) with `cuts` (each at its byte offset, in order) laid over them. */
+    const cutIn = (from: number, to: number, cuts: ReadonlyArray<readonly [number, ArrayBufferView]>): ArrayBufferView[] => {
+      const out: ArrayBufferView[] = [];
+      let at = from;
+      for (const [offset, bytes] of cuts) {
+        out.push(r.bytes.subarray(at, offset), bytes);
+        at = offset + bytes.byteLength;
+      }
+      out.push(r.bytes.subarray(at, to));
+      return out;
+    };
+    const encode = (text: string, block: TextBlock): Buffer => Buffer.from(text, block.wide ? 'utf16le' : 'latin1');
+    const n = r.n + more.length;
+    // a record's count and last seq (its lengths stay: the same id, a digest as long)
+    const recordCuts = placed.map(([i, c]): [number, ArrayBufferView] => [i * KNOWN_RECORD, Float64Array.of(c.count, c.maxSeq)]);
+    const digestCuts = placed.map(([i, c]): [number, ArrayBufferView] => [
+      digestsAt + i * digestLength * unit(r.digests),
+      encode(c.digest, r.digests),
+    ]);
+    const newIds = encode(moreIds, r.ids);
+    const newDigests = encode(moreDigests, r.digests);
+    const recordsNow = records + more.length * KNOWN_RECORD;
+    const idsNow = r.ids.bytes + newIds.length;
+    const digestsNow = r.digests.bytes + newDigests.length;
+    const gap = (bytes: number): Uint8Array => new Uint8Array(padded(bytes) - bytes);
+    const head = {
+      content: k.content,
+      runList: k.runList,
+      runCount: k.runCount,
+      runs: n,
+      ids: { bytes: idsNow, wide: r.ids.wide },
+      digests: { bytes: digestsNow, wide: r.digests.wide },
+    };
+    const pieces = [
+      ...cutIn(0, records, recordCuts),
+      recordBytes(more),
+      gap(recordsNow),
+      r.bytes.subarray(idsAt, idsAt + r.ids.bytes),
+      newIds,
+      gap(idsNow),
+      ...cutIn(digestsAt, digestsAt + r.digests.bytes, digestCuts),
+      newDigests,
+    ];
+    return { head, pieces };
   }
 
   /** `unchangedSinceRead`: no pages row was written since this process read them (the same generation): see writePart. */

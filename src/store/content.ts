@@ -580,6 +580,11 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
     return this.entries();
   }
 
+  /** What is laid over base: the entries put in place or added, and the keys removed. */
+  delta(): { readonly changes: ReadonlyMap<K, V>; readonly gone: ReadonlySet<K>; readonly added: readonly K[] } {
+    return { changes: this.changes, gone: this.gone, added: this.added };
+  }
+
   /** The keys whose entry may not be base's: those put in place or added, then those removed. */
   overlaid(): K[] {
     return [...this.changes.keys(), ...this.gone];

@@ -263,6 +263,95 @@ test('the known runs row (5) gives back every id, digest, count and last seq exa
   check(empty);
 });
 
+/** Row 5 and its parts as stored: head and bytes, in id order. */
+const knownRunsRows = (db: Database.Database): unknown[] =>
+  db
+    .prepare('SELECT id, head, digests FROM pages WHERE id = 5 OR (id >= ? AND id < ?) ORDER BY id')
+    .raw()
+    .all(5 * 2 ** 24, 6 * 2 ** 24);
+
+test('known runs written over those read (entries put in place, runs added) are the very rows a layout of every run writes, without one; a run removed, a digest of another length or an id wider than the block lays every run out', () => {
+  /** Runs of 44-character digests (as the content's), some ids wide when `wide`. */
+  const runsOf = (n: number, wide: boolean): Map<string, RunContent> => {
+    const runs = new Map<string, RunContent>();
+    for (let i = 0; i < n; i++) {
+      const digest = `${String(i).padStart(8, '0')}${'d'.repeat(35)}=`;
+      runs.set(wide && i % 7 === 0 ? `\u5bfe\u8a71-${i}` : `run-${i}-${'y'.repeat(i % 30)}`, {
+        count: i % 9,
+        maxSeq: i * 7,
+        digest,
+        prefix: digest,
+      });
+    }
+    return runs;
+  };
+  const entry = (count: number, digestChar: string): RunContent => {
+    const digest = `${digestChar.repeat(43)}=`;
+    return { count, maxSeq: count * 10 + 3, digest, prefix: digest };
+  };
+  const cases: Array<{ what: string; wide?: boolean; laidOut: boolean; changes: Array<[number | string, RunContent]>; gone?: number[] }> = [
+    { what: 'one run put in place', laidOut: false, changes: [[1234, entry(50, 'a')]] },
+    {
+      what: 'the first and the last put in place, two added',
+      laidOut: false,
+      changes: [
+        [0, entry(1, 'b')],
+        [2999, entry(2, 'c')],
+        ['new-1', entry(3, 'd')],
+        ['new-2', entry(4, 'e')],
+      ],
+    },
+    { what: 'one run added', laidOut: false, changes: [['new-run', entry(5, 'f')]] },
+    {
+      what: 'runs added past a part boundary of the records',
+      laidOut: false,
+      changes: Array.from({ length: 1400 }, (_, i): [string, RunContent] => [`more-${i}`, entry(i, 'g')]),
+    },
+    {
+      what: 'wide ids: one put in place, one wide added',
+      wide: true,
+      laidOut: false,
+      changes: [
+        [700, entry(6, 'h')],
+        ['\u5bfe-new', entry(7, 'i')],
+      ],
+    },
+    { what: 'a run removed', laidOut: true, changes: [[5, entry(8, 'j')]], gone: [10] },
+    { what: 'a digest of another length', laidOut: true, changes: [[5, { count: 1, maxSeq: 2, digest: 'short', prefix: 'short' }]] },
+    { what: 'an added id wider than the Latin-1 block', laidOut: true, changes: [['\u5bfe-wide', entry(9, 'k')]] },
+  ];
+  for (const c of cases) {
+    const db = new Database(':memory:');
+    db.exec(INDEX_DDL);
+    const t = new IndexTables(new SqliteIndexDb(db));
+    const base = runsOf(3000, c.wide === true);
+    t.putKnownRuns({ content: 'c1', runList: 'l1', runCount: 3000, runs: base });
+    const read = t.knownRuns()!;
+    const ids = [...read.runs.keys()];
+    const changes = new Map(c.changes.map(([at, e]): [string, RunContent] => [typeof at === 'number' ? ids[at]! : at, e]));
+    const overlaid = new OverlaidMap(read.runs, changes, new Set((c.gone ?? []).map((i) => ids[i]!)));
+    let laidOut = 0;
+    const forEach = overlaid.forEach.bind(overlaid);
+    overlaid.forEach = (f, thisArg) => {
+      laidOut++;
+      forEach(f, thisArg);
+    };
+    const k: KnownRunsToWrite = { content: 'c2', runList: 'l2', runCount: overlaid.size, runs: overlaid };
+    t.putKnownRuns(k, true);
+    assert.equal(laidOut > 0, c.laidOut, `${c.what}: every run laid out`);
+    // the same runs laid out from nothing, in another index
+    const db2 = new Database(':memory:');
+    db2.exec(INDEX_DDL);
+    new IndexTables(new SqliteIndexDb(db2)).putKnownRuns({ ...k, runs: new Map([...overlaid]) });
+    assert.deepEqual(knownRunsRows(db), knownRunsRows(db2), `${c.what}: the same rows`);
+    assert.deepEqual(
+      [...t.knownRuns()!.runs],
+      [...overlaid].map(([id, r]) => [id, { ...r, prefix: r.digest }]),
+      c.what,
+    );
+  }
+});
+
 test('a known runs row whose records, lengths or head do not add up is damage, never a shorter list', () => {
   const db = new Database(':memory:');
   db.exec(INDEX_DDL);
