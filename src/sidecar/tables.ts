@@ -326,6 +326,26 @@ const KNOWN_RUNS = 5;
 const KNOWN_RECORD = 24;
 /** `bytes` rounded up to whole parts. */
 const padded = (bytes: number): number => Math.ceil(bytes / PART_BYTES) * PART_BYTES;
+/** The zeros from `bytes` to the next part boundary. */
+const gapTo = (bytes: number): Uint8Array => new Uint8Array(padded(bytes) - bytes);
+
+/** Known runs' records (KNOWN_RECORD bytes each): count and last seq as doubles, then the UTF-16 lengths of the id and digest. */
+class KnownRecords {
+  readonly nums: Float64Array;
+  private readonly lengths: Uint32Array;
+
+  constructor(n: number) {
+    this.nums = new Float64Array(n * 3);
+    this.lengths = new Uint32Array(this.nums.buffer);
+  }
+
+  set(i: number, id: string, r: KnownRunContent): void {
+    this.nums[i * 3] = r.count;
+    this.nums[i * 3 + 1] = r.maxSeq;
+    this.lengths[i * 6 + 4] = id.length;
+    this.lengths[i * 6 + 5] = r.digest.length;
+  }
+}
 
 /** How a block of text is kept: its byte length, and whether it is UTF-16 (some char above U+00FF) or Latin-1. */
 interface TextBlock {
@@ -1019,16 +1039,12 @@ export class IndexTables {
       return;
     }
     const n = k.runs.size;
-    const nums = new Float64Array(n * 3);
-    const lengths = new Uint32Array(nums.buffer);
+    const records = new KnownRecords(n);
     const ids: string[] = new Array(n);
     const digests: string[] = new Array(n);
     let i = 0;
     k.runs.forEach((r, id) => {
-      nums[i * 3] = r.count;
-      nums[i * 3 + 1] = r.maxSeq;
-      lengths[i * 6 + 4] = id.length;
-      lengths[i * 6 + 5] = r.digest.length;
+      records.set(i, id, r);
       ids[i] = id;
       digests[i] = r.digest;
       i++;
@@ -1036,11 +1052,10 @@ export class IndexTables {
     const idText = textBlock(ids.join(''));
     const digestText = textBlock(digests.join(''));
     const head = { content: k.content, runList: k.runList, runCount: k.runCount, runs: n, ids: idText.block, digests: digestText.block };
-    const gap = (bytes: number): Uint8Array => new Uint8Array(padded(bytes) - bytes);
     this.writePart(
       KNOWN_RUNS,
       head,
-      [nums, gap(nums.byteLength), idText.bytes, gap(idText.bytes.length), digestText.bytes],
+      [records.nums, gapTo(records.nums.byteLength), idText.bytes, gapTo(idText.bytes.length), digestText.bytes],
       unchangedSinceRead,
     );
     this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
@@ -1077,17 +1092,6 @@ export class IndexTables {
       });
     }
     for (const [, c] of placed) if (c.digest.length !== digestLength || !fits(c.digest, r.digests)) return null;
-    const recordBytes = (list: ReadonlyArray<readonly [string, KnownRunContent]>): Float64Array => {
-      const nums = new Float64Array(list.length * 3);
-      const lengths = new Uint32Array(nums.buffer);
-      list.forEach(([id, c], i) => {
-        nums[i * 3] = c.count;
-        nums[i * 3 + 1] = c.maxSeq;
-        lengths[i * 6 + 4] = id.length;
-        lengths[i * 6 + 5] = c.digest.length;
-      });
-      return nums;
-    };
     const more = added.map((id): [string, KnownRunContent] => [id, changes.get(id)!]);
     const moreIds = more.map(([id]) => id).join('');
     const moreDigests = more.map(([, c]) => c.digest).join('');
@@ -1116,7 +1120,10 @@ export class IndexTables {
     const recordsNow = records + more.length * KNOWN_RECORD;
     const idsNow = r.ids.bytes + newIds.length;
     const digestsNow = r.digests.bytes + newDigests.length;
-    const gap = (bytes: number): Uint8Array => new Uint8Array(padded(bytes) - bytes);
+    const addedRecords = new KnownRecords(more.length);
+    more.forEach(([id, c], i) => {
+      addedRecords.set(i, id, c);
+    });
     const head = {
       content: k.content,
       runList: k.runList,
@@ -1127,11 +1134,11 @@ export class IndexTables {
     };
     const pieces = [
       ...cutIn(0, records, recordCuts),
-      recordBytes(more),
-      gap(recordsNow),
+      addedRecords.nums,
+      gapTo(recordsNow),
       r.bytes.subarray(idsAt, idsAt + r.ids.bytes),
       newIds,
-      gap(idsNow),
+      gapTo(idsNow),
       ...cutIn(digestsAt, digestsAt + r.digests.bytes, digestCuts),
       newDigests,
     ];
