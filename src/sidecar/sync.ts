@@ -288,6 +288,7 @@ export class IndexSync {
           knownRunsTable(content),
           unchangedSinceRead,
         );
+        this.t.putWalks(content.digest, content.walks ?? null, unchangedSinceRead);
         if (content.filePass !== undefined) this.t.putFilePass(content.filePass, unchangedSinceRead);
         // kept with the map: a store whose map cannot be taken (a private copy, a commit between the reads of a
         // live writer's wal-index header) keeps reading every run's marks
@@ -483,6 +484,7 @@ export class IndexSync {
       runs,
       media: current ? pageMap.media : null,
       runsTable: current ? pageMap.runsTable : null,
+      walks: current ? pageMap.walks : null,
       rowsElsewhere,
       // the runs the index placed (known-runs.ts): their list digest is taken as the runs are read, where it can be
       listed: Array.isArray(rows) ? 0 : (rows as KnownRuns).runCount,

@@ -7,7 +7,9 @@ import {
   type KnownMedia,
   type KnownRunsTable,
   type KnownRunContent,
+  type KeptWalks,
   type PageTree,
+  type TableWalk,
   type RunContent,
   OverlaidMap,
   recordedContent,
@@ -307,6 +309,8 @@ export interface PageMapRow {
   readonly media: KnownMedia | null;
   /** The runs table's fingerprint taken with the map, and the runs table digest it vouches for (null: none kept). */
   readonly runsTable: KnownRunsTable | null;
+  /** The media and runs tables' walks taken with the map (row 6; null: none kept, or kept with another content). */
+  readonly walks: KeptWalks | null;
 }
 
 /**
@@ -322,6 +326,8 @@ const partRow = (id: number, k: number): number => id * 2 ** 24 + k;
  * every run's marks, as with none kept).
  */
 const KNOWN_RUNS = 5;
+/** The media and runs tables' walks kept with the page map (KeptWalks): pages row 6. */
+const WALKS = 6;
 /** A known run's record: count and last seq (doubles), the UTF-16 lengths of its id and digest (32-bit). */
 const KNOWN_RECORD = 24;
 /** `bytes` rounded up to whole parts. */
@@ -926,7 +932,51 @@ export class IndexTables {
       tree,
       media: knownMediaOf(head.media),
       runsTable: knownRunsTableOf(head.runs),
+      walks: this.walksOf(head.content),
     };
+  }
+
+  /**
+   * The tables' walks row 6 keeps, when it was kept with `content` (a convsearch that knows nothing of it
+   * leaves an older one behind: not taken). Its bytes are the media walk's pages, then the runs walk's.
+   */
+  private walksOf(content: string): KeptWalks | null {
+    const r = this.readParts(WALKS);
+    if (r === null || r.head.content !== content) return null;
+    const words = wordsOf(r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.total), Uint32Array);
+    let at = 0;
+    const walk = (w: unknown): TableWalk | null => {
+      if (w === null) return null;
+      const k = w as Partial<Record<'root' | 'walked' | 'pages', unknown>> | null;
+      const n = k?.pages;
+      if (
+        k === null ||
+        typeof k !== 'object' ||
+        !Number.isSafeInteger(k.root) ||
+        typeof k.walked !== 'string' ||
+        !Number.isSafeInteger(n) ||
+        (n as number) < 0 ||
+        at + (n as number) > words.length
+      )
+        throw new IndexDamagedError('the table walks row is malformed');
+      const pages = words.subarray(at, (at += n as number));
+      return { root: k.root as number, walked: k.walked, pages };
+    };
+    const walks = { media: walk(r.head.media ?? null), runs: walk(r.head.runs ?? null) };
+    if (at !== words.length || r.total % 4 !== 0) throw new IndexDamagedError('the table walks row is malformed');
+    return walks;
+  }
+
+  /** Keeps the tables' walks taken with the map of `content` as row 6, or (null) drops them. `unchangedSinceRead`: see writePart. */
+  putWalks(content: string, walks: KeptWalks | null, unchangedSinceRead = false): void {
+    if (walks === null || (walks.media === null && walks.runs === null)) {
+      this.s.dropPart.run(WALKS, partRow(WALKS, 0), partRow(WALKS + 1, 0));
+      return;
+    }
+    const head = (w: TableWalk | null): { root: number; walked: string; pages: number } | null =>
+      w === null ? null : { root: w.root, walked: w.walked, pages: w.pages.length };
+    const pieces = [walks.media?.pages, walks.runs?.pages].filter((p): p is Uint32Array => p !== undefined);
+    this.writePart(WALKS, { content, media: head(walks.media), runs: head(walks.runs) }, pieces, unchangedSinceRead);
   }
 
   /**

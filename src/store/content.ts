@@ -68,6 +68,8 @@ export interface StoreContent {
   readonly mediaPages?: string | null;
   /** The fingerprint of the runs table's pages taken with the page map (store/sqlite/content.ts), or null. */
   readonly runsPages?: string | null;
+  /** The media and runs tables' walks taken with the page map, to keep with it (KeptWalks), or null. */
+  readonly walks?: KeptWalks | null;
   /**
    * The runs table is byte for byte the one the index recorded with its page map (ContentBasis.runsTable):
    * the same runs, records and order as the run list the index placed; `runsTable` is the recorded digest,
@@ -82,6 +84,26 @@ export interface StoreContent {
    * kept was taken, or no map was made).
    */
   readonly filePass?: FilePass | null;
+}
+
+/**
+ * A table's b-tree as a page map walked it (store/sqlite/pages.ts): its root page, every page it met in
+ * walk order (interior, leaf and overflow pages), and their fingerprint (`walked`).
+ */
+export interface TableWalk {
+  readonly root: number;
+  readonly pages: Uint32Array;
+  readonly walked: string;
+}
+
+/**
+ * The walks of the media and runs tables taken with a page map, kept with it (null: none taken): the
+ * next map takes a walk as it is when every page it met still has its digest (it would meet them all
+ * again, in the same order), instead of reading them one by one.
+ */
+export interface KeptWalks {
+  readonly media: TableWalk | null;
+  readonly runs: TableWalk | null;
 }
 
 /**
@@ -203,6 +225,8 @@ export interface ContentBasis {
   readonly media: KnownMedia | null;
   /** The runs table as the index kept it with `pages` (null or absent: none kept, the runs rows are read). */
   readonly runsTable?: KnownRunsTable | null;
+  /** The media and runs tables' walks kept with `pages` (null or absent: none kept, they are walked). */
+  readonly walks?: KeptWalks | null;
   /** The store file's hashing pass as the index kept it (FilePass), read only when asked. */
   readonly filePass?: () => KeptFilePass | null;
   /** How many runs the index placed: a reader that lists its runs as it reads the content may take the digest of that many first (StoreReader.runListDigests). */

@@ -483,6 +483,38 @@ test('a page tree row kept for another content (a writer that updated the map al
   assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 2 OR id >= 2 * 16777216').pluck().get(), 0, 'no tree row or part is left');
 });
 
+test("the tables' walks are kept with the map (row 6): given back with it, not when kept with another content, and a head that does not fit its bytes is damage", () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+  const runs = { root: 3, walked: 'runs-fingerprint', pages: Uint32Array.from({ length: 9000 }, (_, i) => i + 3) };
+  const media = { root: 2, walked: 'media-fingerprint', pages: Uint32Array.from([2, 9100]) };
+  t.putPageMap('content-1', 7, digests, null);
+  t.putWalks('content-1', { media, runs });
+  assert.deepEqual(t.pageMap()!.walks, { media, runs }, 'both walks, across parts');
+  t.putWalks('content-1', { media: null, runs });
+  assert.deepEqual(t.pageMap()!.walks, { media: null, runs });
+  // a map written without its walks (an older convsearch): the walks of another content are not taken
+  t.putPageMap('content-2', 7, digests, null);
+  assert.equal(t.pageMap()!.walks, null);
+  t.putWalks('content-2', null);
+  assert.equal(
+    db
+      .prepare('SELECT COUNT(*) FROM pages WHERE id = 6 OR (id >= ? AND id < ?)')
+      .pluck()
+      .get(6 * 2 ** 24, 7 * 2 ** 24),
+    0,
+    'none: dropped',
+  );
+  t.putWalks('content-2', { media, runs: null });
+  const head = { ...JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 6').pluck().get() as string), media: { ...media, pages: 3 } };
+  const text = JSON.stringify(head);
+  const none = Buffer.alloc(0);
+  db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 6').run(text, rowSum([6, text, none]));
+  assert.throws(() => t.pageMap(), IndexDamagedError);
+});
+
 test('the map is kept in parts: an update rewrites the parts whose bytes changed only; a part gone is damage', () => {
   const db = new Database(':memory:');
   db.exec(INDEX_DDL);

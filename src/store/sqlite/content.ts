@@ -113,6 +113,7 @@ function pageMapOf(
     wal,
     basis.filePass ?? null,
     runs?.root ?? null,
+    basis.pages !== null ? (basis.walks ?? null) : null,
   );
 }
 
@@ -218,8 +219,8 @@ export function sqliteContent(
   const elsewhere = rowsElsewhere && since === null;
   const { runs, rowsDigested } =
     since ?? (elsewhere ? { runs: new Map<string, RunContent>(), rowsDigested: 0 } : allRuns(db, schema, cuts));
-  const mediaPages = tableFingerprint(table, map?.media);
-  const runsPages = tableFingerprint(runsRoot, map?.runsTable);
+  const mediaPages = tableFingerprint(table, map?.media?.walked);
+  const runsPages = tableFingerprint(runsRoot, map?.runsTable?.walked);
   // the pages the recorded digest was read from, byte for byte: the same rows in the same order
   const heldRuns = runsPages !== null && pages?.basis.runsTable?.pages === runsPages ? pages.basis.runsTable : null;
   const runsDigest = heldRuns?.digest ?? runsTable();
@@ -246,6 +247,7 @@ export function sqliteContent(
     mediaPages,
     runsPages,
     runsTableHeld: heldRuns !== null,
+    walks: map !== null ? { media: map.media, runs: map.runsTable } : null,
     // every row read (allRuns), each run's states and steps counted with it
     rowStats: since === null && !elsewhere,
     pagesHashed: map?.pagesHashed ?? 0,

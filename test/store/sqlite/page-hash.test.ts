@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { type HashJob, hashAll, helpHash, newHashJob } from '../../../src/store/sqlite/page-hash.js';
 import { ChunkedWords, type PageTree, treeValues } from '../../../src/store/content.js';
 import {
@@ -244,6 +244,79 @@ function cellDigestsApart(values: Float64Array, as = -1): { values: Float64Array
   }
   return { values: out, given };
 }
+
+test("a table's walk kept with the previous map is taken as it is while every page it met keeps its digest (a step appended), and walked anew otherwise (a run added, a byte of a runs page changed, another root), to the fingerprint a walk from nothing gives", () => {
+  const { path } = threadedStore(49, 60);
+  const { root, runIdColumn } = layout(path);
+  const runsRoot = (): number => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'runs'").pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  };
+  const map = (previous: PageMap | null, runs = previous?.runsTable ?? null): PageMap => {
+    const m = readPageMap(
+      path,
+      root,
+      runIdColumn,
+      99,
+      previous && { digests: previous.digests, tree: previous.tree },
+      ALONE,
+      null,
+      null,
+      null,
+      runsRoot(),
+      previous && { media: null, runs },
+    );
+    assert.ok(m !== null && m.runsTable !== null);
+    return m;
+  };
+  const fresh = (): PageMap => map(null);
+  const write = (sql: string): void => {
+    const db = new Database(path);
+    db.exec(sql);
+    db.close();
+  };
+  // runs with no snapshots, enough for a runs table of several pages
+  write(
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) SELECT 'filler-' || i, NULL, NULL, 'agent', '{}', '2020-01-01' FROM n",
+  );
+  const first = fresh();
+  assert.ok(first.runsTable!.pages.length > 2, `a runs table of ${first.runsTable!.pages.length} pages`);
+  // a step: the runs table's pages keep their digests
+  write(
+    'INSERT INTO snapshots (run_id, step_index, conversation_id, timestamp, state, messages) SELECT run_id, step_index + 1, conversation_id, timestamp, state, messages FROM snapshots ORDER BY seq DESC LIMIT 1',
+  );
+  const step = map(first);
+  assert.equal(step.runsTable, first.runsTable, 'after a step: the walk kept is taken as it is');
+  assert.deepEqual(step.runsTable, fresh().runsTable, 'after a step: the walk a map from nothing takes');
+  // a run added: its page changed
+  write(
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('run-new', NULL, NULL, NULL, '{}', '2030-01-01')",
+  );
+  const added = map(step);
+  assert.notEqual(added.runsTable, step.runsTable);
+  assert.notEqual(added.runsTable!.walked, step.runsTable!.walked, 'a run added: another fingerprint');
+  assert.deepEqual(added.runsTable, fresh().runsTable, 'a run added: the walk a map from nothing takes');
+  // the last byte of the runs table's last page (the end of a row's text), changed in place
+  const pageSize = readFileSync(path).readUInt16BE(16);
+  const last = added.runsTable!.pages[added.runsTable!.pages.length - 1]!;
+  const fd = openSync(path, 'r+');
+  const byte = Buffer.alloc(1);
+  readSync(fd, byte, 0, 1, last * pageSize - 1);
+  byte[0] = byte[0]! ^ 0x01;
+  writeSync(fd, byte, 0, 1, last * pageSize - 1);
+  closeSync(fd);
+  const patched = map(added);
+  assert.notEqual(patched.runsTable!.walked, added.runsTable!.walked, 'a byte changed: another fingerprint');
+  assert.deepEqual(patched.runsTable, fresh().runsTable, 'a byte changed: the walk a map from nothing takes');
+  // a walk kept of another root is not taken
+  const other = map(patched, { ...patched.runsTable!, root: patched.runsTable!.root + 1 });
+  assert.notEqual(other.runsTable, patched.runsTable);
+  assert.deepEqual(other.runsTable, patched.runsTable);
+});
 
 test("a map taken with the previous one keeps the leading chunks of its tree that held still, as they are (not copied): with nothing changed all, after an append all but the right edge's, after an edit of the first leaf none; either way the tree is the one taken from nothing", () => {
   const { path } = threadedStore(48, 60);
