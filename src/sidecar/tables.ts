@@ -943,6 +943,7 @@ export class IndexTables {
   private walksOf(content: string): KeptWalks | null {
     const r = this.readParts(WALKS);
     if (r === null || r.head.content !== content) return null;
+    if (r.total % 4 !== 0) throw new IndexDamagedError('the table walks row is malformed');
     const words = wordsOf(r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.total), Uint32Array);
     let at = 0;
     const walk = (w: unknown): TableWalk | null => {
@@ -963,7 +964,7 @@ export class IndexTables {
       return { root: k.root as number, walked: k.walked, pages };
     };
     const walks = { media: walk(r.head.media ?? null), runs: walk(r.head.runs ?? null) };
-    if (at !== words.length || r.total % 4 !== 0) throw new IndexDamagedError('the table walks row is malformed');
+    if (at !== words.length) throw new IndexDamagedError('the table walks row is malformed');
     return walks;
   }
 

@@ -513,6 +513,18 @@ test("the tables' walks are kept with the map (row 6): given back with it, not w
   const none = Buffer.alloc(0);
   db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 6').run(text, rowSum([6, text, none]));
   assert.throws(() => t.pageMap(), IndexDamagedError);
+  // bytes that are not whole page numbers (the head and its one part one byte short)
+  t.putWalks('content-2', { media, runs: null });
+  const short = JSON.stringify({ ...JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 6').pluck().get() as string), bytes: 7 });
+  db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 6').run(short, rowSum([6, short, none]));
+  const part = (
+    db
+      .prepare('SELECT digests FROM pages WHERE id = ?')
+      .pluck()
+      .get(6 * 2 ** 24) as Buffer
+  ).subarray(0, 7);
+  db.prepare('UPDATE pages SET digests = ?, sum = ? WHERE id = ?').run(part, rowSum([6 * 2 ** 24, '', part]), 6 * 2 ** 24);
+  assert.throws(() => t.pageMap(), IndexDamagedError);
 });
 
 test('the map is kept in parts: an update rewrites the parts whose bytes changed only; a part gone is damage', () => {
