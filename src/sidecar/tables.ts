@@ -948,7 +948,7 @@ export class IndexTables {
     let at = 0;
     const walk = (w: unknown): TableWalk | null => {
       if (w === null) return null;
-      const k = w as Partial<Record<'root' | 'walked' | 'pages', unknown>> | null;
+      const k = w as Partial<Record<'root' | 'pageSize' | 'usable' | 'walked' | 'pages', unknown>> | null;
       const n = k?.pages;
       if (
         k === null ||
@@ -961,7 +961,9 @@ export class IndexTables {
       )
         throw new IndexDamagedError('the table walks row is malformed');
       const pages = words.subarray(at, (at += n as number));
-      return { root: k.root as number, walked: k.walked, pages };
+      // a walk kept without the geometry it was read with (this row's first form) is not taken
+      if (!Number.isSafeInteger(k.pageSize) || !Number.isSafeInteger(k.usable)) return null;
+      return { root: k.root as number, pageSize: k.pageSize as number, usable: k.usable as number, walked: k.walked, pages };
     };
     const walks = { media: walk(r.head.media ?? null), runs: walk(r.head.runs ?? null) };
     if (at !== words.length) throw new IndexDamagedError('the table walks row is malformed');
@@ -974,8 +976,8 @@ export class IndexTables {
       this.s.dropPart.run(WALKS, partRow(WALKS, 0), partRow(WALKS + 1, 0));
       return;
     }
-    const head = (w: TableWalk | null): { root: number; walked: string; pages: number } | null =>
-      w === null ? null : { root: w.root, walked: w.walked, pages: w.pages.length };
+    const head = (w: TableWalk | null): Record<string, unknown> | null =>
+      w === null ? null : { root: w.root, pageSize: w.pageSize, usable: w.usable, walked: w.walked, pages: w.pages.length };
     const pieces = [walks.media?.pages, walks.runs?.pages].filter((p): p is Uint32Array => p !== undefined);
     this.writePart(WALKS, { content, media: head(walks.media), runs: head(walks.runs) }, pieces, unchangedSinceRead);
   }

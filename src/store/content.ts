@@ -87,11 +87,15 @@ export interface StoreContent {
 }
 
 /**
- * A table's b-tree as a page map walked it (store/sqlite/pages.ts): its root page, every page it met in
- * walk order (interior, leaf and overflow pages), and their fingerprint (`walked`).
+ * A table's b-tree as a page map walked it (store/sqlite/pages.ts): its root page and the geometry it read
+ * the pages with (the page size, and the bytes of a page the cells may use: where a cell's overflow
+ * begins), every page it met in walk order (interior, leaf and overflow pages), and their fingerprint
+ * (`walked`).
  */
 export interface TableWalk {
   readonly root: number;
+  readonly pageSize: number;
+  readonly usable: number;
   readonly pages: Uint32Array;
   readonly walked: string;
 }

@@ -488,13 +488,26 @@ test("the tables' walks are kept with the map (row 6): given back with it, not w
   db.exec(INDEX_DDL);
   const t = new IndexTables(new SqliteIndexDb(db));
   const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
-  const runs = { root: 3, walked: 'runs-fingerprint', pages: Uint32Array.from({ length: 9000 }, (_, i) => i + 3) };
-  const media = { root: 2, walked: 'media-fingerprint', pages: Uint32Array.from([2, 9100]) };
+  const runs = {
+    root: 3,
+    pageSize: 4096,
+    usable: 4096,
+    walked: 'runs-fingerprint',
+    pages: Uint32Array.from({ length: 9000 }, (_, i) => i + 3),
+  };
+  const media = { root: 2, pageSize: 4096, usable: 4076, walked: 'media-fingerprint', pages: Uint32Array.from([2, 9100]) };
   t.putPageMap('content-1', 7, digests, null);
   t.putWalks('content-1', { media, runs });
   assert.deepEqual(t.pageMap()!.walks, { media, runs }, 'both walks, across parts');
   t.putWalks('content-1', { media: null, runs });
   assert.deepEqual(t.pageMap()!.walks, { media: null, runs });
+  // a walk kept without the geometry it was read with (the row's first form) is not taken; the others are
+  t.putWalks('content-1', { media, runs });
+  const firstForm = JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 6').pluck().get() as string);
+  firstForm.runs = { root: runs.root, walked: runs.walked, pages: runs.pages.length };
+  const firstText = JSON.stringify(firstForm);
+  db.prepare('UPDATE pages SET head = ?, sum = ? WHERE id = 6').run(firstText, rowSum([6, firstText, Buffer.alloc(0)]));
+  assert.deepEqual(t.pageMap()!.walks, { media, runs: null });
   // a map written without its walks (an older convsearch): the walks of another content are not taken
   t.putPageMap('content-2', 7, digests, null);
   assert.equal(t.pageMap()!.walks, null);

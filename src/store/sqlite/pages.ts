@@ -389,6 +389,8 @@ function tablePages(
   for (let i = 0; i < pages.length; i++) pages[i] = walked[i * 5]!;
   return {
     root,
+    pageSize: g.pageSize,
+    usable: g.usable,
     pages,
     walked: createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64'),
   };
@@ -404,12 +406,14 @@ function tablePages(
 function heldWalk(
   kept: TableWalk | null | undefined,
   root: number,
-  pages: number,
+  g: Geometry,
   seen: Uint8Array,
   differs: (p: number) => boolean,
 ): TableWalk | null {
-  if (!kept || kept.root !== root || kept.pages.length === 0 || kept.pages[0] !== root) return null;
-  for (const p of kept.pages) if (!(p >= 2 && p <= pages) || seen[p] !== 0 || differs(p)) return null;
+  // (the same bytes read with another usable size are other cells: the header's reserved bytes changed)
+  if (!kept || kept.root !== root || kept.pageSize !== g.pageSize || kept.usable !== g.usable) return null;
+  if (kept.pages.length === 0 || kept.pages[0] !== root) return null;
+  for (const p of kept.pages) if (!(p >= 2 && p <= g.pages) || seen[p] !== 0 || differs(p)) return null;
   for (const p of kept.pages) seen[p] = 1;
   return kept;
 }
@@ -1074,7 +1078,7 @@ export function readPageMap(
     const runs = tally.runs();
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
     const walk = (root: number | null, kept: TableWalk | null | undefined): TableWalk | null =>
-      root === null ? null : (heldWalk(kept, root, pages, seen, differs) ?? tablePages(readPage, root, geometry, digests, next, seen));
+      root === null ? null : (heldWalk(kept, root, geometry, seen, differs) ?? tablePages(readPage, root, geometry, digests, next, seen));
     const media = walk(mediaRoot, walks?.media);
     const runsTable = walk(runsRoot, walks?.runs);
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's

@@ -312,10 +312,12 @@ test("a table's walk kept with the previous map is taken as it is while every pa
   const patched = map(added);
   assert.notEqual(patched.runsTable!.walked, added.runsTable!.walked, 'a byte changed: another fingerprint');
   assert.deepEqual(patched.runsTable, fresh().runsTable, 'a byte changed: the walk a map from nothing takes');
-  // a walk kept of another root is not taken
-  const other = map(patched, { ...patched.runsTable!, root: patched.runsTable!.root + 1 });
-  assert.notEqual(other.runsTable, patched.runsTable);
-  assert.deepEqual(other.runsTable, patched.runsTable);
+  // a walk kept of another root, or read with another usable size (the header's reserved bytes), is not taken
+  for (const other of [{ root: patched.runsTable!.root + 1 }, { usable: patched.runsTable!.usable - 20 }]) {
+    const again = map(patched, { ...patched.runsTable!, ...other });
+    assert.notEqual(again.runsTable, patched.runsTable, JSON.stringify(other));
+    assert.deepEqual(again.runsTable, patched.runsTable, JSON.stringify(other));
+  }
 });
 
 test("a map taken with the previous one keeps the leading chunks of its tree that held still, as they are (not copied): with nothing changed all, after an append all but the right edge's, after an edit of the first leaf none; either way the tree is the one taken from nothing", () => {
