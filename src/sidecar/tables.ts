@@ -353,6 +353,27 @@ class KnownRecords {
   }
 }
 
+/** Row 5's head and bytes for `k`, every run laid out: the records, then the ids, then the digests, each block from a part boundary on. */
+function laidOutKnownRuns(k: KnownRunsToWrite): { head: Record<string, unknown>; pieces: ArrayBufferView[] } {
+  const n = k.runs.size;
+  const records = new KnownRecords(n);
+  const ids: string[] = new Array(n);
+  const digests: string[] = new Array(n);
+  let i = 0;
+  k.runs.forEach((r, id) => {
+    records.set(i, id, r);
+    ids[i] = id;
+    digests[i] = r.digest;
+    i++;
+  });
+  const idText = textBlock(ids.join(''));
+  const digestText = textBlock(digests.join(''));
+  return {
+    head: { content: k.content, runList: k.runList, runCount: k.runCount, runs: n, ids: idText.block, digests: digestText.block },
+    pieces: [records.nums, gapTo(records.nums.byteLength), idText.bytes, gapTo(idText.bytes.length), digestText.bytes],
+  };
+}
+
 /** How a block of text is kept: its byte length, and whether it is UTF-16 (some char above U+00FF) or Latin-1. */
 interface TextBlock {
   readonly bytes: number;
@@ -365,8 +386,11 @@ function isTextBlock(b: unknown): b is TextBlock {
 }
 
 /** `text` as bytes that give it back exactly (UTF-16 keeps lone surrogates; Latin-1 when every char fits a byte). */
+/** Whether `text` has a char above U+00FF: a block of it is kept in UTF-16. */
+const isWide = (text: string): boolean => /[^\u0000-\u00ff]/.test(text);
+
 function textBlock(text: string): { block: TextBlock; bytes: Buffer } {
-  const wide = /[^\u0000-\u00ff]/.test(text);
+  const wide = isWide(text);
   const bytes = Buffer.from(text, wide ? 'utf16le' : 'latin1');
   return { block: { bytes: bytes.length, wide }, bytes };
 }
@@ -941,10 +965,10 @@ export class IndexTables {
    * leaves an older one behind: not taken). Its bytes are the media walk's pages, then the runs walk's.
    */
   private walksOf(content: string): KeptWalks | null {
-    const r = this.readParts(WALKS);
+    const r = this.readPart(WALKS);
     if (r === null || r.head.content !== content) return null;
-    if (r.total % 4 !== 0) throw new IndexDamagedError('the table walks row is malformed');
-    const words = wordsOf(r.parts.length === 1 ? r.parts[0]! : Buffer.concat(r.parts, r.total), Uint32Array);
+    if (r.bytes.length % 4 !== 0) throw new IndexDamagedError('the table walks row is malformed');
+    const words = wordsOf(r.bytes, Uint32Array);
     let at = 0;
     const walk = (w: unknown): TableWalk | null => {
       if (w === null) return null;
@@ -1085,32 +1109,8 @@ export class IndexTables {
    * boundary on: an appended run changes the last part of each. `unchangedSinceRead`: see writePart.
    */
   putKnownRuns(k: KnownRunsToWrite, unchangedSinceRead = false): void {
-    const patched = this.patchedKnownRuns(k);
-    if (patched !== null) {
-      this.writePart(KNOWN_RUNS, patched.head, patched.pieces, unchangedSinceRead);
-      this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
-      return;
-    }
-    const n = k.runs.size;
-    const records = new KnownRecords(n);
-    const ids: string[] = new Array(n);
-    const digests: string[] = new Array(n);
-    let i = 0;
-    k.runs.forEach((r, id) => {
-      records.set(i, id, r);
-      ids[i] = id;
-      digests[i] = r.digest;
-      i++;
-    });
-    const idText = textBlock(ids.join(''));
-    const digestText = textBlock(digests.join(''));
-    const head = { content: k.content, runList: k.runList, runCount: k.runCount, runs: n, ids: idText.block, digests: digestText.block };
-    this.writePart(
-      KNOWN_RUNS,
-      head,
-      [records.nums, gapTo(records.nums.byteLength), idText.bytes, gapTo(idText.bytes.length), digestText.bytes],
-      unchangedSinceRead,
-    );
+    const { head, pieces } = this.patchedKnownRuns(k) ?? laidOutKnownRuns(k);
+    this.writePart(KNOWN_RUNS, head, pieces, unchangedSinceRead);
     this.s.dropPart.run(3, partRow(3, 0), partRow(4, 0));
   }
 
@@ -1130,7 +1130,7 @@ export class IndexTables {
     // every digest read as long: a digest's place is its run's number times that
     const digestLength = r.digestLength;
     if (digestLength === null) return null;
-    const fits = (text: string, block: TextBlock): boolean => block.wide || !/[^\u0000-\u00ff]/.test(text);
+    const fits = (text: string, block: TextBlock): boolean => block.wide || !isWide(text);
     const records = r.n * KNOWN_RECORD;
     const idsAt = padded(records);
     const digestsAt = idsAt + padded(r.ids.bytes);
