@@ -328,6 +328,17 @@ const partRow = (id: number, k: number): number => id * 2 ** 24 + k;
 const KNOWN_RUNS = 5;
 /** The media and runs tables' walks kept with the page map (KeptWalks): pages row 6. */
 const WALKS = 6;
+/**
+ * The decoded b-tree kept with the page map (KeptTree): pages row 7, its values, then each run id's
+ * length (UTF-16 units, 32-bit), then the ids as one text block, each block from a part boundary on (a
+ * step rewrites the values' last parts only). Row 2 held the ids as JSON after the values: 27–36 ms to
+ * parse at 50,000 runs, against 8–10 to cut from the block. A convsearch that knows row 2 alone finds
+ * none and decodes every page again; one that writes row 2 leaves row 7 kept for another content, and
+ * the row kept for the map's content is the one taken.
+ */
+const TREE = 7;
+/** The tree row an older convsearch writes (ids as JSON after the values): read when row 7 is not the map's, never written. */
+const JSON_TREE = 2;
 /** A known run's record: count and last seq (doubles), the UTF-16 lengths of its id and digest (32-bit). */
 const KNOWN_RECORD = 24;
 /** `bytes` rounded up to whole parts. */
@@ -928,27 +939,7 @@ export class IndexTables {
     if (typeof head.content !== 'string' || !Number.isInteger(head.seed) || total % 16 !== 0)
       throw new IndexDamagedError('the page map row is malformed');
     const pages = IndexTables.chunked(parts, total, Uint32Array);
-    let tree: KeptTree | null = null;
-    const t = this.readParts(2);
-    if (t !== null) {
-      // written in parts: the values, then the run ids' JSON (`ids` bytes: an append changes the last parts
-      // of both); else the ids in the head
-      const idsBytes = t.head.ids;
-      let runIds: unknown = t.head.runIds;
-      let valuesEnd = t.total;
-      if (Number.isSafeInteger(idsBytes) && (idsBytes as number) <= t.total) {
-        valuesEnd = t.total - (idsBytes as number);
-        // only the parts the JSON lies in are joined
-        const first = Math.floor(valuesEnd / PART_BYTES);
-        const tail = first + 1 === t.parts.length ? t.parts[first]! : Buffer.concat(t.parts.slice(first));
-        runIds = parseJson(tail.toString('utf8', valuesEnd - first * PART_BYTES), 'the page tree row is malformed');
-      }
-      if (typeof t.head.content !== 'string' || !Array.isArray(runIds) || runIds.some((x) => typeof x !== 'string') || valuesEnd % 8 !== 0)
-        throw new IndexDamagedError('the page tree row is malformed');
-      if (t.head.content === head.content) {
-        tree = { runIds: runIds as string[], values: IndexTables.chunked(t.parts, valuesEnd, Float64Array) };
-      }
-    }
+    const tree = this.treeOf(head.content) ?? this.jsonTreeOf(head.content);
     return {
       content: head.content,
       seed: head.seed as number,
@@ -958,6 +949,67 @@ export class IndexTables {
       runsTable: knownRunsTableOf(head.runs),
       walks: this.walksOf(head.content),
     };
+  }
+
+  /** The tree row 7 keeps, when it was kept with `content`. */
+  private treeOf(content: string): KeptTree | null {
+    const t = this.readParts(TREE);
+    if (t === null) return null;
+    const { head, parts, total } = t;
+    const n = head.runs;
+    const values = head.values;
+    const malformed = (): IndexDamagedError => new IndexDamagedError('the page tree row is malformed');
+    if (
+      typeof head.content !== 'string' ||
+      !Number.isSafeInteger(n) ||
+      (n as number) < 0 ||
+      !Number.isSafeInteger(values) ||
+      (values as number) < 0 ||
+      (values as number) % 8 !== 0 ||
+      !isTextBlock(head.ids)
+    )
+      throw malformed();
+    const lengthsAt = padded(values as number);
+    const textAt = lengthsAt + padded((n as number) * 4);
+    if (total !== textAt + head.ids.bytes) throw malformed();
+    if (head.content !== content) return null;
+    // (the blocks begin at part boundaries: each is whole parts, joined only when it spans several)
+    const block = (from: number, bytes: number): Buffer => {
+      const first = from / PART_BYTES;
+      const last = Math.ceil((from + bytes) / PART_BYTES);
+      const b = last - first <= 1 ? (parts[first] ?? Buffer.alloc(0)) : Buffer.concat(parts.slice(first, last));
+      return b.subarray(0, bytes);
+    };
+    const lengths = wordsOf(block(lengthsAt, (n as number) * 4), Uint32Array);
+    const text = block(textAt, head.ids.bytes).toString(head.ids.wide ? 'utf16le' : 'latin1');
+    const runIds: string[] = new Array(n as number);
+    let at = 0;
+    for (let i = 0; i < lengths.length; i++) runIds[i] = text.slice(at, (at += lengths[i]!));
+    // (lengths past the text's end add up to more than it)
+    if (at !== text.length) throw malformed();
+    return { runIds, values: IndexTables.chunked(parts, values as number, Float64Array) };
+  }
+
+  /** The tree an older convsearch kept as row 2 (its run ids as JSON after the values), when it was kept with `content`. */
+  private jsonTreeOf(content: string): KeptTree | null {
+    const t = this.readParts(JSON_TREE);
+    if (t === null) return null;
+    // written in parts: the values, then the run ids' JSON (`ids` bytes); else the ids in the head
+    const idsBytes = t.head.ids;
+    let runIds: unknown = t.head.runIds;
+    let valuesEnd = t.total;
+    if (Number.isSafeInteger(idsBytes) && (idsBytes as number) <= t.total) {
+      valuesEnd = t.total - (idsBytes as number);
+      // only the parts the JSON lies in are joined
+      const first = Math.floor(valuesEnd / PART_BYTES);
+      const tail = first + 1 === t.parts.length ? t.parts[first]! : Buffer.concat(t.parts.slice(first));
+      runIds = parseJson(tail.toString('utf8', valuesEnd - first * PART_BYTES), 'the page tree row is malformed');
+    }
+    if (typeof t.head.content !== 'string' || !Array.isArray(runIds) || runIds.some((x) => typeof x !== 'string') || valuesEnd % 8 !== 0)
+      throw new IndexDamagedError('the page tree row is malformed');
+    return t.head.content === content
+      ? { runIds: runIds as string[], values: IndexTables.chunked(t.parts, valuesEnd, Float64Array) }
+      : null;
   }
 
   /**
@@ -1211,13 +1263,21 @@ export class IndexTables {
     // `media` and `runs` in the head: a convsearch that knows nothing of them writes the head without them
     const head = { content, seed, ...(media !== null ? { media } : {}), ...(runsTable !== null ? { runs: runsTable } : {}) };
     this.writePart(1, head, [pages], unchangedSinceRead);
+    this.s.dropPart.run(JSON_TREE, partRow(JSON_TREE, 0), partRow(JSON_TREE + 1, 0));
     if (tree === null) {
-      this.s.dropPart.run(2, partRow(2, 0), partRow(3, 0));
+      this.s.dropPart.run(TREE, partRow(TREE, 0), partRow(TREE + 1, 0));
       return;
     }
-    const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
-    // `runIds: []` for a convsearch that reads the ids from the head: an empty tree, every page decoded again
-    this.writePart(2, { content, runIds: [], ids: ids.length }, [...tree.pieces, ids], unchangedSinceRead);
+    const values = tree.pieces.reduce((n, p) => n + p.byteLength, 0);
+    const lengths = new Uint32Array(tree.runIds.length);
+    for (let i = 0; i < lengths.length; i++) lengths[i] = tree.runIds[i]!.length;
+    const text = textBlock(tree.runIds.join(''));
+    this.writePart(
+      TREE,
+      { content, runs: lengths.length, values, ids: text.block },
+      [...tree.pieces, gapTo(values), lengths, gapTo(lengths.byteLength), text.bytes],
+      unchangedSinceRead,
+    );
   }
 
   private pageRow(id: number): { head: string; digests: Buffer } | null {

@@ -480,7 +480,11 @@ test('a page tree row kept for another content (a writer that updated the map al
   // a map taken without a tree drops the old one
   t.putPageMap('content-3', 7, digests, pageTree(tree));
   t.putPageMap('content-4', 7, digests, null);
-  assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 2 OR id >= 2 * 16777216').pluck().get(), 0, 'no tree row or part is left');
+  assert.equal(
+    db.prepare('SELECT COUNT(*) FROM pages WHERE id IN (2, 7) OR id >= 2 * 16777216').pluck().get(),
+    0,
+    'no tree row or part is left',
+  );
 });
 
 test("the tables' walks are kept with the map (row 6): given back with it, not when kept with another content, and a head that does not fit its bytes is damage", () => {
@@ -540,6 +544,93 @@ test("the tables' walks are kept with the map (row 6): given back with it, not w
   assert.throws(() => t.pageMap(), IndexDamagedError);
 });
 
+/** Writes `bytes` as pages row `id` in parts of 32 KiB under `head`, as an older convsearch's writePart did. */
+function putRowInParts(db: Database.Database, id: number, head: Record<string, unknown>, bytes: Buffer): void {
+  const parts = Math.ceil(bytes.length / 32768);
+  db.prepare('DELETE FROM pages WHERE id = ? OR (id >= ? AND id < ?)').run(id, id * 2 ** 24, (id + 1) * 2 ** 24);
+  const put = db.prepare('INSERT INTO pages (id, head, digests, sum) VALUES (?, ?, ?, ?)');
+  for (let k = 0; k < parts; k++) {
+    const data = bytes.subarray(k * 32768, (k + 1) * 32768);
+    put.run(id * 2 ** 24 + k, '', data, rowSum([id * 2 ** 24 + k, '', data]));
+  }
+  const text = JSON.stringify({ ...head, parts, bytes: bytes.length });
+  put.run(id, text, Buffer.alloc(0), rowSum([id, text, Buffer.alloc(0)]));
+}
+
+test("the decoded tree is kept as row 7 (its run ids a text block); a tree an older convsearch kept as row 2 (ids as JSON) is read while row 7 is not the map's, never written", () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+  const rowsOf = (id: number): number =>
+    db
+      .prepare('SELECT COUNT(*) FROM pages WHERE id = ? OR (id >= ? AND id < ?)')
+      .pluck()
+      .get(id, id * 2 ** 24, (id + 1) * 2 ** 24) as number;
+  // ids across parts of both blocks (20,000 lengths: 80,000 bytes), in Latin-1; then wide ones, a lone surrogate and an empty id among them
+  const many = {
+    runIds: Array.from({ length: 20000 }, (_, i) => `run-\u00e9-${i}`),
+    values: Float64Array.from({ length: 9000 }, (_, i) => i % 13),
+  };
+  const wide = { runIds: ['run-\u4e2d', '', 'r\ud800x', 'run-a'], values: Float64Array.from([4, 1, 0, 2, 3]) };
+  const empty = { runIds: [], values: new Float64Array(0) };
+  for (const tree of [many, wide, empty]) {
+    t.putPageMap('content-1', 7, digests, pageTree(tree));
+    assert.deepEqual(treeOf(t.pageMap()!.tree), tree);
+    assert.equal(rowsOf(2), 0);
+  }
+  // an older convsearch wrote row 2 (values, then the ids' JSON) for the map's content; row 7 is another content's
+  const legacy = (content: string, tree: { runIds: string[]; values: Float64Array }): void => {
+    const ids = Buffer.from(JSON.stringify(tree.runIds), 'utf8');
+    putRowInParts(db, 2, { content, runIds: [], ids: ids.length }, Buffer.concat([Buffer.from(tree.values.buffer), ids]));
+  };
+  t.putPageMap('content-1', 7, digests, pageTree(wide));
+  const head = JSON.stringify({ content: 'content-2', seed: 7 });
+  const bytes = Buffer.from(digests.buffer);
+  db.prepare('UPDATE pages SET head = ?, digests = ?, sum = ? WHERE id = 1').run(head, bytes, rowSum([1, head, bytes]));
+  legacy('content-2', many);
+  assert.deepEqual(treeOf(t.pageMap()!.tree), many, "row 2 kept for the map's content");
+  legacy('content-3', many);
+  assert.equal(t.pageMap()!.tree, null, 'neither row kept for it');
+  // row 7 kept for the map's content is taken over row 2; the next write drops row 2
+  t.putPageMap('content-4', 7, digests, pageTree(wide));
+  legacy('content-4', many);
+  assert.deepEqual(treeOf(t.pageMap()!.tree), wide);
+  t.putPageMap('content-5', 7, digests, pageTree(wide));
+  assert.equal(rowsOf(2), 0, 'row 2 dropped');
+  assert.ok(rowsOf(7) > 0);
+  // a row 7 whose head does not fit its bytes, or whose lengths do not add up to its text: damage
+  const kept = JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 7').pluck().get() as string);
+  const sevenBytes = (): Buffer =>
+    Buffer.concat(
+      db
+        .prepare('SELECT digests FROM pages WHERE id >= ? AND id < ? ORDER BY id')
+        .pluck()
+        .all(7 * 2 ** 24, 8 * 2 ** 24) as Buffer[],
+    );
+  const whole = sevenBytes();
+  const { parts: _p, bytes: _b, ...rest } = kept;
+  for (const bad of [
+    { ...rest, runs: 9000 },
+    { ...rest, values: 12 },
+    { ...rest, ids: { bytes: rest.ids.bytes - 1, wide: false } },
+  ]) {
+    putRowInParts(db, 7, bad, whole);
+    assert.throws(() => t.pageMap(), IndexDamagedError, JSON.stringify(bad));
+  }
+  // the first id's length one too many (past the text), or one too few (the text left over)
+  for (const by of [1, -1]) {
+    const lengths = Buffer.from(whole);
+    lengths.writeUInt32LE(lengths.readUInt32LE(32768) + by, 32768);
+    putRowInParts(db, 7, rest, lengths);
+    assert.throws(() => t.pageMap(), IndexDamagedError, `length ${by}`);
+  }
+  // a map taken without a tree drops both rows
+  legacy('content-5', many);
+  t.putPageMap('content-6', 7, digests, null);
+  assert.equal(rowsOf(2) + rowsOf(7), 0);
+});
+
 test('the map is kept in parts: an update rewrites the parts whose bytes changed only; a part gone is damage', () => {
   const db = new Database(':memory:');
   db.exec(INDEX_DDL);
@@ -561,7 +652,11 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   const digests = Uint32Array.from({ length: 6000 * 4 }, (_, i) => (i * 2654435761) >>> 0);
   const tree = { runIds: ['run-a', 'run-b'], values: Float64Array.from({ length: 5000 }, (_, i) => i % 97) };
   t.putPageMap('content-1', 7, digests, pageTree(tree));
-  assert.equal(written, 3 + 1 + 2 + 1, 'every part and both heads');
+  assert.equal(
+    written,
+    3 + 1 + (2 + 1 + 1) + 1,
+    "every part (the tree's values, its ids' lengths and text, each from a part boundary) and both heads",
+  );
   written = 0;
   digests[2048 * 4 + 5] = 1; // a page of the second part
   t.putPageMap('content-2', 7, digests, pageTree(tree));
@@ -589,9 +684,9 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   assert.equal(t.filePass(), null);
   assert.equal(
     db
-      .prepare('SELECT COUNT(*) FROM pages WHERE id >= ?')
+      .prepare('SELECT COUNT(*) FROM pages WHERE id = 4 OR (id >= ? AND id < ?)')
       .pluck()
-      .get(4 * 16777216),
+      .get(4 * 16777216, 5 * 16777216),
     0,
     'its head and parts are gone',
   );
@@ -604,7 +699,7 @@ test('the map is kept in parts: an update rewrites the parts whose bytes changed
   db.prepare('DELETE FROM pages WHERE id = ?').run(16777216 + 1);
   assert.throws(() => t.pageMap(), IndexDamagedError);
   t.putPageMap('content-5', 7, digests, pageTree(tree));
-  db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(2 * 16777216);
+  db.prepare('UPDATE pages SET digests = zeroblob(10) WHERE id = ?').run(7 * 16777216);
   assert.throws(() => t.pageMap(), IndexDamagedError);
   // parts of other sizes that add up to the head's (under sound checksums): damage, as chunks could not be found by index
   t.putPageMap('content-5b', 7, digests, pageTree(tree));
