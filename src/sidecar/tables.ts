@@ -7,6 +7,7 @@ import {
   type KnownMedia,
   type KnownRunsTable,
   type KnownRunContent,
+  type CountedRuns,
   type KeptWalks,
   type PageTree,
   type TableWalk,
@@ -385,6 +386,104 @@ function laidOutKnownRuns(k: KnownRunsToWrite): { head: Record<string, unknown>;
   };
 }
 
+/**
+ * The known runs as row 5 holds them (knownRuns): each run's number (its record's place) by its id, and
+ * its entry made from the records and digests read when it is asked for. No entry is held per run:
+ * 50,000 of them, held through an update, were copied by the collector as they lived on, where an
+ * update looks at each once or twice and keeps those of the runs that changed.
+ */
+class KnownRunMap implements CountedRuns {
+  constructor(
+    private readonly numbers: ReadonlyMap<string, number>,
+    /** KnownRecords' words: count and last seq of run i at 3i and 3i + 1. */
+    private readonly nums: Float64Array,
+    private readonly digests: string,
+    /** Where run i's digest begins in `digests` (n + 1 entries: the last is its length). */
+    private readonly digestAt: Uint32Array,
+  ) {}
+
+  get size(): number {
+    return this.numbers.size;
+  }
+
+  /** Run `id`'s number in the row, or undefined when the row holds no such run. */
+  numberOf(id: string): number | undefined {
+    return this.numbers.get(id);
+  }
+
+  private entry(i: number): RunContent {
+    return recordedContent(this.nums[i * 3]!, this.nums[i * 3 + 1]!, this.digests.slice(this.digestAt[i]!, this.digestAt[i + 1]!));
+  }
+
+  marksInto(id: string, out: Float64Array): boolean {
+    const i = this.numbers.get(id);
+    if (i === undefined) return false;
+    out[0] = this.nums[i * 3]!;
+    out[1] = this.nums[i * 3 + 1]!;
+    return true;
+  }
+
+  get(id: string): RunContent | undefined {
+    const i = this.numbers.get(id);
+    return i === undefined ? undefined : this.entry(i);
+  }
+
+  has(id: string): boolean {
+    return this.numbers.has(id);
+  }
+
+  /** In the row's order. */
+  forEach(f: (value: RunContent, key: string, map: ReadonlyMap<string, RunContent>) => void, thisArg?: unknown): void {
+    this.numbers.forEach((i, id) => {
+      f.call(thisArg, this.entry(i), id, this);
+    });
+  }
+
+  keys(): MapIterator<string> {
+    return this.numbers.keys();
+  }
+
+  values(): MapIterator<RunContent> {
+    const out: RunContent[] = [];
+    this.forEach((v) => out.push(v));
+    return out[Symbol.iterator]() as unknown as MapIterator<RunContent>;
+  }
+
+  entries(): MapIterator<[string, RunContent]> {
+    const out: Array<[string, RunContent]> = [];
+    this.forEach((v, k) => out.push([k, v]));
+    return out[Symbol.iterator]() as unknown as MapIterator<[string, RunContent]>;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, RunContent]> {
+    return this.entries();
+  }
+}
+
+/** Views of bytes [from, to) of a row read in parts (each whole part PART_BYTES long): one per part they lie in. */
+function partViews(parts: readonly Buffer[], from: number, to: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let k = Math.floor(from / PART_BYTES); k * PART_BYTES < to; k++) {
+    const at = k * PART_BYTES;
+    out.push(parts[k]!.subarray(Math.max(from, at) - at, Math.min(to, at + PART_BYTES) - at));
+  }
+  return out;
+}
+
+/** Bytes [from, to) of a row read in parts, as one buffer: a view when they lie in one part, else a copy. */
+const partBytes = (parts: readonly Buffer[], from: number, to: number): Buffer => {
+  const views = partViews(parts, from, to);
+  return views.length === 1 ? views[0]! : Buffer.concat(views, to - from);
+};
+
+/** The text of `block`, kept from byte `at` (a part boundary) of a row read in parts: decoded part by part, never joined as bytes. */
+function partText(parts: readonly Buffer[], at: number, block: TextBlock): string {
+  const encoding = block.wide ? 'utf16le' : 'latin1';
+  // (a part is an even number of bytes: no UTF-16 unit is cut between two)
+  const texts = partViews(parts, at, at + block.bytes).map((b) => b.toString(encoding));
+  return texts.length === 1 ? texts[0]! : texts.join('');
+}
+
 /** How a block of text is kept: its byte length, and whether it is UTF-16 (some char above U+00FF) or Latin-1. */
 interface TextBlock {
   readonly bytes: number;
@@ -438,7 +537,7 @@ export interface KnownRuns {
   /** Digest of the run list (known-runs.ts runListDigests) and its length. */
   readonly runList: string;
   readonly runCount: number;
-  /** As read (knownRuns): each entry a RunContent (recordedContent), taken as it is for a run that did not change. */
+  /** As read (knownRuns): each entry a RunContent (recordedContent), made from the row when asked for. */
   readonly runs: ReadonlyMap<string, RunContent>;
 }
 
@@ -472,8 +571,9 @@ export class IndexTables {
   private readonly partsRead = new Map<number, readonly Buffer[]>();
   /** What knownRuns() read last: its runs, and the bytes they were read from (patchedKnownRuns). */
   private knownRead: {
-    readonly runs: ReadonlyMap<string, RunContent>;
-    readonly bytes: Buffer;
+    readonly runs: KnownRunMap;
+    /** The row's parts as read (each whole part PART_BYTES long). */
+    readonly parts: readonly Buffer[];
     readonly n: number;
     readonly ids: TextBlock;
     readonly digests: TextBlock;
@@ -1064,9 +1164,9 @@ export class IndexTables {
    * kept it as JSON in row 3, which is not read: the update reads every run's marks, and writes row 5).
    */
   knownRuns(): KnownRuns | null {
-    const r = this.readPart(KNOWN_RUNS);
+    const r = this.readParts(KNOWN_RUNS);
     if (r === null) return null;
-    const { head, bytes } = r;
+    const { head, parts, total } = r;
     const n = head.runs;
     const malformed = (): IndexDamagedError => new IndexDamagedError('the known runs row is malformed');
     if (
@@ -1082,31 +1182,32 @@ export class IndexTables {
     const records = (n as number) * KNOWN_RECORD;
     const idsAt = padded(records);
     const digestsAt = idsAt + padded(head.ids.bytes);
-    if (bytes.length !== digestsAt + head.digests.bytes) throw malformed();
-    const nums = wordsOf(bytes.subarray(0, records), Float64Array);
+    if (total !== digestsAt + head.digests.bytes) throw malformed();
+    // the records joined (a record may straddle two parts); the texts decoded part by part, the row never joined whole
+    const nums = wordsOf(partBytes(parts, 0, records), Float64Array);
     const lengths = new Uint32Array(nums.buffer, nums.byteOffset, nums.length * 2);
-    // each block decoded once; every id and digest a slice of it (V8 makes no copy of a slice that long)
-    const ids = bytes.toString(head.ids.wide ? 'utf16le' : 'latin1', idsAt, idsAt + head.ids.bytes);
-    const digests = bytes.toString(head.digests.wide ? 'utf16le' : 'latin1', digestsAt, digestsAt + head.digests.bytes);
-    const runs = new Map<string, RunContent>();
+    const ids = partText(parts, idsAt, head.ids);
+    const digests = partText(parts, digestsAt, head.digests);
+    const numbers = new Map<string, number>();
+    const digestAt = new Uint32Array((n as number) + 1);
     let id = 0;
     let digest = 0;
     const digestLength = n === 0 ? null : lengths[5]!;
     let sameLength = digestLength !== null;
     for (let i = 0; i < (n as number); i++) {
-      const count = nums[i * 3]!;
-      const maxSeq = nums[i * 3 + 1]!;
       const idEnd = id + lengths[i * 6 + 4]!;
       const digestEnd = digest + lengths[i * 6 + 5]!;
       if (lengths[i * 6 + 5] !== digestLength) sameLength = false;
-      if (!Number.isSafeInteger(count) || !Number.isSafeInteger(maxSeq) || idEnd > ids.length || digestEnd > digests.length)
+      if (!Number.isSafeInteger(nums[i * 3]) || !Number.isSafeInteger(nums[i * 3 + 1]) || idEnd > ids.length || digestEnd > digests.length)
         throw malformed();
-      runs.set(ids.slice(id, idEnd), recordedContent(count, maxSeq, digests.slice(digest, digestEnd)));
+      numbers.set(ids.slice(id, idEnd), i);
+      digestAt[i + 1] = digestEnd;
       id = idEnd;
       digest = digestEnd;
     }
-    if (id !== ids.length || digest !== digests.length || runs.size !== n) throw malformed();
-    this.knownRead = { runs, bytes, n: n as number, ids: head.ids, digests: head.digests, digestLength: sameLength ? digestLength : null };
+    if (id !== ids.length || digest !== digests.length || numbers.size !== n) throw malformed();
+    const runs = new KnownRunMap(numbers, nums, digests, digestAt);
+    this.knownRead = { runs, parts, n: n as number, ids: head.ids, digests: head.digests, digestLength: sameLength ? digestLength : null };
     return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
   }
 
@@ -1188,14 +1289,11 @@ export class IndexTables {
     const digestsAt = idsAt + padded(r.ids.bytes);
     // the runs put in place, by their number in the read order
     const placed: Array<[number, KnownRunContent]> = [];
-    if (changes.size > added.length) {
-      let i = 0;
-      r.runs.forEach((_, key) => {
-        const c = changes.get(key);
-        if (c !== undefined) placed.push([i, c]);
-        i++;
-      });
+    for (const [key, c] of changes) {
+      const i = r.runs.numberOf(key);
+      if (i !== undefined) placed.push([i, c]);
     }
+    placed.sort((a, b) => a[0] - b[0]);
     for (const [, c] of placed) if (c.digest.length !== digestLength || !fits(c.digest, r.digests)) return null;
     const more = added.map((id): [string, KnownRunContent] => [id, changes.get(id)!]);
     const moreIds = more.map(([id]) => id).join('');
@@ -1206,10 +1304,10 @@ export class IndexTables {
       const out: ArrayBufferView[] = [];
       let at = from;
       for (const [offset, bytes] of cuts) {
-        out.push(r.bytes.subarray(at, offset), bytes);
+        out.push(...partViews(r.parts, at, offset), bytes);
         at = offset + bytes.byteLength;
       }
-      out.push(r.bytes.subarray(at, to));
+      out.push(...partViews(r.parts, at, to));
       return out;
     };
     const encode = (text: string, block: TextBlock): Buffer => Buffer.from(text, block.wide ? 'utf16le' : 'latin1');
@@ -1241,7 +1339,7 @@ export class IndexTables {
       ...cutIn(0, records, recordCuts),
       addedRecords.nums,
       gapTo(recordsNow),
-      r.bytes.subarray(idsAt, idsAt + r.ids.bytes),
+      ...partViews(r.parts, idsAt, idsAt + r.ids.bytes),
       newIds,
       gapTo(idsNow),
       ...cutIn(digestsAt, digestsAt + r.digests.bytes, digestCuts),

@@ -150,6 +150,20 @@ export interface PageTree {
   readonly pieces: readonly Float64Array[];
 }
 
+/**
+ * Run entries that give a run's count and last seq without making its entry (the index's known runs,
+ * whose entries are made from its row when asked for): the content check compares those of every run,
+ * and takes the entries of the runs it reads again only.
+ */
+export interface CountedRuns extends ReadonlyMap<string, RunContent> {
+  /** Whether run `id` has an entry; if so its count and last seq are written to out[0] and out[1]. */
+  marksInto(id: string, out: Float64Array): boolean;
+}
+
+/** Whether `runs` is CountedRuns. */
+export const isCounted = (runs: ReadonlyMap<string, RunContent>): runs is CountedRuns =>
+  typeof (runs as Partial<CountedRuns>).marksInto === 'function';
+
 /** A tree's values as one array (one piece: itself). */
 export function treeValues(tree: PageTree): Float64Array {
   if (tree.pieces.length === 1) return tree.pieces[0]!;
@@ -587,8 +601,14 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
     return this.collect((v, k): [K, V] => [k, v]);
   }
 
+  /** forEach's keys, read from base's keys (an entry base makes when asked for is not made for them). */
   keys(): MapIterator<K> {
-    return this.collect((_, k) => k);
+    const { changes, gone } = this;
+    // (a spread of a Map's keys is one call into V8, a loop over them one per key)
+    const all = [...this.base.keys()];
+    const out = gone.size === 0 ? all : all.filter((k) => changes.has(k) || !gone.has(k));
+    for (const k of this.added) out.push(k);
+    return out[Symbol.iterator]() as unknown as MapIterator<K>;
   }
 
   values(): MapIterator<V> {

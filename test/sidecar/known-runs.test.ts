@@ -24,7 +24,7 @@ import { type KnownRuns, type KnownRunsToWrite, IndexTables, type RunMarks } fro
 import { changedMarks } from '../../src/sidecar/known-runs.js';
 import { runListDigests } from '../../src/store/run-list.js';
 import type { IndexMeta } from '../../src/sidecar/meta.js';
-import { OverlaidMap, type RunContent } from '../../src/store/content.js';
+import { isCounted, OverlaidMap, type RunContent } from '../../src/store/content.js';
 import type { StoreRun } from '../../src/store/reader.js';
 
 function indexedStore(seed: number): { path: string; index: string; runs: Array<{ id: string; conv: string | null }> } {
@@ -218,10 +218,29 @@ test('the known runs row (5) gives back every id, digest, count and last seq exa
   const check = (k: KnownRunsToWrite): void => {
     const got = t.knownRuns()!;
     assert.deepEqual([got.content, got.runList, got.runCount], [k.content, k.runList, k.runCount]);
-    assert.deepEqual(
-      [...got.runs],
-      [...k.runs].map(([id, r]) => [id, { ...r, prefix: r.digest }]),
-    );
+    const want = [...k.runs].map(([id, r]): [string, RunContent] => [id, { ...r, prefix: r.digest }]);
+    assert.deepEqual([...got.runs], want);
+    // every way of asking the map read (its entries are made from the row when asked for) gives the same
+    assert.equal(got.runs.size, want.length);
+    assert.deepEqual([...got.runs.keys()], [...k.runs.keys()]);
+    assert.deepEqual([...got.runs.values()], [...want.map(([, r]) => r)]);
+    const seen: Array<[string, RunContent]> = [];
+    got.runs.forEach((r, id, m) => {
+      assert.equal(m, got.runs);
+      seen.push([id, r]);
+    });
+    assert.deepEqual(seen, want);
+    assert.ok(isCounted(got.runs), 'it gives the count and last seq alone');
+    const marks = new Float64Array(2);
+    for (const [id, r] of want) {
+      assert.ok(got.runs.has(id));
+      assert.deepEqual(got.runs.get(id), r);
+      assert.ok(got.runs.marksInto(id, marks));
+      assert.deepEqual([...marks], [r.count, r.maxSeq]);
+    }
+    for (const id of ['absent', `${want[0]?.[0] ?? ''}\u0000`]) {
+      assert.ok(!got.runs.has(id) && got.runs.get(id) === undefined && !got.runs.marksInto(id, marks), id);
+    }
   };
   // an older convsearch's row 3 (JSON) is not taken for row 5
   const old = JSON.stringify({ content: 'old', runList: 'l', runCount: 0 });

@@ -6,6 +6,7 @@ import {
   EMPTY_DIGEST,
   hashCell,
   ContentDigester,
+  isCounted,
   OverlaidMap,
   totalDigest,
   type RunContent,
@@ -144,11 +145,21 @@ function runsSince(
   const changes = new Map<string, RunContent>();
   let kept = 0;
   let rowsDigested = 0;
+  // each run's recorded count and last seq, its entry made only for a run that is read again
+  const counted = isCounted(basis.runs) ? basis.runs : null;
+  const marks = new Float64Array(2);
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!;
-    const known = basis.runs.get(id);
-    if (known !== undefined) kept++;
-    if (known !== undefined && known.count === counts[i] && known.maxSeq === maxSeqs[i] && !(changed[i]! & ROW_CHANGED)) continue;
+    let held: boolean;
+    if (counted !== null) held = counted.marksInto(id, marks);
+    else {
+      const entry = basis.runs.get(id);
+      held = entry !== undefined;
+      if (held) marks.set([entry!.count, entry!.maxSeq]);
+    }
+    if (held) kept++;
+    if (held && marks[0] === counts[i] && marks[1] === maxSeqs[i] && !(changed[i]! & ROW_CHANGED)) continue;
+    const known = held ? basis.runs.get(id) : undefined;
     const cut = cuts.get(id)?.maxSeq ?? 0;
     const appended =
       known !== undefined &&
