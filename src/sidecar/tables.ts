@@ -445,13 +445,17 @@ class KnownRunMap implements CountedRuns {
 
   values(): MapIterator<RunContent> {
     const out: RunContent[] = [];
-    this.forEach((v) => out.push(v));
+    this.forEach((v) => {
+      out.push(v);
+    });
     return out[Symbol.iterator]() as unknown as MapIterator<RunContent>;
   }
 
   entries(): MapIterator<[string, RunContent]> {
     const out: Array<[string, RunContent]> = [];
-    this.forEach((v, k) => out.push([k, v]));
+    this.forEach((v, k) => {
+      out.push([k, v]);
+    });
     return out[Symbol.iterator]() as unknown as MapIterator<[string, RunContent]>;
   }
 
