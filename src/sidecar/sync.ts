@@ -602,8 +602,12 @@ export class IndexSync {
       if (!resumed) appendedFrom = null;
       work.push({ run, ord, marks: ex ?? null, runKey, content: c, resumed });
     };
-    if ('all' in placing) placing.all.forEach(place);
-    else for (const [ord, run] of placing.changed) place(run, ord);
+    if ('all' in placing) {
+      // a settled run without marks needs nothing (place returns at once): with none read (a run
+      // appended alone), the settled runs are not looked at (a lookup each: ~20 ms at 50,000 runs)
+      const { all } = placing;
+      for (let ord = indexed.size === 0 ? settled : 0; ord < all.length; ord++) place(all[ord]!, ord);
+    } else for (const [ord, run] of placing.changed) place(run, ord);
 
     let segment = meta.nextSegment;
     let liveSegments = meta.liveSegments;

@@ -330,6 +330,32 @@ function overflowChain(
 }
 
 /**
+ * Whether the leaf cell at `at` keeps its whole payload on the page, within it (no overflow chain to
+ * follow), read from its two varints alone; false sends it to leafCell, which follows the chain or
+ * finds the cell bad. A table walk meets every row's cell (50,000 at 50,000 runs, most of them whole on
+ * their page), and leafCell's arrays and object for each took ~20 ms of an update after one appended run.
+ */
+function payloadOnPage(page: Buffer, at: number, usable: number): boolean {
+  let payload = 0;
+  let i = at;
+  // the payload's size (a varint longer than 8 bytes is past any page: left to leafCell)
+  for (;;) {
+    const x = page[i++];
+    if (x === undefined || i - at > 8) return false;
+    payload = payload * 128 + (x & 0x7f);
+    if (x < 0x80) break;
+  }
+  if (payload > usable - 35) return false;
+  // the rowid's varint, skipped (its ninth byte, if it comes to that, ends it)
+  for (let k = 0; ; k++) {
+    const x = page[i++];
+    if (x === undefined) return false;
+    if (x < 0x80 || k === 8) break;
+  }
+  return i + payload <= usable;
+}
+
+/**
  * The pages of the table b-tree at `root` (a rowid table: the media table, the runs table) in walk order, each page
  * number with its digest, in one SHA-256. The walk reads only those pages and goes where their bytes
  * point (children, cells, overflow chains), so two equal fingerprints (same geometry, same key) mean it
@@ -375,7 +401,9 @@ function tablePages(
     }
     if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
     for (let i = 0; i < count; i++) {
-      const c = leafCell(page, page.readUInt16BE(8 + 2 * i), g.usable);
+      const at = page.readUInt16BE(8 + 2 * i);
+      if (payloadOnPage(page, at, g.usable)) continue;
+      const c = leafCell(page, at, g.usable);
       overflowChain(c.overflow, c.payload - c.local, g, next, seen, take);
     }
   };

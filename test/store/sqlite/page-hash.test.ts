@@ -320,6 +320,37 @@ test("a table's walk kept with the previous map is taken as it is while every pa
   }
 });
 
+test("a table's walk meets every page SQLite holds the table in: rows whole on their leaf, at the edge of overflowing, and spilling over one or more overflow pages", () => {
+  const { path } = threadedStore(51, 20);
+  const { root, runIdColumn } = layout(path);
+  const db = new Database(path);
+  const usable = db.pragma('page_size', { simple: true }) as number; // (no bytes reserved)
+  // metadata of sizes around the largest payload a leaf cell keeps whole (usable - 35), and far past it
+  const sizes = [0, 10, usable - 120, usable - 80, usable - 75, usable - 70, usable - 60, usable, 2 * usable, 5 * usable + 7, 300];
+  const put = db.prepare(
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, NULL, NULL, 'agent', ?, '2020-01-01')",
+  );
+  for (let round = 0; round < 6; round++) for (const [i, n] of sizes.entries()) put.run(`sized-${round}-${i}`, `{"m":"${'x'.repeat(n)}"}`);
+  const pagesOf = (name: string): number[] =>
+    (db.prepare('SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno').pluck().all(name) as number[]).sort((a, b) => a - b);
+  const held = pagesOf('runs');
+  const runsRoot = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'runs'").pluck().get() as number;
+  const kinds = db.prepare("SELECT pagetype, COUNT(*) FROM dbstat WHERE name = 'runs' GROUP BY pagetype").raw().all() as Array<
+    [string, number]
+  >;
+  db.close();
+  assert.ok(
+    kinds.some(([k]) => k === 'overflow'),
+    JSON.stringify(kinds),
+  );
+  const map = readPageMap(path, root, runIdColumn, 7, null, ALONE, null, null, null, runsRoot);
+  assert.ok(map?.runsTable, 'the runs table is walked');
+  assert.deepEqual(
+    [...map.runsTable.pages].sort((a, b) => a - b),
+    held,
+  );
+});
+
 test("a map taken with the previous one keeps the leading chunks of its tree that held still, as they are (not copied): with nothing changed all, after an append all but the right edge's, after an edit of the first leaf none; either way the tree is the one taken from nothing", () => {
   const { path } = threadedStore(48, 60);
   const { root, runIdColumn } = layout(path);
