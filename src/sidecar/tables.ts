@@ -1077,15 +1077,8 @@ export class IndexTables {
     const textAt = lengthsAt + padded((n as number) * 4);
     if (total !== textAt + head.ids.bytes) throw malformed();
     if (head.content !== content) return null;
-    // (the blocks begin at part boundaries: each is whole parts, joined only when it spans several)
-    const block = (from: number, bytes: number): Buffer => {
-      const first = from / PART_BYTES;
-      const last = Math.ceil((from + bytes) / PART_BYTES);
-      const b = last - first <= 1 ? (parts[first] ?? Buffer.alloc(0)) : Buffer.concat(parts.slice(first, last));
-      return b.subarray(0, bytes);
-    };
-    const lengths = wordsOf(block(lengthsAt, (n as number) * 4), Uint32Array);
-    const text = block(textAt, head.ids.bytes).toString(head.ids.wide ? 'utf16le' : 'latin1');
+    const lengths = wordsOf(partBytes(parts, lengthsAt, lengthsAt + (n as number) * 4), Uint32Array);
+    const text = partText(parts, textAt, head.ids);
     const runIds: string[] = new Array(n as number);
     let at = 0;
     for (let i = 0; i < lengths.length; i++) runIds[i] = text.slice(at, (at += lengths[i]!));
