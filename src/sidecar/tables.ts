@@ -8,6 +8,7 @@ import {
   type KnownRunsTable,
   type KnownRunContent,
   type CountedRuns,
+  collected,
   type KeptWalks,
   type PageTree,
   type TableWalk,
@@ -444,19 +445,11 @@ class KnownRunMap implements CountedRuns {
   }
 
   values(): MapIterator<RunContent> {
-    const out: RunContent[] = [];
-    this.forEach((v) => {
-      out.push(v);
-    });
-    return out[Symbol.iterator]() as unknown as MapIterator<RunContent>;
+    return collected(this, (v) => v);
   }
 
   entries(): MapIterator<[string, RunContent]> {
-    const out: Array<[string, RunContent]> = [];
-    this.forEach((v, k) => {
-      out.push([k, v]);
-    });
-    return out[Symbol.iterator]() as unknown as MapIterator<[string, RunContent]>;
+    return collected(this, (v, k): [string, RunContent] => [k, v]);
   }
 
   [Symbol.iterator](): MapIterator<[string, RunContent]> {
@@ -475,10 +468,10 @@ function partViews(parts: readonly Buffer[], from: number, to: number): Buffer[]
 }
 
 /** Bytes [from, to) of a row read in parts, as one buffer: a view when they lie in one part, else a copy. */
-const partBytes = (parts: readonly Buffer[], from: number, to: number): Buffer => {
+function partBytes(parts: readonly Buffer[], from: number, to: number): Buffer {
   const views = partViews(parts, from, to);
   return views.length === 1 ? views[0]! : Buffer.concat(views, to - from);
-};
+}
 
 /** The text of `block`, kept from byte `at` (a part boundary) of a row read in parts: decoded part by part, never joined as bytes. */
 function partText(parts: readonly Buffer[], at: number, block: TextBlock): string {
@@ -499,10 +492,10 @@ function isTextBlock(b: unknown): b is TextBlock {
   return typeof t === 'object' && t !== null && Number.isSafeInteger(t.bytes) && (t.bytes as number) >= 0 && typeof t.wide === 'boolean';
 }
 
-/** `text` as bytes that give it back exactly (UTF-16 keeps lone surrogates; Latin-1 when every char fits a byte). */
 /** Whether `text` has a char above U+00FF: a block of it is kept in UTF-16. */
 const isWide = (text: string): boolean => /[^\u0000-\u00ff]/.test(text);
 
+/** `text` as bytes that give it back exactly (UTF-16 keeps lone surrogates; Latin-1 when every char fits a byte). */
 function textBlock(text: string): { block: TextBlock; bytes: Buffer } {
   const wide = isWide(text);
   const bytes = Buffer.from(text, wide ? 'utf16le' : 'latin1');

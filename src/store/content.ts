@@ -553,6 +553,18 @@ export class BatchedHash {
 }
 
 /**
+ * What `pick` makes of each entry of `map`, in its forEach's order, gathered into an array and iterated:
+ * the iterators of a map that makes its entries as it goes (plain loops, not generators).
+ */
+export function collected<K, V, T>(map: ReadonlyMap<K, V>, pick: (value: V, key: K) => T): MapIterator<T> {
+  const out: T[] = [];
+  map.forEach((v, k) => {
+    out.push(pick(v, k));
+  });
+  return out[Symbol.iterator]() as unknown as MapIterator<T>;
+}
+
+/**
  * `base` with some entries put in place (`changes`: a key of base keeps its place, a new key comes after
  * them all, in order) and `gone` keys (none of them in `changes`) removed: what a copy of base changed so
  * would hold, in its order, made without copying base (at 50k runs the copy was 44 ms of an update that
@@ -598,7 +610,7 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   entries(): MapIterator<[K, V]> {
-    return this.collect((v, k): [K, V] => [k, v]);
+    return collected(this, (v, k): [K, V] => [k, v]);
   }
 
   /** forEach's keys, read from base's keys (an entry base makes when asked for is not made for them). */
@@ -612,16 +624,7 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   values(): MapIterator<V> {
-    return this.collect((v) => v);
-  }
-
-  /** What `pick` makes of each entry, in forEach's order, gathered into an array and iterated. */
-  private collect<T>(pick: (value: V, key: K) => T): MapIterator<T> {
-    const out: T[] = [];
-    this.forEach((v, k) => {
-      out.push(pick(v, k));
-    });
-    return out[Symbol.iterator]() as unknown as MapIterator<T>;
+    return collected(this, (v) => v);
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {

@@ -155,7 +155,10 @@ function runsSince(
     else {
       const entry = basis.runs.get(id);
       held = entry !== undefined;
-      if (held) marks.set([entry!.count, entry!.maxSeq]);
+      if (held) {
+        marks[0] = entry!.count;
+        marks[1] = entry!.maxSeq;
+      }
     }
     if (held) kept++;
     if (held && marks[0] === counts[i] && marks[1] === maxSeqs[i] && !(changed[i]! & ROW_CHANGED)) continue;
