@@ -10,6 +10,8 @@ export interface ParallelOptions {
   readonly threads?: number;
   /** Below this many snapshot rows to replay, starting threads (or digesting runs) costs more than it saves. */
   readonly minSnapshots?: number;
+  /** An index build's worker posts its runs once they hold this many characters of message text (default: build-worker.ts BATCH_CHARS). */
+  readonly batchChars?: number;
 }
 
 export const MAX_THREADS = 4;

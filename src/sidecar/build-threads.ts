@@ -79,10 +79,11 @@ export function prefetchBuilds(
   const owner = new Map<string, number>();
   const started = partitionByConversation(runs, workers, weight).map((part, k): BuildWorker => {
     for (const r of part) owner.set(r.runId, k);
-    const data = { runs: part.map((r) => [r.runId, r.conversationId] as const), digest } satisfies Omit<
-      BuildWorkerData,
-      keyof PoolWorkerData
-    >;
+    const data = {
+      runs: part.map((r) => [r.runId, r.conversationId] as const),
+      digest,
+      ...(options.batchChars !== undefined ? { batchChars: options.batchChars } : {}),
+    } satisfies Omit<BuildWorkerData, keyof PoolWorkerData>;
     return { pool: startPoolWorker<RunBuild>(WORKER, share, data), ready: new Map() };
   });
   return new PrefetchedBuilds(started, owner, digest);

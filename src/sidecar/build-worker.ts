@@ -12,9 +12,20 @@ export interface BuildWorkerData extends PoolWorkerData {
   readonly runs: ReadonlyArray<readonly [string, string | null]>;
   /** Digest each run's rows of every state as they are read (run-build.ts buildRun). */
   readonly digest: boolean;
+  /** BATCH_CHARS, unless a test asks for another. */
+  readonly batchChars?: number;
 }
 
+/**
+ * A batch is posted when it holds this many runs, or this many characters of message text: the writer
+ * makes a batch into objects as it takes it, so the runs of a batch wait on its heap while the first are
+ * written, copied by each young-generation collection meanwhile and moved to the old generation. On the
+ * bench store (~54 KB of text a run) eight runs a batch had the writer promote 135 MB; cut by text,
+ * 84 MB, and the build took ~100 ms (2.4%) less, its peak RSS ~10 MB less. Small runs still go eight at
+ * a time (a message each would cost more than their copies).
+ */
 const BATCH_RUNS = 8;
+const BATCH_CHARS = 32 * 1024;
 /** Batches posted but not yet taken by the writer before this thread waits, whatever they hold… */
 const MIN_AHEAD = 4;
 /**
@@ -24,10 +35,10 @@ const MIN_AHEAD = 4;
 const AHEAD_CHARS = 2 << 20;
 const MAX_AHEAD = 128;
 
-/** About what a batch holds: its messages' text. */
-function batchChars(batch: readonly RunBuild[]): number {
+/** About what a run's build holds: its messages' text. */
+function buildChars(b: RunBuild): number {
   let n = 0;
-  for (const b of batch) for (const r of b.rows) for (const [label, text] of r[8]) n += label.length + text.length;
+  for (const r of b.rows) for (const [label, text] of r[8]) n += label.length + text.length;
   return n;
 }
 
@@ -37,11 +48,15 @@ runPoolWorker<BuildWorkerData, RunBuild>((store, data, channel) => {
   let batch: RunBuild[] = [];
   // the sizes of the last batches posted, newest last
   const sizes: number[] = [];
+  let chars = 0;
   for (const [runId, conversationId] of data.runs) {
     // the fields' JSON made here too: the writer only inserts it
-    batch.push(buildRun(driver, { runId, conversationId }, data.digest, true));
-    if (batch.length < BATCH_RUNS) continue;
-    sizes.push(batchChars(batch));
+    const build = buildRun(driver, { runId, conversationId }, data.digest, true);
+    batch.push(build);
+    chars += buildChars(build);
+    if (batch.length < BATCH_RUNS && chars < (data.batchChars ?? BATCH_CHARS)) continue;
+    sizes.push(chars);
+    chars = 0;
     if (sizes.length > MAX_AHEAD) sizes.shift();
     channel.post(batch);
     batch = [];

@@ -78,6 +78,29 @@ describe('index build on several threads', () => {
     }
   });
 
+  test('a worker posting its runs one at a time, or cut by their text, builds the same index as one thread', () => {
+    for (const seed of [2, 3]) {
+      const { path } = threadedStore(seed);
+      const store = openSqliteReader(path);
+      try {
+        const serial = build(store, { threads: 1 });
+        const want = indexContent(serial.db);
+        serial.db.close();
+        // 1: every run is a batch of its own; 2,000: a batch ends at its first run past that much text
+        for (const batchChars of [1, 2_000]) {
+          const parallel = build(store, { threads: 2, minSnapshots: 0, batchChars });
+          try {
+            assert.deepEqual(indexContent(parallel.db), want, `seed ${seed}, batches cut at ${batchChars} characters`);
+          } finally {
+            parallel.db.close();
+          }
+        }
+      } finally {
+        store.close();
+      }
+    }
+  });
+
   test('runs a worker cannot deliver are replayed by the writer: same index', () => {
     const { path } = threadedStore(7);
     const store = openSqliteReader(path);
