@@ -139,6 +139,9 @@ export class RunWriter {
     else build = buildRun(this.driver, run, digest);
     const c = build.content;
     if (c) Object.assign(row, { snap_count: c.count, snap_max_seq: c.maxSeq, content: c.digest });
+    // counted from the rows the digest read (a replay that digests counts them: store/content.ts RowStats)
+    if (c?.stats)
+      Object.assign(row, { complete_snaps: c.stats.complete, interrupted_snaps: c.stats.interrupted, last_step: c.stats.lastStep });
     // a run new to the index (a build's every run) has no messages to delete: two statements a run saved
     if (row.len > 0) this.t.deleteMessages(row.run_key, 0);
     builder.beginRun(row.run_key);

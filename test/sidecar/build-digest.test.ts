@@ -114,10 +114,10 @@ describe('index build: each run digested from the rows its replay reads', () => 
     for (const path of stores) {
       const want = contentRead(path);
       const rows = want.runs.reduce((n, r) => n + r.snap_count, 0);
-      // workers: the replay digests; one thread (many light runs): the content read digests, as before
+      // workers, or one thread with a few runs: the replay digests
       for (const [options, read] of [
         [{ threads: 2, minSnapshots: 0 }, 0],
-        [{ threads: 1 }, rows],
+        [{ threads: 1 }, 0],
       ] as const) {
         const { recorded, report, reads } = build(path, options);
         const label = `${path}, ${options.threads} thread(s)`;
@@ -126,6 +126,20 @@ describe('index build: each run digested from the rows its replay reads', () => 
         assert.equal(reads[0]!.rowsDigested, read, label);
         assert.equal(report.rowsDigested, rows, label);
       }
+    }
+  });
+
+  test('one thread with more than a few runs: the content read digests every row, and the replay none', () => {
+    // 80 runs (over REPLAY_DIGESTS_RUNS), light ones: no worker starts
+    const { path } = threadedStore(4, 80);
+    const want = contentRead(path);
+    const rows = want.runs.reduce((n, r) => n + r.snap_count, 0);
+    for (const threads of [1, 2]) {
+      const { recorded, report, reads } = build(path, { threads });
+      assert.deepEqual(recorded, want);
+      assert.equal(reads.length, 1);
+      assert.equal(reads[0]!.rowsDigested, rows, `${threads} thread(s): the content read digested every row`);
+      assert.equal(report.rowsDigested, rows);
     }
   });
 
@@ -142,10 +156,13 @@ describe('index build: each run digested from the rows its replay reads', () => 
     });
     for (const path of [orphan, notUtf8]) {
       const want = contentRead(path);
-      const { recorded, reads } = build(path, { threads: 2, minSnapshots: 0 });
-      assert.deepEqual(recorded, want, path);
-      // read up front (a run id with U+FFFD), or after the build found rows no run accounts for
-      assert.ok(reads.at(-1)!.rowsDigested! > 0, path);
+      // on worker threads, or on this one (a few runs)
+      for (const options of [{ threads: 2, minSnapshots: 0 }, { threads: 1 }]) {
+        const { recorded, reads } = build(path, options);
+        assert.deepEqual(recorded, want, path);
+        // read up front (a run id with U+FFFD), or after the build found rows no run accounts for
+        assert.ok(reads.at(-1)!.rowsDigested! > 0, path);
+      }
     }
   });
 

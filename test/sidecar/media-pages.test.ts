@@ -95,7 +95,8 @@ function sync(path: string, index: string): { report: SyncReport; mediaRead: Arr
     const c = content(cuts, mediaCut, basis);
     const full = content(cuts, mediaCut);
     assert.deepEqual(c.media, full.media, 'the media verdict of a full read');
-    assert.equal(c.digest, full.digest);
+    // (a build whose replay digests the runs: the digest stands for nothing yet, sync.ts replayedContent completes it)
+    if (!c.runsElsewhere) assert.equal(c.digest, full.digest);
     mediaRead.push(c.mediaDigested);
     return c;
   };
