@@ -88,20 +88,16 @@ type SnapshotStats = Pick<RunRow, 'complete_snaps' | 'interrupted_snaps' | 'last
 const NO_ROWS: RunSnapshotStats = { complete: 0, interrupted: 0, lastStep: null };
 
 /**
- * What `runs` lists of each changed run (its snapshots by state, its last step): counted from the rows
- * its content digest read where that digest was made from them (RunContent.stats: a build's replay, a
- * content read), else read from the store: run by run for a few, in one pass for many (made only when a
- * run needs it). Not counted for a run id read with U+FFFD: two ids whose bytes differ only where they
- * are not UTF-8 are two groups to countsByRun, one key to a digest.
+ * What `runs` lists of each changed run (its snapshots by state, its last step) when its replay does not
+ * digest it (a build's that does counts them with the digest: RunWriter.rebuild sets them): counted from
+ * the rows the content read digested (RunContent.stats), else read from the store: run by run for a
+ * few, in one pass for many (made only when a run needs it). Not counted for a run id read with U+FFFD:
+ * two ids whose bytes differ only where they are not UTF-8 are two groups to countsByRun, one key to a digest.
  */
-function snapshotStats(
-  store: StoreReader,
-  runCount: number,
-  content: StoreContent,
-): (runId: string, replayed: RunContent | undefined) => SnapshotStats {
+function snapshotStats(store: StoreReader, runCount: number, content: StoreContent): (runId: string) => SnapshotStats {
   let all: { counts: ReturnType<StoreReader['countsByRun']>; steps: ReturnType<StoreReader['lastSteps']> } | null = null;
-  return (id, replayed) => {
-    const digested = replayed ?? content.runs.get(id);
+  return (id) => {
+    const digested = content.runs.get(id);
     const d = id.includes('\uFFFD') ? undefined : (digested?.stats ?? (digested === undefined && content.rowStats ? NO_ROWS : undefined));
     if (d !== undefined) return { complete_snaps: d.complete, interrupted_snaps: d.interrupted, last_step: d.lastStep };
     if (runCount > STATS_ONE_BY_ONE) {
@@ -661,16 +657,14 @@ export class IndexSync {
       for (let i = 0; i < work.length; i++) {
         const { run, ord, marks, runKey, content: c, resumed } = work[i]!;
         work[i] = null; // a written run's row is not held to the end of the build
-        // (taken first: a build's replay digested the run, and counted its rows' states and steps with it)
         const replayed = resumed ? null : (prefetched?.take(run.runId) ?? null);
-        // a run this thread replays for its digest counts its rows' states and steps as it reads them (the rebuild sets them)
-        const counting = elsewhere && !resumed && replayed === null;
-        // the blobs of a run that changed only, read as it is written
+        // the blobs of a run that changed only, read as it is written; a run whose replay digests it (on
+        // a worker or here) counts its rows' states and steps with the digest, and the rebuild sets them
         const row = Object.assign(placed(marks !== null ? this.t.run(marks.run_key) : newRunRow(runKey, run.runId), run, ord), {
           snap_count: c.count,
           snap_max_seq: c.maxSeq,
           content: c.digest,
-          ...(counting ? {} : stats(run.runId, replayed?.content)),
+          ...(elsewhere && !resumed ? {} : stats(run.runId)),
         });
         rewritten.add(runKey);
         onProgress?.(i, work.length);
