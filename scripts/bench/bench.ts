@@ -33,7 +33,7 @@ import type { SearchOptions } from '../../src/search/search.js';
 import { writeSyntheticStore, rng, Vocabulary } from './synthetic-store.js';
 import { phaseBackendRead, phaseBackendReplay, phaseBackendStamp, prepareBackends } from './backends.js';
 import { writeHugeMessageStore } from './huge-message.js';
-import { appendRun, appendSnapshots, editOldSnapshot, liveWriter } from './mutations.js';
+import { appendSnapshots, continueConversation, editOldSnapshot, liveWriter } from './mutations.js';
 import { arg, bulkWrite, flag, fmt, percentile, rssMb, runPhase, type PhaseResult } from './phase.js';
 import { measureLongRun, longRunTable } from './long-run.js';
 import { ensureStore, runScaling, scalingTable } from './scaling.js';
@@ -401,16 +401,16 @@ async function main(): Promise<void> {
     process.stderr.write('  bringing the index up to date ...\n');
     runPhase(['sync', work, index]);
     phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
-    phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
+    phase('update after appending one run (content check included)', ['sync', work, index], { before: () => continueConversation(work) });
     phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
-      before: () => appendRun(work),
+      before: () => continueConversation(work),
     });
     // a merge of segments lands on some appends only: the range's top is the worst single append
     phase(
       `search after each of ${CONSECUTIVE_APPENDS} consecutive appended runs (median; range to the worst)`,
       ['search', work, index, 'kalo quarzite'],
       {
-        before: () => appendRun(work),
+        before: () => continueConversation(work),
         times: CONSECUTIVE_APPENDS,
       },
     );
@@ -445,10 +445,10 @@ async function main(): Promise<void> {
   const warm = phase('warm indexed query (50 store-wide)', ['warm', work, index, 'all'], { once: true });
   process.stderr.write(`  whole-process latencies (${samples} runs each) ...\n`);
   const latencies = measureLatencies(cliProbes(work, index, storeWide), samples);
-  phase('update after appending one run (content check included)', ['sync', work, index], { before: () => appendRun(work) });
+  phase('update after appending one run (content check included)', ['sync', work, index], { before: () => continueConversation(work) });
   const unchanged = phase('search, nothing changed (stamp only)', ['search', work, index, 'kalo quarzite']);
   const afterAppend = phase('search after appending one run (content check + update)', ['search', work, index, 'kalo quarzite'], {
-    before: () => appendRun(work),
+    before: () => continueConversation(work),
   });
   let edits = 0;
   const afterEdit = phase('search after an in-place edit of one old snapshot (same length)', ['search', work, index, 'kalo quarzite'], {
@@ -472,8 +472,8 @@ async function main(): Promise<void> {
   } finally {
     live.close();
   }
-  // after the searches above: it lengthens the last runs (30 snapshots each over its rounds), and appendRun
-  // copies the last run, so before them the run "one appended run" appends was 3× the store's typical run
+  // after the searches above: it lengthens the last runs (30 snapshots each over its rounds), and an
+  // appended run (continueConversation) starts from the last run's messages: before them, its history is the store's typical run's
   phase('update after appending 100 snapshots (content check included)', ['sync', work, index], {
     before: () => appendSnapshots(work, 100),
   });

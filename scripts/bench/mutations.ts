@@ -4,6 +4,8 @@
  */
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
+import { textResponse, userRequest } from '../lib/messages.js';
+import { pyJsonDumpsAscii } from '../lib/py-json.js';
 
 const require = createRequire(import.meta.url);
 
@@ -33,6 +35,67 @@ export function appendRun(store: string): void {
     ).run(id, last.run_id);
   })();
   db.close();
+}
+
+let continued = 0;
+
+function isList(text: string): boolean {
+  try {
+    return Array.isArray(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A new run of the latest run's conversation, as an agent's next run is written: its first snapshot
+ * the latest run's last complete messages and a new user prompt, its second those and a reply. Both
+ * messages are new to the store (no run holds them), unlike appendRun's copy, whose every message an
+ * earlier run holds. Returns the new run's id.
+ */
+export function continueConversation(store: string): string {
+  const Database = require('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(store);
+  try {
+    return db.transaction(() => {
+      const last = db
+        .prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1')
+        .get() as {
+        run_id: string;
+        conversation_id: string | null;
+        started_at: string;
+      };
+      const n = `${Date.now()}-${process.pid}-${continued++}`;
+      const id = `${last.run_id.replace(/(-next-[\d-]+)+$/, '')}-next-${n}`;
+      db.prepare(
+        "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
+      ).run(
+        id,
+        last.conversation_id,
+        last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
+      );
+      // its last complete snapshot that holds a list of messages (a store may hold a broken one last)
+      const before = (
+        db
+          .prepare("SELECT timestamp, messages FROM snapshots WHERE run_id = ? AND state = 'complete' ORDER BY seq DESC")
+          .all(last.run_id) as Array<{ timestamp: string; messages: unknown }>
+      ).find((r) => typeof r.messages === 'string' && isList(r.messages));
+      const held = typeof before?.messages === 'string' ? before.messages.trim() : '[]';
+      const timestamp = before?.timestamp ?? last.started_at;
+      const prompt = pyJsonDumpsAscii(userRequest(`a new question ${n} about quarzite`, { timestamp: '2027-01-01T00:00:00Z' }));
+      const reply = pyJsonDumpsAscii(textResponse(`the answer ${n} is kalo`, { timestamp: '2027-01-01T00:00:01Z' }));
+      const after = (...added: string[]): string =>
+        held === '[]' ? `[${added.join(', ')}]` : `${held.slice(0, -1)}, ${added.join(', ')}]`;
+      const insert = db.prepare(
+        "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) VALUES (?, ?, ?, NULL, NULL, ?, 'complete', ?)",
+      );
+      insert.run(id, 0, last.conversation_id, timestamp, after(prompt));
+      insert.run(id, 1, last.conversation_id, timestamp, after(prompt, reply));
+      return id;
+    })();
+  } finally {
+    db.close();
+  }
 }
 
 /** A writer that stays connected (its -wal and -shm stay), as an agent process keeps its store open. */

@@ -7,7 +7,7 @@
  */
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendRun, appendSnapshots } from './mutations.js';
+import { appendSnapshots, continueConversation } from './mutations.js';
 import { fmt, runPhase, type PhaseResult } from './phase.js';
 import { writeSyntheticStore } from './synthetic-store.js';
 import { cliProbes, measureLatencies } from './whole-process.js';
@@ -84,7 +84,7 @@ function measure(plan: ScalingPlan, label: string, pristine: string, runs: numbe
     throw new Error('scaling: the latency probes are not node -e 0 and a search');
   const indexMb = statSync(index).size / 1e6;
   process.stderr.write(`  scaling ${label}: update after one appended run (${UPDATE_ROUNDS} rounds) ...\n`);
-  const update = updates(() => appendRun(store), store, index);
+  const update = updates(() => continueConversation(store), store, index);
   process.stderr.write(`  scaling ${label}: update after one step of a recent run (${UPDATE_ROUNDS} rounds) ...\n`);
   const step = updates(() => appendSnapshots(store, 1), store, index);
   rmSync(store, { force: true });

@@ -1,4 +1,5 @@
 import { IndexDamagedError } from './errors.js';
+import { KeyFilter } from './key-filter.js';
 import { readVarints } from './varint.js';
 import type { IndexTables, RunKeys } from './tables.js';
 
@@ -18,12 +19,13 @@ function* keysAt(t: IndexTables, from: number, to: number, read: { rows: number 
 const WITHIN_CONVERSATIONS_MAX = 8;
 
 /**
- * The starts of the runs from `fromOrd` on, when each of them holds only keys that an earlier run of its
- * own conversation holds (a run that continues its conversation, as an appended one mostly does): then
- * both its starts are its whole record, since the keys are also in an earlier run of the store. Reads the
- * keys of those conversations' runs only; null when that cannot tell (a key that no earlier run of the
- * conversation holds, a run without a conversation, more runs than a few, or a list that disagrees with
- * the index): the store-wide scan decides.
+ * The starts of the runs from `fromOrd` on (`later`, their key rows), from the keys of the earlier runs
+ * of their conversations alone, read one conversation's runs at a time: a key held there is held
+ * store-wide too, so a run that continues its conversation holds the leading keys its conversation's
+ * runs hold; of the key its store-wide start stops at, when it is no key of its conversation, the
+ * filter of every run's keys (key-filter.ts) says that no run holds it (a new message, as a run that
+ * continues its conversation mostly adds). Null when that cannot tell (the filter may hold the key, or
+ * there is none; more runs than a few; a list that disagrees with the index): the store-wide scan decides.
  */
 function withinConversations(
   t: IndexTables,
@@ -32,13 +34,14 @@ function withinConversations(
   rewritten: ReadonlySet<number>,
   conversations: ReadonlyArray<string | null>,
   read: { rows: number },
+  later: readonly RunKeys[],
+  filter: KeyFilter | null,
 ): Redo[] | null {
-  if (conversations.length !== runCount || fromOrd <= 0 || runCount - fromOrd > WITHIN_CONVERSATIONS_MAX) return null;
-  const later = [...keysAt(t, fromOrd, runCount, read)];
+  if (conversations.length !== runCount || fromOrd <= 0 || later.length > WITHIN_CONVERSATIONS_MAX) return null;
   const sets = new Map<string, Set<string>>();
   for (const run of later) {
-    if (run.conversation_id === null || run.conversation_id !== conversations[run.ord]) return null;
-    sets.set(run.conversation_id, new Set());
+    if (run.conversation_id !== (conversations[run.ord] ?? null)) return null;
+    if (run.conversation_id !== null) sets.set(run.conversation_id, new Set());
   }
   for (let ord = 0; ord < fromOrd; ord++) {
     const conv = conversations[ord];
@@ -49,15 +52,27 @@ function withinConversations(
       for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) set.add(run.keys.toString('latin1', i, i + KEY_BYTES));
     }
   }
+  // the keys of the runs attributed before each one here, store-wide
+  const fresh = new Set<string>();
   const redo: Redo[] = [];
   for (const run of later) {
-    const set = sets.get(run.conversation_id!)!;
+    if (run.keys.length % KEY_BYTES !== 0) return null;
+    const set = run.conversation_id === null ? null : sets.get(run.conversation_id)!;
     const keys: string[] = [];
     for (let i = 0; i < run.keys.length; i += KEY_BYTES) keys.push(run.keys.toString('latin1', i, i + KEY_BYTES));
-    if (!keys.every((k) => set.has(k))) return null;
     const n = keys.length;
-    if (rewritten.has(run.run_key) || run.start_all !== n || run.start_conv !== n) redo.push([run.run_key, n, n]);
-    for (const k of keys) set.add(k);
+    // a run without a conversation has its conversation start at 0 (as storeWide says)
+    let startConv = 0;
+    while (set !== null && startConv < n && set.has(keys[startConv]!)) startConv++;
+    let startAll = startConv;
+    while (startAll < n && (set?.has(keys[startAll]!) || fresh.has(keys[startAll]!))) startAll++;
+    if (startAll < n && (filter === null || filter.mayHold(run.keys, startAll * KEY_BYTES))) return null;
+    if (rewritten.has(run.run_key) || run.start_all !== startAll || run.start_conv !== startConv)
+      redo.push([run.run_key, startAll, startConv]);
+    for (const k of keys) {
+      set?.add(k);
+      fresh.add(k);
+    }
   }
   return redo;
 }
@@ -87,6 +102,13 @@ export class KeyIds {
       if (id === -1) return -1;
       if (this.same(id, src, at)) return id;
     }
+  }
+
+  /** A key filter (key-filter.ts) of every key held. */
+  filter(): KeyFilter {
+    const f = KeyFilter.sized(this.size);
+    for (let id = 0; id < this.size; id++) f.add(this.keys, id * KEY_BYTES);
+    return f;
   }
 
   /** The number of the key at `at` of `src`, given one when new. */
@@ -240,11 +262,13 @@ function storeWide(
   fromOrd: number,
   rewritten: ReadonlySet<number>,
   read: { rows: number },
-  /** The later runs' key rows, when read already (fewerLater: appendedOnly looked at them first). */
-  later: readonly RunKeys[] | null = null,
-): Redo[] {
+  /** The later runs' key rows, when read already (attribute reads them when they are the fewer). */
+  later: readonly RunKeys[] | null,
+  /** Keep every key, whether later runs hold it or not, for a key filter of them all (none usable is kept). */
+  filterAll: boolean,
+): { redo: Redo[]; filter: KeyFilter | null } {
   const held = later ?? (fewerLater(runCount, fromOrd) ? [...keysAt(t, fromOrd, runCount, read)] : null);
-  const wanted = held === null ? null : keysOf(held);
+  const wanted = held === null || filterAll ? null : keysOf(held);
   // every key met is store-wide (`all`), and its conversation's when the run has one
   const all = new KeyIds();
   const inConv = new PairSet();
@@ -283,7 +307,8 @@ function storeWide(
       if (conv !== -1) inConv.add(conv, key);
     }
   }
-  return redo;
+  // every key of every run met (none was passed over): the filter of them all
+  return { redo, filter: wanted === null ? all.filter() : null };
 }
 
 /**
@@ -312,14 +337,25 @@ export function attribute(
   appendedFrom: ReadonlyMap<number, number> | null = null,
 ): { changed: number[]; keysRead: number } {
   const read = { rows: 0 };
-  let redo: Redo[] | null = null;
-  if (appendedFrom !== null && fewerLater(runCount, fromOrd)) {
-    const later = [...keysAt(t, fromOrd, runCount, read)];
-    redo = appendedOnly(later, rewritten, appendedFrom) ?? storeWide(t, runCount, fromOrd, rewritten, read, later);
+  const kept = t.keyFilter();
+  // (a full one still takes the keys below: it stays a superset, though it answers nothing until built again)
+  const filter = kept !== null && !kept.full ? kept : null;
+  // the runs attributed, read first when they are the fewer or a few (every way below looks at them)
+  const later =
+    fewerLater(runCount, fromOrd) || runCount - fromOrd <= WITHIN_CONVERSATIONS_MAX ? [...keysAt(t, fromOrd, runCount, read)] : null;
+  let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom) : null;
+  if (redo === null && conversations !== undefined && later !== null)
+    redo = withinConversations(t, runCount, fromOrd, rewritten, conversations, read, later, filter);
+  let built: KeyFilter | null = null;
+  if (redo === null) ({ redo, filter: built } = storeWide(t, runCount, fromOrd, rewritten, read, later, filter === null));
+  // the filter goes on holding every run's keys: built from all of them, or given the attributed runs'
+  if (built !== null) t.putKeyFilter(built);
+  else if (kept !== null) {
+    let added = false;
+    for (const run of later ?? keysAt(t, fromOrd, runCount, read))
+      for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) added = kept.add(run.keys, i) || added;
+    if (added) t.putKeyFilter(kept);
   }
-  redo ??=
-    (conversations !== undefined ? withinConversations(t, runCount, fromOrd, rewritten, conversations, read) : null) ??
-    storeWide(t, runCount, fromOrd, rewritten, read);
   const changed: number[] = [];
   for (const [runKey, startAll, startConv] of redo) {
     const row = t.run(runKey);

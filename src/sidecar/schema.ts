@@ -1,5 +1,5 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded; 17: a run's live postings span its segments from `seg_from` to `seg`). */
-export const INDEX_FORMAT = 'convsearch-index-17';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded; 17: a run's live postings span its segments from `seg_from` to `seg`; 18: pages row 8, the filter of every run's message keys, which every update that writes a run's keys adds them to: an index an older convsearch updated would lack some). */
+export const INDEX_FORMAT = 'convsearch-index-18';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
@@ -12,13 +12,14 @@ export const INDEX_FORMAT = 'convsearch-index-17';
  * A message's `fields` JSON longer than a piece (fields.ts) holds its first piece; the `pieces` that
  * follow are rows of `field_pieces`, k = 1, 2, …, each with a checksum of its own: a huge message is
  * written and read back piece by piece, never bound to one statement whole.
- * `pages` holds four heads: 1, the SQLite store's page map (store/sqlite/pages.ts) with its key
+ * `pages` holds heads: 1, the SQLite store's page map (store/sqlite/pages.ts) with its key
  * and the content digest it was taken with (and `media`, the media table's fingerprint with the media
  * count and digest read with it: store/sqlite/content.ts; absent, the media are read); 2, the
  * snapshots b-tree decoded with it (its decoded pages, then its run ids), taken only with a row 1 of
  * the same content; 3, what that content was made of (known-runs.ts); 4, next to a live writer, the
  * pass over the store file the map was taken with (store/content.ts FilePass: raw page digests and first
- * words, with the file's stamp), taken instead of reading the file while its stamp stays. A head's bytes are in rows
+ * words, with the file's stamp), taken instead of reading the file while its stamp stays. Row 8 is the
+ * filter of every run's message keys (key-filter.ts), what attribution asks before it reads every run's keys. A head's bytes are in rows
  * id·2^24 + k, k = 0, 1, … of 32 KiB (tables.ts); a head without parts (an older convsearch's) holds
  * its bytes in `digests`, its tree's run ids in `head`.
  */

@@ -18,6 +18,7 @@ import {
 } from '../store/content.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
+import { KeyFilter } from './key-filter.js';
 import type { IndexDb, IndexStatement } from './index-db.js';
 import { EMPTY_META } from './meta.js';
 import { INDEX_FORMAT } from './schema.js';
@@ -341,6 +342,8 @@ const WALKS = 6;
 const TREE = 7;
 /** The tree row an older convsearch writes (ids as JSON after the values): read when row 7 is not the map's, never written. */
 const JSON_TREE = 2;
+/** The filter of every run's message keys (key-filter.ts): pages row 8, its bytes, and in its head how many keys it took. */
+const KEY_FILTER = 8;
 /** A known run's record: count and last seq (doubles), the UTF-16 lengths of its id and digest (32-bit). */
 const KNOWN_RECORD = 24;
 /** `bytes` rounded up to whole parts. */
@@ -1236,6 +1239,29 @@ export class IndexTables {
   }
 
   /** Keeps `pass` as row 4, or (null) drops the one kept. `unchangedSinceRead`: see writePart. */
+  /** The key filter kept (KeyFilter), or null when none is (an index built before it, or laid out anew). */
+  keyFilter(): KeyFilter | null {
+    const r = this.readParts(KEY_FILTER);
+    if (r === null) return null;
+    const { head, parts, total } = r;
+    if (!KeyFilter.sound(total, head.added as number)) throw new IndexDamagedError('the key filter row is malformed');
+    const bits = new Uint8Array(total);
+    let at = 0;
+    for (const p of parts) {
+      bits.set(p, at);
+      at += p.length;
+    }
+    return new KeyFilter(bits, head.added as number);
+  }
+
+  /**
+   * Keeps `f` as row 8, in the transaction that wrote the runs whose keys it took (the parts whose
+   * bytes did not change are left as they are: a key added changes one).
+   */
+  putKeyFilter(f: KeyFilter): void {
+    this.writePart(KEY_FILTER, { added: f.added }, [f.bits], true);
+  }
+
   putFilePass(pass: FilePass | null, unchangedSinceRead = false): void {
     if (pass === null) {
       this.s.dropPart.run(4, partRow(4, 0), partRow(5, 0));

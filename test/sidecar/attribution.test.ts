@@ -8,9 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { appendRun } from '../../scripts/bench/mutations.js';
+import { appendRun, continueConversation } from '../../scripts/bench/mutations.js';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { KeyIds, PairSet } from '../../src/sidecar/attribution.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { KeyFilter } from '../../src/sidecar/key-filter.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 import { assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
@@ -349,4 +352,137 @@ test('a step appended to a run holds what a later run of its conversation inheri
     assertSameAnswers(path, index, runs, seed, 'quarzite');
   }
   assert.ok(cases > 0, 'only conversation starts moved, in some store');
+});
+
+/** The key filter the index keeps holds every key of every run it holds (it may hold more). */
+function assertFilterHoldsEveryKey(index: string, label: string): KeyFilter {
+  const db = new Database(index, { readonly: true });
+  try {
+    const f = new IndexTables(new SqliteIndexDb(db)).keyFilter();
+    assert.ok(f !== null, `${label}: the index keeps a key filter`);
+    assert.ok(!f.full, `${label}: the filter is not full`);
+    let keys = 0;
+    for (const { run_id, keys: blob } of db.prepare('SELECT run_id, keys FROM runs').all() as Array<{ run_id: string; keys: Buffer }>) {
+      for (let i = 0; i < blob.length; i += 20, keys++)
+        assert.ok(f.mayHold(blob, i), `${label}: key ${i / 20} of ${run_id} is in the filter`);
+    }
+    assert.ok(keys > 0);
+    return f;
+  } finally {
+    db.close();
+  }
+}
+
+test('a new run that continues its conversation with messages no run holds reads the keys of that conversation’s runs only (the key filter says no run holds the new ones); starts as a build gives them; answers equal --no-index', () => {
+  let local = 0;
+  for (const seed of [71, 72, 73, 74, 75, 76]) {
+    const { path, runs } = threadedStore(seed);
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    for (let round = 0; round < 2; round++) {
+      const id = continueConversation(path);
+      const added = lastRun(path);
+      assert.equal(added.id, id);
+      runs.push(added);
+      const r = sync(path, index);
+      assert.equal(r.runsReplayed, 1);
+      if (added.conv !== null) {
+        local++;
+        const mates = runs.filter((x) => x.conv === added.conv).length;
+        assert.ok(r.keysRead <= mates, `seed ${seed}, round ${round}: read the keys of ${r.keysRead} runs, the conversation has ${mates}`);
+        assert.ok(r.keysRead < runs.length);
+      }
+      assert.deepEqual(starts(index), builtStarts(path), `seed ${seed}, round ${round}: starts as a build gives them`);
+      assertSameAnswers(path, index, runs, seed, 'quarzite', 'kalo');
+    }
+    assertFilterHoldsEveryKey(index, `seed ${seed}`);
+  }
+  assert.ok(local >= 6, `new runs with a conversation: ${local}`);
+});
+
+test('the key filter holds every key of every run through new runs, copied runs, steps, an edit in place, a deletion and a VACUUM; starts as a build gives them; answers equal --no-index', () => {
+  const seed = 81;
+  const { path, runs } = threadedStore(seed, 20);
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  assertFilterHoldsEveryKey(index, 'built');
+  const sql = (f: (db: Database.Database) => void): void => {
+    const db = new Database(path);
+    try {
+      f(db);
+    } finally {
+      db.close();
+    }
+  };
+  const changes: Array<[string, () => void]> = [
+    ['a new run', () => runs.push({ id: continueConversation(path), conv: lastRun(path).conv })],
+    [
+      'a copied run',
+      () => {
+        appendRun(path);
+        runs.push(lastRun(path));
+      },
+    ],
+    ['a step', () => appendStep(path, growable(path, runs).at(-1)!.id, () => [prompt('quarzite step of the filter test')])],
+    [
+      'an edit in place of an early run',
+      () =>
+        sql((db) =>
+          db
+            .prepare(`UPDATE snapshots SET messages = replace(messages, '"content": "', '"content": "Q') WHERE run_id = ?`)
+            .run(runs[1]!.id),
+        ),
+    ],
+    [
+      'a run deleted',
+      () => {
+        const gone = runs.splice(2, 1)[0]!;
+        sql((db) => {
+          db.prepare('DELETE FROM snapshots WHERE run_id = ?').run(gone.id);
+          db.prepare('DELETE FROM runs WHERE run_id = ?').run(gone.id);
+        });
+      },
+    ],
+    ['a VACUUM', () => sql((db) => db.exec('VACUUM'))],
+    ['another new run', () => runs.push({ id: continueConversation(path), conv: lastRun(path).conv })],
+  ];
+  for (const [what, change] of changes) {
+    change();
+    sync(path, index);
+    assertFilterHoldsEveryKey(index, what);
+    assert.deepEqual(starts(index), builtStarts(path), `${what}: starts as a build gives them`);
+    assertSameAnswers(path, index, runs, seed, 'quarzite', 'kalo', 'Qu');
+  }
+});
+
+test('with no key filter kept, or a full one, a new run takes the store-wide scan, which keeps a filter of every key; the next new run reads its conversation only; answers equal --no-index', () => {
+  for (const variant of ['dropped', 'full'] as const) {
+    // a store whose latest run has a conversation (the new runs continue it)
+    const [seed, { path, runs }] = [91, 92, 93, 94, 95, 96]
+      .map((s) => [s, threadedStore(s)] as const)
+      .find(([, store]) => lastRun(store.path).conv !== null)!;
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const db = new Database(index);
+    try {
+      const t = new IndexTables(new SqliteIndexDb(db));
+      t.beginImmediate();
+      // an empty filter that says it took a billion keys: one that answered would find no key anywhere
+      if (variant === 'full') {
+        t.keyFilter();
+        t.putKeyFilter(new KeyFilter(new Uint8Array(8192), 1e9));
+      } else db.prepare('DELETE FROM pages WHERE id = 8').run();
+      t.commit();
+    } finally {
+      db.close();
+    }
+    for (const round of [0, 1]) {
+      runs.push({ id: continueConversation(path), conv: lastRun(path).conv });
+      const r = sync(path, index);
+      if (round === 0) assert.ok(r.keysRead >= runs.length, `${variant}: the store-wide scan reads every run's keys (${r.keysRead} rows)`);
+      else assert.ok(r.keysRead <= runs.filter((x) => x.conv === runs.at(-1)!.conv).length, `${variant}: ${r.keysRead} runs' keys read`);
+      assertFilterHoldsEveryKey(index, `${variant}, round ${round}`);
+      assertSameAnswers(path, index, runs, seed, 'quarzite', 'kalo');
+    }
+  }
 });
