@@ -202,12 +202,18 @@ const startIn = (n: unknown, count: number): n is number => Number.isSafeInteger
  * (`appendedFrom`: each one's key count before; nothing else moved, came or went). The keys earlier runs
  * hold then grew by those new keys alone (within a conversation, by those of its runs), so a run's
  * start, where its record's leading prefix of held keys stopped, stays there unless the key it stopped
- * at is one of them. A run written anew whose start was the end of its record before needs every
- * earlier key to tell whether its new keys are held. Null whenever a start may move: the store-wide
+ * at is one of them. A run written anew whose start was the end of its record before stays there when
+ * the key filter (`filter`, key-filter.ts) says no run holds its first new key; when it may, or there is
+ * none, every earlier key must tell. Null whenever a start may move: the store-wide
  * scan decides. Reads no row of an earlier run: a step appended to a recent run at 50,000 runs read
  * every run's keys before (about 250 ms of an update).
  */
-function appendedOnly(later: readonly RunKeys[], rewritten: ReadonlySet<number>, appendedFrom: ReadonlyMap<number, number>): Redo[] | null {
+function appendedOnly(
+  later: readonly RunKeys[],
+  rewritten: ReadonlySet<number>,
+  appendedFrom: ReadonlyMap<number, number>,
+  filter: KeyFilter | null,
+): Redo[] | null {
   // the new keys of the runs written anew met so far, store-wide and per conversation
   const fresh = new Set<string>();
   const freshIn = new Map<string, Set<string>>();
@@ -221,10 +227,14 @@ function appendedOnly(later: readonly RunKeys[], rewritten: ReadonlySet<number>,
     const was = anew ? appendedFrom.get(run.run_key) : n;
     if (was === undefined || !(was >= 0 && was <= n) || !startIn(run.start_all, was) || !startIn(run.start_conv, was)) return null;
     const key = (i: number): string => keys.toString('latin1', i * KEY_BYTES, (i + 1) * KEY_BYTES);
+    // a start that was its record's end stays at the first new key unless some run holds that key: the
+    // filter of every run's keys says when none does (else, or without one, every earlier key decides)
+    const heldAnywhere = (): boolean => fresh.has(key(was)) || filter === null || filter.mayHold(keys, was * KEY_BYTES);
     // where each start stopped: past its end only for a run not written anew (nothing can move it then)
-    if (run.start_all < n && (run.start_all === was || fresh.has(key(run.start_all)))) return null;
+    if (run.start_all < n && (run.start_all === was ? heldAnywhere() : fresh.has(key(run.start_all)))) return null;
     // a run without a conversation has its conversation start at 0, whatever earlier runs hold
-    if (conv !== null && run.start_conv < n && (run.start_conv === was || freshIn.get(conv)?.has(key(run.start_conv)))) return null;
+    if (conv !== null && run.start_conv < n && (run.start_conv === was ? heldAnywhere() : freshIn.get(conv)?.has(key(run.start_conv))))
+      return null;
     if (!anew) continue;
     written++;
     redo.push([run.run_key, run.start_all, run.start_conv]);
@@ -343,7 +353,7 @@ export function attribute(
   // the runs attributed, read first when they are the fewer or a few (every way below looks at them)
   const later =
     fewerLater(runCount, fromOrd) || runCount - fromOrd <= WITHIN_CONVERSATIONS_MAX ? [...keysAt(t, fromOrd, runCount, read)] : null;
-  let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom) : null;
+  let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom, filter) : null;
   if (redo === null && conversations !== undefined && later !== null)
     redo = withinConversations(t, runCount, fromOrd, rewritten, conversations, read, later, filter);
   let built: KeyFilter | null = null;

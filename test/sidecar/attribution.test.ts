@@ -316,6 +316,36 @@ test('a step appended to a run whose record earlier runs held whole: its new mes
   assertSameAnswers(path, index, runs, 68, 'quarzite');
 });
 
+test('a step appended to a run whose record earlier runs held whole: a new message no run holds leaves its start where it was, which the key filter tells (no store-wide scan)', () => {
+  for (const conv of [null, 'conv-1']) {
+    const { path, runs } = threadedStore(69, 20);
+    const donor = growable(path, runs)[0]!.id;
+    const db = new Database(path);
+    try {
+      db.prepare(
+        "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('copied', ?, NULL, NULL, '{}', '2099-01-01T00:00:00Z')",
+      ).run(conv);
+      db.prepare(
+        "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT 'copied', step_index, ?, NULL, NULL, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq",
+      ).run(conv, donor);
+      runs.push({ id: 'copied', conv });
+    } finally {
+      db.close();
+    }
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    const was = starts(index).get('copied');
+    appendStep(path, 'copied', () => [prompt(`quarzite said once, ${conv}`)]);
+    const r = sync(path, index);
+    assert.equal(r.runsResumed, 1);
+    assert.equal(r.keysRead, 1, `${conv}: the key row of the run stepped alone`);
+    const after = starts(index);
+    assert.deepEqual(after, builtStarts(path));
+    assert.equal(after.get('copied'), was, `${conv}: its start stayed`);
+    assertSameAnswers(path, index, runs, 69, 'quarzite', 'once');
+  }
+});
+
 test('a step appended to a run holds what a later run of its conversation inherited from another: only conversation starts move (the store-wide scan)', () => {
   let cases = 0;
   // (seeds whose stores hold such a pair, and one that does not)
