@@ -18,9 +18,9 @@ export const INDEX_FORMAT = 'convsearch-index-18';
  * snapshots b-tree decoded with it (its decoded pages, then its run ids), taken only with a row 1 of
  * the same content; 3, what that content was made of (known-runs.ts); 4, next to a live writer, the
  * pass over the store file the map was taken with (store/content.ts FilePass: raw page digests and first
- * words, with the file's stamp), taken instead of reading the file while its stamp stays. Row 8 is the
- * filter of every run's message keys (key-filter.ts), what attribution asks before it reads every run's keys. A head's bytes are in rows
- * id·2^24 + k, k = 0, 1, … of 32 KiB (tables.ts); a head without parts (an older convsearch's) holds
+ * words, with the file's stamp), taken instead of reading the file while its stamp stays; 8, the filter
+ * of every run's message keys (key-filter.ts), which attribution asks before it reads every run's keys.
+ * A head's bytes are in rows id·2^24 + k, k = 0, 1, … of 32 KiB (tables.ts); a head without parts (an older convsearch's) holds
  * its bytes in `digests`, its tree's run ids in `head`.
  */
 export const INDEX_DDL = `

@@ -1238,8 +1238,7 @@ export class IndexTables {
     return typeof stamp === 'string' ? stamp : null;
   }
 
-  /** Keeps `pass` as row 4, or (null) drops the one kept. `unchangedSinceRead`: see writePart. */
-  /** The key filter kept (KeyFilter), or null when none is (an index built before it, or laid out anew). */
+  /** The key filter kept (KeyFilter), or null when none is kept. */
   keyFilter(): KeyFilter | null {
     const r = this.readParts(KEY_FILTER);
     if (r === null) return null;
@@ -1255,13 +1254,15 @@ export class IndexTables {
   }
 
   /**
-   * Keeps `f` as row 8, in the transaction that wrote the runs whose keys it took (the parts whose
-   * bytes did not change are left as they are: a key added changes one).
+   * Keeps `f` as row 8, in the transaction that wrote the runs whose keys it took, after keyFilter() read
+   * the row kept in that same transaction: the parts whose bytes did not change since are left as they
+   * are (a key added changes one).
    */
   putKeyFilter(f: KeyFilter): void {
     this.writePart(KEY_FILTER, { added: f.added }, [f.bits], true);
   }
 
+  /** Keeps `pass` as row 4, or (null) drops the one kept. `unchangedSinceRead`: see writePart. */
   putFilePass(pass: FilePass | null, unchangedSinceRead = false): void {
     if (pass === null) {
       this.s.dropPart.run(4, partRow(4, 0), partRow(5, 0));
