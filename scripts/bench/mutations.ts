@@ -11,25 +11,38 @@ const require = createRequire(import.meta.url);
 
 let appended = 0;
 
+/**
+ * The latest run (by started_at, then rowid), and a new run of its conversation a year after it, named
+ * from the latest's id with `-<tag>-<suffix>` in place of any such that earlier appends added (an id that grew with
+ * every append would no longer fit a leaf cell past ~480 bytes, and the page map would give up).
+ */
+function addRunAfterLatest(
+  db: BetterSqlite3.Database,
+  tag: 'again' | 'next',
+  suffix: string,
+): { last: { run_id: string; conversation_id: string | null; started_at: string }; id: string } {
+  const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
+    run_id: string;
+    conversation_id: string | null;
+    started_at: string;
+  };
+  const id = `${last.run_id.replace(/(-(again|next)-[\d-]+)+$/, '')}-${tag}-${suffix}`;
+  db.prepare(
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
+  ).run(
+    id,
+    last.conversation_id,
+    last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
+  );
+  return { last, id };
+}
+
+/** A copy of the latest run's snapshots as a new run of its conversation: every message of it an earlier run holds. */
 export function appendRun(store: string): void {
   const Database = require('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(store);
   db.transaction(() => {
-    const last = db.prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1').get() as {
-      run_id: string;
-      conversation_id: string;
-      started_at: string;
-    };
-    // from the first run's id: appending to the last id made ids grow by ~20 bytes an append, and past ~480
-    // bytes a run id no longer fits a leaf cell, so the page map gave up and every later search read every row
-    const id = `${last.run_id.replace(/(-again-\d+)+$/, '')}-again-${Date.now()}${appended++}`;
-    db.prepare(
-      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
-    ).run(
-      id,
-      last.conversation_id,
-      last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
-    );
+    const { last, id } = addRunAfterLatest(db, 'again', `${Date.now()}${appended++}`);
     db.prepare(
       'INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT ?, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq',
     ).run(id, last.run_id);
@@ -58,22 +71,8 @@ export function continueConversation(store: string): string {
   const db = new Database(store);
   try {
     return db.transaction(() => {
-      const last = db
-        .prepare('SELECT run_id, conversation_id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1')
-        .get() as {
-        run_id: string;
-        conversation_id: string | null;
-        started_at: string;
-      };
       const n = `${Date.now()}-${process.pid}-${continued++}`;
-      const id = `${last.run_id.replace(/(-next-[\d-]+)+$/, '')}-next-${n}`;
-      db.prepare(
-        "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
-      ).run(
-        id,
-        last.conversation_id,
-        last.started_at.replace(/^(\d{4})/, (y) => String(Number(y) + 1)),
-      );
+      const { last, id } = addRunAfterLatest(db, 'next', n);
       // its last complete snapshot that holds a list of messages (a store may hold a broken one last)
       const before = (
         db
