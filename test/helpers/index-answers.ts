@@ -1,11 +1,15 @@
 /** Index and store helpers for the tests that change a SQLite store and compare answers with `--no-index`. */
 import assert from 'node:assert/strict';
 import { closeSync, openSync, readFileSync, statSync, utimesSync, writeSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { rng } from '../../scripts/bench/synthetic-store.js';
 import { openSession } from '../../src/api/session.js';
 import { conversationsJson, runsJson } from '../../src/output/listing-json.js';
 import { searchJson } from '../../src/output/json.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import type { KeyFilter } from '../../src/sidecar/key-filter.js';
 import type { SyncReport } from '../../src/sidecar/sync.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 import { type IndexChoice, openIndexedSource } from '../../src/sidecar/with-index.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
 import { randomOptions } from './random-stores.js';
@@ -72,4 +76,23 @@ export function patchFile(path: string, from: string, to: string): void {
     closeSync(fd);
   }
   utimesSync(path, before.atime, before.mtime);
+}
+
+/** The key filter the index keeps holds every key of every run it holds (it may hold more). */
+export function assertFilterHoldsEveryKey(index: string, label: string): KeyFilter {
+  const db = new Database(index, { readonly: true });
+  try {
+    const f = new IndexTables(new SqliteIndexDb(db)).keyFilter();
+    assert.ok(f !== null, `${label}: the index keeps a key filter`);
+    assert.ok(!f.full, `${label}: the filter is not full`);
+    let keys = 0;
+    for (const { run_id, keys: blob } of db.prepare('SELECT run_id, keys FROM runs').all() as Array<{ run_id: string; keys: Buffer }>) {
+      for (let i = 0; i < blob.length; i += 20, keys++)
+        assert.ok(f.mayHold(blob, i), `${label}: key ${i / 20} of ${run_id} is in the filter`);
+    }
+    assert.ok(keys > 0);
+    return f;
+  } finally {
+    db.close();
+  }
 }

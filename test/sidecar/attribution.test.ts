@@ -14,7 +14,7 @@ import { KeyIds, PairSet } from '../../src/sidecar/attribution.js';
 import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { KeyFilter } from '../../src/sidecar/key-filter.js';
 import { IndexTables } from '../../src/sidecar/tables.js';
-import { assertSameAnswers, sync } from '../helpers/index-answers.js';
+import { assertFilterHoldsEveryKey, assertSameAnswers, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir } from '../helpers/stores.js';
 
@@ -383,25 +383,6 @@ test('a step appended to a run holds what a later run of its conversation inheri
   }
   assert.ok(cases > 0, 'only conversation starts moved, in some store');
 });
-
-/** The key filter the index keeps holds every key of every run it holds (it may hold more). */
-function assertFilterHoldsEveryKey(index: string, label: string): KeyFilter {
-  const db = new Database(index, { readonly: true });
-  try {
-    const f = new IndexTables(new SqliteIndexDb(db)).keyFilter();
-    assert.ok(f !== null, `${label}: the index keeps a key filter`);
-    assert.ok(!f.full, `${label}: the filter is not full`);
-    let keys = 0;
-    for (const { run_id, keys: blob } of db.prepare('SELECT run_id, keys FROM runs').all() as Array<{ run_id: string; keys: Buffer }>) {
-      for (let i = 0; i < blob.length; i += 20, keys++)
-        assert.ok(f.mayHold(blob, i), `${label}: key ${i / 20} of ${run_id} is in the filter`);
-    }
-    assert.ok(keys > 0);
-    return f;
-  } finally {
-    db.close();
-  }
-}
 
 test('a new run that continues its conversation with messages no run holds reads the keys of that conversation’s runs only (the key filter says no run holds the new ones); starts as a build gives them; answers equal --no-index', () => {
   let local = 0;

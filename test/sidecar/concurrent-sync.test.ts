@@ -7,7 +7,8 @@
  *   readers started and one taken after they ended (the store only grows, so the count only grows);
  * - two more searches each round are killed (SIGKILL) at a random moment, often in the middle of their
  *   write to the index;
- * - once the writer stops, every reader of the shared index, a fresh index and `--no-index` give one answer.
+ * - once the writer stops, every reader of the shared index, a fresh index and `--no-index` give one answer,
+ *   and the shared index's key filter holds every key of every run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { BIN, runCliAsync, type CliResult } from '../helpers/cli.js';
+import { assertFilterHoldsEveryKey } from '../helpers/index-answers.js';
 import { tempDir } from '../helpers/stores.js';
 
 const CHILD = fileURLToPath(new URL('../helpers/live-writer-child.js', import.meta.url));
@@ -81,5 +83,7 @@ test('8 searches sharing one index while the store grows answer as --no-index, a
   for (const [i, r] of settled.entries()) assert.equal(count(r, `settled reader ${i}`), want, `settled reader ${i}`);
   assert.equal(count(await runCliAsync([...base, '--count', '--index', index]), 'shared index'), want);
   assert.equal(count(await runCliAsync([...base, '--count', '--index', join(idx, 'fresh.idx')]), 'fresh index'), want);
+  // what the next update's attribution asks: every key of every run is in the shared index's key filter
+  assertFilterHoldsEveryKey(index, 'the shared index');
   assert.ok(rounds >= 3, `${rounds} rounds`);
 });
