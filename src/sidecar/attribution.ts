@@ -18,12 +18,15 @@ function* keysAt(t: IndexTables, from: number, to: number, read: { rows: number 
 /** Runs after the first changed one at most this many: attributed within their conversations when they can be. */
 const WITHIN_CONVERSATIONS_MAX = 8;
 
+/** Whether some run the index holds may hold the key at `src[at .. at + 20)`: the key filter's answer, or yes without a usable one. */
+type MayBeHeld = (src: Uint8Array, at: number) => boolean;
+
 /**
  * The starts of the runs from `fromOrd` on (`later`, their key rows), from the keys of the earlier runs
  * of their conversations alone, read one conversation's runs at a time: a key held there is held
  * store-wide too, so a run that continues its conversation holds the leading keys its conversation's
  * runs hold; of the key its store-wide start stops at, when it is no key of its conversation, the
- * filter of every run's keys (key-filter.ts) says that no run holds it (a new message, as a run that
+ * filter of every run's keys (key-filter.ts, `mayBeHeld`) says that no run holds it (a new message, as a run that
  * continues its conversation mostly adds). Null when that cannot tell (the filter may hold the key, or
  * there is none; more runs than a few; a list that disagrees with the index): the store-wide scan decides.
  */
@@ -35,7 +38,7 @@ function withinConversations(
   conversations: ReadonlyArray<string | null>,
   read: { rows: number },
   later: readonly RunKeys[],
-  filter: KeyFilter | null,
+  mayBeHeld: MayBeHeld,
 ): Redo[] | null {
   if (conversations.length !== runCount || fromOrd <= 0 || later.length > WITHIN_CONVERSATIONS_MAX) return null;
   const sets = new Map<string, Set<string>>();
@@ -66,7 +69,7 @@ function withinConversations(
     while (set !== null && startConv < n && set.has(keys[startConv]!)) startConv++;
     let startAll = startConv;
     while (startAll < n && (set?.has(keys[startAll]!) || fresh.has(keys[startAll]!))) startAll++;
-    if (startAll < n && (filter === null || filter.mayHold(run.keys, startAll * KEY_BYTES))) return null;
+    if (startAll < n && mayBeHeld(run.keys, startAll * KEY_BYTES)) return null;
     if (rewritten.has(run.run_key) || run.start_all !== startAll || run.start_conv !== startConv)
       redo.push([run.run_key, startAll, startConv]);
     for (const k of keys) {
@@ -203,7 +206,7 @@ const startIn = (n: unknown, count: number): n is number => Number.isSafeInteger
  * hold then grew by those new keys alone (within a conversation, by those of its runs), so a run's
  * start, where its record's leading prefix of held keys stopped, stays there unless the key it stopped
  * at is one of them. A run written anew whose start was the end of its record before stays there when
- * the key filter (`filter`, key-filter.ts) says no run holds its first new key; when it may, or there is
+ * the key filter (`mayBeHeld`, key-filter.ts) says no run holds its first new key; when it may, or there is
  * none, every earlier key must tell. Null whenever a start may move: the store-wide
  * scan decides. Reads no row of an earlier run: a step appended to a recent run at 50,000 runs read
  * every run's keys before (about 250 ms of an update).
@@ -212,7 +215,7 @@ function appendedOnly(
   later: readonly RunKeys[],
   rewritten: ReadonlySet<number>,
   appendedFrom: ReadonlyMap<number, number>,
-  filter: KeyFilter | null,
+  mayBeHeld: MayBeHeld,
 ): Redo[] | null {
   // the new keys of the runs written anew met so far, store-wide and per conversation
   const fresh = new Set<string>();
@@ -229,7 +232,7 @@ function appendedOnly(
     const key = (i: number): string => keys.toString('latin1', i * KEY_BYTES, (i + 1) * KEY_BYTES);
     // a start that was its record's end stays at the first new key unless some run holds that key: the
     // filter of every run's keys says when none does (else, or without one, every earlier key decides)
-    const heldAnywhere = (): boolean => fresh.has(key(was)) || filter === null || filter.mayHold(keys, was * KEY_BYTES);
+    const heldAnywhere = (): boolean => fresh.has(key(was)) || mayBeHeld(keys, was * KEY_BYTES);
     // where each start stopped: past its end only for a run not written anew (nothing can move it then)
     if (run.start_all < n && (run.start_all === was ? heldAnywhere() : fresh.has(key(run.start_all)))) return null;
     // a run without a conversation has its conversation start at 0, whatever earlier runs hold
@@ -353,9 +356,10 @@ export function attribute(
   // the runs attributed, read first when they are the fewer or a few (every way below looks at them)
   const later =
     fewerLater(runCount, fromOrd) || runCount - fromOrd <= WITHIN_CONVERSATIONS_MAX ? [...keysAt(t, fromOrd, runCount, read)] : null;
-  let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom, filter) : null;
+  const mayBeHeld: MayBeHeld = filter === null ? () => true : (src, at) => filter.mayHold(src, at);
+  let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom, mayBeHeld) : null;
   if (redo === null && conversations !== undefined && later !== null)
-    redo = withinConversations(t, runCount, fromOrd, rewritten, conversations, read, later, filter);
+    redo = withinConversations(t, runCount, fromOrd, rewritten, conversations, read, later, mayBeHeld);
   let built: KeyFilter | null = null;
   if (redo === null) ({ redo, filter: built } = storeWide(t, runCount, fromOrd, rewritten, read, later, filter === null));
   // the filter goes on holding every run's keys: built from all of them, or given the attributed runs'

@@ -285,22 +285,30 @@ test('a step appended to a run holds what a later run starts its own record with
   assert.ok(moved > 0, 'some later run’s start moved');
 });
 
-test('a step appended to a run whose record earlier runs held whole: its new message, held too, moves its start (the store-wide scan)', () => {
-  const { path, runs } = threadedStore(68, 20);
+/**
+ * Adds run 'copied' (in `conv`, started last) whose snapshots are those of the first run that can grow:
+ * every message of its record is held before it. Returns that run's id.
+ */
+function addCopiedRun(path: string, runs: Array<{ id: string; conv: string | null }>, conv: string | null): string {
   const donor = growable(path, runs)[0]!.id;
   const db = new Database(path);
   try {
-    // a run whose snapshots are those of an earlier run: every message of its record is held before it
     db.prepare(
-      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('copied', NULL, NULL, NULL, '{}', '2099-01-01T00:00:00Z')",
-    ).run();
+      "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('copied', ?, NULL, NULL, '{}', '2099-01-01T00:00:00Z')",
+    ).run(conv);
     db.prepare(
-      "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT 'copied', step_index, NULL, NULL, NULL, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq",
-    ).run(donor);
-    runs.push({ id: 'copied', conv: null });
+      "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT 'copied', step_index, ?, NULL, NULL, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq",
+    ).run(conv, donor);
+    runs.push({ id: 'copied', conv });
   } finally {
     db.close();
   }
+  return donor;
+}
+
+test('a step appended to a run whose record earlier runs held whole: its new message, held too, moves its start (the store-wide scan)', () => {
+  const { path, runs } = threadedStore(68, 20);
+  const donor = addCopiedRun(path, runs, null);
   const index = join(tempDir(), 'idx.db');
   sync(path, index);
   const was = starts(index).get('copied');
@@ -319,19 +327,7 @@ test('a step appended to a run whose record earlier runs held whole: its new mes
 test('a step appended to a run whose record earlier runs held whole: a new message no run holds leaves its start where it was, which the key filter tells (no store-wide scan)', () => {
   for (const conv of [null, 'conv-1']) {
     const { path, runs } = threadedStore(69, 20);
-    const donor = growable(path, runs)[0]!.id;
-    const db = new Database(path);
-    try {
-      db.prepare(
-        "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('copied', ?, NULL, NULL, '{}', '2099-01-01T00:00:00Z')",
-      ).run(conv);
-      db.prepare(
-        "INSERT INTO snapshots (run_id, step_index, conversation_id, parent_run_id, agent_name, timestamp, state, messages) SELECT 'copied', step_index, ?, NULL, NULL, timestamp, state, messages FROM snapshots WHERE run_id = ? ORDER BY seq",
-      ).run(conv, donor);
-      runs.push({ id: 'copied', conv });
-    } finally {
-      db.close();
-    }
+    addCopiedRun(path, runs, conv);
     const index = join(tempDir(), 'idx.db');
     sync(path, index);
     const was = starts(index).get('copied');
