@@ -591,7 +591,7 @@ export class IndexTables {
       marks: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')}`),
       marksOf: db.prepare(`SELECT ${MARK_LIST}, marks_sum FROM ${n('runs')} WHERE run_id = ?`),
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
-      // the blobs of the rows it passes over are not read: seg is stored before them
+      // through runs_seg: the runs written since the base, not every run row
       runsAfterSegment: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE seg > ?`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
