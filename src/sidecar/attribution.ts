@@ -23,38 +23,32 @@ type MayBeHeld = (src: Uint8Array, at: number) => boolean;
 
 /**
  * The starts of the runs from `fromOrd` on (`later`, their key rows), from the keys of the earlier runs
- * of their conversations alone, read one conversation's runs at a time: a key held there is held
- * store-wide too, so a run that continues its conversation holds the leading keys its conversation's
- * runs hold; of the key its store-wide start stops at, when it is no key of its conversation, the
- * filter of every run's keys (key-filter.ts, `mayBeHeld`) says that no run holds it (a new message, as a run that
- * continues its conversation mostly adds). Null when that cannot tell (the filter may hold the key, or
- * there is none; more runs than a few; a list that disagrees with the index): the store-wide scan decides.
+ * of their conversations alone (found by their conversation: IndexTables.ordsInConversation), read one
+ * conversation's runs at a time: a key held there is held store-wide too, so a run that continues its
+ * conversation holds the leading keys its conversation's runs hold; of the key its store-wide start
+ * stops at, when it is no key of its conversation, the filter of every run's keys (key-filter.ts,
+ * `mayBeHeld`) says that no run holds it (a new message, as a run that continues its conversation mostly
+ * adds; a run of the conversation not found would hold it, so the filter would not say so). Null when
+ * that cannot tell (the filter may hold the key, or there is none; more runs than a few): the store-wide
+ * scan decides.
  */
 function withinConversations(
   t: IndexTables,
-  runCount: number,
   fromOrd: number,
   rewritten: ReadonlySet<number>,
-  conversations: ReadonlyArray<string | null>,
   read: { rows: number },
   later: readonly RunKeys[],
   mayBeHeld: MayBeHeld,
 ): Redo[] | null {
-  if (conversations.length !== runCount || fromOrd <= 0 || later.length > WITHIN_CONVERSATIONS_MAX) return null;
+  if (fromOrd <= 0 || later.length > WITHIN_CONVERSATIONS_MAX) return null;
   const sets = new Map<string, Set<string>>();
-  for (const run of later) {
-    if (run.conversation_id !== (conversations[run.ord] ?? null)) return null;
-    if (run.conversation_id !== null) sets.set(run.conversation_id, new Set());
-  }
-  for (let ord = 0; ord < fromOrd; ord++) {
-    const conv = conversations[ord];
-    const set = conv === null || conv === undefined ? undefined : sets.get(conv);
-    if (set === undefined) continue;
-    for (const run of keysAt(t, ord, ord + 1, read)) {
-      if (run.conversation_id !== conv) return null;
-      for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) set.add(run.keys.toString('latin1', i, i + KEY_BYTES));
-    }
-  }
+  for (const run of later) if (run.conversation_id !== null) sets.set(run.conversation_id, new Set());
+  for (const [conv, set] of sets)
+    for (const ord of t.ordsInConversation(conv, fromOrd))
+      for (const run of keysAt(t, ord, ord + 1, read)) {
+        if (run.conversation_id !== conv) return null;
+        for (let i = 0; i + KEY_BYTES <= run.keys.length; i += KEY_BYTES) set.add(run.keys.toString('latin1', i, i + KEY_BYTES));
+      }
   // the keys of the runs attributed before each one here, store-wide
   const fresh = new Set<string>();
   const redo: Redo[] = [];
@@ -341,13 +335,13 @@ export function attribute(
   runCount: number,
   fromOrd: number,
   rewritten: ReadonlySet<number>,
-  /** Each run's conversation by corpus position, as the store lists them (checked against the index's rows): lets a few appended runs be attributed within their conversations (withinConversations). */
-  conversations?: ReadonlyArray<string | null>,
   /**
    * When every run written anew only had messages appended and no other run moved, came or went: each
    * one's key count before (appendedOnly).
    */
   appendedFrom: ReadonlyMap<number, number> | null = null,
+  /** Runs came (not only steps): a few of them may be attributed within their conversations (withinConversations). */
+  runsCame = true,
 ): { changed: number[]; keysRead: number } {
   const read = { rows: 0 };
   const kept = t.keyFilter();
@@ -358,8 +352,7 @@ export function attribute(
     fewerLater(runCount, fromOrd) || runCount - fromOrd <= WITHIN_CONVERSATIONS_MAX ? [...keysAt(t, fromOrd, runCount, read)] : null;
   const mayBeHeld: MayBeHeld = filter === null ? () => true : (src, at) => filter.mayHold(src, at);
   let redo: Redo[] | null = appendedFrom !== null && later !== null ? appendedOnly(later, rewritten, appendedFrom, mayBeHeld) : null;
-  if (redo === null && conversations !== undefined && later !== null)
-    redo = withinConversations(t, runCount, fromOrd, rewritten, conversations, read, later, mayBeHeld);
+  if (redo === null && runsCame && later !== null) redo = withinConversations(t, fromOrd, rewritten, read, later, mayBeHeld);
   let built: KeyFilter | null = null;
   if (redo === null) ({ redo, filter: built } = storeWide(t, runCount, fromOrd, rewritten, read, later, filter === null));
   // the filter goes on holding every run's keys: built from all of them, or given the attributed runs'

@@ -50,6 +50,27 @@ export function heldMarks(t: IndexTables, known: KnownRuns, meta: IndexMeta, con
 }
 
 /**
+ * The marks an update needs when the store read its run list past the runs the index placed only
+ * (StoreContent.runsTail), and the digest of its first `known.runCount` runs is the one kept: those are
+ * the list the index placed, records and order, so only the runs whose content entry differs are looked
+ * up (at their recorded places, as heldMarks does), and the tail's runs are new to the index. Null when
+ * heldMarks cannot tell, or the index holds a run of the tail (a run id listed twice): the list is read
+ * and changedMarks decides.
+ */
+export function tailMarks(
+  t: IndexTables,
+  known: KnownRuns,
+  meta: IndexMeta,
+  tail: readonly StoreRun[],
+  content: StoreContent,
+): RunMarks[] | null {
+  const rows = heldMarks(t, known, meta, content);
+  if (rows === null || rows.some((m) => m.ord >= known.runCount)) return null;
+  for (const run of tail) if (t.marksOf(run.runId) !== undefined) return null;
+  return rows;
+}
+
+/**
  * The marks an update needs when `known` (taken with the index's content, `meta`) vouches for the
  * rest: `settled` runs lead the list unchanged, and `rows` holds the marks of those of them whose content
  * changed and of every run after them the index holds. Null when it cannot vouch: every run's marks are read.

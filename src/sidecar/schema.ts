@@ -1,5 +1,5 @@
-/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded; 17: a run's live postings span its segments from `seg_from` to `seg`; 18: pages row 8, the filter of every run's message keys, which every update that writes a run's keys adds them to: an index an older convsearch updated would lack some; 19: `runs_seg`, so that a tier merge finds the runs written since the base without reading every run row). */
-export const INDEX_FORMAT = 'convsearch-index-19';
+/** Bump when the layout or anything derived into it (replay, rendering, tokenizer) changes meaning (11: SQLite run ids that are not UTF-8 replay by their bytes; 12: tiered merges, a run's live segment read through meta `base` and `merged`; 13: an update's segment listed in a term directory of its own, meta `tier_segments`; 14: a run's content digest hashes a snapshot's text from where it leaves its predecessor's; 15: the corpus cache's numbers as float64 blobs, its run texts one JSON list a row; 16: a run's content digest chains its rows, and the page tree digests the leaf cells it decodes, so an appended run's digest goes on from the one recorded; 17: a run's live postings span its segments from `seg_from` to `seg`; 18: pages row 8, the filter of every run's message keys, which every update that writes a run's keys adds them to: an index an older convsearch updated would lack some; 19: `runs_seg`, so that a tier merge finds the runs written since the base without reading every run row; 20: a run list's digest chains blocks of its lines (store/run-list.ts), and the page map keeps the runs table's blocks and its walk's leaves, so an update reads the runs table from its last kept block on; `runs_conv`, so that attribution within a conversation finds its runs without the store's run list). */
+export const INDEX_FORMAT = 'convsearch-index-20';
 
 /**
  * Every row carries `sum`, the CRC-32 of its other columns (checksum.ts), checked on every read; a
@@ -60,6 +60,7 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_ord ON runs(ord);
 CREATE INDEX runs_seg ON runs(seg);
+CREATE INDEX runs_conv ON runs(conversation_id, ord);
 CREATE TABLE messages (
   run_key INTEGER NOT NULL,
   pos INTEGER NOT NULL,

@@ -26,7 +26,7 @@ import { newRunRow, RunWriter } from './run-writer.js';
 import { merge, writeSegment } from './segments.js';
 import type { IndexTables, KnownRuns, PageMapRow, RunMarks, RunRow } from './tables.js';
 import { describeUnseen, UnseenChangeError, unexplainedChanges } from './verify.js';
-import { changedMarks, heldMarks, knownRunsOf } from './known-runs.js';
+import { changedMarks, heldMarks, knownRunsOf, tailMarks } from './known-runs.js';
 import { type RunListDigests, runListDigests } from '../store/run-list.js';
 
 export interface SyncReport {
@@ -52,6 +52,11 @@ export interface SyncReport {
   readonly keysRead: number;
   /** Run rows a merge of segments read: every run's for a merge into the base, those written since it for a tier merge (0: no merge). */
   readonly mergeRunsRead: number;
+  /**
+   * Rows of the store's runs table read for its run list: every one, or (StoreContent.runsTail) those from
+   * where its pages stop vouching for the rows the index read; 0 when its pages vouch for all of them.
+   */
+  readonly runRowsRead: number;
   /** The base segment was rewritten with everything after it; `merged`: only the segments after it were merged. */
   readonly compacted: boolean;
   readonly merged: boolean;
@@ -112,12 +117,13 @@ function snapshotStats(store: StoreReader, runCount: number, content: StoreConte
 
 /**
  * The runs an update places: every run of the store's list, in corpus order; or, while the store's runs
- * table is the one the index recorded (known-runs.ts heldMarks), how many there are and the runs whose
- * content changed, each at its recorded place with its recorded record, in corpus order.
+ * table is the one the index recorded (known-runs.ts heldMarks), or that list with runs after it (its
+ * tail: known-runs.ts tailMarks), how many there are and the runs whose content changed, each at its
+ * recorded place with its recorded record, then the tail's runs, in corpus order.
  */
 type Placing =
   | { readonly all: readonly StoreRun[] }
-  | { readonly count: number; readonly changed: ReadonlyArray<readonly [ord: number, run: StoreRun]> };
+  | { readonly count: number; readonly changed: ReadonlyArray<readonly [ord: number, run: StoreRun]>; readonly runsCame: boolean };
 
 /** A run's record as the index holds it (its marks): the store's own while its runs table is the one recorded. */
 const recordedRun = (m: RunMarks): StoreRun => ({
@@ -208,6 +214,7 @@ export class IndexSync {
       marksRead,
       keysRead: 0,
       mergeRunsRead: 0,
+      runRowsRead: 0,
       compacted: false,
       merged: false,
     });
@@ -273,14 +280,26 @@ export class IndexSync {
       let report = none(true, content.digest);
       let runs: StoreRun[] | null = null;
       const listed = (): StoreRun[] => (runs ??= this.store.runs());
-      let digests: RunListDigests | null = null;
+      // the runs table as the index recorded it (its pages vouch): the run list is the one `known` describes, never read
+      const held = content.runsTableHeld === true && known !== null && rows === null ? known : null;
+      // the list past the runs the index placed, read from where the runs table's pages stop vouching, its
+      // first runs the very list the index placed (their digest is the one kept): the whole list is never read
+      const tail =
+        held === null &&
+        known !== null &&
+        rows === null &&
+        content.runsTail?.settled === known.runCount &&
+        content.runsTail.digests.prefix === known.runList
+          ? content.runsTail
+          : null;
+      let digests: RunListDigests | null = tail?.digests ?? null;
       // taken by the store with the list when it could (its rows in corpus order), else hashed here
       const listDigests = (): RunListDigests => {
         const n = known?.runCount ?? 0;
         return (digests ??= this.store.runListDigests?.(n) ?? runListDigests(listed(), n));
       };
-      // the runs table as the index recorded it (its pages vouch): the run list is the one `known` describes, never read
-      const held = content.runsTableHeld === true && known !== null && rows === null ? known : null;
+      const runCount = (): number => (tail !== null ? tail.settled + tail.runs.length : listed().length);
+      const runRowsRead = (): number => (tail !== null ? tail.rowsRead : (runs?.length ?? 0));
       const putMap = (): void => {
         if (!content.pages) return;
         this.t.putPageMap(
@@ -298,16 +317,19 @@ export class IndexSync {
         // live writer's wal-index header) keeps reading every run's marks
         if (known?.content !== content.digest)
           this.t.putKnownRuns(
-            held !== null ? knownRunsOf(content, held.runCount, held.runList) : knownRunsOf(content, listed().length, listDigests().all),
+            held !== null ? knownRunsOf(content, held.runCount, held.runList) : knownRunsOf(content, runCount(), listDigests().all),
             unchangedSinceRead,
           );
       };
       let mapPut = false;
       if (content.digest !== meta.content || content.runsElsewhere) {
         const heldRows = held !== null ? heldMarks(this.t, held, meta, content) : null;
+        const tailRows = tail !== null ? tailMarks(this.t, known!, meta, tail.runs, content) : null;
         const marks =
-          rows !== null || heldRows !== null ? null : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
-        if (rows === null) marksRead += (rows = heldRows ?? marks?.rows ?? this.t.allMarks(meta.runCount)).length;
+          rows !== null || heldRows !== null || tailRows !== null
+            ? null
+            : changedMarks(this.t, known!, meta, listed(), listDigests().prefix, content);
+        if (rows === null) marksRead += (rows = heldRows ?? tailRows ?? marks?.rows ?? this.t.allMarks(meta.runCount)).length;
         // content read whole before the runs are written: its map goes in first, and its digests and
         // decoded b-tree are let go (a build at 50k runs held ~14 MB of them to its end)
         if (!content.runsElsewhere) {
@@ -315,19 +337,26 @@ export class IndexSync {
           mapPut = true;
           content = { ...content, pages: null, tree: null };
         }
+        // the runs the index holds that changed, at their recorded places (their records are the store's),
+        // then the runs of the tail after them
+        const recorded = (marks: RunMarks[]): Array<[number, StoreRun]> =>
+          marks.map((m): [number, StoreRun] => [m.ord, recordedRun(m)]).sort((a, b) => a[0] - b[0]);
         const placing: Placing =
           heldRows !== null
-            ? {
-                count: held!.runCount,
-                changed: heldRows.map((m): [number, StoreRun] => [m.ord, recordedRun(m)]).sort((a, b) => a[0] - b[0]),
-              }
-            : { all: listed() };
-        const settled = heldRows !== null ? held!.runCount : (marks?.settled ?? 0);
+            ? { count: held!.runCount, changed: recorded(heldRows), runsCame: false }
+            : tailRows !== null
+              ? {
+                  count: runCount(),
+                  changed: [...recorded(tailRows), ...tail!.runs.map((r, i): [number, StoreRun] => [tail!.settled + i, r])],
+                  runsCame: tail!.runs.length > 0,
+                }
+              : { all: listed() };
+        const settled = heldRows !== null ? held!.runCount : tailRows !== null ? tail!.settled : (marks?.settled ?? 0);
         const { applied, ...done } = this.apply(placing, content, rows, settled, meta, onProgress);
         // a build that digested its runs as it replayed them: their rows
         if (content.runsElsewhere) rowsDigested += applied.rowsDigested ?? 0;
         content = applied;
-        report = { ...done, rowsDigested, pagesHashed, marksRead };
+        report = { ...done, rowsDigested, pagesHashed, marksRead, runRowsRead: runRowsRead() };
       }
       if (!mapPut) putMap();
       this.t.putMeta('generation', String(meta.generation + 1));
@@ -535,7 +564,7 @@ export class IndexSync {
   /**
    * `rows`: the marks of every run the index holds, or (`settled` > 0, known-runs.ts) of those that
    * changed: the first `settled` runs of the list without marks are the index's, unchanged. `placing`:
-   * the runs placed (Placing): a held list places the runs of `rows` alone, none came or went.
+   * the runs placed (Placing): a held list places the runs of `rows` alone and the runs after it, none went.
    */
   private apply(
     placing: Placing,
@@ -544,7 +573,7 @@ export class IndexSync {
     settled: number,
     meta: IndexMeta,
     onProgress?: ProgressFn,
-  ): Omit<SyncReport, 'marksRead'> & { applied: StoreContent } {
+  ): Omit<SyncReport, 'marksRead' | 'runRowsRead'> & { applied: StoreContent } {
     const build = settled === 0 && rows.length === 0;
     // a build whose replay digests each run (digestedByReplay): their content, as digested
     const elsewhere = content.runsElsewhere === true;
@@ -700,9 +729,9 @@ export class IndexSync {
         runCount,
         minAffected,
         rewritten,
-        // (a held list: no run came, none is attributed within its conversation alone)
-        'all' in placing ? placing.all.map((r) => r.conversationId) : undefined,
         appendedFrom,
+        // (a held list: no run came, none is attributed within its conversation alone)
+        'all' in placing || placing.runsCame,
       );
       written.push(...attributed.changed);
       keysRead = attributed.keysRead;

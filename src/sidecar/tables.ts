@@ -16,6 +16,7 @@ import {
   OverlaidMap,
   recordedContent,
 } from '../store/content.js';
+import { BLOCK_DIGEST_BYTES } from '../store/run-list.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
 import { IndexDamagedError } from './errors.js';
 import { KeyFilter } from './key-filter.js';
@@ -520,7 +521,12 @@ function knownRunsTableOf(m: unknown): KnownRunsTable | null {
   const k = m as Partial<Record<keyof KnownRunsTable, unknown>> | null;
   if (k === null || typeof k !== 'object' || typeof k.pages !== 'string' || typeof k.digest !== 'string')
     throw new IndexDamagedError('the page map row is malformed');
-  return { pages: k.pages, digest: k.digest };
+  if (k.blocks === undefined) return { pages: k.pages, digest: k.digest };
+  // its blocks' digests as base64 (putPageMap): whole digests, nothing but base64
+  const blocks = typeof k.blocks === 'string' ? Buffer.from(k.blocks, 'base64') : null;
+  if (blocks === null || blocks.length % BLOCK_DIGEST_BYTES !== 0 || blocks.toString('base64') !== k.blocks)
+    throw new IndexDamagedError('the page map row is malformed');
+  return { pages: k.pages, digest: k.digest, blocks };
 }
 
 function parseJson(text: string, damaged: string): unknown {
@@ -593,6 +599,7 @@ export class IndexTables {
       runsInOrder: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} ORDER BY ord`),
       // through runs_seg: the runs written since the base, not every run row
       runsAfterSegment: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE seg > ?`),
+      ordsInConversation: db.prepare(`SELECT ord FROM ${n('runs')} WHERE conversation_id = ? AND ord < ? ORDER BY ord`),
       keysAt: db.prepare(`SELECT ${KEY_LIST}, keys_sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runsByOrd: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE ord >= ? AND ord < ? ORDER BY ord`),
       runByKey: db.prepare(`SELECT ${RUN_LIST}, sum FROM ${n('runs')} WHERE run_key = ?`),
@@ -720,6 +727,11 @@ export class IndexTables {
     });
     if (rows.length !== Math.max(0, to - from)) throw new IndexDamagedError(`corpus position ${from + rows.length} has no run`);
     return rows;
+  }
+
+  /** The corpus positions before `before` of the runs of conversation `conv`, in order (through runs_conv: a read of that conversation's runs alone). */
+  ordsInConversation(conv: string, before: number): number[] {
+    return (this.s.ordsInConversation.all(conv, before) as Array<{ ord: number }>).map((r) => r.ord);
   }
 
   /** The keys of the runs at corpus positions `from .. to-1`, streamed in order, every one present and sound; write nothing meanwhile. */
@@ -1107,7 +1119,7 @@ export class IndexTables {
 
   /**
    * The tables' walks row 6 keeps, when it was kept with `content` (a convsearch that knows nothing of it
-   * leaves an older one behind: not taken). Its bytes are the media walk's pages, then the runs walk's.
+   * leaves an older one behind: not taken). Its bytes are the media walk's pages and leaves, then the runs walk's.
    */
   private walksOf(content: string): KeptWalks | null {
     const r = this.readPart(WALKS);
@@ -1117,8 +1129,10 @@ export class IndexTables {
     let at = 0;
     const walk = (w: unknown): TableWalk | null => {
       if (w === null) return null;
-      const k = w as Partial<Record<'root' | 'pageSize' | 'usable' | 'walked' | 'pages', unknown>> | null;
+      const k = w as Partial<Record<'root' | 'pageSize' | 'usable' | 'walked' | 'pages' | 'leaves', unknown>> | null;
       const n = k?.pages;
+      // (absent: a walk kept without its leaves)
+      const l = k?.leaves ?? 0;
       if (
         k === null ||
         typeof k !== 'object' ||
@@ -1126,13 +1140,23 @@ export class IndexTables {
         typeof k.walked !== 'string' ||
         !Number.isSafeInteger(n) ||
         (n as number) < 0 ||
-        at + (n as number) > words.length
+        !Number.isSafeInteger(l) ||
+        (l as number) < 0 ||
+        at + (n as number) + (l as number) > words.length
       )
         throw new IndexDamagedError('the table walks row is malformed');
       const pages = words.subarray(at, (at += n as number));
+      const leaves = k.leaves === undefined ? undefined : words.subarray(at, (at += l as number));
       // a walk kept without the geometry it was read with (this row's first form) is not taken
       if (!Number.isSafeInteger(k.pageSize) || !Number.isSafeInteger(k.usable)) return null;
-      return { root: k.root as number, pageSize: k.pageSize as number, usable: k.usable as number, walked: k.walked, pages };
+      return {
+        root: k.root as number,
+        pageSize: k.pageSize as number,
+        usable: k.usable as number,
+        walked: k.walked,
+        pages,
+        ...(leaves !== undefined ? { leaves } : {}),
+      };
     };
     const walks = { media: walk(r.head.media ?? null), runs: walk(r.head.runs ?? null) };
     if (at !== words.length) throw new IndexDamagedError('the table walks row is malformed');
@@ -1146,8 +1170,20 @@ export class IndexTables {
       return;
     }
     const head = (w: TableWalk | null): Record<string, unknown> | null =>
-      w === null ? null : { root: w.root, pageSize: w.pageSize, usable: w.usable, walked: w.walked, pages: w.pages.length };
-    const pieces = [walks.media?.pages, walks.runs?.pages].filter((p): p is Uint32Array => p !== undefined);
+      w === null
+        ? null
+        : {
+            root: w.root,
+            pageSize: w.pageSize,
+            usable: w.usable,
+            walked: w.walked,
+            pages: w.pages.length,
+            ...(w.leaves !== undefined ? { leaves: w.leaves.length } : {}),
+          };
+    // each walk's pages, then its leaves
+    const pieces = [walks.media?.pages, walks.media?.leaves, walks.runs?.pages, walks.runs?.leaves].filter(
+      (p): p is Uint32Array => p !== undefined,
+    );
     this.writePart(WALKS, { content, media: head(walks.media), runs: head(walks.runs) }, pieces, unchangedSinceRead);
   }
 
@@ -1376,7 +1412,15 @@ export class IndexTables {
     unchangedSinceRead = false,
   ): void {
     // `media` and `runs` in the head: a convsearch that knows nothing of them writes the head without them
-    const head = { content, seed, ...(media !== null ? { media } : {}), ...(runsTable !== null ? { runs: runsTable } : {}) };
+    const runs =
+      runsTable === null
+        ? null
+        : {
+            pages: runsTable.pages,
+            digest: runsTable.digest,
+            ...(runsTable.blocks !== undefined ? { blocks: Buffer.from(runsTable.blocks).toString('base64') } : {}),
+          };
+    const head = { content, seed, ...(media !== null ? { media } : {}), ...(runs !== null ? { runs } : {}) };
     this.writePart(1, head, [pages], unchangedSinceRead);
     this.s.dropPart.run(JSON_TREE, partRow(JSON_TREE, 0), partRow(JSON_TREE + 1, 0));
     if (tree === null) {

@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { RunSnapshotStats, StoreReader, StoreSnapshot } from './reader.js';
+import type { RunsTail } from './run-list.js';
 
 /** A snapshot row of any state with the cells the digest covers beyond StoreSnapshot's (see `completeDigested`). */
 export interface DigestRow extends StoreSnapshot {
@@ -76,6 +77,13 @@ export interface StoreContent {
    * and the store's run list was not read.
    */
   readonly runsTableHeld?: boolean;
+  /** The full blocks' digests of the runs table's rows (store/run-list.ts), kept with its fingerprint when they are a run list in corpus order (else null or absent). */
+  readonly runsBlocks?: Uint8Array | null;
+  /**
+   * The runs table was read from where its pages stopped vouching for its rows (store/sqlite/runs.ts):
+   * the run list past the runs the index placed and the list's digests; the whole list was not read.
+   */
+  readonly runsTail?: RunsTail;
   /** Every run in `runs` carries its RunContent.stats, read from all its rows: a run absent has no rows. */
   readonly rowStats?: boolean;
   /**
@@ -98,6 +106,8 @@ export interface TableWalk {
   readonly usable: number;
   readonly pages: Uint32Array;
   readonly walked: string;
+  /** Its leaf pages in walk order (rowid order), each a run of `pages` (absent: a walk kept without them). */
+  readonly leaves?: Uint32Array;
 }
 
 /**
@@ -132,11 +142,15 @@ export function knownMedia(content: StoreContent): KnownMedia | null {
 export interface KnownRunsTable {
   readonly pages: string;
   readonly digest: string;
+  /** The full blocks' digests of its rows (StoreContent.runsBlocks; absent: none kept). */
+  readonly blocks?: Uint8Array;
 }
 
 /** What the index keeps of `content`'s runs table (null: no fingerprint was taken). */
 export function knownRunsTable(content: StoreContent): KnownRunsTable | null {
-  return content.runsPages ? { pages: content.runsPages, digest: content.runsTable } : null;
+  if (!content.runsPages) return null;
+  const blocks = content.runsBlocks;
+  return { pages: content.runsPages, digest: content.runsTable, ...(blocks ? { blocks } : {}) };
 }
 
 /**

@@ -22,7 +22,7 @@ import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
 import { INDEX_DDL } from '../../src/sidecar/schema.js';
 import { type KnownRuns, type KnownRunsToWrite, IndexTables, type RunMarks } from '../../src/sidecar/tables.js';
 import { changedMarks } from '../../src/sidecar/known-runs.js';
-import { runListDigests } from '../../src/store/run-list.js';
+import { RunListHash, runListDigests } from '../../src/store/run-list.js';
 import type { IndexMeta } from '../../src/sidecar/meta.js';
 import { isCounted, OverlaidMap, type RunContent } from '../../src/store/content.js';
 import type { StoreRun } from '../../src/store/reader.js';
@@ -172,7 +172,7 @@ test('8 searches at once, 2 more killed, after each change (appends, a run moved
   assert.equal((await runCliAsync([...args, '--index', index])).stdout, last.stdout);
 });
 
-test('runListDigests hashes the run list in batches: the same prefix and whole digests as one update per run, at every cut', async () => {
+test('runListDigests hashes the run list in blocks of 256 lines: the prefix and whole digests of one hash per block, at every cut, and the same going on from kept blocks', async () => {
   const { createHash } = await import('node:crypto');
   const runs = Array.from({ length: 2500 }, (_, i) => ({
     runId: `run-${i}${i % 7 === 0 ? '\uD800' : ''}-${'y'.repeat(i % 50)}`,
@@ -182,17 +182,31 @@ test('runListDigests hashes the run list in batches: the same prefix and whole d
     agentName: i % 5 === 0 ? 'agent' : null,
     startedAt: `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z`,
   }));
-  const oneByOne = (n: number): { prefix: string; all: string } => {
-    const h = createHash('sha256').update('runs/json\n');
-    let prefix: string | null = null;
-    runs.forEach((r, i) => {
-      if (i === n) prefix = h.copy().digest('base64');
-      h.update(`${JSON.stringify([r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`);
-    });
-    const all = h.digest('base64');
-    return { prefix: prefix ?? all, all };
+  // the head, then each block of 256 lines' SHA-256, the last block as long as it is
+  const line = (r: (typeof runs)[number]): string =>
+    `${JSON.stringify([r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt])}\n`;
+  const blockDigest = (lines: string[]): Buffer => {
+    const h = createHash('sha256');
+    for (const l of lines) h.update(l);
+    return h.digest();
   };
-  for (const n of [0, 1, 999, 1700, 2499, 2500, 3000]) assert.deepEqual(runListDigests(runs, n), oneByOne(n), `cut at ${n}`);
+  const digestOf = (n: number): string => {
+    const h = createHash('sha256').update('runs/json/blocks\n');
+    for (let at = 0; at < n; at += 256) h.update(blockDigest(runs.slice(at, Math.min(n, at + 256)).map(line)));
+    return h.digest('base64');
+  };
+  const fullBlocks = Buffer.concat(
+    Array.from({ length: Math.floor(runs.length / 256) }, (_, b) => blockDigest(runs.slice(b * 256, (b + 1) * 256).map(line))),
+  );
+  const all = digestOf(runs.length);
+  for (const n of [0, 1, 255, 256, 257, 999, 1700, 2499, 2500, 3000])
+    assert.deepEqual(runListDigests(runs, n), { prefix: n <= runs.length ? digestOf(n) : all, all, blocks: fullBlocks }, `cut at ${n}`);
+  // going on from kept blocks gives what one pass gives
+  for (const kept of [0, 1, 4, 6]) {
+    const h = new RunListHash(1700, fullBlocks.subarray(0, kept * 32));
+    for (const r of runs.slice(kept * 256)) h.add(line(r));
+    assert.deepEqual(h.finish(), runListDigests(runs, 1700), `from ${kept} kept blocks`);
+  }
 });
 
 /** Ids and digests whose text a byte encoding could get wrong: Latin-1, wider chars, lone surrogates, NUL, empty, long. */

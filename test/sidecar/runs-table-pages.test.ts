@@ -1,18 +1,24 @@
 /**
  * Issue 21: while the store's runs table is byte for byte the one the index recorded with its page map
- * (an agent's step adds snapshots only), an update does not read the store's run list; any change to the
- * runs table (a new run, a record changed through SQLite, or its bytes patched with the times put back)
- * has the list read again. Answers and listings stay those of `--no-index`; what is read is counted,
- * never timed.
+ * (an agent's step adds snapshots only), an update does not read the store's run list; a new run has the
+ * runs table read from the last block of 256 rows its unchanged leaves cover, never whole; any other
+ * change to the runs table (a record changed through SQLite, or its bytes patched with the times put
+ * back, a run gone, a run out of order) has the list read again. Answers and listings stay those of
+ * `--no-index`; what is read is counted, never timed.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { appendRun, appendSnapshots } from '../../scripts/bench/mutations.js';
+import { appendSnapshots, continueConversation } from '../../scripts/bench/mutations.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import type { SyncReport } from '../../src/sidecar/sync.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
+import { rowSum } from '../../src/sidecar/checksum.js';
+import { IndexDamagedError } from '../../src/sidecar/errors.js';
+import { SqliteIndexDb } from '../../src/sidecar/index-db.js';
+import { INDEX_DDL } from '../../src/sidecar/schema.js';
+import { IndexTables } from '../../src/sidecar/tables.js';
 import { assertSameAnswers, patchFile, sync } from '../helpers/index-answers.js';
 import { threadedStore } from '../helpers/random-stores.js';
 import { tempDir, writeStore } from '../helpers/stores.js';
@@ -52,24 +58,91 @@ test('steps appended to runs: the run list is not read, the runs are resumed; an
   }
 });
 
-test('a new run, or a run record changed through SQLite, has the run list read; answers and listings equal --no-index', () => {
+test('a run record changed through SQLite has the run list read; answers and listings equal --no-index', () => {
   const { path, runs } = threadedStore(83, 20);
   const index = join(tempDir(), 'idx.db');
   sync(path, index);
-  appendRun(path);
-  const added = syncCounting(path, index);
-  assert.ok(added.listed > 0, 'a new run: the list was read');
-  assert.equal(added.report.runsReplayed, 1);
-  const db = new Database(path, { readonly: true });
-  const all = db.prepare('SELECT run_id AS id, conversation_id AS conv FROM runs ORDER BY started_at, rowid').all() as typeof runs;
-  db.close();
-  assertSameAnswers(path, index, all, 83, 'quarzite');
   // an early run's agent named, and a step appended elsewhere: the list is read again, the record placed anew
   writeStore(path, "UPDATE runs SET agent_name = 'renamed-agent' WHERE run_id = ?", runs[2]!.id);
   appendSnapshots(path, 1);
   const renamed = syncCounting(path, index);
   assert.ok(renamed.listed > 0, 'a changed record: the list was read');
-  assertSameAnswers(path, index, all, 83, 'quarzite');
+  assertSameAnswers(path, index, runs, 83, 'quarzite');
+});
+
+/** `path`'s runs in corpus order, as the answers' helper takes them. */
+function runsOf(path: string): Array<{ id: string; conv: string | null }> {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare('SELECT run_id AS id, conversation_id AS conv FROM runs ORDER BY started_at, rowid').all() as Array<{
+      id: string;
+      conv: string | null;
+    }>;
+  } finally {
+    db.close();
+  }
+}
+
+test('a new run: the runs table is read from its last block the index kept on, never whole; a change among the rows it reads, or out of order, has the list read; answers and listings equal --no-index', () => {
+  const { path } = threadedStore(85, 20);
+  // 600 more runs (without snapshots: only the runs table matters here), after the others
+  const db = new Database(path);
+  const add = db.prepare(
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
+  );
+  db.transaction(() => {
+    for (let i = 0; i < 600; i++)
+      add.run(
+        `bare-${i}`,
+        i % 3 === 0 ? null : `conv-${i % 4}`,
+        `2026-06-01T00:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`,
+      );
+  })();
+  db.close();
+  const index = join(tempDir(), 'idx.db');
+  sync(path, index);
+  const total = (): number => runsOf(path).length;
+  // two new runs one after the other: each reads the rows from the last full block of 256 its leaves hold on
+  for (let round = 0; round < 2; round++) {
+    continueConversation(path);
+    const added = syncCounting(path, index);
+    assert.equal(added.listed, 0, `round ${round}: the list was not read`);
+    assert.equal(added.report.runsReplayed, 1, `round ${round}: the new run replayed`);
+    assert.ok(
+      added.report.runRowsRead > 0 && added.report.runRowsRead < total() - 256,
+      `round ${round}: ${added.report.runRowsRead} of ${total()} runs rows read`,
+    );
+  }
+  assertSameAnswers(path, index, runsOf(path), 85, 'quarzite', 'kalo');
+  // the latest run's record changed (a row the tail reads again, not one its kept blocks cover), and a
+  // new run: the first runs are not the list the index placed, so the list is read
+  const latest = runsOf(path).at(-1)!.id;
+  writeStore(path, "UPDATE runs SET agent_name = 'renamed-agent' WHERE run_id = ?", latest);
+  continueConversation(path);
+  const renamed = syncCounting(path, index);
+  assert.ok(renamed.listed > 0, 'a changed record among the rows read again: the list was read');
+  assertSameAnswers(path, index, runsOf(path), 85, 'quarzite', 'kalo');
+  // a late run deleted, and a new run
+  writeStore(path, 'DELETE FROM runs WHERE run_id = ?', 'bare-598');
+  continueConversation(path);
+  const deleted = syncCounting(path, index);
+  assert.ok(deleted.listed > 0, 'a run gone: the list was read');
+  assert.equal(deleted.report.runsRemoved, 1);
+  assertSameAnswers(path, index, runsOf(path), 85, 'quarzite', 'kalo');
+  // a new run that starts before the latest ones: its place is not at the end, the list is read
+  writeStore(
+    path,
+    "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES ('early-new', 'conv-1', NULL, NULL, '{}', '2026-06-01T00:05:30.5Z')",
+  );
+  const early = syncCounting(path, index);
+  assert.ok(early.listed > 0, 'a run out of order: the list was read');
+  assertSameAnswers(path, index, runsOf(path), 85, 'quarzite', 'kalo');
+  // every page of the file rewritten (VACUUM), and a new run: the rows the pages no longer vouch for are read, the answers stay exact
+  writeStore(path, 'VACUUM');
+  continueConversation(path);
+  const vacuumed = syncCounting(path, index);
+  assert.equal(vacuumed.report.runsReplayed, 1);
+  assertSameAnswers(path, index, runsOf(path), 85, 'quarzite', 'kalo');
 });
 
 test('a run record patched in the file, times put back: the run list is read again; answers and listings equal --no-index', () => {
@@ -91,4 +164,35 @@ test('a run record patched in the file, times put back: the run list is read aga
   assert.ok(patched.listed > 0, 'the list was read');
   const moved = runs.map((r) => (r.id === victim.run_id ? { id: r.id, conv: other } : r));
   assertSameAnswers(path, index, moved, 84, 'quarzite');
+});
+
+test('the runs table blocks and the walk leaves are kept with the page map: read back, absent for a head without them, damage when malformed', () => {
+  const db = new Database(':memory:');
+  db.exec(INDEX_DDL);
+  const t = new IndexTables(new SqliteIndexDb(db));
+  const digests = Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+  const blocks = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 37) & 0xff));
+  const runsTable = { pages: 'fingerprint', digest: 'digest', blocks };
+  t.putPageMap('content-1', 7, digests, null, null, runsTable);
+  const walk = {
+    root: 2,
+    pageSize: 4096,
+    usable: 4096,
+    pages: Uint32Array.from([2, 5, 6, 9]),
+    walked: 'w',
+    leaves: Uint32Array.from([5, 6]),
+  };
+  t.putWalks('content-1', { media: null, runs: walk });
+  const read = t.pageMap()!;
+  assert.deepEqual(read.runsTable, runsTable);
+  assert.deepEqual(read.walks?.runs, walk);
+  t.putPageMap('content-2', 7, digests, null, null, { pages: 'fingerprint', digest: 'digest' });
+  assert.equal(t.pageMap()!.runsTable?.blocks, undefined, 'a table kept without blocks has none');
+  const empty = Buffer.alloc(0);
+  for (const bad of [Buffer.alloc(10).toString('base64'), 'not base64!', 12]) {
+    const head = JSON.stringify({ content: 'content-3', seed: 7, runs: { pages: 'fingerprint', digest: 'digest', blocks: bad } });
+    db.prepare('UPDATE pages SET head = ?, digests = ?, sum = ? WHERE id = 1').run(head, empty, rowSum([1, head, empty]));
+    assert.throws(() => t.pageMap(), IndexDamagedError, `blocks ${JSON.stringify(bad)}`);
+  }
+  db.close();
 });

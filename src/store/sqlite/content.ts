@@ -14,6 +14,8 @@ import {
   type StoreContent,
 } from '../content.js';
 import { sawValue } from './large-values.js';
+import type { RunsTail } from '../run-list.js';
+import { readRunsTail, type RunsTable } from './runs.js';
 import { PAGE_CHANGED, type PageMap, ROW_CHANGED, readPageMap, type WalView } from './pages.js';
 import { type StoreSchema, stateCell } from './schema.js';
 
@@ -212,7 +214,9 @@ function digestRows(d: ContentDigester, rows: IterableIterator<unknown[]>): RunC
  * read transaction's snapshot of a live writer's log shows it) its page map is taken too, and with a
  * basis holding the previous map only the runs whose pages changed are read, and neither the media
  * rows nor the runs rows at all while their pages are those the basis names (an agent's step changes
- * neither: at 50,000 runs the runs table took ~170 ms to read).
+ * neither: at 50,000 runs the runs table took ~170 ms to read); a new run changes the runs table's last
+ * pages only, and its rows are read from the last block of the run list's digest that its first pages
+ * still cover (runsTailOf: ~160 rows, not 50,000).
  * `rowsElsewhere` (a build, whose replay digests every run: ContentBasis.rowsElsewhere): no snapshot row is read.
  */
 export function sqliteContent(
@@ -220,7 +224,7 @@ export function sqliteContent(
   schema: StoreSchema,
   cuts: ReadonlyMap<string, RunCut>,
   mediaCut: number,
-  runsTable: () => string,
+  runsTable: () => Pick<RunsTable, 'digest' | 'blocks'>,
   pages?: { readonly path: string; readonly basis: ContentBasis; readonly wal?: WalView | null },
   rowsElsewhere = false,
 ): StoreContent {
@@ -237,7 +241,11 @@ export function sqliteContent(
   const runsPages = tableFingerprint(runsRoot, map?.runsTable?.walked);
   // the pages the recorded digest was read from, byte for byte: the same rows in the same order
   const heldRuns = runsPages !== null && pages?.basis.runsTable?.pages === runsPages ? pages.basis.runsTable : null;
-  const runsDigest = heldRuns?.digest ?? runsTable();
+  // else its first leaves may still hold the rows they held: then only the rows after are read
+  const tail = heldRuns === null && map !== null && pages !== undefined ? runsTailOf(db, map, pages.basis) : null;
+  const read = heldRuns === null && tail === null ? runsTable() : null;
+  const runsDigest = heldRuns?.digest ?? tail?.digests.all ?? read!.digest;
+  const runsBlocks = heldRuns !== null ? (heldRuns.blocks ?? null) : tail !== null ? tail.digests.blocks : read!.blocks;
   const known = pages?.basis.media;
   let media: RunContent = { count: 0, maxSeq: 0, digest: EMPTY_DIGEST, prefix: EMPTY_DIGEST };
   let mediaDigested = 0;
@@ -260,7 +268,9 @@ export function sqliteContent(
     runsElsewhere: elsewhere,
     mediaPages,
     runsPages,
+    runsBlocks,
     runsTableHeld: heldRuns !== null,
+    ...(tail !== null ? { runsTail: tail } : {}),
     walks: map !== null ? { media: map.media, runs: map.runsTable } : null,
     // every row read (allRuns), each run's states and steps counted with it
     rowStats: since === null && !elsewhere,
@@ -268,6 +278,18 @@ export function sqliteContent(
     // a pass taken to be kept, or none to keep; nothing to say when the kept one was taken (or no map made)
     ...(map !== null && map.pagesHashed > 0 ? { filePass: map.filePass } : {}),
   };
+}
+
+/**
+ * The runs table read from where its pages stop vouching for its rows (runs.ts readRunsTail), when the
+ * map walked it again and found first leaves that hold what they held, and the index kept the blocks'
+ * digests of the table then and says how many runs it placed; else null (the whole table is read).
+ */
+function runsTailOf(db: BetterSqlite3.Database, map: PageMap, basis: ContentBasis): RunsTail | null {
+  const leaves = map.runsLeaves;
+  const blocks = basis.runsTable?.blocks;
+  if (leaves === null || blocks === undefined || basis.listed === undefined || basis.listed === 0) return null;
+  return readRunsTail(db, { cells: leaves.cells, lastRowids: leaves.lastRowids, blocks, settled: basis.listed });
 }
 
 /** Reads and digests every media row, in insertion order, taking the prefix digest after the first `mediaCut`. */

@@ -47,6 +47,8 @@ export interface PageMap {
   readonly media: TableWalk | null;
   /** The runs table's b-tree, as `media` is (tablePages); null when no runs root was given or its tree is not one the walk knows. */
   readonly runsTable: TableWalk | null;
+  /** The runs table walked again: its first leaves that still hold the rows the kept walk's held (null: not walked again, or no kept walk listed its leaves). */
+  readonly runsLeaves: LeavesHeld | null;
   /** Pages of the file this map read and hashed (0: it took the file pass it was given). */
   readonly pagesHashed: number;
   /** The pass to keep for the next map: taken next to a live writer from a file that held still, else null. */
@@ -370,7 +372,7 @@ function tablePages(
   digests: Uint32Array,
   next: Uint32Array,
   seen: Uint8Array,
-): TableWalk | null {
+): WalkedTable | null {
   // per page: its number, then its four lanes (grown by doubling: a large media table has ~100k pages)
   let walked = new Uint32Array(5 * 1024);
   let n = 0;
@@ -384,6 +386,12 @@ function tablePages(
     walked.set(digests.subarray((p - 1) * 4, p * 4), n + 1);
     n += 5;
   };
+  // per leaf, in walk order: its page, its cells, its last cell's rowid, and where its pages start and end in `walked`
+  const leaves: number[] = [];
+  const starts: number[] = [];
+  const cells: number[] = [];
+  const lastRowids: number[] = [];
+  const ends: number[] = [];
   const page = Buffer.allocUnsafe(g.pageSize);
   const visit = (p: number, depth: number): void => {
     if (p < 2 || p > g.pages || seen[p] || depth > 40) throw new Unexpected('bad page number');
@@ -400,12 +408,19 @@ function tablePages(
       return;
     }
     if (type !== 0x0d) throw new Unexpected('not a table b-tree page');
+    // (taken above: its overflow pages follow it)
+    starts.push(n / 5 - 1);
     for (let i = 0; i < count; i++) {
       const at = page.readUInt16BE(8 + 2 * i);
       if (payloadOnPage(page, at, g.usable)) continue;
       const c = leafCell(page, at, g.usable);
       overflowChain(c.overflow, c.payload - c.local, g, next, seen, take);
     }
+    leaves.push(p);
+    cells.push(count);
+    // (an empty leaf is only ever the root of an empty table)
+    lastRowids.push(count > 0 ? leafCell(page, page.readUInt16BE(8 + 2 * (count - 1)), g.usable).rowid : Number.NaN);
+    ends.push(n / 5);
   };
   try {
     visit(root, 0);
@@ -421,7 +436,53 @@ function tablePages(
     usable: g.usable,
     pages,
     walked: createHash('sha256').update(`${g.pageSize} ${g.usable} ${root}\n`).update(walked.subarray(0, n)).digest('base64'),
+    leaves: Uint32Array.from(leaves),
+    leafRows: {
+      cells: Uint32Array.from(cells),
+      lastRowids: Float64Array.from(lastRowids),
+      starts: Uint32Array.from(starts),
+      ends: Uint32Array.from(ends),
+    },
   };
+}
+
+/** A table walked now: its walk, and per leaf (as TableWalk.leaves lists them) what the walk read of it. */
+interface WalkedTable extends TableWalk {
+  readonly leaves: Uint32Array;
+  readonly leafRows: {
+    readonly cells: Uint32Array;
+    /** The rowid of its last cell (NaN: none). */
+    readonly lastRowids: Float64Array;
+    /** Where its pages (the leaf, then its cells' overflow pages) start and end in `pages`. */
+    readonly starts: Uint32Array;
+    readonly ends: Uint32Array;
+  };
+}
+
+/**
+ * The first leaves of a table walked now that are the kept walk's first leaves, in the same places, each
+ * with the bytes it had (its page and its cells' overflow pages: the same rows, `differs` false for all):
+ * then the table's first rows, as many as they hold, are the rows they held when the kept walk was taken.
+ * Per leaf its rows and its last rowid; null when the kept walk lists no leaves (an older convsearch kept it).
+ */
+export interface LeavesHeld {
+  readonly cells: Uint32Array;
+  readonly lastRowids: Float64Array;
+}
+
+function leavesHeld(now: WalkedTable, kept: TableWalk | null | undefined, differs: (p: number) => boolean): LeavesHeld | null {
+  const before = kept?.leaves;
+  if (before === undefined || kept!.root !== now.root || kept!.pageSize !== now.pageSize || kept!.usable !== now.usable) return null;
+  const { cells, lastRowids, starts, ends } = now.leafRows;
+  let held = 0;
+  for (let i = 0; i < now.leaves.length && i < before.length; i++) {
+    if (now.leaves[i] !== before[i]) break;
+    let same = true;
+    for (let k = starts[i]!; same && k < ends[i]!; k++) same = !differs(now.pages[k]!);
+    if (!same) break;
+    held++;
+  }
+  return { cells: cells.subarray(0, held), lastRowids: lastRowids.subarray(0, held) };
 }
 
 /**
@@ -1105,13 +1166,25 @@ export function readPageMap(
     overflowChains(built, cellsAt.finish(), { digests, prior, next, seen, pages, usable }, tally);
     const runs = tally.runs();
     // after the snapshots tree and its overflow chains: a page both trees claim is not the media's
-    const walk = (root: number | null, kept: TableWalk | null | undefined): TableWalk | null =>
+    const walk = (root: number | null, kept: TableWalk | null | undefined): TableWalk | WalkedTable | null =>
       root === null ? null : (heldWalk(kept, root, geometry, seen, differs) ?? tablePages(readPage, root, geometry, digests, next, seen));
     const media = walk(mediaRoot, walks?.media);
     const runsTable = walk(runsRoot, walks?.runs);
+    // a runs table walked again (a page of it changed): how many of its first rows its pages still vouch for
+    const runsLeaves = runsTable !== null && 'leafRows' in runsTable ? leavesHeld(runsTable, walks?.runs, differs) : null;
     // the log's frames up to the snapshot are never rewritten while it keeps its salts: what was read is the snapshot's
     if (inLog !== null && !sameLog(wal!)) return null;
-    return { pageSize, digests, runs, tree: { runIds: runs.ids, pieces: built.pieces }, media, runsTable, pagesHashed, filePass: keep };
+    return {
+      pageSize,
+      digests,
+      runs,
+      tree: { runIds: runs.ids, pieces: built.pieces },
+      media,
+      runsTable,
+      runsLeaves,
+      pagesHashed,
+      filePass: keep,
+    };
   } catch {
     // a layout not expected, or a read that failed (the file replaced meanwhile): no map, the full digest decides
     return null;

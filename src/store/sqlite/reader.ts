@@ -170,7 +170,7 @@ export class SqliteReader implements StoreReader {
 
   content(cuts: ReadonlyMap<string, RunCut>, mediaCut: number, basis?: ContentBasis): StoreContent {
     const pages = basis && this.mapped() ? { path: this.file.realPath, basis, wal: this.walView() } : undefined;
-    const runsTable = (): string => this.runsTable(basis?.listed ?? null).digest;
+    const runsTable = (): RunsTable => this.runsTable(basis?.listed ?? null);
     return sqliteContent(this.file.db, this.file.schema, cuts, mediaCut, runsTable, pages, basis?.rowsElsewhere === true);
   }
 

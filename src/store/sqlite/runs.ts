@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BatchedHash } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { StoreRun } from '../reader.js';
-import { type RunListDigests, RunListHash, runLine } from '../run-list.js';
+import { BLOCK_DIGEST_BYTES, RUN_LIST_BLOCK, type RunListDigests, RunListHash, type RunsTail, runLine } from '../run-list.js';
 
 const optionalText = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
@@ -77,6 +77,8 @@ export interface RunsTable {
    * them: its rows came in corpus order, and it was given that cut; else null.
    */
   listDigests(cut: number): RunListDigests | null;
+  /** The full blocks' digests of `digest` (store/run-list.ts), when its rows are a run list in corpus order (listDigests gives them); else null. */
+  readonly blocks: Buffer | null;
 }
 
 /**
@@ -98,8 +100,7 @@ export interface RunsTable {
  */
 export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: number | null = null): RunsTable {
   // ORDER BY started_at follows the column's collation: only the default (BINARY) is JavaScript's
-  const sql = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = 'runs'").pluck().get();
-  let ordered = typeof sql === 'string' && !/collate/i.test(sql);
+  let ordered = orderedAsJs(db);
   let sorted = true;
   const runs: StoreRun[] = [];
   const h = new RunListHash(cut);
@@ -107,7 +108,7 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: nu
   for (const row of db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY rowid`).raw().iterate() as IterableIterator<unknown[]>) {
     const run = runOf(row);
     if (run === null || !Number.isSafeInteger(run.rowid))
-      return { runs: () => readRuns(db, label), digest: sqlDigest(db), listDigests: none };
+      return { runs: () => readRuns(db, label), digest: sqlDigest(db), listDigests: none, blocks: null };
     h.add(runLine(run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt));
     if (!ordered) continue;
     if (!plainTime(run.startedAt)) {
@@ -120,16 +121,76 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: nu
   }
   const list = h.finish();
   const digest = list.all;
-  if (!ordered) return { runs: () => readRuns(db, label), digest, listDigests: none };
+  if (!ordered) return { runs: () => readRuns(db, label), digest, listDigests: none, blocks: null };
   if (!sorted) {
     runs.sort(corpusOrder);
-    return { runs: () => runs.slice(), digest, listDigests: none };
+    return { runs: () => runs.slice(), digest, listDigests: none, blocks: null };
   }
   return {
     runs: () => runs.slice(),
     digest,
     listDigests: (n) => (n === cut ? list : null),
+    blocks: list.blocks,
   };
+}
+
+/** Whether ORDER BY started_at orders the runs table as JavaScript does (no collation declared: BINARY). */
+function orderedAsJs(db: BetterSqlite3.Database): boolean {
+  const sql = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND lower(name) = 'runs'").pluck().get();
+  return typeof sql === 'string' && !/collate/i.test(sql);
+}
+
+/** What the page map and the index kept vouch for (readRunsTail). */
+export interface RunsTailBasis {
+  /** The table's first leaves that hold the rows they held when `blocks` was taken (pages.ts LeavesHeld): per leaf its rows and last rowid. */
+  readonly cells: Uint32Array;
+  readonly lastRowids: Float64Array;
+  /** The full blocks' digests of the table then, a run list in corpus order (RunsTable.blocks). */
+  readonly blocks: Uint8Array;
+  readonly settled: number;
+}
+
+/**
+ * The runs table's digest and the run list past the first `settled` runs, reading only the rows from the
+ * last full block its held leaves cover (at most RUN_LIST_BLOCK rows, and a leaf's, before the first
+ * that may have changed): the rows before are those the kept blocks were taken of. Null where
+ * readRunsTable must decide (it gives the digest's other forms and readRuns' errors): a row read that is
+ * not a run, a rowid past 2^53, an order JavaScript could get wrong, rows not in corpus order, or a
+ * leaf's rowid that is not one. The prefix digest says whether the first `settled` runs are the list the
+ * index placed; the caller compares it.
+ */
+export function readRunsTail(db: BetterSqlite3.Database, basis: RunsTailBasis): RunsTail | null {
+  const { cells, lastRowids, blocks, settled } = basis;
+  if (!orderedAsJs(db)) return null;
+  let heldRows = 0;
+  for (const c of cells) heldRows += c;
+  const kept = Math.min(Math.floor(Math.min(heldRows, settled) / RUN_LIST_BLOCK), Math.floor(blocks.length / BLOCK_DIGEST_BYTES));
+  const from = kept * RUN_LIST_BLOCK;
+  // the leaf holding the row before `from` (read again: the order is checked from it), and the rows before that leaf
+  let leaf = 0;
+  let before = 0;
+  if (from > 0) while (before + cells[leaf]! < from) before += cells[leaf++]!;
+  const after = leaf > 0 ? lastRowids[leaf - 1]! : null;
+  if (after !== null && !Number.isSafeInteger(after)) return null;
+  const rows = (
+    after === null
+      ? db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY rowid`).raw().iterate()
+      : db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE rowid > ? ORDER BY rowid`).raw().iterate(after)
+  ) as IterableIterator<unknown[]>;
+  const h = new RunListHash(settled, blocks.subarray(0, kept * BLOCK_DIGEST_BYTES));
+  const runs: StoreRun[] = [];
+  let previous: StoreRun | null = null;
+  let at = before;
+  for (const row of rows) {
+    const run = runOf(row);
+    if (run === null || !Number.isSafeInteger(run.rowid) || !plainTime(run.startedAt)) return null;
+    if (previous !== null && corpusOrder(previous, run) > 0) return null;
+    previous = run;
+    if (at++ < from) continue;
+    h.add(runLine(run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt));
+    if (at > settled) runs.push(run);
+  }
+  return { settled, runs, digests: h.finish(), rowsRead: at - before };
 }
 
 /** The digest's form for a table of rows that are not all runs (readRunsTable). */
