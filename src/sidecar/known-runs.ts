@@ -17,7 +17,7 @@ import type { IndexTables, KnownRuns, RunMarks } from './tables.js';
 
 /** The row that goes with `content` and a run list of `runCount` runs (`runList`: the digest of all of them). */
 export function knownRunsOf(content: StoreContent, runCount: number, runList: string): KnownRuns {
-  return { content: content.digest, runList, runCount, runs: content.runs };
+  return { content: content.digest, runList, runCount, runs: content.runs, ...(content.runBuckets ? { buckets: content.runBuckets } : {}) };
 }
 
 /** Whether the content entry of run `id` is not the one `known` holds. */

@@ -11,6 +11,7 @@ import {
   recordedContent,
   type RunContent,
   type StoreContent,
+  runBuckets as runBucketsOf,
   totalDigest,
   withRuns,
 } from '../store/content.js';
@@ -496,7 +497,8 @@ export class IndexSync {
         }),
       );
     }
-    return { ...content, digest: totalDigest(content.runs, content.media, content.runsTable) };
+    const runBuckets = content.runBuckets ?? runBucketsOf(content.runs);
+    return { ...content, runBuckets, digest: totalDigest(content.runs, content.media, content.runsTable, runBuckets) };
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */
@@ -516,6 +518,8 @@ export class IndexSync {
       pages: current ? pageMap.pages : null,
       tree: current ? pageMap.tree : null,
       runs,
+      // kept with the entries in row 5 (known-runs.ts): of those very entries
+      runBuckets: Array.isArray(rows) ? null : ((rows as KnownRuns).buckets ?? null),
       media: current ? pageMap.media : null,
       runsTable: current ? pageMap.runsTable : null,
       walks: current ? pageMap.walks : null,

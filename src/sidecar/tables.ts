@@ -15,6 +15,7 @@ import {
   type RunContent,
   OverlaidMap,
   recordedContent,
+  DIGEST_BUCKETS,
 } from '../store/content.js';
 import { BLOCK_DIGEST_BYTES } from '../store/run-list.js';
 import { rowSum, verifyRow, type RowValue } from './checksum.js';
@@ -370,6 +371,18 @@ class KnownRecords {
   }
 }
 
+/** What row 5's head says of `k` besides its layout: the content, the run list, the bucket digests (base64). */
+function knownHead(k: KnownRunsToWrite): Record<string, unknown> {
+  return {
+    content: k.content,
+    runList: k.runList,
+    runCount: k.runCount,
+    ...(k.buckets !== undefined
+      ? { buckets: Buffer.from(k.buckets.buffer, k.buckets.byteOffset, k.buckets.byteLength).toString('base64') }
+      : {}),
+  };
+}
+
 /** Row 5's head and bytes for `k`, every run laid out: the records, then the ids, then the digests, each block from a part boundary on. */
 function laidOutKnownRuns(k: KnownRunsToWrite): { head: Record<string, unknown>; pieces: ArrayBufferView[] } {
   const n = k.runs.size;
@@ -386,7 +399,7 @@ function laidOutKnownRuns(k: KnownRunsToWrite): { head: Record<string, unknown>;
   const idText = textBlock(ids.join(''));
   const digestText = textBlock(digests.join(''));
   return {
-    head: { content: k.content, runList: k.runList, runCount: k.runCount, runs: n, ids: idText.block, digests: digestText.block },
+    head: { ...knownHead(k), runs: n, ids: idText.block, digests: digestText.block },
     pieces: [records.nums, gapTo(records.nums.byteLength), idText.bytes, gapTo(idText.bytes.length), digestText.bytes],
   };
 }
@@ -545,6 +558,8 @@ export interface KnownRuns {
   readonly runCount: number;
   /** As read (knownRuns): each entry a RunContent (recordedContent), made from the row when asked for. */
   readonly runs: ReadonlyMap<string, RunContent>;
+  /** The bucket digests of `runs` (store/content.ts runBuckets), when kept. */
+  readonly buckets?: Uint8Array;
 }
 
 /** What putKnownRuns writes of each run: the prefix digest is not kept. */
@@ -1208,6 +1223,13 @@ export class IndexTables {
       !isTextBlock(head.digests)
     )
       throw malformed();
+    // (absent: kept by a convsearch that did not keep them, or not taken)
+    const buckets = head.buckets === undefined ? undefined : typeof head.buckets === 'string' ? Buffer.from(head.buckets, 'base64') : null;
+    if (
+      buckets === null ||
+      (buckets !== undefined && (buckets.length !== DIGEST_BUCKETS * 32 || buckets.toString('base64') !== head.buckets))
+    )
+      throw malformed();
     const records = (n as number) * KNOWN_RECORD;
     const idsAt = padded(records);
     const digestsAt = idsAt + padded(head.ids.bytes);
@@ -1237,7 +1259,13 @@ export class IndexTables {
     if (id !== ids.length || digest !== digests.length || numbers.size !== n) throw malformed();
     const runs = new KnownRunMap(numbers, nums, digests, digestAt);
     this.knownRead = { runs, parts, n: n as number, ids: head.ids, digests: head.digests, digestLength: sameLength ? digestLength : null };
-    return { content: head.content, runList: head.runList, runCount: head.runCount as number, runs };
+    return {
+      content: head.content,
+      runList: head.runList,
+      runCount: head.runCount as number,
+      runs,
+      ...(buckets !== undefined ? { buckets } : {}),
+    };
   }
 
   /**
@@ -1381,9 +1409,7 @@ export class IndexTables {
       addedRecords.set(i, id, c);
     });
     const head = {
-      content: k.content,
-      runList: k.runList,
-      runCount: k.runCount,
+      ...knownHead(k),
       runs: n,
       ids: { bytes: idsNow, wide: r.ids.wide },
       digests: { bytes: digestsNow, wide: r.digests.wide },

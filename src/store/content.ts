@@ -50,6 +50,8 @@ export interface StoreContent {
   readonly runsTable: string;
   /** Everything above in one digest: equal means nothing the index depends on changed. */
   readonly digest: string;
+  /** The bucket digests of `runs` that `digest` was taken with (runBuckets), to keep with them (absent: none to keep). */
+  readonly runBuckets?: Uint8Array;
   /** Snapshot rows read and digested to get here (all of them, unless a page map vouched for the rest). */
   readonly rowsDigested?: number;
   /** Media rows read and digested to get here (none when a page map vouched for them). */
@@ -248,6 +250,8 @@ export interface ContentBasis {
   readonly tree: KeptTree | null;
   /** Per run what the index recorded, as the content of a run read whole (its prefix its digest): an unchanged run's entry is taken as it is. */
   readonly runs: ReadonlyMap<string, RunContent>;
+  /** The bucket digests of `runs` the index kept (runBuckets): only the buckets of runs that changed are hashed again. */
+  readonly runBuckets?: Uint8Array | null;
   /**
    * Every run is about to be replayed from rows that carry the digest's cells (StoreReader.snapshotRows):
    * the backend may leave the runs' digests out (StoreContent.runsElsewhere), the replay makes them.
@@ -541,7 +545,15 @@ export function* completeDigested(rows: Iterable<DigestRow>, d: ContentDigester)
 
 /** `content` (its runs left out, StoreContent.runsElsewhere) with the runs' digests made by their replay. */
 export function withRuns(content: StoreContent, runs: ReadonlyMap<string, RunContent>, rowsDigested: number): StoreContent {
-  return { ...content, runs, rowsDigested, runsElsewhere: false, digest: totalDigest(runs, content.media, content.runsTable) };
+  const buckets = runBuckets(runs);
+  return {
+    ...content,
+    runs,
+    rowsDigested,
+    runsElsewhere: false,
+    runBuckets: buckets,
+    digest: totalDigest(runs, content.media, content.runsTable, buckets),
+  };
 }
 
 /**
@@ -656,19 +668,68 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
   }
 }
 
+/** The buckets the runs' entries are hashed in (totalDigest): a run's by a hash of its key. */
+export const DIGEST_BUCKETS = 256;
+const BUCKET_BYTES = 32;
+
+/** A run key's bucket: FNV-1a over its UTF-16 code units (lone surrogates as they are). */
+function bucketOf(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % DIGEST_BUCKETS;
+}
+
+/** Bucket digests kept with the run entries they were taken of (`base`: the very map). */
+export interface KeptBuckets {
+  readonly base: ReadonlyMap<string, RunContent>;
+  readonly buckets: Uint8Array;
+}
+
 /**
- * The one digest of everything (runs in key order): per run the bytes hashCell makes of its key, then
- * its count, last seq and digest (a key's lone surrogates stay lone in a line: a NUL and digits stand on
- * either side of it).
+ * Each bucket's SHA-256 (32 bytes, bucket 0 first) over its runs in key order: per run the bytes
+ * hashCell makes of its key, then its count, last seq and digest (a key's lone surrogates stay lone in
+ * a line: a NUL and digits stand on either side of it). With `kept` taken of the map `runs` lays its
+ * changes over (OverlaidMap), only the buckets of the runs laid over are hashed again: at 50,000 runs
+ * hashing every run's line took ~30 ms of an update after one appended run.
  */
-export function totalDigest(runs: ReadonlyMap<string, RunContent>, media: RunContent, runsTable: string): string {
-  const total = new BatchedHash(createHash('sha256'));
-  total.add(`${runsTable}\n${media.count}:${media.digest}\n`);
-  for (const key of [...runs.keys()].sort()) {
-    const r = runs.get(key)!;
-    total.add(`${textHead(key)}${key}${r.count}:${r.maxSeq}:${r.digest}\n`);
+export function runBuckets(runs: ReadonlyMap<string, RunContent>, kept: KeptBuckets | null = null): Uint8Array {
+  const usable = kept !== null && kept.buckets.length === DIGEST_BUCKETS * BUCKET_BYTES;
+  if (usable && runs === kept.base) return kept.buckets;
+  let again: Uint8Array | null = null;
+  const out = new Uint8Array(DIGEST_BUCKETS * BUCKET_BYTES);
+  if (usable && runs instanceof OverlaidMap && runs.base === kept.base) {
+    out.set(kept.buckets);
+    again = new Uint8Array(DIGEST_BUCKETS);
+    for (const key of runs.overlaid() as string[]) again[bucketOf(key)] = 1;
   }
-  return total.flush().digest('base64');
+  const keys: string[][] = Array.from({ length: DIGEST_BUCKETS }, () => []);
+  runs.forEach((_, key) => {
+    const b = bucketOf(key);
+    if (again === null || again[b] === 1) keys[b]!.push(key);
+  });
+  for (let b = 0; b < DIGEST_BUCKETS; b++) {
+    if (again !== null && again[b] !== 1) continue;
+    const h = new BatchedHash(createHash('sha256'));
+    for (const key of keys[b]!.sort()) {
+      const r = runs.get(key)!;
+      h.add(`${textHead(key)}${key}${r.count}:${r.maxSeq}:${r.digest}\n`);
+    }
+    out.set(h.flush().digest(), b * BUCKET_BYTES);
+  }
+  return out;
+}
+
+/**
+ * The one digest of everything: the runs table's digest, the media's count and digest, then the runs'
+ * bucket digests (runBuckets; `buckets` when taken already).
+ */
+export function totalDigest(
+  runs: ReadonlyMap<string, RunContent>,
+  media: RunContent,
+  runsTable: string,
+  buckets: Uint8Array = runBuckets(runs),
+): string {
+  return createHash('sha256').update(`${runsTable}\n${media.count}:${media.digest}\n`).update(buckets).digest('base64');
 }
 
 /**

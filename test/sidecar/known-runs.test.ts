@@ -232,6 +232,7 @@ test('the known runs row (5) gives back every id, digest, count and last seq exa
   const check = (k: KnownRunsToWrite): void => {
     const got = t.knownRuns()!;
     assert.deepEqual([got.content, got.runList, got.runCount], [k.content, k.runList, k.runCount]);
+    assert.deepEqual(got.buckets, k.buckets === undefined ? undefined : Buffer.from(k.buckets), 'the bucket digests');
     const want = [...k.runs].map(([id, r]): [string, RunContent] => [id, { ...r, prefix: r.digest }]);
     assert.deepEqual([...got.runs], want);
     // every way of asking the map read (its entries are made from the row when asked for) gives the same
@@ -261,8 +262,9 @@ test('the known runs row (5) gives back every id, digest, count and last seq exa
   const none = Buffer.alloc(0);
   db.prepare('INSERT INTO pages (id, head, digests, sum) VALUES (3, ?, ?, ?)').run(old, none, rowSum([3, old, none]));
   assert.equal(t.knownRuns(), null);
-  // wide ids (one block in UTF-16) and Latin-1 digests, across several parts
-  const k = oddRuns(4000);
+  // wide ids (one block in UTF-16) and Latin-1 digests, across several parts, with the content's bucket digests
+  const buckets = Uint8Array.from({ length: 256 * 32 }, (_, i) => (i * 31) & 0xff);
+  const k = { ...oddRuns(4000), buckets };
   t.putKnownRuns(k);
   check(k);
   assert.equal(db.prepare('SELECT COUNT(*) FROM pages WHERE id = 3').pluck().get(), 0, 'row 3 is dropped');
@@ -274,7 +276,7 @@ test('the known runs row (5) gives back every id, digest, count and last seq exa
   );
   assert.ok(before.size >= 6, `${before.size} parts`);
   // one more run: the last part of each block changes, every other part keeps its bytes
-  const more = oddRuns(4001);
+  const more = { ...oddRuns(4001), buckets: buckets.map((b) => b ^ 1) };
   t.knownRuns();
   t.putKnownRuns(more, true);
   check(more);
@@ -423,7 +425,16 @@ test('a known runs row whose records, lengths or head do not add up is damage, n
     lengths[6 * 3 + 4]! += '\u5bfe\u8a71-\u{1F600}'.length;
   });
   // a head whose sizes do not fit its bytes
-  for (const change of [{ runs: 1500 }, { runs: -1 }, { ids: { bytes: 3, wide: true } }, { digests: { bytes: 1, wide: 'no' } }]) {
+  for (const change of [
+    { runs: 1500 },
+    { runs: -1 },
+    { ids: { bytes: 3, wide: true } },
+    { digests: { bytes: 1, wide: 'no' } },
+    // bucket digests that are not 256 whole ones, or not base64
+    { buckets: Buffer.alloc(255 * 32).toString('base64') },
+    { buckets: 'not base64!' },
+    { buckets: 7 },
+  ]) {
     t.putKnownRuns(k);
     const head = { ...JSON.parse(db.prepare('SELECT head FROM pages WHERE id = 5').pluck().get() as string), ...change };
     const text = JSON.stringify(head);

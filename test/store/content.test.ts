@@ -11,7 +11,7 @@ test('a run with no rows digests to EMPTY_DIGEST (what the readers write for no 
   assert.equal(EMPTY_DIGEST, createHash('sha256').digest('base64'));
 });
 
-test('totalDigest hashes in batches the bytes hashCell makes of each key, then its count, last seq and digest: the same digest as one update per cell', async () => {
+test('totalDigest hashes in batches, bucket by bucket (FNV-1a of the key mod 256), the bytes hashCell makes of each key, then its count, last seq and digest: the same digest as one update per cell', async () => {
   const { hashCell, totalDigest } = await import('../../src/store/content.js');
   const runs = new Map<string, { count: number; maxSeq: number; digest: string; prefix: string }>();
   // more than one batch (64K characters), keys with lone and paired surrogates, NULs, a non-text key's form
@@ -19,11 +19,20 @@ test('totalDigest hashes in batches the bytes hashCell makes of each key, then i
   for (const key of ['\uD800', 'a\uDC00', '\uD83D\uDE00z', '\u0000number:7', '', 'é\uD800'])
     runs.set(key, { count: 1, maxSeq: 2, digest: EMPTY_DIGEST, prefix: '' });
   const media = { count: 4, maxSeq: 0, digest: 'm', prefix: 'm' };
+  const bucket = (key: string): number => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    return (h >>> 0) % 256;
+  };
   const one = createHash('sha256').update(`table\n${media.count}:${media.digest}\n`);
-  for (const key of [...runs.keys()].sort()) {
-    const r = runs.get(key)!;
-    hashCell(one, key);
-    one.update(`${r.count}:${r.maxSeq}:${r.digest}\n`);
+  for (let b = 0; b < 256; b++) {
+    const h = createHash('sha256');
+    for (const key of [...runs.keys()].filter((k) => bucket(k) === b).sort()) {
+      const r = runs.get(key)!;
+      hashCell(h, key);
+      h.update(`${r.count}:${r.maxSeq}:${r.digest}\n`);
+    }
+    one.update(h.digest());
   }
   assert.equal(totalDigest(runs, media, 'table'), one.digest('base64'));
 });
@@ -490,4 +499,44 @@ test('OverlaidMap holds what a copy of its base changed the same way holds, in t
     }
   }
   assert.ok(met.changed > 20 && met.gone > 20 && met.added > 20, JSON.stringify(met));
+});
+
+test('the content digest hashes again only the buckets of the runs laid over the kept entries, and gives what hashing every run gives', async () => {
+  const { OverlaidMap, runBuckets, totalDigest } = await import('../../src/store/content.js');
+  type Entry = { count: number; maxSeq: number; digest: string; prefix: string };
+  const entry = (i: number): Entry => ({ count: i % 9, maxSeq: i * 2, digest: `d-${i}`, prefix: '' });
+  // keys a byte encoding could get wrong, and many in the same buckets
+  const base = new Map<string, Entry>();
+  for (let i = 0; i < 3000; i++) base.set(i % 500 === 0 ? `run-${i}-\uD800-\u00e9` : `run-${i}`, entry(i));
+  const kept = { base, buckets: runBuckets(base) };
+  const media = { count: 2, maxSeq: 0, digest: 'm', prefix: 'm' };
+  assert.equal(runBuckets(base, kept), kept.buckets, 'the kept entries themselves: the kept buckets');
+  const cases: Array<[string, Map<string, Entry>, Set<string>]> = [
+    ['a run added', new Map([['run-new', entry(7)]]), new Set()],
+    ['a run changed', new Map([['run-17', { ...entry(17), digest: 'other' }]]), new Set()],
+    ['a run gone', new Map(), new Set(['run-18'])],
+    [
+      'one of each, and a key with a lone surrogate',
+      new Map([
+        ['run-new-\uDFFF', entry(1)],
+        ['run-500-\uD800-\u00e9', entry(3)],
+      ]),
+      new Set(['run-2999']),
+    ],
+  ];
+  for (const [what, changes, gone] of cases) {
+    const overlaid = new OverlaidMap(base, changes, gone);
+    const plain = new Map<string, Entry>();
+    overlaid.forEach((v, k) => plain.set(k, v));
+    const going = runBuckets(overlaid, kept);
+    assert.deepEqual(going, runBuckets(plain), `${what}: the buckets`);
+    assert.equal(totalDigest(overlaid, media, 'table', going), totalDigest(plain, media, 'table'), `${what}: the digest`);
+    assert.notEqual(totalDigest(plain, media, 'table'), totalDigest(base, media, 'table'), `${what}: the digest moved`);
+    // buckets of other entries (kept of another map) are not taken
+    assert.deepEqual(
+      runBuckets(overlaid, { base: new Map(base), buckets: kept.buckets }),
+      runBuckets(plain),
+      `${what}: kept of another map`,
+    );
+  }
 });

@@ -8,6 +8,7 @@ import {
   ContentDigester,
   isCounted,
   OverlaidMap,
+  runBuckets,
   totalDigest,
   type RunContent,
   type RunCut,
@@ -256,11 +257,15 @@ export function sqliteContent(
     media = mediaContent(db, mediaCut);
     mediaDigested = media.count;
   }
+  // the buckets the index kept of its recorded entries: only those of the runs read again are hashed again
+  const kept = pages?.basis.runBuckets;
+  const buckets = runBuckets(runs, kept ? { base: pages!.basis.runs, buckets: kept } : null);
   return {
     runs,
     media,
     runsTable: runsDigest,
-    digest: totalDigest(runs, media, runsDigest),
+    runBuckets: buckets,
+    digest: totalDigest(runs, media, runsDigest, buckets),
     rowsDigested,
     mediaDigested,
     pages: map?.digests ?? null,
