@@ -527,7 +527,9 @@ test('the content digest hashes again only the buckets of the runs laid over the
   for (const [what, changes, gone] of cases) {
     const overlaid = new OverlaidMap(base, changes, gone);
     const plain = new Map<string, Entry>();
-    overlaid.forEach((v, k) => plain.set(k, v));
+    overlaid.forEach((v, k) => {
+      plain.set(k, v);
+    });
     const going = runBuckets(overlaid, kept);
     assert.deepEqual(going, runBuckets(plain), `${what}: the buckets`);
     assert.equal(totalDigest(overlaid, media, 'table', going), totalDigest(plain, media, 'table'), `${what}: the digest`);
