@@ -8,9 +8,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { appendSnapshots, continueConversation } from '../../scripts/bench/mutations.js';
+import { appendSnapshots, continueConversation, liveWriter } from '../../scripts/bench/mutations.js';
 import { openIndexedSource } from '../../src/sidecar/with-index.js';
 import type { SyncReport } from '../../src/sidecar/sync.js';
 import { openSqliteReader } from '../../src/store/sqlite/reader.js';
@@ -70,6 +71,32 @@ test('a run record changed through SQLite has the run list read; answers and lis
   assertSameAnswers(path, index, runs, 83, 'quarzite');
 });
 
+test('next to a live writer, a new run in its log has the runs table read from its last kept block on; an early record changed there has the list read; answers and listings equal --no-index', () => {
+  const path = manyRuns(86);
+  const live = liveWriter(path);
+  try {
+    const index = join(tempDir(), 'idx.db');
+    sync(path, index);
+    continueConversation(path);
+    const added = syncCounting(path, index);
+    assert.ok(existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0, 'the commit is in the log');
+    assert.equal(added.listed, 0, 'the list was not read');
+    assert.equal(added.report.runsReplayed, 1);
+    assert.ok(
+      added.report.runRowsRead > 0 && added.report.runRowsRead < runsOf(path).length - 256,
+      `${added.report.runRowsRead} runs rows read`,
+    );
+    assertSameAnswers(path, index, runsOf(path), 86, 'quarzite', 'kalo');
+    live.prepare("UPDATE runs SET agent_name = 'renamed-agent' WHERE run_id = 'bare-3'").run();
+    continueConversation(path);
+    const renamed = syncCounting(path, index);
+    assert.ok(renamed.listed > 0, 'an early record changed: the list was read');
+    assertSameAnswers(path, index, runsOf(path), 86, 'quarzite', 'kalo');
+  } finally {
+    live.close();
+  }
+});
+
 /** `path`'s runs in corpus order, as the answers' helper takes them. */
 function runsOf(path: string): Array<{ id: string; conv: string | null }> {
   const db = new Database(path, { readonly: true });
@@ -83,9 +110,9 @@ function runsOf(path: string): Array<{ id: string; conv: string | null }> {
   }
 }
 
-test('a new run: the runs table is read from its last block the index kept on, never whole; a change among the rows it reads, or out of order, has the list read; answers and listings equal --no-index', () => {
-  const { path } = threadedStore(85, 20);
-  // 600 more runs (without snapshots: only the runs table matters here), after the others
+/** A store of 20 random runs and 600 more without snapshots (only the runs table matters here), after the others. */
+function manyRuns(seed: number): string {
+  const { path } = threadedStore(seed, 20);
   const db = new Database(path);
   const add = db.prepare(
     "INSERT INTO runs (run_id, conversation_id, parent_run_id, agent_name, metadata, started_at) VALUES (?, ?, NULL, NULL, '{}', ?)",
@@ -99,6 +126,11 @@ test('a new run: the runs table is read from its last block the index kept on, n
       );
   })();
   db.close();
+  return path;
+}
+
+test('a new run: the runs table is read from its last block the index kept on, never whole; a change among the rows it reads, or out of order, has the list read; answers and listings equal --no-index', () => {
+  const path = manyRuns(85);
   const index = join(tempDir(), 'idx.db');
   sync(path, index);
   const total = (): number => runsOf(path).length;
