@@ -11,8 +11,7 @@ import {
   recordedContent,
   type RunContent,
   type StoreContent,
-  runBuckets as runBucketsOf,
-  totalDigest,
+  withDigest,
   withRuns,
 } from '../store/content.js';
 import { StoreError } from '../store/errors.js';
@@ -497,8 +496,8 @@ export class IndexSync {
         }),
       );
     }
-    const runBuckets = content.runBuckets ?? runBucketsOf(content.runs);
-    return { ...content, runBuckets, digest: totalDigest(content.runs, content.media, content.runsTable, runBuckets) };
+    // the read's own bucket digests are its runs'
+    return withDigest(content, content.runBuckets);
   }
 
   /** The store's content; `pageMap` (when taken with the content the index holds) lets a backend read only what changed. */

@@ -15,6 +15,7 @@ import {
   type RunContent,
   OverlaidMap,
   recordedContent,
+  BUCKET_BYTES,
   DIGEST_BUCKETS,
 } from '../store/content.js';
 import { BLOCK_DIGEST_BYTES } from '../store/run-list.js';
@@ -371,15 +372,23 @@ class KnownRecords {
   }
 }
 
-/** What row 5's head says of `k` besides its layout: the content, the run list, the bucket digests (base64). */
+/** Digests kept in a head (JSON) as base64. */
+const base64Of = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
+/** The digests a head keeps as base64 (base64Of), whole `size`-byte ones; null when the text is not exactly that. */
+function digestsOf(text: unknown, size: number): Buffer | null {
+  if (typeof text !== 'string') return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length % size === 0 && bytes.toString('base64') === text ? bytes : null;
+}
+
+/** What row 5's head says of `k` besides its layout: the content, the run list, the bucket digests. */
 function knownHead(k: KnownRunsToWrite): Record<string, unknown> {
   return {
     content: k.content,
     runList: k.runList,
     runCount: k.runCount,
-    ...(k.buckets !== undefined
-      ? { buckets: Buffer.from(k.buckets.buffer, k.buckets.byteOffset, k.buckets.byteLength).toString('base64') }
-      : {}),
+    ...(k.buckets !== undefined ? { buckets: base64Of(k.buckets) } : {}),
   };
 }
 
@@ -535,10 +544,8 @@ function knownRunsTableOf(m: unknown): KnownRunsTable | null {
   if (k === null || typeof k !== 'object' || typeof k.pages !== 'string' || typeof k.digest !== 'string')
     throw new IndexDamagedError('the page map row is malformed');
   if (k.blocks === undefined) return { pages: k.pages, digest: k.digest };
-  // its blocks' digests as base64 (putPageMap): whole digests, nothing but base64
-  const blocks = typeof k.blocks === 'string' ? Buffer.from(k.blocks, 'base64') : null;
-  if (blocks === null || blocks.length % BLOCK_DIGEST_BYTES !== 0 || blocks.toString('base64') !== k.blocks)
-    throw new IndexDamagedError('the page map row is malformed');
+  const blocks = digestsOf(k.blocks, BLOCK_DIGEST_BYTES);
+  if (blocks === null) throw new IndexDamagedError('the page map row is malformed');
   return { pages: k.pages, digest: k.digest, blocks };
 }
 
@@ -1224,12 +1231,8 @@ export class IndexTables {
     )
       throw malformed();
     // (absent: kept by a convsearch that did not keep them, or not taken)
-    const buckets = head.buckets === undefined ? undefined : typeof head.buckets === 'string' ? Buffer.from(head.buckets, 'base64') : null;
-    if (
-      buckets === null ||
-      (buckets !== undefined && (buckets.length !== DIGEST_BUCKETS * 32 || buckets.toString('base64') !== head.buckets))
-    )
-      throw malformed();
+    const buckets = head.buckets === undefined ? undefined : digestsOf(head.buckets, BUCKET_BYTES);
+    if (buckets === null || (buckets !== undefined && buckets.length !== DIGEST_BUCKETS * BUCKET_BYTES)) throw malformed();
     const records = (n as number) * KNOWN_RECORD;
     const idsAt = padded(records);
     const digestsAt = idsAt + padded(head.ids.bytes);
@@ -1308,13 +1311,8 @@ export class IndexTables {
     if (r === null) return null;
     const { head, parts, total } = r;
     if (!KeyFilter.sound(total, head.added as number)) throw new IndexDamagedError('the key filter row is malformed');
-    const bits = new Uint8Array(total);
-    let at = 0;
-    for (const p of parts) {
-      bits.set(p, at);
-      at += p.length;
-    }
-    return new KeyFilter(bits, head.added as number);
+    // a copy: the filter is added to in place, the parts read stay what was read
+    return new KeyFilter(Buffer.concat(parts, total), head.added as number);
   }
 
   /**
@@ -1444,7 +1442,7 @@ export class IndexTables {
         : {
             pages: runsTable.pages,
             digest: runsTable.digest,
-            ...(runsTable.blocks !== undefined ? { blocks: Buffer.from(runsTable.blocks).toString('base64') } : {}),
+            ...(runsTable.blocks !== undefined ? { blocks: base64Of(runsTable.blocks) } : {}),
           };
     const head = { content, seed, ...(media !== null ? { media } : {}), ...(runs !== null ? { runs } : {}) };
     this.writePart(1, head, [pages], unchangedSinceRead);

@@ -545,15 +545,12 @@ export function* completeDigested(rows: Iterable<DigestRow>, d: ContentDigester)
 
 /** `content` (its runs left out, StoreContent.runsElsewhere) with the runs' digests made by their replay. */
 export function withRuns(content: StoreContent, runs: ReadonlyMap<string, RunContent>, rowsDigested: number): StoreContent {
-  const buckets = runBuckets(runs);
-  return {
-    ...content,
-    runs,
-    rowsDigested,
-    runsElsewhere: false,
-    runBuckets: buckets,
-    digest: totalDigest(runs, content.media, content.runsTable, buckets),
-  };
+  return withDigest({ ...content, runs, rowsDigested, runsElsewhere: false });
+}
+
+/** `content` with the digest of what it holds now, and the bucket digests of its runs (`buckets` when they are its runs' already). */
+export function withDigest(content: StoreContent, buckets: Uint8Array = runBuckets(content.runs)): StoreContent {
+  return { ...content, runBuckets: buckets, digest: totalDigest(content.runs, content.media, content.runsTable, buckets) };
 }
 
 /**
@@ -670,7 +667,8 @@ export class OverlaidMap<K, V> implements ReadonlyMap<K, V> {
 
 /** The buckets the runs' entries are hashed in (totalDigest): a run's by a hash of its key. */
 export const DIGEST_BUCKETS = 256;
-const BUCKET_BYTES = 32;
+/** The bytes of a bucket's digest. */
+export const BUCKET_BYTES = 32;
 
 /** A run key's bucket: FNV-1a over its UTF-16 code units (lone surrogates as they are). */
 function bucketOf(key: string): number {

@@ -69,6 +69,11 @@ export class RunListHash {
     this.lines = count * RUN_LIST_BLOCK;
   }
 
+  /** Adds `run`'s line (runLine). */
+  addRun(run: StoreRun): void {
+    this.add(runLine(run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt));
+  }
+
   add(line: string): void {
     if (this.lines++ === this.n) this.prefix = this.digest();
     this.block.add(line);
@@ -97,7 +102,7 @@ export class RunListHash {
 /** The digests of `runs`, in one pass. */
 export function runListDigests(runs: readonly StoreRun[], n: number): RunListDigests {
   const h = new RunListHash(n);
-  for (const r of runs) h.add(runLine(r.rowid, r.runId, r.conversationId, r.parentRunId, r.agentName, r.startedAt));
+  for (const r of runs) h.addRun(r);
   // fewer runs than n: the prefix is the whole, and the caller (comparing with a list of n) sees it is not that list
   return h.finish();
 }

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BatchedHash } from '../content.js';
 import { StoreError } from '../errors.js';
 import type { StoreRun } from '../reader.js';
-import { BLOCK_DIGEST_BYTES, RUN_LIST_BLOCK, type RunListDigests, RunListHash, type RunsTail, runLine } from '../run-list.js';
+import { BLOCK_DIGEST_BYTES, RUN_LIST_BLOCK, type RunListDigests, RunListHash, type RunsTail } from '../run-list.js';
 
 const optionalText = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
@@ -109,7 +109,7 @@ export function readRunsTable(db: BetterSqlite3.Database, label: string, cut: nu
     const run = runOf(row);
     if (run === null || !Number.isSafeInteger(run.rowid))
       return { runs: () => readRuns(db, label), digest: sqlDigest(db), listDigests: none, blocks: null };
-    h.add(runLine(run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt));
+    h.addRun(run);
     if (!ordered) continue;
     if (!plainTime(run.startedAt)) {
       ordered = false;
@@ -187,7 +187,7 @@ export function readRunsTail(db: BetterSqlite3.Database, basis: RunsTailBasis): 
     if (previous !== null && corpusOrder(previous, run) > 0) return null;
     previous = run;
     if (at++ < from) continue;
-    h.add(runLine(run.rowid, run.runId, run.conversationId, run.parentRunId, run.agentName, run.startedAt));
+    h.addRun(run);
     if (at > settled) runs.push(run);
   }
   return { settled, runs, digests: h.finish(), rowsRead: at - before };
